@@ -1,0 +1,1 @@
+"""memd client library (placeholder until the client lands)."""

@@ -1,0 +1,5 @@
+"""`python -m memd` runs the CLI."""
+
+from memd.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,6 @@
+"""memd command line (placeholder)."""
+
+
+def main() -> int:
+    """Run the CLI."""
+    return 0
