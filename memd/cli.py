@@ -1,6 +1,298 @@
-"""memd command line (placeholder)."""
+"""The `memd` command: `serve` runs the daemon; every other verb is a thin client call.
+
+Exit codes: 0 success, 1 the daemon answered with an error (or the request failed), 2 usage
+error, 3 no daemon is reachable. Only `serve` imports the server stack, so client verbs start
+fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import msgspec
+
+from memd import __version__
+from memd_client import Client, DaemonUnavailable, MemdError, find_workspace, protocol as p
+from memd_client._framing import DEFAULT_MAX_FRAME
+
+EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_UNREACHABLE = 0, 1, 2, 3
 
 
-def main() -> int:
-    """Run the CLI."""
-    return 0
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the CLI with `argv` (default: sys.argv[1:]) and return the exit code."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.verb is None:
+        parser.print_help(sys.stderr)
+        return EXIT_USAGE
+    if args.verb == "serve":
+        return run_serve(args)
+    return run_client_verb(args)
+
+
+# ---------------------------------------------------------------------------- arguments
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """Return the argument parser for every verb."""
+    common = argparse.ArgumentParser(add_help=False)
+    _add_common(common, suppress=True)
+    parser = argparse.ArgumentParser(
+        prog="memd", description="memd: one shared memory daemon for AI coding agents."
+    )
+    parser.add_argument("--version", action="version", version=f"memd {__version__}")
+    _add_common(parser, suppress=False)
+    verbs = parser.add_subparsers(dest="verb", metavar="VERB")
+
+    serve = verbs.add_parser("serve", parents=[common], help="run the daemon in the foreground")
+    serve.add_argument("--max-frame-bytes", type=_positive_int, default=DEFAULT_MAX_FRAME)
+    serve.add_argument("--log-level", default=os.environ.get("MEMD_LOG_LEVEL", "INFO"))
+
+    store = verbs.add_parser("store", parents=[common], help="store one memory")
+    store.add_argument("--category", "-c", default="Instruction", help="default: Instruction")
+    store.add_argument("--slug", "-s", help="kebab-case id; an existing slug is updated")
+    store.add_argument("--dry-run", action="store_true", help="report, write nothing")
+    store.add_argument("content", nargs="+", help="the memory: one sentence")
+
+    query = verbs.add_parser("query", parents=[common], help="search memories")
+    query.add_argument("--category", "-c")
+    query.add_argument("--limit", "-n", type=_positive_int, default=p.DEFAULT_QUERY_LIMIT)
+    query.add_argument("--min-score", type=float)
+    query.add_argument("query", nargs="*", help="words to search for (none: list entries)")
+
+    cleanup = verbs.add_parser("cleanup", parents=[common], help="merge, prune and slug")
+    cleanup.add_argument("--apply", action="store_true", help="carry out the plan")
+
+    listing = verbs.add_parser("list", parents=[common], help="list entries")
+    listing.add_argument("--category", "-c")
+
+    get = verbs.add_parser("get", parents=[common], help="show entries by slug or lines")
+    get.add_argument("--category", "-c", help="default: look in every category")
+    get.add_argument("--file", help="category file name, with --lines")
+    get.add_argument("--lines", help="line range 'a-b', with --file")
+    get.add_argument("slug", nargs="?")
+
+    delete = verbs.add_parser("delete", parents=[common], help="delete an entry (archived)")
+    delete.add_argument("--category", "-c", required=True)
+    delete.add_argument("slug")
+
+    verbs.add_parser("stats", parents=[common], help="entry counts per category")
+    verbs.add_parser("status", parents=[common], help="is the daemon up, and what it serves")
+    return parser
+
+
+def _add_common(parser: argparse.ArgumentParser, *, suppress: bool) -> None:
+    default: Any = argparse.SUPPRESS if suppress else None
+    parser.add_argument("--socket", default=default, help="daemon socket path")
+    parser.add_argument(
+        "--workspace", "-w", default=default, help="project root (default: nearest .memory/.git)"
+    )
+    parser.add_argument(
+        "--json", action="store_true", default=argparse.SUPPRESS if suppress else False
+    )
+
+
+def _positive_int(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+# ---------------------------------------------------------------------------- serve
+
+
+def run_serve(args: argparse.Namespace) -> int:
+    """Run the daemon in the foreground until SIGINT or SIGTERM."""
+    import anyio
+
+    from memd.server.daemon import Config, serve
+    from memd.server.instance import AlreadyRunning, SocketPathError
+
+    logging.basicConfig(
+        stream=sys.stderr,
+        level=args.log_level.upper(),
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+    config = Config(socket_path=_socket_path(args), max_frame=args.max_frame_bytes)
+    try:
+        anyio.run(serve, config)
+    except (AlreadyRunning, SocketPathError) as exc:
+        print(f"memd: {exc}", file=sys.stderr)
+        return EXIT_ERROR
+    except OSError as exc:
+        print(f"memd: cannot serve on {config.socket_path}: {exc}", file=sys.stderr)
+        return EXIT_ERROR
+    return EXIT_OK
+
+
+def _socket_path(args: argparse.Namespace) -> str:
+    from memd_client import default_socket_path
+
+    return default_socket_path(args.socket)
+
+
+# ---------------------------------------------------------------------------- client verbs
+
+
+def run_client_verb(args: argparse.Namespace) -> int:
+    """Run one client verb against the daemon and print its result."""
+    workspace = args.workspace or find_workspace()
+    try:
+        with Client(args.socket, workspace=workspace) as client:
+            result, render, ok = VERBS[args.verb](client, args)
+    except DaemonUnavailable as exc:
+        print(f"memd: {exc.message}", file=sys.stderr)
+        return EXIT_UNREACHABLE
+    except MemdError as exc:
+        print(f"memd: {exc.message}", file=sys.stderr)
+        return EXIT_ERROR
+    if args.json:
+        print(msgspec.json.format(msgspec.json.encode(result), indent=2).decode())
+    else:
+        print(render(result))
+    return EXIT_OK if ok else EXIT_ERROR
+
+
+Outcome = tuple[Any, Callable[[Any], str], bool]
+
+
+def _store(client: Client, args: argparse.Namespace) -> Outcome:
+    result = client.store(
+        category=args.category, content=" ".join(args.content), slug=args.slug, dry_run=args.dry_run
+    )
+    return result, lambda r: r.message, True
+
+
+def _query(client: Client, args: argparse.Namespace) -> Outcome:
+    text = " ".join(args.query)
+    result = client.query(text, category=args.category, limit=args.limit, min_score=args.min_score)
+    return result, lambda r: render_query(r, text), True
+
+
+def _cleanup(client: Client, args: argparse.Namespace) -> Outcome:
+    return client.cleanup(apply=args.apply), render_cleanup, True
+
+
+def _list(client: Client, args: argparse.Namespace) -> Outcome:
+    return client.list(category=args.category), render_entries, True
+
+
+def _get(client: Client, args: argparse.Namespace) -> Outcome:
+    if args.slug is None:
+        if args.file is None or args.lines is None:
+            raise MemdError(
+                "Give a SLUG, or --file and --lines (e.g. --file decisions.md --lines 3-9)."
+            )
+        return client.get(file=args.file, lines=args.lines), render_entries, True
+    if args.category is not None:
+        return client.get(category=args.category, slug=args.slug), render_entries, True
+    found = [e for e in client.list().entries if e.slug == args.slug]
+    if not found:
+        raise MemdError(f"No entry [{args.slug}] in any category; `memd list` shows the slugs.")
+    return p.EntriesResult(entries=found), render_entries, True
+
+
+def _delete(client: Client, args: argparse.Namespace) -> Outcome:
+    result = client.delete(category=args.category, slug=args.slug)
+    return result, lambda r: r.message, result.deleted
+
+
+def _stats(client: Client, args: argparse.Namespace) -> Outcome:
+    return client.stats(), render_stats, True
+
+
+def _status(client: Client, args: argparse.Namespace) -> Outcome:
+    return client.status(), render_status, True
+
+
+VERBS: dict[str, Callable[[Client, argparse.Namespace], Outcome]] = {
+    "store": _store,
+    "query": _query,
+    "cleanup": _cleanup,
+    "list": _list,
+    "get": _get,
+    "delete": _delete,
+    "stats": _stats,
+    "status": _status,
+}
+
+
+# ---------------------------------------------------------------------------- rendering
+
+
+def _entry_line(category: str, slug: str | None, content: str) -> str:
+    return f"[{category}] [{slug}] {content}" if slug else f"[{category}] {content}"
+
+
+def render_query(result: p.QueryResult, text: str) -> str:
+    """Return query results as readable lines."""
+    if not result.results:
+        return f'No memories match "{text}".' if text.strip() else "No memories stored yet."
+    lines = [
+        f"{hit.score:7.3f}  {_entry_line(hit.category, hit.slug, hit.content)}"
+        f"  ({hit.file}:{hit.line})"
+        for hit in result.results
+    ]
+    shown = len(result.results)
+    if result.total > shown:
+        lines.append(f"({shown} of {result.total} matches; raise --limit to see more)")
+    return "\n".join(lines)
+
+
+def render_entries(result: p.EntriesResult) -> str:
+    """Return entries grouped by file."""
+    if not result.entries:
+        return "No entries."
+    lines: list[str] = []
+    current = ""
+    for entry in result.entries:
+        if entry.file != current:
+            current = entry.file
+            lines.append(f"{entry.category} ({entry.file})")
+        slug = f"[{entry.slug}] " if entry.slug else ""
+        lines.append(f"  {entry.line:>4}  {slug}{entry.content}")
+    return "\n".join(lines)
+
+
+def render_cleanup(result: p.CleanupResult) -> str:
+    """Return the cleanup plan as readable lines."""
+    lines = [result.message]
+    for merge in result.merged:
+        removed = ", ".join(f"[{e.slug}]" if e.slug else repr(e.content) for e in merge.removed)
+        lines.append(f"  merge  {merge.file}: keep [{merge.slug}], fold in {removed}")
+    for prune in result.pruned:
+        lines.append(
+            f"  prune  {prune.file}: [{prune.entry.slug}] {prune.entry.content} "
+            f"(score {prune.score})"
+        )
+    for slugged in result.slugged:
+        lines.append(f"  slug   {slugged.file}:{slugged.entry.line} -> [{slugged.slug}]")
+    return "\n".join(lines)
+
+
+def render_stats(result: p.StatsResult) -> str:
+    """Return per-category counts as a small table."""
+    lines = [f"Workspace {result.workspace}"]
+    for row in result.categories:
+        flag = "  OVER LIMIT" if row.entries > row.limit else ""
+        missing = "" if row.exists else "  (no file yet)"
+        lines.append(
+            f"  {row.category:<11} {row.file:<16} {row.entries:>4} / {row.limit}{flag}{missing}"
+        )
+    lines.append(f"  {'Total':<28} {result.total:>4}")
+    return "\n".join(lines)
+
+
+def render_status(result: p.StatusResult) -> str:
+    """Return the daemon's status as readable lines."""
+    workspaces = "\n".join(f"    {root}" for root in result.workspaces) or "    (none loaded yet)"
+    return (
+        f"memd {result.version} (protocol {result.protocol_version}) pid {result.pid}, "
+        f"up {result.uptime_s:.0f} s, socket {result.socket}\n  workspaces:\n{workspaces}"
+    )

@@ -1,1 +1,64 @@
-"""memd client library (placeholder until the client lands)."""
+"""memd client library: typed JSON-RPC over memd's Unix socket.
+
+`Client` is blocking and needs only msgspec; `memd_client.aio.AsyncClient` is the anyio version.
+Importing this package never imports anyio.
+"""
+
+from memd_client._framing import DEFAULT_MAX_FRAME, FrameTooLarge, LineDecoder
+from memd_client._paths import default_socket_path, find_workspace
+from memd_client._sync import Client
+from memd_client.errors import (
+    CategoryNotFound,
+    ConnectionLost,
+    DaemonUnavailable,
+    EntryNotFound,
+    FileFormatError,
+    InternalError,
+    InvalidEntry,
+    InvalidParams,
+    InvalidRequest,
+    LockTimeout,
+    MemdError,
+    MethodNotFound,
+    ParseError,
+    RequestTimeout,
+    RpcError,
+    ServerBusy,
+    ShuttingDown,
+    StorageError,
+    TransportError,
+    WorkspaceNotFound,
+)
+from memd_client.protocol import PROTOCOL_VERSION
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "DEFAULT_MAX_FRAME",
+    "PROTOCOL_VERSION",
+    "CategoryNotFound",
+    "Client",
+    "ConnectionLost",
+    "DaemonUnavailable",
+    "EntryNotFound",
+    "FileFormatError",
+    "FrameTooLarge",
+    "InternalError",
+    "InvalidEntry",
+    "InvalidParams",
+    "InvalidRequest",
+    "LineDecoder",
+    "LockTimeout",
+    "MemdError",
+    "MethodNotFound",
+    "ParseError",
+    "RequestTimeout",
+    "RpcError",
+    "ServerBusy",
+    "ShuttingDown",
+    "StorageError",
+    "TransportError",
+    "WorkspaceNotFound",
+    "default_socket_path",
+    "find_workspace",
+]

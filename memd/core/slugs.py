@@ -13,9 +13,8 @@ import re
 import unicodedata
 from collections.abc import Collection
 
-from memd_client.errors import InvalidEntry
-
 from memd.core.dedup import STOP_WORDS
+from memd_client.errors import InvalidEntry
 
 MAX_SLUG_LENGTH = 64
 SLUG_WORDS = 4
@@ -33,7 +32,7 @@ def validate_slug(slug: str) -> str:
     """
     if len(slug) > MAX_SLUG_LENGTH or not _SLUG.fullmatch(slug):
         raise InvalidEntry(
-            f"Slug {slug!r} is not valid; use 1-{MAX_SLUG_LENGTH} lowercase letters, digits "
+            f"Slug {slug!r} is not valid kebab-case; use 1-{MAX_SLUG_LENGTH} lowercase letters, digits "
             "and single hyphens, like 'use-tabs'."
         )
     return slug

@@ -1,0 +1,82 @@
+"""What each client method sends: (method name, params, result type), shared by both clients."""
+
+from __future__ import annotations
+
+import os
+from typing import Any, NamedTuple
+
+import msgspec
+
+from memd_client import protocol as p
+
+
+class Call(NamedTuple):
+    """One prepared request."""
+
+    method: str
+    params: msgspec.Struct
+    result_type: type[Any]
+
+
+def workspace_path(explicit: str | os.PathLike[str] | None, default: str | None) -> str:
+    """Return the absolute workspace path for a call.
+
+    Raises:
+        ValueError: neither the call nor the client names a workspace.
+    """
+    chosen = explicit if explicit is not None else default
+    if chosen is None:
+        raise ValueError("Pass workspace= to the call or to the client (a project root path).")
+    return os.path.abspath(os.fspath(chosen))
+
+
+def store(workspace: str, category: str, content: str, slug: str | None, dry_run: bool) -> Call:
+    """Prepare a `store` request."""
+    params = p.StoreParams(
+        workspace=workspace, category=category, content=content, slug=slug, dry_run=dry_run
+    )
+    return Call("store", params, p.StoreResult)
+
+
+def query(
+    workspace: str, query: str, category: str | None, limit: int, min_score: float | None
+) -> Call:
+    """Prepare a `query` request."""
+    params = p.QueryParams(
+        workspace=workspace, query=query, category=category, limit=limit, min_score=min_score
+    )
+    return Call("query", params, p.QueryResult)
+
+
+def get(
+    workspace: str, category: str | None, slug: str | None, file: str | None, lines: str | None
+) -> Call:
+    """Prepare a `get` request."""
+    params = p.GetParams(workspace=workspace, category=category, slug=slug, file=file, lines=lines)
+    return Call("get", params, p.EntriesResult)
+
+
+def list_entries(workspace: str, category: str | None) -> Call:
+    """Prepare a `list` request."""
+    return Call("list", p.ListParams(workspace=workspace, category=category), p.EntriesResult)
+
+
+def delete(workspace: str, category: str, slug: str) -> Call:
+    """Prepare a `delete` request."""
+    params = p.DeleteParams(workspace=workspace, category=category, slug=slug)
+    return Call("delete", params, p.DeleteResult)
+
+
+def cleanup(workspace: str, apply: bool) -> Call:
+    """Prepare a `cleanup` request."""
+    return Call("cleanup", p.CleanupParams(workspace=workspace, apply=apply), p.CleanupResult)
+
+
+def stats(workspace: str) -> Call:
+    """Prepare a `stats` request."""
+    return Call("stats", p.StatsParams(workspace=workspace), p.StatsResult)
+
+
+def status() -> Call:
+    """Prepare a `status` request."""
+    return Call("status", p.StatusParams(), p.StatusResult)

@@ -1,0 +1,277 @@
+"""Every message on memd's socket, defined once as msgspec Structs.
+
+Framing: one UTF-8 JSON-RPC 2.0 object or batch array per line, ended by "\\n".
+Params are always by name. Schema evolution: new fields get defaults and go last; unknown
+*response* fields are ignored so old clients keep working, while unknown *params* are rejected
+so a misspelt option never silently does nothing.
+
+Method names are fixed by the public contract: store, query, get, list, delete, cleanup, stats,
+status.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+import msgspec
+from msgspec import UNSET, Meta, Raw, UnsetType
+
+from memd_client.errors import ErrorObject
+
+PROTOCOL_VERSION = 1
+MAX_QUERY_LIMIT = 20
+DEFAULT_QUERY_LIMIT = 10
+
+RequestId = int | str | None
+
+# ---------------------------------------------------------------------------- envelope
+
+
+class Request(msgspec.Struct, omit_defaults=True):
+    """A JSON-RPC request or notification (no `id`); `params` is decoded per method later."""
+
+    method: str
+    jsonrpc: Literal["2.0"] = "2.0"
+    params: Raw | UnsetType = UNSET
+    id: RequestId | UnsetType = UNSET
+
+
+class Response(msgspec.Struct, omit_defaults=True):
+    """A JSON-RPC response: exactly one of `result` or `error` is set."""
+
+    id: RequestId
+    jsonrpc: Literal["2.0"] = "2.0"
+    result: Any | UnsetType = UNSET
+    error: ErrorObject | UnsetType = UNSET
+
+
+class _Params(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True, kw_only=True):
+    """Base of every params Struct: unknown fields are an error, defaults are not sent."""
+
+
+class _Result(msgspec.Struct, kw_only=True):
+    """Base of every result Struct."""
+
+
+# ---------------------------------------------------------------------------- shared shapes
+
+Workspace = Annotated[str, Meta(min_length=1, description="Absolute path to a project root.")]
+
+
+class EntryInfo(msgspec.Struct, kw_only=True):
+    """A memory as the daemon reports it."""
+
+    category: str
+    file: str
+    line: int
+    slug: str | None
+    content: str
+
+
+class MatchedEntry(msgspec.Struct, kw_only=True):
+    """The existing entry a store was compared with."""
+
+    slug: str | None
+    content: str
+    line: int
+
+
+# ---------------------------------------------------------------------------- store
+
+
+class StoreParams(_Params):
+    """Store one memory: upsert by `slug`, otherwise dedup against the category."""
+
+    workspace: Workspace
+    category: str
+    content: str
+    slug: str | None = None
+    dry_run: bool = False
+
+
+StoreAction = Literal["stored", "updated", "skipped"]
+
+
+class StoreResult(_Result):
+    """What a store did (or, with `dry_run`, would do); `message` is a sentence for people."""
+
+    action: StoreAction
+    category: str
+    file: str
+    line: int
+    slug: str | None
+    content: str
+    similarity: float
+    matched: MatchedEntry | None
+    message: str
+    conflict: bool = False
+    over_limit: bool = False
+    dry_run: bool = False
+    entries: int = 0
+    limit: int = 0
+
+
+# ---------------------------------------------------------------------------- query
+
+
+class QueryParams(_Params):
+    """Search a workspace's memories by relevance."""
+
+    workspace: Workspace
+    query: str
+    category: str | None = None
+    limit: Annotated[int, Meta(ge=1, le=MAX_QUERY_LIMIT)] = DEFAULT_QUERY_LIMIT
+    min_score: float | None = None
+
+
+class QueryHit(_Result):
+    """One search result."""
+
+    category: str
+    file: str
+    line: int
+    slug: str | None
+    content: str
+    score: float
+
+
+class QueryResult(_Result):
+    """The best `limit` results and how many entries matched in all."""
+
+    results: list[QueryHit]
+    total: int
+
+
+# ---------------------------------------------------------------------------- get / list / delete
+
+
+class GetParams(_Params):
+    """Fetch entries by (`category`, `slug`) or by (`file`, `lines` "a-b")."""
+
+    workspace: Workspace
+    category: str | None = None
+    slug: str | None = None
+    file: str | None = None
+    lines: str | None = None
+
+
+class EntriesResult(_Result):
+    """A list of entries, in category then file order."""
+
+    entries: list[EntryInfo]
+
+
+class ListParams(_Params):
+    """List every entry of a workspace, or of one category."""
+
+    workspace: Workspace
+    category: str | None = None
+
+
+class DeleteParams(_Params):
+    """Delete one entry by slug; it is moved to the archive, not lost."""
+
+    workspace: Workspace
+    category: str
+    slug: str
+
+
+class DeleteResult(_Result):
+    """Whether an entry was deleted, and which."""
+
+    deleted: bool
+    entry: EntryInfo | None
+    message: str = ""
+
+
+# ---------------------------------------------------------------------------- cleanup
+
+
+class CleanupParams(_Params):
+    """Plan (or with `apply`, carry out) merges, prunes and slug assignments."""
+
+    workspace: Workspace
+    apply: bool = False
+
+
+class MergeInfo(_Result):
+    """Near-duplicates folded into one entry."""
+
+    category: str
+    file: str
+    kept: EntryInfo
+    removed: list[EntryInfo]
+    content: str
+    slug: str
+
+
+class PruneInfo(_Result):
+    """An entry removed because its category was over its limit."""
+
+    category: str
+    file: str
+    entry: EntryInfo
+    score: int
+
+
+class SlugInfo(_Result):
+    """A slug given to an entry that had none."""
+
+    category: str
+    file: str
+    entry: EntryInfo
+    slug: str
+
+
+class CleanupResult(_Result):
+    """The cleanup plan, and whether it was applied."""
+
+    applied: bool
+    merged: list[MergeInfo]
+    pruned: list[PruneInfo]
+    slugged: list[SlugInfo]
+    archive: str
+    message: str
+
+
+# ---------------------------------------------------------------------------- stats / status
+
+
+class StatsParams(_Params):
+    """Per-category counts for a workspace."""
+
+    workspace: Workspace
+
+
+class CategoryStats(_Result):
+    """One category's file, entry count and limit."""
+
+    category: str
+    file: str
+    entries: int
+    limit: int
+    exists: bool
+
+
+class StatsResult(_Result):
+    """Per-category counts, the total, and when the files were last read."""
+
+    workspace: str
+    categories: list[CategoryStats]
+    total: int
+    loaded_at: str
+
+
+class StatusParams(_Params):
+    """No params."""
+
+
+class StatusResult(_Result):
+    """Who is serving: versions, pid, uptime and the loaded workspaces."""
+
+    version: str
+    protocol_version: int
+    pid: int
+    uptime_s: float
+    workspaces: list[str]
+    socket: str = ""

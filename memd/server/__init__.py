@@ -1,0 +1,1 @@
+"""Imperative shell: sockets, files, clocks and tasks (anyio)."""

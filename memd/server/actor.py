@@ -1,0 +1,205 @@
+"""`CategoryActor`: the one task that owns one category file of one workspace.
+
+Theory of operation: writers send commands to the actor's bounded mailbox and wait for the
+reply. The actor takes the first command plus everything queued behind it (group commit),
+re-reads the file if it changed on disk since the actor last read or wrote it, applies the
+commands in order with the pure `transitions.apply`, archives removed entries, writes the file
+once (atomic and durable), publishes the new snapshot, and only then replies to each command.
+So a reply means the change is on disk, and any read that starts after a reply sees it.
+
+Reads never go through the mailbox: they use `snapshot`, which is replaced (never mutated) after
+each commit.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import os
+from collections.abc import Callable
+from typing import Any
+
+import anyio
+from anyio.abc import TaskStatus
+
+from memd.core import mdformat, ranking, transitions
+from memd.core.archive import ArchivedEntry
+from memd.core.categories import Category
+from memd.core.mdformat import Document, Entry
+from memd.server import storage
+from memd_client.errors import RpcError, ServerBusy, ShuttingDown
+
+logger = logging.getLogger(__name__)
+
+MAILBOX_SIZE = 256
+MAX_BATCH = 512
+SUBMIT_TIMEOUT = 30.0
+REPLY_TIMEOUT = 120.0
+
+
+class Snapshot:
+    """One immutable version of a category file as the actor last read or wrote it."""
+
+    def __init__(self, doc: Document | None, loaded_at: float) -> None:
+        self.doc = doc
+        self.loaded_at = loaded_at
+        self.entries: tuple[Entry, ...] = mdformat.entries(doc) if doc is not None else ()
+
+    @functools.cached_property
+    def index(self) -> ranking.CategoryIndex:
+        """The search index, built on first use."""
+        return ranking.build_index(self.entries)
+
+
+class _Reply:
+    """A one-shot reply slot: the actor sets a value or an error, the sender waits for it."""
+
+    def __init__(self) -> None:
+        self._event = anyio.Event()
+        self._value: Any = None
+        self._error: RpcError | None = None
+
+    def set(self, value: Any) -> None:
+        self._value = value
+        self._event.set()
+
+    def fail(self, error: RpcError) -> None:
+        self._error = error
+        self._event.set()
+
+    async def wait(self) -> Any:
+        with anyio.fail_after(REPLY_TIMEOUT):
+            await self._event.wait()
+        if self._error is not None:
+            raise self._error
+        return self._value
+
+
+class _Envelope:
+    def __init__(self, command: transitions.Command) -> None:
+        self.command = command
+        self.reply = _Reply()
+
+
+class CategoryActor:
+    """Owns `<workspace>/.memory/<category file>`: the only code that reads or writes it."""
+
+    def __init__(
+        self,
+        memory_dir: str,
+        category: Category,
+        *,
+        archive: Callable[[list[ArchivedEntry]], Any],
+        clock: Callable[[], float],
+    ) -> None:
+        self.category = category
+        self.path = os.path.join(memory_dir, category.file)
+        self._archive = archive
+        self._clock = clock
+        self._send, self._receive = anyio.create_memory_object_stream[_Envelope](MAILBOX_SIZE)
+        self._fingerprint: storage.Fingerprint | None = None
+        self.snapshot = Snapshot(None, clock())
+        self.commits = 0
+
+    async def run(self, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
+        """Load the file, report ready, then serve the mailbox until it is closed and drained."""
+        await self._reload()
+        task_status.started()
+        async with self._receive:
+            async for first in self._receive:
+                batch = [first]
+                while len(batch) < MAX_BATCH:
+                    try:
+                        batch.append(self._receive.receive_nowait())
+                    except (anyio.WouldBlock, anyio.EndOfStream):
+                        break
+                await self._commit(batch)
+
+    def close(self) -> None:
+        """Stop taking commands; queued ones are still carried out."""
+        self._send.close()
+
+    async def submit(self, command: transitions.Command) -> transitions.Outcome:
+        """Queue `command`, wait until it is durable, and return its outcome.
+
+        Raises:
+            ServerBusy: the mailbox stayed full for SUBMIT_TIMEOUT seconds.
+            ShuttingDown: the actor no longer takes commands.
+            RpcError: the command failed (invalid content, storage error, ...).
+        """
+        envelope = _Envelope(command)
+        try:
+            with anyio.fail_after(SUBMIT_TIMEOUT):
+                await self._send.send(envelope)
+        except TimeoutError:
+            raise ServerBusy(
+                f"The write queue for {self.category.file} stayed full for {SUBMIT_TIMEOUT:g} s; "
+                "retry shortly."
+            ) from None
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+            raise ShuttingDown("memd is shutting down; retry once it is back.") from None
+        outcome: transitions.Outcome = await envelope.reply.wait()
+        return outcome
+
+    async def _reload(self) -> None:
+        loaded = await anyio.to_thread.run_sync(storage.read_text, self.path)
+        if loaded is None:
+            self._fingerprint = None
+            self.snapshot = Snapshot(None, self._clock())
+        else:
+            text, self._fingerprint = loaded
+            self.snapshot = Snapshot(mdformat.parse(text), self._clock())
+
+    async def _commit(self, batch: list[_Envelope]) -> None:
+        try:
+            await self._refresh_if_changed()
+        except RpcError as error:
+            for envelope in batch:
+                envelope.reply.fail(error)
+            return
+        old = self.snapshot.doc
+        doc, results, archived = _apply_all(self.category, old, batch)
+        if doc is not old and doc is not None and (old is None or doc != old):
+            try:
+                await self._write(doc, archived)
+            except RpcError as error:
+                for envelope in batch:
+                    envelope.reply.fail(error)
+                return
+        for envelope, result in zip(batch, results, strict=True):
+            if isinstance(result, RpcError):
+                envelope.reply.fail(result)
+            else:
+                envelope.reply.set(result)
+
+    async def _refresh_if_changed(self) -> None:
+        now = await anyio.to_thread.run_sync(storage.current_fingerprint, self.path)
+        if now != self._fingerprint:
+            logger.info("%s changed on disk; re-reading it before writing", self.path)
+            await self._reload()
+
+    async def _write(self, doc: Document, archived: list[ArchivedEntry]) -> None:
+        if archived:
+            await self._archive(archived)
+        text = mdformat.render(doc)
+        self._fingerprint = await anyio.to_thread.run_sync(storage.write_atomic, self.path, text)
+        self.snapshot = Snapshot(doc, self._clock())
+        self.commits += 1
+
+
+def _apply_all(
+    category: Category, doc: Document | None, batch: list[_Envelope]
+) -> tuple[Document | None, list[transitions.Outcome | RpcError], list[ArchivedEntry]]:
+    """Apply each queued command in order; a failing command leaves the document as it was."""
+    results: list[transitions.Outcome | RpcError] = []
+    archived: list[ArchivedEntry] = []
+    for envelope in batch:
+        try:
+            transition = transitions.apply(category, doc, envelope.command)
+        except RpcError as error:
+            results.append(error)
+            continue
+        doc = transition.doc
+        archived.extend(transition.archived)
+        results.append(transition.outcome)
+    return doc, results, archived

@@ -1,0 +1,168 @@
+"""JSON-RPC 2.0 dispatch: one frame of bytes in, one frame of bytes (or nothing) out.
+
+Decoding happens in stages, and each stage maps its failures to one error code:
+1. Frame: not JSON (or not UTF-8, or nested too deep) -> -32700 Parse error.
+2. Envelope: JSON, but not a request object -> -32600 Invalid Request (id echoed if readable).
+3. Method: unknown -> -32601.
+4. Params: decoded with the method's Struct; wrong or unknown fields -> -32602, naming the field.
+5. Handler: a memd error goes out with its own code; anything else is logged with its traceback
+   and answered with -32603, whose message never carries internals.
+
+Notifications (no `id`) run but are never answered, even on error. A batch is answered with an
+array of the non-notification responses, or nothing if there are none; an empty batch is one
+-32600 error.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import anyio
+import msgspec
+
+from memd.server.handlers import Handler
+from memd_client.errors import (
+    InternalError,
+    InvalidParams,
+    InvalidRequest,
+    MethodNotFound,
+    ParseError,
+    RpcError,
+    to_wire,
+)
+from memd_client.protocol import Request, RequestId, Response
+
+logger = logging.getLogger(__name__)
+
+_encoder = msgspec.json.Encoder()
+_any_decoder = msgspec.json.Decoder()
+_batch_decoder = msgspec.json.Decoder(list[msgspec.Raw])
+_request_decoder = msgspec.json.Decoder(Request)
+_DECODE_ERRORS = (msgspec.DecodeError, UnicodeDecodeError, RecursionError)
+
+MethodTable = dict[str, tuple[type[msgspec.Struct], Handler]]
+
+
+class Dispatcher:
+    """Turns request frames into response frames using a method table."""
+
+    def __init__(self, methods: MethodTable) -> None:
+        self.methods = methods
+        self._params_decoders = {
+            name: msgspec.json.Decoder(params_type) for name, (params_type, _) in methods.items()
+        }
+
+    async def handle_frame(self, frame: bytes) -> bytes | None:
+        """Return the response frame (without newline) for `frame`, or None for no reply."""
+        body = frame.strip()
+        if body.startswith(b"["):
+            return await self._handle_batch(body)
+        if body.startswith(b"{"):
+            response = await self.handle_request(body)
+            return None if response is None else _encoder.encode(response)
+        return _encoder.encode(_not_an_object(body))
+
+    async def _handle_batch(self, body: bytes) -> bytes | None:
+        try:
+            items = _batch_decoder.decode(body)
+        except _DECODE_ERRORS:
+            return _encoder.encode(_error(None, ParseError("Parse error: the batch is not JSON.")))
+        if not items:
+            return _encoder.encode(_error(None, InvalidRequest("Invalid Request: empty batch.")))
+        responses: list[Response | None] = [None] * len(items)
+
+        async def run(index: int, item: bytes) -> None:
+            responses[index] = await self.handle_request(item)
+
+        async with anyio.create_task_group() as tg:
+            for index, item in enumerate(items):
+                tg.start_soon(run, index, bytes(item))
+        answered = [r for r in responses if r is not None]
+        return _encoder.encode(answered) if answered else None
+
+    async def handle_request(self, raw: bytes) -> Response | None:
+        """Return the response to one request object, or None for a notification."""
+        try:
+            request = _request_decoder.decode(raw)
+        except msgspec.ValidationError as exc:
+            return _error(_recover_id(raw), InvalidRequest(f"Invalid Request: {exc}."))
+        except _DECODE_ERRORS:
+            return _error(None, ParseError("Parse error: the message is not valid JSON."))
+        request_id = request.id
+        try:
+            result = await self._call(request)
+        except RpcError as exc:
+            if isinstance(request_id, msgspec.UnsetType):
+                return None
+            return _error(request_id, exc)
+        if isinstance(request_id, msgspec.UnsetType):
+            return None
+        return Response(id=request_id, result=result)
+
+    async def _call(self, request: Request) -> Any:
+        entry = self.methods.get(request.method)
+        if entry is None:
+            known = ", ".join(sorted(self.methods))
+            raise MethodNotFound(f"Method not found: {request.method!r}; memd serves {known}.")
+        params = self._decode_params(request)
+        handler = entry[1]
+        return await _run_handler(handler, params, request)
+
+    def _decode_params(self, request: Request) -> msgspec.Struct:
+        raw = b"{}" if isinstance(request.params, msgspec.UnsetType) else bytes(request.params)
+        if not raw.lstrip().startswith(b"{"):
+            raise InvalidParams(
+                "Invalid params: memd takes params by name, as a JSON object."
+                if raw.lstrip().startswith(b"[")
+                else "Invalid params: params must be a JSON object."
+            )
+        try:
+            params: msgspec.Struct = self._params_decoders[request.method].decode(raw)
+        except msgspec.ValidationError as exc:
+            raise InvalidParams(f"Invalid params: {exc}.") from None
+        return params
+
+
+async def _run_handler(
+    handler: Callable[[Any], Awaitable[Any]], params: msgspec.Struct, request: Request
+) -> Any:
+    try:
+        return await handler(params)
+    except RpcError:
+        raise
+    except Exception:
+        logger.exception("internal error in %s (request id %r)", request.method, request.id)
+        raise InternalError(
+            f"Internal error while handling {request.method}; the memd log has the details."
+        ) from None
+
+
+def _error(request_id: RequestId, exc: RpcError) -> Response:
+    return Response(id=request_id, error=to_wire(exc))
+
+
+def _not_an_object(body: bytes) -> Response:
+    try:
+        _any_decoder.decode(body)
+    except _DECODE_ERRORS:
+        return _error(None, ParseError("Parse error: the message is not valid JSON."))
+    return _error(None, InvalidRequest("Invalid Request: a request must be a JSON object."))
+
+
+def _recover_id(raw: bytes) -> RequestId:
+    try:
+        value = _any_decoder.decode(raw)
+    except _DECODE_ERRORS:
+        return None
+    if isinstance(value, dict):
+        found = value.get("id")
+        if isinstance(found, str) or (isinstance(found, int) and not isinstance(found, bool)):
+            return found
+    return None
+
+
+def error_frame(exc: RpcError) -> bytes:
+    """Return a response frame carrying `exc` with a null id (for framing-level errors)."""
+    return _encoder.encode(_error(None, exc))

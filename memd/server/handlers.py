@@ -1,0 +1,322 @@
+"""The protocol's methods: decode nothing, validate domain rules, call actors, build results.
+
+Each handler takes its params Struct and returns its result Struct. Writes go to the owning
+category actor; reads use the actors' current snapshots and never wait for a commit.
+"""
+
+from __future__ import annotations
+
+import datetime
+import os
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import anyio
+import msgspec
+
+from memd import __version__
+from memd.core import ranking, transitions
+from memd.core.archive import ARCHIVE_FILE
+from memd.core.categories import CATEGORIES, Category, category_for_file, parse_category
+from memd.core.cleanup import CleanupPlan
+from memd.core.mdformat import Entry
+from memd.server.workspace import Registry, Workspace
+from memd_client import protocol as p
+from memd_client.errors import EntryNotFound, InvalidParams
+
+Handler = Callable[[Any], Awaitable[msgspec.Struct]]
+
+
+class Methods:
+    """Every method memd serves, bound to one daemon's registry."""
+
+    def __init__(self, registry: Registry, *, started: float, socket_path: str) -> None:
+        self.registry = registry
+        self.started = started
+        self.socket_path = socket_path
+        self.table: dict[str, tuple[type[msgspec.Struct], Handler]] = {
+            "store": (p.StoreParams, self.store),
+            "query": (p.QueryParams, self.query),
+            "get": (p.GetParams, self.get),
+            "list": (p.ListParams, self.list),
+            "delete": (p.DeleteParams, self.delete),
+            "cleanup": (p.CleanupParams, self.cleanup),
+            "stats": (p.StatsParams, self.stats),
+            "status": (p.StatusParams, self.status),
+        }
+
+    async def store(self, params: p.StoreParams) -> p.StoreResult:
+        """Store one memory (see `transitions.store` for the rules)."""
+        workspace = await self.registry.get(params.workspace)
+        category = parse_category(params.category)
+        command = transitions.Store(
+            content=params.content, slug=params.slug, dry_run=params.dry_run
+        )
+        outcome = await workspace.actor(category).submit(command)
+        assert isinstance(outcome, transitions.StoreOutcome)
+        return store_result(category, outcome)
+
+    async def query(self, params: p.QueryParams) -> p.QueryResult:
+        """Rank the workspace's entries against the query."""
+        workspace = await self.registry.get(params.workspace)
+        categories = _categories(params.category)
+        indexes = [(c, workspace.actor(c).snapshot.index) for c in categories]
+        found = ranking.search(
+            indexes, params.query, limit=params.limit, min_score=params.min_score
+        )
+        hits = [
+            p.QueryHit(
+                category=hit.category.value,
+                file=hit.category.file,
+                line=hit.entry.line,
+                slug=hit.entry.slug,
+                content=hit.entry.content,
+                score=hit.score,
+            )
+            for hit in found.hits
+        ]
+        return p.QueryResult(results=hits, total=found.total)
+
+    async def get(self, params: p.GetParams) -> p.EntriesResult:
+        """Return the entry with a slug, or the entries within a line range of a file."""
+        workspace = await self.registry.get(params.workspace)
+        if params.slug is not None:
+            if params.category is None:
+                raise InvalidParams("get by slug needs `category` too.")
+            category = parse_category(params.category)
+            found = [e for e in workspace.actor(category).snapshot.entries if e.slug == params.slug]
+            if not found:
+                raise EntryNotFound(
+                    f"No entry [{params.slug}] in {category.file}; "
+                    "`list` shows the slugs that exist."
+                )
+            return p.EntriesResult(entries=[entry_info(category, found[0])])
+        if params.file is None or params.lines is None:
+            raise InvalidParams("get needs either `category` and `slug`, or `file` and `lines`.")
+        category = category_for_file(params.file)
+        first, last = parse_line_range(params.lines)
+        entries = workspace.actor(category).snapshot.entries
+        return p.EntriesResult(
+            entries=[entry_info(category, e) for e in entries if first <= e.line <= last]
+        )
+
+    async def list(self, params: p.ListParams) -> p.EntriesResult:
+        """Return every entry of the workspace, or of one category."""
+        workspace = await self.registry.get(params.workspace)
+        return p.EntriesResult(
+            entries=[
+                entry_info(category, entry)
+                for category in _categories(params.category)
+                for entry in workspace.actor(category).snapshot.entries
+            ]
+        )
+
+    async def delete(self, params: p.DeleteParams) -> p.DeleteResult:
+        """Delete one entry by slug, archiving it."""
+        workspace = await self.registry.get(params.workspace)
+        category = parse_category(params.category)
+        outcome = await workspace.actor(category).submit(transitions.Delete(slug=params.slug))
+        assert isinstance(outcome, transitions.DeleteOutcome)
+        if outcome.entry is None:
+            return p.DeleteResult(
+                deleted=False,
+                entry=None,
+                message=f"No entry [{params.slug}] in {category.file}; nothing was deleted.",
+            )
+        return p.DeleteResult(
+            deleted=True,
+            entry=entry_info(category, outcome.entry),
+            message=f"Deleted [{params.slug}] from {category.file}; it is kept in {ARCHIVE_FILE}.",
+        )
+
+    async def cleanup(self, params: p.CleanupParams) -> p.CleanupResult:
+        """Plan (or apply) merges, prunes and slug assignments in every category at once."""
+        workspace = await self.registry.get(params.workspace)
+        outcomes: dict[Category, transitions.CleanupOutcome] = {}
+
+        async def run(category: Category) -> None:
+            outcome = await workspace.actor(category).submit(
+                transitions.Cleanup(apply=params.apply)
+            )
+            assert isinstance(outcome, transitions.CleanupOutcome)
+            outcomes[category] = outcome
+
+        async with anyio.create_task_group() as tg:
+            for category in CATEGORIES:
+                tg.start_soon(run, category)
+        return cleanup_result(workspace, {c: outcomes[c].plan for c in CATEGORIES}, params.apply)
+
+    async def stats(self, params: p.StatsParams) -> p.StatsResult:
+        """Per-category entry counts, limits and the time the files were last read."""
+        workspace = await self.registry.get(params.workspace)
+        snapshots = {c: workspace.actor(c).snapshot for c in CATEGORIES}
+        rows = [
+            p.CategoryStats(
+                category=c.value,
+                file=c.file,
+                entries=len(s.entries),
+                limit=c.limit,
+                exists=s.doc is not None,
+            )
+            for c, s in snapshots.items()
+        ]
+        loaded = max(s.loaded_at for s in snapshots.values())
+        return p.StatsResult(
+            workspace=workspace.root,
+            categories=rows,
+            total=sum(row.entries for row in rows),
+            loaded_at=datetime.datetime.fromtimestamp(loaded, datetime.UTC).isoformat(),
+        )
+
+    async def status(self, params: p.StatusParams) -> p.StatusResult:
+        """Version, pid, uptime and loaded workspaces."""
+        return p.StatusResult(
+            version=__version__,
+            protocol_version=p.PROTOCOL_VERSION,
+            pid=os.getpid(),
+            uptime_s=round(anyio.current_time() - self.started, 3),
+            workspaces=self.registry.roots,
+            socket=self.socket_path,
+        )
+
+
+# ---------------------------------------------------------------------------- conversions
+
+
+def _categories(name: str | None) -> tuple[Category, ...]:
+    return CATEGORIES if name is None else (parse_category(name),)
+
+
+def entry_info(category: Category, entry: Entry) -> p.EntryInfo:
+    """Return the wire form of `entry`."""
+    return p.EntryInfo(
+        category=category.value,
+        file=category.file,
+        line=entry.line,
+        slug=entry.slug,
+        content=entry.content,
+    )
+
+
+def parse_line_range(lines: str) -> tuple[int, int]:
+    """Return (first, last) from "a-b" or "a" (1-based, inclusive).
+
+    Raises:
+        InvalidParams: the range is malformed or empty.
+    """
+    first_text, _, last_text = lines.strip().partition("-")
+    try:
+        first = int(first_text)
+        last = int(last_text) if last_text else first
+    except ValueError:
+        raise InvalidParams(f"lines must look like '3-7' or '5', got {lines!r}.") from None
+    if first < 1 or last < first:
+        raise InvalidParams(f"lines {lines!r} is not a range of line numbers from 1 up.")
+    return first, last
+
+
+def store_result(category: Category, outcome: transitions.StoreOutcome) -> p.StoreResult:
+    """Return the wire result, with a sentence for people, for a store outcome."""
+    matched = (
+        None
+        if outcome.matched is None
+        else p.MatchedEntry(
+            slug=outcome.matched.slug, content=outcome.matched.content, line=outcome.matched.line
+        )
+    )
+    over_limit = outcome.entries > category.limit
+    return p.StoreResult(
+        action=outcome.action,  # type: ignore[arg-type]  # one of the StoreAction literals
+        category=category.value,
+        file=category.file,
+        line=outcome.line,
+        slug=outcome.slug,
+        content=outcome.content,
+        similarity=outcome.similarity,
+        matched=matched,
+        message=store_message(category, outcome, over_limit),
+        conflict=outcome.conflict,
+        over_limit=over_limit,
+        dry_run=outcome.dry_run,
+        entries=outcome.entries,
+        limit=category.limit,
+    )
+
+
+def store_message(category: Category, outcome: transitions.StoreOutcome, over_limit: bool) -> str:
+    """Return the human sentence describing a store outcome."""
+    file, slug, content = category.file, outcome.slug, outcome.content
+    old = outcome.matched
+    if outcome.action == "skipped":
+        percent = round(outcome.similarity * 100)
+        text = (
+            f"Already stored something similar ({percent}% match) as [{slug}] in {file}: "
+            f'"{content}"'
+        )
+    elif outcome.action == "updated" and old is not None and outcome.conflict:
+        text = (
+            f'Updated [{slug}] in {file}, replacing a contradicting entry: "{content}" '
+            f'(was: "{old.content}")'
+        )
+    elif outcome.action == "updated" and old is not None:
+        text = f'Updated [{slug}] in {file}: "{content}" (replaced: "{old.content}")'
+    else:
+        text = f'Stored in {file} as [{slug}]: "{content}"'
+    if outcome.dry_run:
+        text = f"Dry run, nothing written. {text}"
+    if over_limit:
+        text += (
+            f" {category.value} now holds {outcome.entries} entries, over its limit of "
+            f"{category.limit}; run `memd cleanup` to review."
+        )
+    return text
+
+
+def cleanup_result(
+    workspace: Workspace, plans: dict[Category, CleanupPlan], applied: bool
+) -> p.CleanupResult:
+    """Return the wire form of the per-category cleanup plans."""
+    merged = [
+        p.MergeInfo(
+            category=c.value,
+            file=c.file,
+            kept=entry_info(c, m.kept),
+            removed=[entry_info(c, e) for e in m.removed],
+            content=m.content,
+            slug=m.slug,
+        )
+        for c, plan in plans.items()
+        for m in plan.merges
+    ]
+    pruned = [
+        p.PruneInfo(category=c.value, file=c.file, entry=entry_info(c, x.entry), score=x.score)
+        for c, plan in plans.items()
+        for x in plan.prunes
+    ]
+    slugged = [
+        p.SlugInfo(category=c.value, file=c.file, entry=entry_info(c, s.entry), slug=s.slug)
+        for c, plan in plans.items()
+        for s in plan.slugs
+    ]
+    removed = sum(len(m.removed) for m in merged) + len(pruned)
+    if not (merged or pruned or slugged):
+        message = "Memory is already clean; nothing to merge, prune or slug."
+    else:
+        verb = "Cleaned up" if applied else "Cleanup would change"
+        message = (
+            f"{verb}: {len(merged)} merge(s) removing {removed - len(pruned)} entr(y/ies), "
+            f"{len(pruned)} pruned, {len(slugged)} slug(s) assigned."
+        )
+        message += (
+            f" Removed entries are kept in {ARCHIVE_FILE}."
+            if applied
+            else " Nothing was written; run with apply to carry it out."
+        )
+    return p.CleanupResult(
+        applied=applied,
+        merged=merged,
+        pruned=pruned,
+        slugged=slugged,
+        archive=workspace.archive_path,
+        message=message,
+    )

@@ -1,0 +1,175 @@
+"""The only module that reads and writes memory files. All functions block: call them in a
+worker thread (`anyio.to_thread.run_sync`).
+
+Rules:
+- Reads return the text and a `Fingerprint` (device, inode, size, mtime) of what was read, so a
+  writer can tell whether the file changed since (never overwrite a change you have not read).
+- A file that is not valid UTF-8, or not a regular file, raises `FileFormatError` and is never
+  overwritten.
+- Writes are atomic and durable: a temp file in the same directory, fsync, rename over the
+  target, fsync the directory. An existing file keeps its permission bits. A symlinked category
+  file is written through to its target.
+- The archive is append-only: one write of whole lines, then fsync.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import secrets
+import stat
+from typing import NamedTuple
+
+from memd_client.errors import FileFormatError, StorageError
+
+NEW_FILE_MODE = 0o644
+
+
+class Fingerprint(NamedTuple):
+    """What identifies one version of a file on disk."""
+
+    dev: int
+    ino: int
+    size: int
+    mtime_ns: int
+
+
+def fingerprint_of(st: os.stat_result) -> Fingerprint:
+    """Return the fingerprint of a stat result."""
+    return Fingerprint(st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+
+
+def current_fingerprint(path: str) -> Fingerprint | None:
+    """Return the fingerprint of `path` now, or None if it does not exist."""
+    try:
+        return fingerprint_of(os.stat(path))
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise _storage_error("check", path, exc) from None
+
+
+def read_text(path: str) -> tuple[str, Fingerprint] | None:
+    """Return the text of `path` and its fingerprint, or None if it does not exist.
+
+    Raises:
+        FileFormatError: the file is not a regular file or not UTF-8 text.
+        StorageError: the file system refused the read.
+    """
+    try:
+        with open(path, "rb") as handle:
+            st = os.fstat(handle.fileno())
+            if not stat.S_ISREG(st.st_mode):
+                raise FileFormatError(
+                    f"{path} is not a regular file; replace it with a Markdown file or remove it.",
+                    data={"path": path},
+                )
+            data = handle.read()
+    except FileNotFoundError:
+        return None
+    except IsADirectoryError:
+        raise FileFormatError(
+            f"{path} is a directory; memd needs a Markdown file there.", data={"path": path}
+        ) from None
+    except OSError as exc:
+        raise _storage_error("read", path, exc) from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise FileFormatError(
+            f"{path} is not UTF-8 text (bad byte at offset {exc.start}); fix or re-save it as "
+            "UTF-8, memd will not overwrite it until then.",
+            data={"path": path, "offset": exc.start},
+        ) from None
+    return text, fingerprint_of(st)
+
+
+def write_atomic(path: str, text: str) -> Fingerprint:
+    """Replace `path` with `text` atomically and durably; return the new file's fingerprint.
+
+    Creates the parent directory if missing.
+
+    Raises:
+        StorageError: the file system refused the write; the old file is unchanged.
+    """
+    target = os.path.realpath(path)
+    directory, name = os.path.split(target)
+    data = text.encode("utf-8")
+    try:
+        os.makedirs(directory, exist_ok=True)
+        mode = _existing_mode(target)
+        dir_fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        try:
+            st = _write_replace(dir_fd, name, data, mode)
+        finally:
+            os.close(dir_fd)
+    except OSError as exc:
+        raise _storage_error("write", path, exc) from None
+    return fingerprint_of(st)
+
+
+def append_lines(path: str, lines: list[str], *, header: str) -> None:
+    """Append `lines` (each gets "\\n") to `path`, creating it with `header` first; then fsync.
+
+    Raises:
+        StorageError: the file system refused the write.
+    """
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, NEW_FILE_MODE)
+        try:
+            prefix = header if os.fstat(fd).st_size == 0 else ""
+            _write_all(fd, (prefix + "".join(line + "\n" for line in lines)).encode("utf-8"))
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+    except OSError as exc:
+        raise _storage_error("write", path, exc) from None
+
+
+def _existing_mode(path: str) -> int:
+    try:
+        return stat.S_IMODE(os.stat(path).st_mode)
+    except FileNotFoundError:
+        return NEW_FILE_MODE
+
+
+def _write_replace(dir_fd: int, name: str, data: bytes, mode: int) -> os.stat_result:
+    temp = f".{name}.memd-{secrets.token_hex(6)}.tmp"
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+    fd = os.open(temp, flags, 0o600, dir_fd=dir_fd)
+    try:
+        try:
+            _write_all(fd, data)
+            os.fchmod(fd, mode)
+            os.fsync(fd)
+            st = os.fstat(fd)
+        finally:
+            os.close(fd)
+        os.replace(temp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temp, dir_fd=dir_fd)
+        raise
+    os.fsync(dir_fd)
+    return st
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        written = os.write(fd, view)
+        view = view[written:]
+
+
+def _storage_error(action: str, path: str, exc: OSError) -> StorageError:
+    reason = exc.strerror or errno.errorcode.get(exc.errno or 0, type(exc).__name__)
+    hint = {
+        errno.ENOSPC: "free some disk space and retry",
+        errno.EACCES: "check the file's permissions",
+        errno.EPERM: "check the file's permissions",
+        errno.EROFS: "the file system is read-only",
+    }.get(exc.errno or 0, "check the path and retry")
+    return StorageError(
+        f"Could not {action} {path}: {reason}; {hint}.", data={"path": path, "errno": exc.errno}
+    )

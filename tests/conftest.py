@@ -1,0 +1,123 @@
+"""Shared fixtures: short socket directories and a real `memd serve` subprocess."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from hypothesis import settings
+
+settings.register_profile("ci", deadline=None, print_blob=True)
+settings.load_profile("ci")
+
+REPO = Path(__file__).resolve().parent.parent
+FIXTURES = REPO.parent / "shared" / "data" / "hacklm-memory" / ".memory"
+READY_TIMEOUT = 20.0
+STOP_TIMEOUT = 20.0
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    """Run async tests on asyncio only."""
+    return "asyncio"
+
+
+@pytest.fixture
+def short_tmp() -> Iterator[Path]:
+    """A fresh directory under /tmp with a short path (Unix socket paths max out at ~104 bytes)."""
+    path = Path(tempfile.mkdtemp(prefix="memd-", dir="/tmp"))
+    try:
+        yield path
+    finally:
+        shutil.rmtree(path, ignore_errors=True)
+
+
+class DaemonProcess:
+    """A `memd serve` subprocess, started and ready."""
+
+    def __init__(self, socket_path: Path, process: subprocess.Popen[bytes], log: Path) -> None:
+        self.socket_path = socket_path
+        self.process = process
+        self.log = log
+
+    def stop(self) -> int:
+        """Send SIGTERM and wait for the exit code."""
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+        return self.process.wait(timeout=STOP_TIMEOUT)
+
+    def stderr(self) -> str:
+        """What the daemon logged so far."""
+        return self.log.read_text(errors="replace")
+
+
+def start_daemon(directory: Path, *extra: str, name: str = "memd.sock") -> DaemonProcess:
+    """Start `memd serve` on `directory/name` and wait (with a deadline) for READY=1."""
+    socket_path = directory / name
+    notify_path = directory / f"{name}.notify"
+    log = directory / f"{name}.log"
+    receiver = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    receiver.bind(str(notify_path))
+    env = dict(os.environ, NOTIFY_SOCKET=str(notify_path))
+    env.pop("MEMD_SOCKET", None)
+    with log.open("wb") as sink:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "memd", "serve", "--socket", str(socket_path), *extra],
+            stdout=sink,
+            stderr=subprocess.STDOUT,
+            env=env,
+        )
+    daemon = DaemonProcess(socket_path, process, log)
+    try:
+        wait_ready(receiver, daemon)
+    except BaseException:
+        daemon.stop()
+        raise
+    finally:
+        receiver.close()
+    return daemon
+
+
+def wait_ready(receiver: socket.socket, daemon: DaemonProcess) -> None:
+    """Wait until the daemon sends READY=1, fails, or the deadline passes."""
+    deadline = time.monotonic() + READY_TIMEOUT
+    while time.monotonic() < deadline:
+        receiver.settimeout(0.2)
+        try:
+            message = receiver.recv(4096)
+        except TimeoutError:
+            if daemon.process.poll() is not None:
+                raise AssertionError(f"memd exited early:\n{daemon.stderr()}") from None
+            continue
+        if b"READY=1" in message.split(b"\n"):
+            return
+    raise AssertionError(f"memd was not ready within {READY_TIMEOUT} s:\n{daemon.stderr()}")
+
+
+@pytest.fixture
+def daemon(short_tmp: Path) -> Iterator[DaemonProcess]:
+    """A running daemon; on teardown it must exit 0 on SIGTERM and remove its socket."""
+    process = start_daemon(short_tmp)
+    try:
+        yield process
+    finally:
+        code = process.stop()
+        assert code == 0, process.stderr()
+        assert not process.socket_path.exists()
+
+
+@pytest.fixture
+def workspace(short_tmp: Path) -> Path:
+    """An empty project directory."""
+    path = short_tmp / "project"
+    path.mkdir()
+    return path
