@@ -60,9 +60,14 @@ class DaemonProcess:
         return self.log.read_text(errors="replace")
 
 
-def start_daemon(directory: Path, *extra: str, name: str = "memd.sock") -> DaemonProcess:
-    """Start `memd serve` on `directory/name` and wait (with a deadline) for READY=1."""
-    socket_path = directory / name
+def start_daemon(
+    directory: Path, *extra: str, socket_path: Path | None = None, name: str = "memd.sock"
+) -> DaemonProcess:
+    """Start `memd serve` on `socket_path` (default `directory/name`) and wait for READY=1.
+
+    The notify socket and the daemon's log live in `directory`.
+    """
+    socket_path = socket_path or directory / name
     notify_path = directory / f"{name}.notify"
     log = directory / f"{name}.log"
     receiver = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)

@@ -27,7 +27,7 @@ RequestId = int | str | None
 # ---------------------------------------------------------------------------- envelope
 
 
-class Request(msgspec.Struct, omit_defaults=True):
+class Request(msgspec.Struct):
     """A JSON-RPC request or notification (no `id`); `params` is decoded per method later."""
 
     method: str
@@ -36,8 +36,8 @@ class Request(msgspec.Struct, omit_defaults=True):
     id: RequestId | UnsetType = UNSET
 
 
-class Response(msgspec.Struct, omit_defaults=True):
-    """A JSON-RPC response: exactly one of `result` or `error` is set."""
+class Response(msgspec.Struct):
+    """A JSON-RPC response: exactly one of `result` or `error` is set (UNSET is not sent)."""
 
     id: RequestId
     jsonrpc: Literal["2.0"] = "2.0"

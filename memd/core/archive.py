@@ -3,7 +3,7 @@
 Rules:
 - The archive is `.memory/archive.md`, a file HackLM never reads as a category.
 - Each removed entry becomes one line: `- <date> | <Category> | <reason> | [slug] content`, so it
-  can be restored by copying the part after the last " | " back into its category file.
+  can be restored by copying the part after the third " | " back into its category file.
 - A new archive file starts with ARCHIVE_HEADER.
 """
 

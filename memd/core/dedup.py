@@ -9,8 +9,9 @@ Rules (hacklm-spec.md §2.3, §2.9, with memd's fixes from §11.2):
 - Best match: the first entry, in file order, with the strictly greatest similarity.
 - Verdict: >= SKIP_THRESHOLD -> skip, >= UPDATE_THRESHOLD -> update, otherwise store.
 - A negation flip (always/never, do/don't, use/avoid, enable/disable, allow/disallow,
-  keep/remove, must/must not) between the new text and the best match turns a skip into an
-  update and marks it a conflict: a reversed rule replaces the old one instead of vanishing.
+  keep/remove, must/must not, or a rule and the same rule negated: "Use tabs" / "Never use
+  tabs") between the new text and the best match turns a skip into an update and marks it a
+  conflict: a reversed rule replaces the old one instead of vanishing.
 """
 
 from __future__ import annotations
@@ -155,6 +156,14 @@ _NEGATION_PAIRS: tuple[tuple[re.Pattern[str], re.Pattern[str]], ...] = tuple(
 )
 
 
+# Words that negate a whole rule; a text with one of them reverses a text with none.
+_NEGATOR = re.compile(
+    r"\b(?:never|not|no|cannot|(?:do|does|did|must|should|can|could|would|will|wo|is|are)"
+    r"n'?t)\b",
+    re.IGNORECASE,
+)
+
+
 class Verdict(enum.Enum):
     """What a store should do with new content."""
 
@@ -214,7 +223,11 @@ def is_negation_flip(old: str, new: str) -> bool:
 
     A pair flips when one text has only the positive form and the other the negative form (a
     text holding both forms of a pair, like "use X, avoid Y", does not count as reversing it).
+    A text with a negating word ("never", "not", "no", "don't", ...) also reverses a text
+    without any.
     """
+    if bool(_NEGATOR.search(old)) != bool(_NEGATOR.search(new)):
+        return True
     for positive, negative in _NEGATION_PAIRS:
         old_pos, old_neg = bool(positive.search(old)), bool(negative.search(old))
         new_pos, new_neg = bool(positive.search(new)), bool(negative.search(new))

@@ -32,8 +32,8 @@ def validate_slug(slug: str) -> str:
     """
     if len(slug) > MAX_SLUG_LENGTH or not _SLUG.fullmatch(slug):
         raise InvalidEntry(
-            f"Slug {slug!r} is not valid kebab-case; use 1-{MAX_SLUG_LENGTH} lowercase letters, digits "
-            "and single hyphens, like 'use-tabs'."
+            f"Slug {slug!r} is not valid kebab-case; use 1-{MAX_SLUG_LENGTH} lowercase letters, "
+            "digits and single hyphens, like 'use-tabs'."
         )
     return slug
 

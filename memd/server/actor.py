@@ -38,11 +38,17 @@ REPLY_TIMEOUT = 120.0
 
 
 class Snapshot:
-    """One immutable version of a category file as the actor last read or wrote it."""
+    """One immutable version of a category file as the actor last read or wrote it.
 
-    def __init__(self, doc: Document | None, loaded_at: float) -> None:
+    `error` is set when the file could not be read; the entries are then empty.
+    """
+
+    def __init__(
+        self, doc: Document | None, loaded_at: float, *, error: RpcError | None = None
+    ) -> None:
         self.doc = doc
         self.loaded_at = loaded_at
+        self.error = error
         self.entries: tuple[Entry, ...] = mdformat.entries(doc) if doc is not None else ()
 
     @functools.cached_property
@@ -102,8 +108,15 @@ class CategoryActor:
         self.commits = 0
 
     async def run(self, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
-        """Load the file, report ready, then serve the mailbox until it is closed and drained."""
-        await self._reload()
+        """Load the file, report ready, then serve the mailbox until it is closed and drained.
+
+        A file that cannot be read does not stop the actor: every request for it gets the error
+        until the file is fixed, and it is never overwritten in the meantime.
+        """
+        try:
+            await self._reload()
+        except RpcError as error:
+            logger.warning("cannot load %s: %s", self.path, error.message)
         task_status.started()
         async with self._receive:
             async for first in self._receive:
@@ -142,7 +155,11 @@ class CategoryActor:
         return outcome
 
     async def _reload(self) -> None:
-        loaded = await anyio.to_thread.run_sync(storage.read_text, self.path)
+        try:
+            loaded = await anyio.to_thread.run_sync(storage.read_text, self.path)
+        except RpcError as error:
+            self.snapshot = Snapshot(None, self._clock(), error=error)
+            raise
         if loaded is None:
             self._fingerprint = None
             self.snapshot = Snapshot(None, self._clock())
@@ -174,7 +191,7 @@ class CategoryActor:
 
     async def _refresh_if_changed(self) -> None:
         now = await anyio.to_thread.run_sync(storage.current_fingerprint, self.path)
-        if now != self._fingerprint:
+        if self.snapshot.error is not None or now != self._fingerprint:
             logger.info("%s changed on disk; re-reading it before writing", self.path)
             await self._reload()
 

@@ -98,7 +98,7 @@ class Daemon:
             try:
                 async with anyio.create_task_group() as connections:
                     if self.config.handle_signals:
-                        connections.start_soon(self._watch_signals)
+                        await connections.start(self._watch_signals)
                     logger.info(
                         "memd %s serving on %s (pid %d)",
                         __version__,
@@ -119,8 +119,11 @@ class Daemon:
             finally:
                 registry.close()
 
-    async def _watch_signals(self) -> None:
+    async def _watch_signals(
+        self, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED
+    ) -> None:
         with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+            task_status.started()
             async for signum in signals:
                 logger.info("received %s", signal.Signals(signum).name)
                 self.stop()

@@ -20,11 +20,12 @@ from memd.core.archive import ARCHIVE_FILE
 from memd.core.categories import CATEGORIES, Category, category_for_file, parse_category
 from memd.core.cleanup import CleanupPlan
 from memd.core.mdformat import Entry
+from memd.server.actor import Snapshot
 from memd.server.workspace import Registry, Workspace
 from memd_client import protocol as p
 from memd_client.errors import EntryNotFound, InvalidParams
 
-Handler = Callable[[Any], Awaitable[msgspec.Struct]]
+Handler = Callable[[Any], Awaitable[Any]]
 
 
 class Methods:
@@ -60,7 +61,7 @@ class Methods:
         """Rank the workspace's entries against the query."""
         workspace = await self.registry.get(params.workspace)
         categories = _categories(params.category)
-        indexes = [(c, workspace.actor(c).snapshot.index) for c in categories]
+        indexes = [(c, _loaded(workspace, c).index) for c in categories]
         found = ranking.search(
             indexes, params.query, limit=params.limit, min_score=params.min_score
         )
@@ -84,7 +85,7 @@ class Methods:
             if params.category is None:
                 raise InvalidParams("get by slug needs `category` too.")
             category = parse_category(params.category)
-            found = [e for e in workspace.actor(category).snapshot.entries if e.slug == params.slug]
+            found = [e for e in _loaded(workspace, category).entries if e.slug == params.slug]
             if not found:
                 raise EntryNotFound(
                     f"No entry [{params.slug}] in {category.file}; "
@@ -95,7 +96,7 @@ class Methods:
             raise InvalidParams("get needs either `category` and `slug`, or `file` and `lines`.")
         category = category_for_file(params.file)
         first, last = parse_line_range(params.lines)
-        entries = workspace.actor(category).snapshot.entries
+        entries = _loaded(workspace, category).entries
         return p.EntriesResult(
             entries=[entry_info(category, e) for e in entries if first <= e.line <= last]
         )
@@ -107,7 +108,7 @@ class Methods:
             entries=[
                 entry_info(category, entry)
                 for category in _categories(params.category)
-                for entry in workspace.actor(category).snapshot.entries
+                for entry in _loaded(workspace, category).entries
             ]
         )
 
@@ -181,6 +182,14 @@ class Methods:
 
 
 # ---------------------------------------------------------------------------- conversions
+
+
+def _loaded(workspace: Workspace, category: Category) -> Snapshot:
+    """Return the category's current snapshot, or raise why its file could not be read."""
+    snapshot = workspace.actor(category).snapshot
+    if snapshot.error is not None:
+        raise snapshot.error
+    return snapshot
 
 
 def _categories(name: str | None) -> tuple[Category, ...]:

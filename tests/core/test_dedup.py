@@ -23,7 +23,9 @@ def test_keywords_follow_hacklm_extraction() -> None:
 
 
 def test_stemming_joins_word_forms() -> None:
-    assert dedup.similarity("Writes go through the writer", "Writing goes through the writers") > 0.6
+    assert (
+        dedup.similarity("Writes go through the writer", "Writing goes through the writers") > 0.6
+    )
 
 
 def test_empty_keyword_sets_have_zero_similarity() -> None:
@@ -40,7 +42,11 @@ def test_normalised_equal_text_is_a_full_match() -> None:
 @pytest.mark.parametrize(
     ("existing", "new", "verdict"),
     [
-        ("Run tests with make test before pushing", "Run tests with make test before pushing!", Verdict.SKIP),
+        (
+            "Run tests with make test before pushing",
+            "Run tests with make test before pushing!",
+            Verdict.SKIP,
+        ),
         ("Ruff and mypy run in make test", "Ruff and mypy run in make lint", Verdict.UPDATE),
         ("Ruff checks formatting", "Sockets live under the runtime directory", Verdict.STORE),
     ],
@@ -50,7 +56,9 @@ def test_thresholds(existing: str, new: str, verdict: Verdict) -> None:
 
 
 def test_first_of_equal_best_matches_wins() -> None:
-    match = dedup.find_match("alpha beta gamma", _entries("alpha beta gamma delta", "alpha beta gamma delta"))
+    match = dedup.find_match(
+        "alpha beta gamma", _entries("alpha beta gamma delta", "alpha beta gamma delta")
+    )
     assert match.entry is not None and match.entry.line == 1
 
 
@@ -65,6 +73,9 @@ def test_first_of_equal_best_matches_wins() -> None:
         ("Allow network access in tests", "Disallow network access in tests"),
         ("Keep the cache directory", "Remove the cache directory"),
         ("Tests must hit the real socket", "Tests must not hit the real socket"),
+        ("Use tabs for indentation", "Never use tabs for indentation"),
+        ("Commit lockfiles", "Don't commit lockfiles"),
+        ("Commit lockfiles", "Do not commit lockfiles"),
     ],
 )
 def test_negation_flips_are_detected_both_ways(old: str, new: str) -> None:

@@ -44,7 +44,7 @@ line_text = st.one_of(
     st.builds(lambda s: "- " + s, st.text(st.characters(blacklist_characters="\n"), max_size=30)),
 )
 documents_text = st.builds(
-    lambda lines, ends, last: "".join(l + e for l, e in zip(lines, ends, strict=False)) + last,
+    lambda lines, ends, last: "".join(t + e for t, e in zip(lines, ends, strict=False)) + last,
     st.lists(line_text, max_size=25),
     st.lists(st.sampled_from(["\n", "\r\n"]), min_size=25, max_size=25),
     st.sampled_from(["", "tail without newline", "\r"]),
@@ -60,7 +60,9 @@ def test_hacklm_fixture_round_trips_byte_for_byte(path: Path) -> None:
 def test_hacklm_fixtures_parse_to_the_documented_counts() -> None:
     if not FIXTURE_FILES:
         pytest.skip("shared/data/hacklm-memory is not beside this checkout")
-    counts = {p.name: len(mdformat.entries(mdformat.parse(p.read_text("utf-8")))) for p in FIXTURE_FILES}
+    counts = {
+        p.name: len(mdformat.entries(mdformat.parse(p.read_text("utf-8")))) for p in FIXTURE_FILES
+    }
     # Every column-0 "- " line of these files is an entry (the spec's 22/21 are another snapshot).
     assert counts == {
         "decisions.md": 15,
@@ -130,7 +132,10 @@ def test_insert_follows_hacklm_blank_line_style() -> None:
 def test_insert_into_a_tight_list_stays_tight_and_before_trailing_prose() -> None:
     text = "# Notes\n- [a] One.\n- [b] Two.\n\nSee also the wiki.\n"
     doc, line = mdformat.insert_entry(mdformat.parse(text), "- [c] Three.")
-    assert mdformat.render(doc) == "# Notes\n- [a] One.\n- [b] Two.\n- [c] Three.\n\nSee also the wiki.\n"
+    assert (
+        mdformat.render(doc)
+        == "# Notes\n- [a] One.\n- [b] Two.\n- [c] Three.\n\nSee also the wiki.\n"
+    )
     assert line == 4
 
 
@@ -153,7 +158,9 @@ def test_replace_keeps_position_and_line_ending() -> None:
         ("- [a] A.\n\nprose\n", 1, "\nprose\n"),
     ],
 )
-def test_remove_drops_only_the_line_and_a_doubled_blank(text: str, number: int, expected: str) -> None:
+def test_remove_drops_only_the_line_and_a_doubled_blank(
+    text: str, number: int, expected: str
+) -> None:
     assert mdformat.render(mdformat.remove_line(mdformat.parse(text), number)) == expected
 
 

@@ -3,17 +3,19 @@
 from __future__ import annotations
 
 import pytest
-from memd_client.errors import InvalidEntry
 
 from memd.core import mdformat, transitions
 from memd.core.categories import Category
 from memd.core.mdformat import Document
 from memd.core.transitions import Delete, DeleteOutcome, Store, StoreOutcome
+from memd_client.errors import InvalidEntry
 
 CAT = Category.DECISION
 
 
-def _store(doc: Document | None, content: str, slug: str | None = None, dry_run: bool = False) -> tuple[Document | None, StoreOutcome]:
+def _store(
+    doc: Document | None, content: str, slug: str | None = None, dry_run: bool = False
+) -> tuple[Document | None, StoreOutcome]:
     result = transitions.apply(CAT, doc, Store(content=content, slug=slug, dry_run=dry_run))
     assert isinstance(result.outcome, StoreOutcome)
     return result.doc, result.outcome
@@ -27,16 +29,20 @@ def _text(doc: Document | None) -> str:
 def test_first_store_creates_the_file_with_a_header_and_a_derived_slug() -> None:
     doc, outcome = _store(None, "  Take the lock before writing the file.  ")
     assert outcome.action == "stored" and outcome.slug == "take-lock-writing-file"
-    assert _text(doc).endswith("\n\n- [take-lock-writing-file] Take the lock before writing the file.\n")
+    assert _text(doc).endswith(
+        "\n\n- [take-lock-writing-file] Take the lock before writing the file.\n"
+    )
     assert _text(doc).startswith("# Decisions\n")
     assert outcome.line == 5 and outcome.entries == 1
 
 
 def test_derived_slugs_are_unique_in_the_file() -> None:
-    doc, first = _store(None, "Sockets live in the runtime directory.")
+    doc, _ = _store(None, "Sockets live in the runtime directory.")
     doc, second = _store(doc, "Sockets live in the runtime directory of systemd, never /tmp.")
     assert second.action in {"stored", "updated"}
-    doc, third = _store(doc, "Socket files: live runtime directory for memd sockets and more words here")
+    doc, _ = _store(
+        doc, "Socket files: live runtime directory for memd sockets and more words here"
+    )
     slugs = [e.slug for e in mdformat.entries(doc or Document())]
     assert len(slugs) == len(set(slugs))
 

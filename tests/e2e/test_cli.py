@@ -1,0 +1,112 @@
+"""The `memd` command against a real daemon: output, --json, and exit codes 0/1/2/3."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import DaemonProcess
+
+pytestmark = pytest.mark.e2e
+
+
+def memd(*args: str, cwd: Path, socket: Path | None = None) -> subprocess.CompletedProcess[str]:
+    prefix = ["--socket", str(socket)] if socket is not None else []
+    return subprocess.run(
+        [sys.executable, "-m", "memd", *prefix, *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+def test_store_query_list_get_delete_round_trip(daemon: DaemonProcess, workspace: Path) -> None:
+    (workspace / ".git").mkdir()
+    nested = workspace / "src" / "pkg"
+    nested.mkdir(parents=True)
+    sock = daemon.socket_path
+
+    stored = memd(
+        "store",
+        "-c",
+        "quirk",
+        "--slug",
+        "blind-watcher",
+        "Watchfiles",
+        "goes blind.",
+        cwd=nested,
+        socket=sock,
+    )
+    assert stored.returncode == 0, stored.stderr
+    assert (
+        stored.stdout.strip() == 'Stored in quirks.md as [blind-watcher]: "Watchfiles goes blind."'
+    )
+    assert (workspace / ".memory" / "quirks.md").exists()
+
+    found = memd("query", "watchfiles", cwd=nested, socket=sock)
+    assert "[Quirk] [blind-watcher] Watchfiles goes blind." in found.stdout
+
+    as_json = json.loads(memd("query", "--json", "blind", cwd=nested, socket=sock).stdout)
+    assert as_json["results"][0]["slug"] == "blind-watcher"
+
+    listed = memd("list", cwd=nested, socket=sock)
+    assert "Quirk (quirks.md)" in listed.stdout
+
+    got = memd("get", "blind-watcher", cwd=nested, socket=sock)
+    assert got.returncode == 0
+    assert "Watchfiles goes blind." in got.stdout
+
+    deleted = memd("delete", "-c", "Quirk", "blind-watcher", cwd=nested, socket=sock)
+    assert deleted.returncode == 0
+    assert "archive.md" in deleted.stdout
+    again = memd("delete", "-c", "Quirk", "blind-watcher", cwd=nested, socket=sock)
+    assert again.returncode == 1
+
+
+def test_dry_run_stats_status_cleanup(daemon: DaemonProcess, workspace: Path) -> None:
+    sock = daemon.socket_path
+    dry = memd(
+        "store",
+        "--dry-run",
+        "-c",
+        "Decision",
+        "Sockets live in the runtime dir.",
+        cwd=workspace,
+        socket=sock,
+    )
+    assert dry.stdout.startswith("Dry run, nothing written.")
+    assert not (workspace / ".memory").exists()
+    stats = memd("stats", cwd=workspace, socket=sock)
+    assert "Decision" in stats.stdout
+    assert "Total" in stats.stdout
+    status = json.loads(memd("status", "--json", cwd=workspace, socket=sock).stdout)
+    assert status["pid"] == daemon.process.pid
+    cleanup = memd("cleanup", cwd=workspace, socket=sock)
+    assert cleanup.returncode == 0
+    assert "already clean" in cleanup.stdout
+
+
+def test_daemon_errors_exit_1_with_a_sentence(daemon: DaemonProcess, workspace: Path) -> None:
+    result = memd("store", "-c", "Nonsense", "text", cwd=workspace, socket=daemon.socket_path)
+    assert result.returncode == 1
+    assert result.stderr.startswith("memd: Unknown category 'Nonsense'; use one of: Instruction")
+    assert "Traceback" not in result.stderr
+
+
+def test_usage_errors_exit_2(workspace: Path) -> None:
+    assert memd("store", cwd=workspace).returncode == 2
+    assert memd("frobnicate", cwd=workspace).returncode == 2
+    assert memd(cwd=workspace).returncode == 2
+
+
+def test_unreachable_daemon_exits_3_and_says_how_to_start_it(
+    short_tmp: Path, workspace: Path
+) -> None:
+    result = memd("query", "x", cwd=workspace, socket=short_tmp / "nobody.sock")
+    assert result.returncode == 3
+    assert "memd serve" in result.stderr

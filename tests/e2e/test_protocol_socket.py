@@ -1,0 +1,113 @@
+"""The wire protocol over a real socket: framing limits, domain errors, pipelining."""
+
+from __future__ import annotations
+
+import socket
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import pytest
+
+from tests.conftest import DaemonProcess
+
+pytestmark = pytest.mark.e2e
+
+
+def connect(path: Path) -> socket.socket:
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock.settimeout(20)
+    sock.connect(str(path))
+    return sock
+
+
+def read_lines(sock: socket.socket, count: int) -> list[Any]:
+    buffer = b""
+    while buffer.count(b"\n") < count:
+        chunk = sock.recv(65536)
+        if not chunk:
+            break
+        buffer += chunk
+    return [msgspec.json.decode(line) for line in buffer.split(b"\n") if line.strip()]
+
+
+def test_oversize_frame_gets_32600_and_the_connection_closes(daemon: DaemonProcess) -> None:
+    with connect(daemon.socket_path) as sock:
+        sock.sendall(
+            b'{"jsonrpc":"2.0","method":"status","id":1,"pad":"' + b"x" * (1024 * 1024 + 10)
+        )
+        replies = read_lines(sock, 1)
+        assert replies[0]["error"]["code"] == -32600
+        assert "1048576" in replies[0]["error"]["message"]
+        assert sock.recv(10) == b""
+
+
+def test_pipelined_requests_all_get_answers(daemon: DaemonProcess, workspace: Path) -> None:
+    with connect(daemon.socket_path) as sock:
+        frames = b"".join(
+            msgspec.json.encode(
+                {
+                    "jsonrpc": "2.0",
+                    "id": n,
+                    "method": "store",
+                    "params": {
+                        "workspace": str(workspace),
+                        "category": "Quirk",
+                        "content": f"Pipelined q{n}z note{n}x w{n}k.",
+                    },
+                }
+            )
+            + b"\n"
+            for n in range(20)
+        )
+        sock.sendall(frames)
+        replies = read_lines(sock, 20)
+    assert sorted(r["id"] for r in replies) == list(range(20))
+    assert all(r["result"]["action"] == "stored" for r in replies)
+
+
+@pytest.mark.parametrize(
+    ("params", "code", "needle"),
+    [
+        ({"category": "Nope", "content": "x"}, 1001, "Unknown category"),
+        ({"category": "Quirk", "content": ""}, 1003, "empty"),
+        ({"category": "Quirk", "content": "x", "slug": "Bad Slug"}, 1003, "kebab"),
+        ({"category": "Quirk", "content": "x", "colour": "red"}, -32602, "colour"),
+        ({"category": "Quirk"}, -32602, "content"),
+    ],
+)
+def test_domain_errors_have_positive_codes(
+    daemon: DaemonProcess, workspace: Path, params: dict[str, Any], code: int, needle: str
+) -> None:
+    request = {
+        "jsonrpc": "2.0",
+        "id": "r",
+        "method": "store",
+        "params": {"workspace": str(workspace), **params},
+    }
+    with connect(daemon.socket_path) as sock:
+        sock.sendall(msgspec.json.encode(request) + b"\n")
+        (reply,) = read_lines(sock, 1)
+    assert reply["id"] == "r"
+    assert reply["error"]["code"] == code
+    assert needle in reply["error"]["message"]
+
+
+def test_unreadable_category_file_is_reported_and_left_alone(
+    daemon: DaemonProcess, workspace: Path
+) -> None:
+    memory = workspace / ".memory"
+    memory.mkdir()
+    (memory / "quirks.md").write_bytes(b"# Quirk\n\n- [bad] caf\xe9\n")
+    request = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "store",
+        "params": {"workspace": str(workspace), "category": "Quirk", "content": "New one."},
+    }
+    with connect(daemon.socket_path) as sock:
+        sock.sendall(msgspec.json.encode(request) + b"\n")
+        (reply,) = read_lines(sock, 1)
+    assert reply["error"]["code"] == 1004
+    assert "UTF-8" in reply["error"]["message"]
+    assert (memory / "quirks.md").read_bytes() == b"# Quirk\n\n- [bad] caf\xe9\n"

@@ -1,0 +1,114 @@
+"""The category actor on real files: group commit, durability of replies, external edits."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import anyio
+import pytest
+from memd_client.errors import FileFormatError
+
+from memd.core import mdformat, transitions
+from memd.core.archive import ArchivedEntry
+from memd.core.categories import Category
+from memd.server.actor import CategoryActor
+
+archived: list[ArchivedEntry] = []
+
+
+async def _archive(records: list[ArchivedEntry]) -> None:
+    archived.extend(records)
+
+
+def _actor(directory: Path) -> CategoryActor:
+    return CategoryActor(str(directory), Category.QUIRK, archive=_archive, clock=time.time)
+
+
+async def test_concurrent_stores_share_commits_and_all_land(tmp_path: Path) -> None:
+    actor = _actor(tmp_path)
+    outcomes: list[transitions.Outcome] = []
+
+    async def store(n: int) -> None:
+        content = f"Concurrent note{n} q{n}x z{n}k w{n}j."
+        outcomes.append(await actor.submit(transitions.Store(content=content)))
+
+    with anyio.fail_after(30):
+        async with anyio.create_task_group() as tg:
+            await tg.start(actor.run)
+            async with anyio.create_task_group() as writers:
+                for n in range(100):
+                    writers.start_soon(store, n)
+            actor.close()
+    entries = mdformat.entries(mdformat.parse((tmp_path / "quirks.md").read_text()))
+    assert len(entries) == 100
+    assert all(isinstance(o, transitions.StoreOutcome) and o.action == "stored" for o in outcomes)
+    assert actor.commits < 100
+
+
+async def test_a_reply_means_the_write_is_on_disk_and_visible(tmp_path: Path) -> None:
+    actor = _actor(tmp_path)
+    with anyio.fail_after(10):
+        async with anyio.create_task_group() as tg:
+            await tg.start(actor.run)
+            outcome = await actor.submit(transitions.Store(content="Visible at once.", slug="vis"))
+            assert isinstance(outcome, transitions.StoreOutcome)
+            assert "- [vis] Visible at once." in (tmp_path / "quirks.md").read_text()
+            assert [e.slug for e in actor.snapshot.entries] == ["vis"]
+            actor.close()
+
+
+async def test_a_hand_edit_between_two_stores_survives(tmp_path: Path) -> None:
+    actor = _actor(tmp_path)
+    path = tmp_path / "quirks.md"
+    with anyio.fail_after(10):
+        async with anyio.create_task_group() as tg:
+            await tg.start(actor.run)
+            await actor.submit(transitions.Store(content="First stored by memd.", slug="first"))
+            with path.open("a") as handle:
+                handle.write("\n- [by-hand] Typed in an editor.\nA prose line.\n")
+            await actor.submit(
+                transitions.Store(content="Second stored by memd, later.", slug="second")
+            )
+            actor.close()
+    text = path.read_text()
+    assert [e.slug for e in mdformat.entries(mdformat.parse(text))] == [
+        "first",
+        "by-hand",
+        "second",
+    ]
+    assert "A prose line.\n" in text
+
+
+async def test_an_unreadable_file_is_reported_and_never_overwritten(tmp_path: Path) -> None:
+    path = tmp_path / "quirks.md"
+    path.write_bytes(b"- [x] caf\xe9\n")
+    actor = _actor(tmp_path)
+    with anyio.fail_after(10):
+        async with anyio.create_task_group() as tg:
+            await tg.start(actor.run)
+            with pytest.raises(FileFormatError):
+                await actor.submit(transitions.Store(content="Anything."))
+            assert path.read_bytes() == b"- [x] caf\xe9\n"
+            path.write_text("- [x] cafe\n")
+            outcome = await actor.submit(transitions.Store(content="Now it works.", slug="ok"))
+            assert isinstance(outcome, transitions.StoreOutcome)
+            actor.close()
+    assert [e.slug for e in mdformat.entries(mdformat.parse(path.read_text()))] == ["x", "ok"]
+
+
+async def test_delete_archives_before_removing(tmp_path: Path) -> None:
+    archived.clear()
+    actor = _actor(tmp_path)
+    with anyio.fail_after(10):
+        async with anyio.create_task_group() as tg:
+            await tg.start(actor.run)
+            await actor.submit(transitions.Store(content="Short lived.", slug="gone"))
+            outcome = await actor.submit(transitions.Delete(slug="gone"))
+            actor.close()
+    assert isinstance(outcome, transitions.DeleteOutcome)
+    assert outcome.deleted
+    assert [(a.slug, a.content, a.reason) for a in archived] == [
+        ("gone", "Short lived.", "deleted")
+    ]
+    assert mdformat.entries(mdformat.parse((tmp_path / "quirks.md").read_text())) == ()

@@ -1,0 +1,167 @@
+"""JSON-RPC 2.0 dispatch, bytes in and bytes out: the spec's examples and memd's error mapping."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import msgspec
+import pytest
+
+from memd.server.dispatch import Dispatcher
+from memd.server.handlers import Handler
+
+
+class SubtractParams(msgspec.Struct, forbid_unknown_fields=True):
+    minuend: int
+    subtrahend: int
+
+
+class NoParams(msgspec.Struct, forbid_unknown_fields=True):
+    pass
+
+
+async def subtract(params: SubtractParams) -> int:
+    return params.minuend - params.subtrahend
+
+
+async def get_data(params: NoParams) -> list[Any]:
+    return ["hello", 5]
+
+
+async def notify_hello(params: NoParams) -> None:
+    return None
+
+
+async def boom(params: NoParams) -> None:
+    raise RuntimeError("secret internals at /home/user/.ssh")
+
+
+METHODS: dict[str, tuple[type[msgspec.Struct], Handler]] = {
+    "subtract": (SubtractParams, subtract),
+    "get_data": (NoParams, get_data),
+    "notify_hello": (NoParams, notify_hello),
+    "boom": (NoParams, boom),
+}
+
+
+async def call(frame: str) -> Any:
+    reply = await Dispatcher(METHODS).handle_frame(frame.encode())
+    return None if reply is None else msgspec.json.decode(reply)
+
+
+def error(code: int, request_id: Any = None) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "error": {"code": code}, "id": request_id}
+
+
+def without_messages(reply: Any) -> Any:
+    if isinstance(reply, list):
+        return [without_messages(r) for r in reply]
+    if "error" in reply:
+        reply["error"] = {"code": reply["error"]["code"]}
+    return reply
+
+
+async def test_named_params_in_any_order() -> None:
+    for params in ('{"subtrahend": 23, "minuend": 42}', '{"minuend": 42, "subtrahend": 23}'):
+        reply = await call(
+            f'{{"jsonrpc": "2.0", "method": "subtract", "params": {params}, "id": 3}}'
+        )
+        assert reply == {"jsonrpc": "2.0", "result": 19, "id": 3}
+
+
+async def test_notifications_get_no_reply_even_when_they_fail() -> None:
+    assert await call('{"jsonrpc": "2.0", "method": "notify_hello"}') is None
+    assert await call('{"jsonrpc": "2.0", "method": "foobar"}') is None
+    assert await call('{"jsonrpc": "2.0", "method": "subtract", "params": {"x": 1}}') is None
+
+
+@pytest.mark.parametrize(
+    ("frame", "expected"),
+    [
+        ('{"jsonrpc": "2.0", "method": "foobar", "id": "1"}', error(-32601, "1")),
+        ('{"jsonrpc": "2.0", "method": "foobar, "params": "bar", "baz]', error(-32700)),
+        ('{"jsonrpc": "2.0", "method": 1, "params": "bar"}', error(-32600)),
+        ('{"jsonrpc": "1.0", "method": "get_data", "id": 7}', error(-32600, 7)),
+        ('{"jsonrpc": "2.0", "method": "get_data", "id": 1.5}', error(-32600)),
+        ("42", error(-32600)),
+        ('"just a string"', error(-32600)),
+        ("not json at all", error(-32700)),
+        (
+            '[{"jsonrpc": "2.0", "method": "sum", "params": [1,2,4], "id": "1"},{"jsonrpc": "2.0", "method" ]',
+            error(-32700),
+        ),
+        ("[]", error(-32600)),
+        ('{"jsonrpc": "2.0", "method": "subtract", "params": [42, 23], "id": 1}', error(-32602, 1)),
+        ('{"jsonrpc": "2.0", "method": "subtract", "params": null, "id": 2}', error(-32602, 2)),
+        (
+            '{"jsonrpc": "2.0", "method": "subtract", "params": {"minuend": 1}, "id": 4}',
+            error(-32602, 4),
+        ),
+    ],
+)
+async def test_error_codes(frame: str, expected: dict[str, Any]) -> None:
+    assert without_messages(await call(frame)) == expected
+
+
+async def test_invalid_params_message_names_the_field() -> None:
+    reply = await call(
+        '{"jsonrpc": "2.0", "method": "subtract", "params": {"minuend": 1}, "id": 4}'
+    )
+    assert "subtrahend" in reply["error"]["message"]
+    reply = await call(
+        '{"jsonrpc": "2.0", "method": "subtract", "params": {"minuend": 1, "subtrahend": 2, "x": 0}, "id": 5}'
+    )
+    assert "`x`" in reply["error"]["message"]
+    reply = await call(
+        '{"jsonrpc": "2.0", "method": "subtract", "params": {"minuend": "1", "subtrahend": 2}, "id": 6}'
+    )
+    assert "$.minuend" in reply["error"]["message"]
+
+
+async def test_invalid_utf8_and_deep_nesting_are_parse_errors() -> None:
+    reply = await Dispatcher(METHODS).handle_frame(b'{"jsonrpc": "2.0", "method": "\xff", "id": 1}')
+    assert reply is not None
+    assert msgspec.json.decode(reply)["error"]["code"] == -32700
+    deep = "[" * 5000 + "]" * 5000
+    assert without_messages(await call(deep)) == error(-32700)
+
+
+async def test_internal_errors_are_logged_but_never_leak(caplog: pytest.LogCaptureFixture) -> None:
+    with caplog.at_level(logging.ERROR):
+        reply = await call('{"jsonrpc": "2.0", "method": "boom", "id": 9}')
+    assert reply["error"]["code"] == -32603
+    assert "secret" not in reply["error"]["message"]
+    assert "data" not in reply["error"]
+    assert "secret internals" in caplog.text
+
+
+async def test_batches_follow_the_spec() -> None:
+    assert without_messages(await call("[1]")) == [error(-32600)]
+    assert without_messages(await call("[1,2,3]")) == [error(-32600)] * 3
+    mixed = await call(
+        '[{"jsonrpc": "2.0", "method": "subtract", "params": {"minuend": 1, "subtrahend": 2}, "id": "1"},'
+        ' {"jsonrpc": "2.0", "method": "notify_hello"},'
+        ' {"jsonrpc": "2.0", "method": "subtract", "params": {"minuend": 42, "subtrahend": 23}, "id": "2"},'
+        ' {"foo": "boo"},'
+        ' {"jsonrpc": "2.0", "method": "foo.get", "params": {"name": "myself"}, "id": "5"},'
+        ' {"jsonrpc": "2.0", "method": "get_data", "id": "9"}]'
+    )
+    assert without_messages(mixed) == [
+        {"jsonrpc": "2.0", "result": -1, "id": "1"},
+        {"jsonrpc": "2.0", "result": 19, "id": "2"},
+        error(-32600),
+        error(-32601, "5"),
+        {"jsonrpc": "2.0", "result": ["hello", 5], "id": "9"},
+    ]
+    all_notifications = (
+        '[{"jsonrpc": "2.0", "method": "notify_hello"}, {"jsonrpc": "2.0", "method": "x"}]'
+    )
+    assert await call(all_notifications) is None
+
+
+async def test_null_result_is_sent_as_null() -> None:
+    reply = await Dispatcher(METHODS).handle_frame(
+        b'{"jsonrpc": "2.0", "method": "notify_hello", "id": null}'
+    )
+    assert reply == b'{"id":null,"jsonrpc":"2.0","result":null}'
