@@ -17,6 +17,7 @@ Rules (hacklm-spec.md §2.3, §2.9, with memd's fixes from §11.2):
 from __future__ import annotations
 
 import enum
+import functools
 import re
 from collections.abc import Iterable, Sequence
 
@@ -181,6 +182,7 @@ class Match(msgspec.Struct, frozen=True, kw_only=True):
     conflict: bool
 
 
+@functools.lru_cache(maxsize=65536)
 def keywords(text: str) -> frozenset[str]:
     """Return the stemmed keyword set of `text` (see the module rules)."""
     cleaned = _NOT_KEYWORD_CHAR.sub("", text.lower())
@@ -199,6 +201,7 @@ def keyword_list(text: str) -> list[str]:
     return list(seen)
 
 
+@functools.lru_cache(maxsize=65536)
 def normalise(text: str) -> str:
     """Return `text` lowercased, reduced to a-z/0-9/space, with whitespace collapsed."""
     return _SPACES.sub(" ", _NOT_NORMAL_CHAR.sub("", text.lower())).strip()

@@ -18,6 +18,7 @@ Rules (hacklm-spec.md §1.2, plus memd's own choices):
 
 from __future__ import annotations
 
+import functools
 import re
 
 import msgspec
@@ -69,6 +70,7 @@ def new_document(category: Category) -> Document:
     return parse(category.header)
 
 
+@functools.lru_cache(maxsize=65536)
 def parse_entry_line(text: str) -> tuple[str | None, str] | None:
     """Return `(slug, content)` if `text` is an entry line, else None."""
     if not text.startswith("- "):
@@ -113,13 +115,19 @@ def replace_line(doc: Document, number: int, text: str) -> Document:
     return Document(tuple(lines))
 
 
-def insert_entry(doc: Document, text: str) -> tuple[Document, int]:
-    """Return `doc` with a new entry line `text`, and that line's 1-based number."""
+def insert_entry(
+    doc: Document, text: str, *, found: tuple[Entry, ...] | None = None
+) -> tuple[Document, int]:
+    """Return `doc` with a new entry line `text`, and that line's 1-based number.
+
+    `found` may pass `entries(doc)` when the caller already has it.
+    """
     eol = line_ending(doc)
     lines = list(doc.lines)
     if lines and not lines[-1].eol:
         lines[-1] = Line(lines[-1].text, eol)
-    found = entries(doc)
+    if found is None:
+        found = entries(doc)
     position = found[-1].line if found else len(lines)
     tight = len(found) >= 2 and found[-1].line == found[-2].line + 1
     new = [Line(text, eol)]

@@ -161,10 +161,11 @@ def store(doc: Document, command: Store) -> tuple[Document, StoreOutcome]:
     if slug is not None:
         existing = next((e for e in current if e.slug == slug), None)
         if existing is not None:
-            return _upsert_existing(doc, existing, content, command.dry_run)
+            return _upsert_existing(doc, existing, content, command.dry_run, len(current))
     match = find_match(content, current)
+    count = len(current)
     if match.verdict is Verdict.SKIP and match.entry is not None:
-        return doc, _outcome(doc, "skipped", match.entry, match.similarity, match.entry, command)
+        return doc, _outcome(count, "skipped", match.entry, match.similarity, match.entry, command)
     if match.verdict is Verdict.UPDATE and match.entry is not None:
         new_slug = slug or match.entry.slug or _derive(content, current)
         new_doc = mdformat.replace_line(
@@ -172,21 +173,23 @@ def store(doc: Document, command: Store) -> tuple[Document, StoreOutcome]:
         )
         written = Entry(line=match.entry.line, slug=new_slug, content=content)
         outcome = _outcome(
-            new_doc, "updated", written, match.similarity, match.entry, command, match.conflict
+            count, "updated", written, match.similarity, match.entry, command, match.conflict
         )
         return new_doc, outcome
     new_slug = slug or _derive(content, current)
-    new_doc, line = mdformat.insert_entry(doc, mdformat.format_entry(new_slug, content))
+    new_doc, line = mdformat.insert_entry(
+        doc, mdformat.format_entry(new_slug, content), found=current
+    )
     written = Entry(line=line, slug=new_slug, content=content)
-    return new_doc, _outcome(new_doc, "stored", written, match.similarity, match.entry, command)
+    return new_doc, _outcome(count + 1, "stored", written, match.similarity, match.entry, command)
 
 
 def _upsert_existing(
-    doc: Document, existing: Entry, content: str, dry_run: bool
+    doc: Document, existing: Entry, content: str, dry_run: bool, count: int
 ) -> tuple[Document, StoreOutcome]:
     command = Store(content=content, slug=existing.slug, dry_run=dry_run)
     if existing.content == content:
-        return doc, _outcome(doc, "skipped", existing, 1.0, existing, command)
+        return doc, _outcome(count, "skipped", existing, 1.0, existing, command)
     assert existing.slug is not None
     new_doc = mdformat.replace_line(
         doc, existing.line, mdformat.format_entry(existing.slug, content)
@@ -194,11 +197,11 @@ def _upsert_existing(
     written = Entry(line=existing.line, slug=existing.slug, content=content)
     conflict = is_negation_flip(existing.content, content)
     score = similarity(existing.content, content)
-    return new_doc, _outcome(new_doc, "updated", written, score, existing, command, conflict)
+    return new_doc, _outcome(count, "updated", written, score, existing, command, conflict)
 
 
 def _outcome(
-    doc: Document,
+    count: int,
     action: str,
     entry: Entry,
     score: float,
@@ -214,7 +217,7 @@ def _outcome(
         similarity=round(score, 4),
         matched=matched,
         conflict=conflict,
-        entries=len(mdformat.entries(doc)),
+        entries=count,
         dry_run=command.dry_run,
     )
 

@@ -88,7 +88,8 @@ def read_text(path: str) -> tuple[str, Fingerprint] | None:
 def write_atomic(path: str, text: str) -> Fingerprint:
     """Replace `path` with `text` atomically and durably; return the new file's fingerprint.
 
-    Creates the parent directory if missing.
+    Creates the parent directory (`.memory/`) if missing, but never its parents: a workspace
+    that was deleted is not silently recreated.
 
     Raises:
         StorageError: the file system refused the write; the old file is unchanged.
@@ -97,7 +98,8 @@ def write_atomic(path: str, text: str) -> Fingerprint:
     directory, name = os.path.split(target)
     data = text.encode("utf-8")
     try:
-        os.makedirs(directory, exist_ok=True)
+        with contextlib.suppress(FileExistsError):
+            os.mkdir(directory)
         mode = _existing_mode(target)
         dir_fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
         try:

@@ -75,6 +75,7 @@ class Registry:
         self._services = services
         self._clock = clock
         self._workspaces: dict[str, Workspace] = {}
+        self._by_given_path: dict[str, Workspace] = {}
         self._lock = anyio.Lock()
         self.closed = False
 
@@ -93,10 +94,17 @@ class Registry:
         """
         if self.closed:
             raise ShuttingDown("memd is shutting down; retry once it is back.")
+        known = self._by_given_path.get(path)
+        if known is not None:
+            return known
         root = await anyio.to_thread.run_sync(resolve_root, path)
         workspace = self._workspaces.get(root)
-        if workspace is not None:
-            return workspace
+        if workspace is None:
+            workspace = await self._load(root)
+        self._by_given_path[path] = workspace
+        return workspace
+
+    async def _load(self, root: str) -> Workspace:
         async with self._lock:
             workspace = self._workspaces.get(root)
             if workspace is None:
@@ -104,7 +112,7 @@ class Registry:
                 await self._services.start(workspace.run)
                 self._workspaces[root] = workspace
                 logger.info("loaded workspace %s", root)
-        return workspace
+            return workspace
 
     def close(self) -> None:
         """Stop every workspace taking writes; queued writes still finish."""

@@ -7,12 +7,12 @@ from pathlib import Path
 
 import anyio
 import pytest
-from memd_client.errors import FileFormatError
 
 from memd.core import mdformat, transitions
 from memd.core.archive import ArchivedEntry
 from memd.core.categories import Category
 from memd.server.actor import CategoryActor
+from memd_client.errors import FileFormatError
 
 archived: list[ArchivedEntry] = []
 

@@ -1,0 +1,137 @@
+"""Store latency and throughput against a real daemon: K concurrent clients x N stores each,
+client k writing to category k mod 5 of one workspace.
+
+Targets (research/peers.md §5): a store acknowledged (durable) at p50 < 5 ms and p99 < 50 ms
+with 32 concurrent clients, and >= 500 stores/s in aggregate. Every store must land: the
+benchmark fails if the file holds fewer entries than were acknowledged.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+from memd.core import mdformat
+from memd.core.categories import CATEGORIES
+from memd_client import Client, DaemonUnavailable
+
+STARTUP_TIMEOUT = 20.0
+
+
+def run(clients: int = 32, per_client: int = 50) -> dict[str, float]:
+    """Run the load and return latency percentiles (ms), throughput and the entry count."""
+    root = Path(tempfile.mkdtemp(prefix="memd-bench-", dir="/tmp"))
+    workspace = root / "ws"
+    workspace.mkdir()
+    socket_path = root / "memd.sock"
+    daemon = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "memd",
+            "serve",
+            "--socket",
+            str(socket_path),
+            "--log-level",
+            "WARNING",
+        ],
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        _wait_until_serving(str(socket_path), daemon)
+        latencies, elapsed = _load(str(socket_path), str(workspace), clients, per_client)
+    finally:
+        daemon.terminate()
+        daemon.wait(timeout=30)
+    stored = sum(
+        len(mdformat.entries(mdformat.parse(path.read_text())))
+        for path in (workspace / ".memory").glob("*.md")
+        if path.name != "archive.md"
+    )
+    shutil.rmtree(root, ignore_errors=True)
+    if stored != clients * per_client:
+        raise AssertionError(f"{clients * per_client} stores acknowledged, {stored} in the file")
+    latencies.sort()
+    return {
+        "stores": float(len(latencies)),
+        "p50_ms": _percentile(latencies, 0.50) * 1000,
+        "p99_ms": _percentile(latencies, 0.99) * 1000,
+        "stores_per_s": len(latencies) / elapsed,
+        "entries_in_file": float(stored),
+    }
+
+
+def _load(
+    socket_path: str, workspace: str, clients: int, per_client: int
+) -> tuple[list[float], float]:
+    latencies: list[float] = []
+    lock = threading.Lock()
+    start_gate = threading.Barrier(clients + 1)
+
+    def worker(number: int) -> None:
+        mine: list[float] = []
+        category = CATEGORIES[number % len(CATEGORIES)].value
+        with Client(socket_path, workspace=workspace, timeout=120) as client:
+            client.status()
+            start_gate.wait()
+            for i in range(per_client):
+                content = (
+                    f"Bench client{number} note{i}: q{number}x{i} z{number}k{i} w{number}j{i}."
+                )
+                began = time.perf_counter()
+                client.store(category=category, content=content)
+                mine.append(time.perf_counter() - began)
+        with lock:
+            latencies.extend(mine)
+
+    threads = [threading.Thread(target=worker, args=(n,)) for n in range(clients)]
+    for thread in threads:
+        thread.start()
+    start_gate.wait()
+    began = time.perf_counter()
+    for thread in threads:
+        thread.join()
+    return latencies, time.perf_counter() - began
+
+
+def _wait_until_serving(socket_path: str, daemon: subprocess.Popen[bytes]) -> None:
+    deadline = time.monotonic() + STARTUP_TIMEOUT
+    while time.monotonic() < deadline:
+        if daemon.poll() is not None:
+            raise RuntimeError("memd exited during startup")
+        try:
+            with Client(socket_path, timeout=2) as client:
+                client.status()
+            return
+        except DaemonUnavailable:
+            time.sleep(0.05)
+    raise RuntimeError(f"memd did not start within {STARTUP_TIMEOUT} s")
+
+
+def _percentile(sorted_values: list[float], fraction: float) -> float:
+    index = min(len(sorted_values) - 1, round(fraction * (len(sorted_values) - 1)))
+    return sorted_values[index]
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Print the store load figures."""
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--clients", type=int, default=32)
+    parser.add_argument("--per-client", type=int, default=50)
+    args = parser.parse_args(argv)
+    figures = run(args.clients, args.per_client)
+    print(
+        f"store load: {args.clients} clients x {args.per_client} stores: "
+        f"p50 {figures['p50_ms']:.2f} ms, p99 {figures['p99_ms']:.2f} ms, "
+        f"{figures['stores_per_s']:.0f} stores/s, {figures['entries_in_file']:.0f} in the file"
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,242 @@
+"""BM25 ranking: relevance sanity, tokenising, ties, limits, the empty query, min_score."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from memd.core.categories import CATEGORIES, Category
+from memd.core.mdformat import Entry
+from memd.core.ranking import (
+    CategoryIndex,
+    Hit,
+    SearchResult,
+    build_index,
+    search,
+    tokenize,
+)
+
+RULES = (
+    "Take the lock before writing the file",
+    "Use tabs for indentation in Makefiles",
+    "Never commit secrets or API keys to the repository",
+    "Run the test suite with pytest before pushing",
+    "Prefer anyio over asyncio for async code",
+    "Dates in the UI are shown in the user's time zone",
+    "Call fs.open with an explicit encoding",
+    "The CI cache is keyed by the lockfile hash",
+)
+
+
+def _entries(contents: tuple[str, ...] | list[str], *, first_line: int = 5) -> list[Entry]:
+    return [
+        Entry(line=first_line + 2 * number, slug=None, content=content)
+        for number, content in enumerate(contents)
+    ]
+
+
+def _one(contents: tuple[str, ...] | list[str]) -> list[tuple[Category, CategoryIndex]]:
+    return [(Category.INSTRUCTION, build_index(_entries(contents)))]
+
+
+def _top(query: str, contents: tuple[str, ...] = RULES) -> str:
+    result = search(_one(contents), query, limit=3)
+    assert result.hits, f"no hit for {query!r}"
+    return result.hits[0].entry.content
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ("write lock", "Take the lock before writing the file"),
+        ("locking files when we write", "Take the lock before writing the file"),
+        ("tabs or spaces?", "Use tabs for indentation in Makefiles"),
+        ("secret", "Never commit secrets or API keys to the repository"),
+        ("how do I run tests", "Run the test suite with pytest before pushing"),
+        ("asyncio", "Prefer anyio over asyncio for async code"),
+        ("timezone of dates", "Dates in the UI are shown in the user's time zone"),
+        ("fs.open", "Call fs.open with an explicit encoding"),
+        ("open file encoding", "Call fs.open with an explicit encoding"),
+        ("lockfile", "The CI cache is keyed by the lockfile hash"),
+    ],
+)
+def test_the_obviously_relevant_entry_ranks_first(query: str, expected: str) -> None:
+    assert _top(query) == expected
+
+
+def test_stemming_matches_other_inflections() -> None:
+    contents = ("Writing the file needs the lock", "Reading is free")
+    assert _top("writes", contents) == "Writing the file needs the lock"
+    assert _top("written files", contents) == "Writing the file needs the lock"
+
+
+def test_tokenize_splits_lowercases_drops_stop_words_and_stems() -> None:
+    assert tokenize("Call fs.open() on a UTF-8 file") == ["call", "fs", "open", "utf", "8", "file"]
+    assert tokenize("never-ever: don't") == ["ever"]
+    assert tokenize("Café naïve résumé") == ["cafe", "naiv", "resum"]
+    assert tokenize("the and of , . !") == []
+
+
+def test_slug_words_are_indexed() -> None:
+    entries = [
+        Entry(line=3, slug="tabs-in-makefiles", content="Indent recipes with a real tab."),
+        Entry(line=5, slug="quoting", content="Quote every shell variable."),
+    ]
+    result = search([(Category.QUIRK, build_index(entries))], "makefile", limit=5)
+    assert [hit.entry.line for hit in result.hits] == [3]
+
+
+def test_content_outweighs_the_slug() -> None:
+    entries = [
+        Entry(line=3, slug="deploy-cache", content="Clear the build directory first."),
+        Entry(line=5, slug="builds", content="Clear the deploy cache after a release."),
+    ]
+    result = search([(Category.DECISION, build_index(entries))], "deploy cache", limit=5)
+    assert [hit.entry.line for hit in result.hits] == [5, 3]
+
+
+def test_no_matching_term_means_no_hits() -> None:
+    result = search(_one(RULES), "kubernetes", limit=10)
+    assert result == SearchResult(hits=(), total=0)
+
+
+def test_total_counts_every_match_before_the_limit() -> None:
+    contents = [f"Rule {n} about the lock" for n in range(7)] + ["Unrelated entry"]
+    result = search(_one(contents), "lock", limit=3)
+    assert len(result.hits) == 3
+    assert result.total == 7
+
+
+def test_min_score_filters_hits_and_total() -> None:
+    indexes = _one(RULES)
+    everything = search(indexes, "lock file cache hash", limit=50)
+    assert len(everything.hits) >= 2
+    cut = everything.hits[0].score
+    filtered = search(indexes, "lock file cache hash", limit=50, min_score=cut)
+    assert filtered.hits == tuple(hit for hit in everything.hits if hit.score >= cut)
+    assert filtered.total == len(filtered.hits) < everything.total
+    assert search(indexes, "lock", limit=50, min_score=1e9) == SearchResult(hits=(), total=0)
+
+
+def test_duplicate_query_words_do_not_count_twice() -> None:
+    indexes = _one(RULES)
+    assert search(indexes, "lock lock LOCK locks", limit=5) == search(indexes, "lock", limit=5)
+
+
+def test_scores_are_rounded_to_four_decimals() -> None:
+    for hit in search(_one(RULES), "lock file cache hash", limit=10).hits:
+        assert hit.score > 0
+        assert hit.score == round(hit.score, 4)
+
+
+def test_identical_entries_tie_in_category_then_line_order() -> None:
+    same = "Rotate the signing key every quarter"
+    indexes = [
+        (category, build_index(_entries(["Something else", same, same], first_line=1)))
+        for category in reversed(CATEGORIES)
+    ]
+    hits = search(indexes, "signing key", limit=20).hits
+    assert [(hit.category, hit.entry.line) for hit in hits] == [
+        (category, line) for category in CATEGORIES for line in (3, 5)
+    ]
+    assert len({hit.score for hit in hits}) == 1
+
+
+def test_statistics_cover_exactly_the_indexes_searched() -> None:
+    instructions = build_index(_entries(["Lock the file", "Lock the door", "Lock the gate"]))
+    security = build_index(_entries(["Lock the vault", "Audit the logs"]))
+    alone = search([(Category.SECURITY, security)], "lock", limit=5)
+    together = search(
+        [(Category.INSTRUCTION, instructions), (Category.SECURITY, security)], "lock", limit=5
+    )
+    assert [hit.category for hit in alone.hits] == [Category.SECURITY]
+    vault_alone = alone.hits[0].score
+    vault_together = next(hit.score for hit in together.hits if hit.category is Category.SECURITY)
+    assert vault_together < vault_alone  # "lock" is commoner in the larger corpus
+
+
+@pytest.mark.parametrize("query", ["", "   ", "?!.,", "the and of it", "not never"])
+def test_a_query_without_terms_lists_every_entry_in_order(query: str) -> None:
+    shuffled = _entries(["b one", "b two"])
+    indexes = [
+        (Category.SECURITY, build_index(list(reversed(shuffled)))),
+        (Category.INSTRUCTION, build_index(_entries(["a one", "a two", "a three"]))),
+    ]
+    result = search(indexes, query, limit=4, min_score=99.0)
+    assert result.total == 5
+    assert [(hit.category, hit.entry.content, hit.score) for hit in result.hits] == [
+        (Category.INSTRUCTION, "a one", 0.0),
+        (Category.INSTRUCTION, "a two", 0.0),
+        (Category.INSTRUCTION, "a three", 0.0),
+        (Category.SECURITY, "b one", 0.0),
+    ]
+
+
+def test_empty_indexes_are_fine() -> None:
+    empty = [(Category.QUIRK, build_index([]))]
+    assert search(empty, "lock", limit=3) == SearchResult(hits=(), total=0)
+    assert search(empty, "", limit=3) == SearchResult(hits=(), total=0)
+
+
+def test_build_index_does_not_depend_on_entry_order() -> None:
+    entries = _entries(RULES)
+    shuffled = list(entries)
+    random.Random(7).shuffle(shuffled)
+    for query in ("lock file", "cache hash", "secret keys"):
+        assert search(_one_index(entries), query, limit=10) == search(
+            _one_index(shuffled), query, limit=10
+        )
+
+
+def _one_index(entries: list[Entry]) -> list[tuple[Category, CategoryIndex]]:
+    return [(Category.PREFERENCE, build_index(entries))]
+
+
+_WORDS = ("lock", "file", "write", "cache", "key", "test", "run", "the", "of", "deploy")
+_contents = st.lists(st.sampled_from(_WORDS), min_size=1, max_size=8).map(" ".join)
+_category_entries = st.lists(_contents, max_size=12).map(_entries)
+_workspaces = st.dictionaries(st.sampled_from(CATEGORIES), _category_entries, max_size=5)
+_queries = st.lists(st.sampled_from(_WORDS), max_size=4).map(" ".join)
+
+
+def _indexes(workspace: dict[Category, list[Entry]]) -> list[tuple[Category, CategoryIndex]]:
+    return [(category, build_index(entries)) for category, entries in workspace.items()]
+
+
+@settings(max_examples=200, deadline=None)
+@given(_workspaces, _queries, st.integers(min_value=1, max_value=15))
+def test_a_smaller_limit_returns_a_prefix(
+    workspace: dict[Category, list[Entry]], query: str, limit: int
+) -> None:
+    indexes = _indexes(workspace)
+    small = search(indexes, query, limit=limit)
+    big = search(indexes, query, limit=1000)
+    assert small.hits == big.hits[:limit]
+    assert small.total == big.total == len(big.hits)
+
+
+@settings(max_examples=200, deadline=None)
+@given(_workspaces, _queries, st.randoms(use_true_random=False))
+def test_results_do_not_depend_on_category_order(
+    workspace: dict[Category, list[Entry]], query: str, rng: random.Random
+) -> None:
+    indexes = _indexes(workspace)
+    shuffled = list(indexes)
+    rng.shuffle(shuffled)
+    assert search(indexes, query, limit=10) == search(shuffled, query, limit=10)
+
+
+@settings(max_examples=200, deadline=None)
+@given(_workspaces, _queries)
+def test_hits_are_sorted_and_positive(workspace: dict[Category, list[Entry]], query: str) -> None:
+    hits = search(_indexes(workspace), query, limit=1000).hits
+    order = {category: position for position, category in enumerate(CATEGORIES)}
+    keys = [(-hit.score, order[hit.category], hit.entry.line) for hit in hits]
+    assert keys == sorted(keys)
+    assert len(set(keys)) == len(keys)
+    if tokenize(query):
+        assert all(hit.score > 0 for hit in hits)
+    else:
+        assert all(hit == Hit(category=hit.category, entry=hit.entry, score=0.0) for hit in hits)

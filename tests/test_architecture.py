@@ -1,0 +1,49 @@
+"""The functional core stays pure: `memd.core` imports no I/O, clock, socket or task library."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+CORE = Path(__file__).resolve().parent.parent / "memd" / "core"
+ALLOWED = {
+    "__future__",
+    "collections",
+    "dataclasses",
+    "enum",
+    "functools",
+    "itertools",
+    "math",
+    "re",
+    "typing",
+    "unicodedata",
+    "msgspec",
+    "memd",
+    "memd_client",
+}
+ALLOWED_FROM_CLIENT = {"memd_client.errors"}
+
+
+def _imports(path: Path) -> list[str]:
+    names: list[str] = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            names.extend(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            names.append(node.module)
+    return names
+
+
+def test_core_imports_only_pure_modules() -> None:
+    offenders = {}
+    for path in sorted(CORE.glob("*.py")):
+        bad = [
+            name
+            for name in _imports(path)
+            if name.split(".")[0] not in ALLOWED
+            or (name.startswith("memd_client") and name not in ALLOWED_FROM_CLIENT)
+            or (name.startswith("memd.") and not name.startswith("memd.core"))
+        ]
+        if bad:
+            offenders[path.name] = bad
+    assert offenders == {}
