@@ -3,7 +3,12 @@ client k writing to category k mod 5 of one workspace.
 
 Targets (research/peers.md §5): a store acknowledged (durable) at p50 < 5 ms and p99 < 50 ms
 with 32 concurrent clients, and >= 500 stores/s in aggregate. Every store must land: the
-benchmark fails if the file holds fewer entries than were acknowledged.
+benchmark fails if the files hold fewer entries than were acknowledged.
+
+Seen on the 2-core development VM (clients and daemon share the two cores), 2026-11-22:
+1 client x 100: p50 2.3 ms, p99 6.3 ms, ~410 stores/s; 32 clients x 20: p50 46 ms,
+p99 110 ms, ~680 stores/s. The single-client latency meets the target; under 32 clients the
+daemon's one event loop is CPU-bound (about 1.5 ms of Python per store), so latency is queueing.
 """
 
 from __future__ import annotations
@@ -124,7 +129,10 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--clients", type=int, default=32)
     parser.add_argument("--per-client", type=int, default=50)
+    parser.add_argument("--quick", action="store_true", help="4 clients x 5 stores")
     args = parser.parse_args(argv)
+    if args.quick:
+        args.clients, args.per_client = 4, 5
     figures = run(args.clients, args.per_client)
     print(
         f"store load: {args.clients} clients x {args.per_client} stores: "

@@ -77,7 +77,7 @@ class SearchResult(msgspec.Struct, frozen=True, kw_only=True):
     total: int
 
 
-class _Postings(msgspec.Struct, frozen=True):
+class Postings(msgspec.Struct, frozen=True):
     """The entries (by position in the index) holding one term, with the term's frequency."""
 
     docs: tuple[int, ...]
@@ -97,7 +97,7 @@ class CategoryIndex:
         self,
         entries: tuple[Entry, ...],
         lengths: tuple[float, ...],
-        postings: dict[str, _Postings],
+        postings: dict[str, Postings],
     ) -> None:
         """Wrap prepared index data; use `build_index` instead of calling this directly."""
         self._entries = entries
@@ -135,7 +135,7 @@ class CategoryIndex:
             self._norms[key] = found
         return found
 
-    def postings(self, term: str) -> _Postings | None:
+    def postings(self, term: str) -> Postings | None:
         """Return the entries holding `term` with its frequencies, or None."""
         return self._postings.get(term)
 
@@ -190,7 +190,7 @@ def build_index(entries: Sequence[Entry]) -> CategoryIndex:
             else:
                 found[0].append(position)
                 found[1].append(freq)
-    postings = {term: _Postings(tuple(docs), tuple(freqs)) for term, (docs, freqs) in lists.items()}
+    postings = {term: Postings(tuple(docs), tuple(freqs)) for term, (docs, freqs) in lists.items()}
     return CategoryIndex(ordered, tuple(lengths), postings)
 
 
@@ -293,7 +293,7 @@ def _score(
     """Return the raw BM25 score of every entry holding a query term, per index by position."""
     count = sum(len(index) for _, index in ordered)
     average = math.fsum(index.total_length for _, index in ordered) / max(count, 1) or 1.0
-    plans: list[list[tuple[float, _Postings]]] = [[] for _ in ordered]
+    plans: list[list[tuple[float, Postings]]] = [[] for _ in ordered]
     for term, weight in weights.items():
         found = [index.postings(term) for _, index in ordered]
         frequency = sum(len(postings.docs) for postings in found if postings)
@@ -310,7 +310,7 @@ def _score(
     ]
 
 
-def _accumulate(norm: tuple[float, ...], plan: list[tuple[float, _Postings]]) -> dict[int, float]:
+def _accumulate(norm: tuple[float, ...], plan: list[tuple[float, Postings]]) -> dict[int, float]:
     """Sum BM25 contributions `gain * tf / (tf + norm)` per entry, longest postings first."""
     if not plan:
         return {}
