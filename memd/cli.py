@@ -281,7 +281,7 @@ def render_stats(result: p.StatsResult) -> str:
     lines = [f"Workspace {result.workspace}"]
     for row in result.categories:
         flag = "  OVER LIMIT" if row.entries > row.limit else ""
-        missing = "" if row.exists else "  (no file yet)"
+        missing = f"  ERROR: {row.error}" if row.error else "" if row.exists else "  (no file yet)"
         lines.append(
             f"  {row.category:<11} {row.file:<16} {row.entries:>4} / {row.limit}{flag}{missing}"
         )

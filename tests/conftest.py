@@ -126,3 +126,25 @@ def workspace(short_tmp: Path) -> Path:
     path = short_tmp / "project"
     path.mkdir()
     return path
+
+
+def store_frames(workspace: Path, category: str, count: int, *, prefix: str) -> bytes:
+    """Return `count` newline-ended store requests (ids 0..count-1) with distinct contents."""
+    import msgspec
+
+    return b"".join(
+        msgspec.json.encode(
+            {
+                "jsonrpc": "2.0",
+                "id": n,
+                "method": "store",
+                "params": {
+                    "workspace": str(workspace),
+                    "category": category,
+                    "content": f"{prefix} note{n} q{n}x z{n}k w{n}j.",
+                },
+            }
+        )
+        + b"\n"
+        for n in range(count)
+    )

@@ -6,14 +6,21 @@ Both `Client` (blocking) and `AsyncClient` (anyio) move bytes; this module decid
 from __future__ import annotations
 
 import itertools
+import os
 from typing import Any, TypeVar
 
 import msgspec
 
+from memd_client._framing import LineDecoder
+from memd_client._paths import default_socket_path
 from memd_client.errors import MemdError, from_wire
 from memd_client.protocol import Response
 
 T = TypeVar("T")
+
+DEFAULT_TIMEOUT = 30.0
+# Replies can be large (a `list` of thousands of entries); requests are capped by the daemon.
+MAX_REPLY_FRAME = 256 * 1024 * 1024
 
 _encoder = msgspec.json.Encoder()
 _response_decoder = msgspec.json.Decoder(Response)
@@ -64,3 +71,23 @@ def _convert(result: Any, result_type: type[T]) -> T:
         raise ProtocolViolation(
             f"The daemon's reply did not have the expected shape: {exc}."
         ) from None
+
+
+class ClientBase:
+    """What both clients share: where to connect, the default workspace, framing and ids."""
+
+    def __init__(
+        self,
+        socket_path: str | os.PathLike[str] | None = None,
+        *,
+        workspace: str | os.PathLike[str] | None = None,
+        timeout: float = DEFAULT_TIMEOUT,
+    ) -> None:
+        self.socket_path = default_socket_path(socket_path)
+        self.workspace = os.path.abspath(os.fspath(workspace)) if workspace is not None else None
+        self.timeout = timeout
+        self._connection = Connection()
+        self._reset_decoder()
+
+    def _reset_decoder(self) -> None:
+        self._decoder = LineDecoder(max_frame=MAX_REPLY_FRAME)

@@ -8,14 +8,8 @@ from types import TracebackType
 from typing import Any
 
 from memd_client import _calls, protocol as p
-from memd_client._connection import Connection
-from memd_client._framing import LineDecoder
-from memd_client._paths import default_socket_path
+from memd_client._connection import ClientBase
 from memd_client.errors import ConnectionLost, DaemonUnavailable, RequestTimeout
-
-DEFAULT_TIMEOUT = 30.0
-# Replies can be large (a `list` of thousands of entries); requests are capped by the daemon.
-MAX_REPLY_FRAME = 256 * 1024 * 1024
 
 
 def unavailable(path: str, exc: OSError) -> DaemonUnavailable:
@@ -26,26 +20,14 @@ def unavailable(path: str, exc: OSError) -> DaemonUnavailable:
     )
 
 
-class Client:
+class Client(ClientBase):
     """A blocking connection to memd; methods mirror the protocol and return typed results.
 
     The connection opens on first use and is reused; after a timeout it is closed, since a late
     reply would be out of step. Use it as a context manager or call `close()`.
     """
 
-    def __init__(
-        self,
-        socket_path: str | os.PathLike[str] | None = None,
-        *,
-        workspace: str | os.PathLike[str] | None = None,
-        timeout: float = DEFAULT_TIMEOUT,
-    ) -> None:
-        self.socket_path = default_socket_path(socket_path)
-        self.workspace = os.path.abspath(os.fspath(workspace)) if workspace is not None else None
-        self.timeout = timeout
-        self._sock: socket.socket | None = None
-        self._decoder = LineDecoder(max_frame=MAX_REPLY_FRAME)
-        self._connection = Connection()
+    _sock: socket.socket | None = None
 
     def __enter__(self) -> Client:
         return self
@@ -63,7 +45,7 @@ class Client:
         if self._sock is not None:
             self._sock.close()
             self._sock = None
-            self._decoder = LineDecoder(max_frame=MAX_REPLY_FRAME)
+            self._reset_decoder()
 
     def call(self, call: _calls.Call) -> Any:
         """Send one prepared request and return its typed result."""

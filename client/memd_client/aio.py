@@ -14,36 +14,22 @@ import anyio
 from anyio.abc import SocketStream
 
 from memd_client import _calls, protocol as p
-from memd_client._connection import Connection
-from memd_client._framing import LineDecoder
-from memd_client._paths import default_socket_path
-from memd_client._sync import DEFAULT_TIMEOUT, MAX_REPLY_FRAME, unavailable
+from memd_client._connection import ClientBase
+from memd_client._sync import unavailable
 from memd_client.errors import ConnectionLost, RequestTimeout
 
 __all__ = ["AsyncClient"]
 
 
-class AsyncClient:
+class AsyncClient(ClientBase):
     """An anyio connection to memd; the same methods as `Client`, awaitable.
 
     Calls on one client are sent one at a time (a lock keeps replies in step); open several
     clients for parallel requests.
     """
 
-    def __init__(
-        self,
-        socket_path: str | os.PathLike[str] | None = None,
-        *,
-        workspace: str | os.PathLike[str] | None = None,
-        timeout: float = DEFAULT_TIMEOUT,
-    ) -> None:
-        self.socket_path = default_socket_path(socket_path)
-        self.workspace = os.path.abspath(os.fspath(workspace)) if workspace is not None else None
-        self.timeout = timeout
-        self._stream: SocketStream | None = None
-        self._decoder = LineDecoder(max_frame=MAX_REPLY_FRAME)
-        self._connection = Connection()
-        self._lock = anyio.Lock()
+    _stream: SocketStream | None = None
+    _lock: anyio.Lock | None = None
 
     async def __aenter__(self) -> AsyncClient:
         return self
@@ -60,12 +46,14 @@ class AsyncClient:
         """Close the connection (the next call reconnects)."""
         if self._stream is not None:
             stream, self._stream = self._stream, None
-            self._decoder = LineDecoder(max_frame=MAX_REPLY_FRAME)
+            self._reset_decoder()
             with anyio.CancelScope(shield=True):
                 await stream.aclose()
 
     async def call(self, call: _calls.Call) -> Any:
         """Send one prepared request and return its typed result."""
+        if self._lock is None:
+            self._lock = anyio.Lock()
         async with self._lock:
             request_id, frame = self._connection.request(call.method, call.params)
             try:

@@ -244,13 +244,14 @@ class StatsParams(_Params):
 
 
 class CategoryStats(_Result):
-    """One category's file, entry count and limit."""
+    """One category's file, entry count and limit; `error` says why a file could not be read."""
 
     category: str
     file: str
     entries: int
     limit: int
     exists: bool
+    error: str | None = None
 
 
 class StatsResult(_Result):

@@ -19,7 +19,7 @@ from __future__ import annotations
 import enum
 import functools
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 
 import msgspec
 
@@ -264,9 +264,3 @@ def _decide(content: str, best: Entry | None, score: float) -> Match:
     if score >= SKIP_THRESHOLD and not conflict:
         return Match(verdict=Verdict.SKIP, similarity=score, entry=best, conflict=False)
     return Match(verdict=Verdict.UPDATE, similarity=score, entry=best, conflict=conflict)
-
-
-def most_similar(content: str, candidates: Sequence[Entry]) -> tuple[Entry | None, float]:
-    """Return the best-matching entry for `content` and its similarity (None, 0.0 if none)."""
-    match = find_match(content, candidates)
-    return match.entry, match.similarity

@@ -19,6 +19,7 @@ Store rules (the public contract):
 from __future__ import annotations
 
 import re
+from typing import Literal
 
 import msgspec
 
@@ -65,10 +66,13 @@ Command = Store | Delete | Cleanup
 # ---------------------------------------------------------------------------- outcomes
 
 
+StoreAction = Literal["stored", "updated", "skipped"]
+
+
 class StoreOutcome(msgspec.Struct, frozen=True, kw_only=True):
     """What a store did: action, the entry as it stands, and what it was compared with."""
 
-    action: str
+    action: StoreAction
     line: int
     slug: str | None
     content: str
@@ -202,7 +206,7 @@ def _upsert_existing(
 
 def _outcome(
     count: int,
-    action: str,
+    action: StoreAction,
     entry: Entry,
     score: float,
     matched: Entry | None,

@@ -25,7 +25,7 @@ import time
 
 import anyio
 import msgspec
-from anyio.abc import SocketListener, SocketStream, TaskGroup, TaskStatus
+from anyio.abc import SocketAttribute, SocketListener, SocketStream, TaskGroup, TaskStatus
 
 from memd import __version__
 from memd.server.dispatch import Dispatcher, error_frame
@@ -224,7 +224,7 @@ def _peer_uid(stream: SocketStream) -> int | None:
     option = getattr(socket, "SO_PEERCRED", None)
     if option is None:
         return None
-    raw = stream.extra(anyio.abc.SocketAttribute.raw_socket)
+    raw = stream.extra(SocketAttribute.raw_socket)
     size = struct.calcsize("3i")
     _pid, uid, _gid = struct.unpack("3i", raw.getsockopt(socket.SOL_SOCKET, option, size))
     return int(uid)

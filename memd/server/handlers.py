@@ -158,6 +158,7 @@ class Methods:
                 entries=len(s.entries),
                 limit=c.limit,
                 exists=s.doc is not None,
+                error=None if s.error is None else s.error.message,
             )
             for c, s in snapshots.items()
         ]
@@ -235,7 +236,7 @@ def store_result(category: Category, outcome: transitions.StoreOutcome) -> p.Sto
     )
     over_limit = outcome.entries > category.limit
     return p.StoreResult(
-        action=outcome.action,  # type: ignore[arg-type]  # one of the StoreAction literals
+        action=outcome.action,
         category=category.value,
         file=category.file,
         line=outcome.line,

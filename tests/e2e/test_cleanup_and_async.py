@@ -5,20 +5,17 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from memd_client import Client, InvalidEntry
-from memd_client.aio import AsyncClient
 
 from memd.core import mdformat
+from memd_client import Client, InvalidEntry
+from memd_client.aio import AsyncClient
 from tests.conftest import DaemonProcess
 
 pytestmark = pytest.mark.e2e
 
 HAND_WRITTEN = (
     "# Security\n\nRules that must NEVER be broken. Always read this file.\n\n"
-    + "".join(
-        f"- [rule-{n}] Guard secret{n} with key{n} in vault{n}.\n"
-        for n in range(33)
-    )
+    + "".join(f"- [rule-{n}] Guard secret{n} with key{n} in vault{n}.\n" for n in range(33))
     + "- Never commit the .env file with production secrets\n"
     + "- Never commit the .env file containing production secrets to git\n"
     + "Some prose a person wrote.\n"

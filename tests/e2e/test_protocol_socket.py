@@ -9,7 +9,7 @@ from typing import Any
 import msgspec
 import pytest
 
-from tests.conftest import DaemonProcess
+from tests.conftest import DaemonProcess, store_frames
 
 pytestmark = pytest.mark.e2e
 
@@ -44,22 +44,7 @@ def test_oversize_frame_gets_32600_and_the_connection_closes(daemon: DaemonProce
 
 def test_pipelined_requests_all_get_answers(daemon: DaemonProcess, workspace: Path) -> None:
     with connect(daemon.socket_path) as sock:
-        frames = b"".join(
-            msgspec.json.encode(
-                {
-                    "jsonrpc": "2.0",
-                    "id": n,
-                    "method": "store",
-                    "params": {
-                        "workspace": str(workspace),
-                        "category": "Quirk",
-                        "content": f"Pipelined q{n}z note{n}x w{n}k.",
-                    },
-                }
-            )
-            + b"\n"
-            for n in range(20)
-        )
+        frames = store_frames(workspace, "Quirk", 20, prefix="Pipelined")
         sock.sendall(frames)
         replies = read_lines(sock, 20)
     assert sorted(r["id"] for r in replies) == list(range(20))

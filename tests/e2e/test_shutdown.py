@@ -10,7 +10,7 @@ import msgspec
 import pytest
 
 from memd.core import mdformat
-from tests.conftest import start_daemon
+from tests.conftest import start_daemon, store_frames
 
 pytestmark = pytest.mark.e2e
 
@@ -20,22 +20,7 @@ def test_sigterm_finishes_queued_writes_and_replies(short_tmp: Path, workspace: 
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     sock.settimeout(30)
     sock.connect(str(daemon.socket_path))
-    frames = b"".join(
-        msgspec.json.encode(
-            {
-                "jsonrpc": "2.0",
-                "id": n,
-                "method": "store",
-                "params": {
-                    "workspace": str(workspace),
-                    "category": "Decision",
-                    "content": f"Shutdown note{n} q{n}x z{n}k w{n}j.",
-                },
-            }
-        )
-        + b"\n"
-        for n in range(300)
-    )
+    frames = store_frames(workspace, "Decision", 300, prefix="Shutdown")
     sock.sendall(frames)
     first = sock.recv(1)
     daemon.process.send_signal(signal.SIGTERM)
