@@ -13,6 +13,7 @@ Store rules (the public contract):
   matched line in place, keeping its slug) or store (a new line with a derived, unique slug).
 - A negation flip against the replaced entry is reported as `conflict`; it is never skipped.
 - Stores never evict: a category over its limit is reported (`over_limit`) and left to cleanup.
+- The text an update replaces goes to the archive, like every other removed entry.
 - `dry_run` computes the same outcome and leaves the document unchanged.
 """
 
@@ -124,8 +125,9 @@ def apply(category: Category, doc: Document | None, command: Command) -> Transit
         case Store():
             base = doc if doc is not None else mdformat.new_document(category)
             new_doc, outcome = store(base, command)
-            unchanged = command.dry_run or new_doc is base
-            return Transition(doc=doc if unchanged else new_doc, outcome=outcome)
+            if command.dry_run or new_doc is base:
+                return Transition(doc=doc, outcome=outcome)
+            return Transition(doc=new_doc, outcome=outcome, archived=_replaced(category, outcome))
         case Delete():
             if doc is None:
                 return Transition(doc=None, outcome=DeleteOutcome(deleted=False, entry=None))
@@ -135,6 +137,16 @@ def apply(category: Category, doc: Document | None, command: Command) -> Transit
             return (
                 transition if doc is not None else Transition(doc=None, outcome=transition.outcome)
             )
+
+
+def _replaced(category: Category, outcome: StoreOutcome) -> tuple[ArchivedEntry, ...]:
+    """Return the archive record for the text an update replaced (nothing is silently lost)."""
+    old = outcome.matched
+    if outcome.action != "updated" or old is None:
+        return ()
+    how = "replaced by a contradicting entry" if outcome.conflict else "updated"
+    reason = f"{how} as [{outcome.slug}]"
+    return (ArchivedEntry(category=category, slug=old.slug, content=old.content, reason=reason),)
 
 
 def clean_content(content: str) -> str:

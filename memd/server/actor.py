@@ -8,11 +8,13 @@ once (atomic and durable), publishes the new snapshot, and only then replies to 
 So a reply means the change is on disk, and any read that starts after a reply sees it.
 
 Reads never go through the mailbox: they use `snapshot`, which is replaced (never mutated) after
-each commit.
+each commit. A reader that finds the file changed on disk (`is_stale`) calls `sync()`, which
+queues an empty command: the actor re-reads the file in its next commit.
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import logging
 import os
@@ -82,7 +84,7 @@ class _Reply:
 
 
 class _Envelope:
-    def __init__(self, command: transitions.Command) -> None:
+    def __init__(self, command: transitions.Command | None) -> None:
         self.command = command
         self.reply = _Reply()
 
@@ -132,8 +134,22 @@ class CategoryActor:
         """Stop taking commands; queued ones are still carried out."""
         self._send.close()
 
-    async def submit(self, command: transitions.Command) -> transitions.Outcome:
+    def is_stale(self, fingerprint: storage.Fingerprint | None) -> bool:
+        """Return True if the file on disk (`fingerprint`) is not what the snapshot holds."""
+        return self.snapshot.error is not None or fingerprint != self._fingerprint
+
+    async def sync(self) -> None:
+        """Wait until the snapshot holds the file as it is on disk now.
+
+        A file that cannot be read leaves its error in `snapshot.error` instead of raising.
+        """
+        with contextlib.suppress(RpcError):
+            await self.submit(None)
+
+    async def submit(self, command: transitions.Command | None) -> transitions.Outcome:
         """Queue `command`, wait until it is durable, and return its outcome.
+
+        `None` is the empty command: it only makes the actor re-read a changed file.
 
         Raises:
             ServerBusy: the mailbox stayed full for SUBMIT_TIMEOUT seconds.
@@ -206,11 +222,14 @@ class CategoryActor:
 
 def _apply_all(
     category: Category, doc: Document | None, batch: list[_Envelope]
-) -> tuple[Document | None, list[transitions.Outcome | RpcError], list[ArchivedEntry]]:
+) -> tuple[Document | None, list[transitions.Outcome | RpcError | None], list[ArchivedEntry]]:
     """Apply each queued command in order; a failing command leaves the document as it was."""
-    results: list[transitions.Outcome | RpcError] = []
+    results: list[transitions.Outcome | RpcError | None] = []
     archived: list[ArchivedEntry] = []
     for envelope in batch:
+        if envelope.command is None:
+            results.append(None)
+            continue
         try:
             transition = transitions.apply(category, doc, envelope.command)
         except RpcError as error:

@@ -23,7 +23,7 @@ from memd.core.mdformat import Entry
 from memd.server.actor import Snapshot
 from memd.server.workspace import Registry, Workspace
 from memd_client import protocol as p
-from memd_client.errors import EntryNotFound, InvalidParams
+from memd_client.errors import EntryNotFound, InvalidParams, RpcError
 
 Handler = Callable[[Any], Awaitable[Any]]
 
@@ -61,6 +61,7 @@ class Methods:
         """Rank the workspace's entries against the query."""
         workspace = await self.registry.get(params.workspace)
         categories = _categories(params.category)
+        await workspace.refresh(categories)
         indexes = [(c, _loaded(workspace, c).index) for c in categories]
         found = ranking.search(
             indexes, params.query, limit=params.limit, min_score=params.min_score
@@ -85,6 +86,7 @@ class Methods:
             if params.category is None:
                 raise InvalidParams("get by slug needs `category` too.")
             category = parse_category(params.category)
+            await workspace.refresh((category,))
             found = [e for e in _loaded(workspace, category).entries if e.slug == params.slug]
             if not found:
                 raise EntryNotFound(
@@ -96,6 +98,7 @@ class Methods:
             raise InvalidParams("get needs either `category` and `slug`, or `file` and `lines`.")
         category = category_for_file(params.file)
         first, last = parse_line_range(params.lines)
+        await workspace.refresh((category,))
         entries = _loaded(workspace, category).entries
         return p.EntriesResult(
             entries=[entry_info(category, e) for e in entries if first <= e.line <= last]
@@ -104,10 +107,12 @@ class Methods:
     async def list(self, params: p.ListParams) -> p.EntriesResult:
         """Return every entry of the workspace, or of one category."""
         workspace = await self.registry.get(params.workspace)
+        categories = _categories(params.category)
+        await workspace.refresh(categories)
         return p.EntriesResult(
             entries=[
                 entry_info(category, entry)
-                for category in _categories(params.category)
+                for category in categories
                 for entry in _loaded(workspace, category).entries
             ]
         )
@@ -134,22 +139,29 @@ class Methods:
         """Plan (or apply) merges, prunes and slug assignments in every category at once."""
         workspace = await self.registry.get(params.workspace)
         outcomes: dict[Category, transitions.CleanupOutcome] = {}
+        errors: list[RpcError] = []
 
         async def run(category: Category) -> None:
-            outcome = await workspace.actor(category).submit(
-                transitions.Cleanup(apply=params.apply)
-            )
+            command = transitions.Cleanup(apply=params.apply)
+            try:
+                outcome = await workspace.actor(category).submit(command)
+            except RpcError as error:
+                errors.append(error)
+                return
             assert isinstance(outcome, transitions.CleanupOutcome)
             outcomes[category] = outcome
 
         async with anyio.create_task_group() as tg:
             for category in CATEGORIES:
                 tg.start_soon(run, category)
+        if errors:
+            raise errors[0]
         return cleanup_result(workspace, {c: outcomes[c].plan for c in CATEGORIES}, params.apply)
 
     async def stats(self, params: p.StatsParams) -> p.StatsResult:
         """Per-category entry counts, limits and the time the files were last read."""
         workspace = await self.registry.get(params.workspace)
+        await workspace.refresh(CATEGORIES)
         snapshots = {c: workspace.actor(c).snapshot for c in CATEGORIES}
         rows = [
             p.CategoryStats(

@@ -13,7 +13,7 @@ from __future__ import annotations
 import datetime
 import logging
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import anyio
 from anyio.abc import TaskGroup, TaskStatus
@@ -53,6 +53,29 @@ class Workspace:
         """Stop taking writes; queued writes still finish."""
         for actor in self.actors.values():
             actor.close()
+
+    async def refresh(self, categories: Sequence[Category]) -> None:
+        """Make the snapshots of `categories` current with their files on disk.
+
+        One worker-thread hop stats every file; only actors whose file changed re-read it.
+
+        Raises:
+            StorageError: a file could not even be checked.
+        """
+        actors = [self.actors[c] for c in categories]
+        paths = [a.path for a in actors]
+        prints = await anyio.to_thread.run_sync(
+            lambda: [storage.current_fingerprint(path) for path in paths]
+        )
+        stale = [
+            a for a, fingerprint in zip(actors, prints, strict=True) if a.is_stale(fingerprint)
+        ]
+        if len(stale) == 1:
+            await stale[0].sync()
+        elif stale:
+            async with anyio.create_task_group() as tg:
+                for actor in stale:
+                    tg.start_soon(actor.sync)
 
     def actor(self, category: Category) -> CategoryActor:
         """Return the actor that owns `category`'s file."""

@@ -137,3 +137,32 @@ def test_delete_of_a_missing_slug_changes_nothing() -> None:
     assert result.doc is doc and result.archived == ()
     assert isinstance(result.outcome, DeleteOutcome) and not result.outcome.deleted
     assert transitions.apply(CAT, None, Delete(slug="nope")).doc is None
+
+
+def test_an_update_archives_the_text_it_replaces() -> None:
+    doc, _ = _store(None, "Tests for the parser module need the fixtures directory.")
+    result = transitions.apply(
+        CAT, doc, Store(content="Tests for the lexer module need the fixtures directory.")
+    )
+    assert isinstance(result.outcome, StoreOutcome)
+    assert result.outcome.action == "updated"
+    assert [(a.content, a.reason) for a in result.archived] == [
+        (
+            "Tests for the parser module need the fixtures directory.",
+            f"updated as [{result.outcome.slug}]",
+        )
+    ]
+    flipped = transitions.apply(
+        CAT,
+        result.doc,
+        Store(content="Tests for the lexer module never need the fixtures directory."),
+    )
+    assert [a.reason for a in flipped.archived] == [
+        f"replaced by a contradicting entry as [{result.outcome.slug}]"
+    ]
+    dry = transitions.apply(
+        CAT,
+        doc,
+        Store(content="Tests for the lexer module need the fixtures directory.", dry_run=True),
+    )
+    assert dry.archived == ()

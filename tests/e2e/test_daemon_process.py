@@ -176,3 +176,18 @@ def test_workspace_must_be_absolute_and_exist(daemon: DaemonProcess, workspace: 
             client.stats(workspace=workspace / "missing")
         with pytest.raises(InvalidParams, match="absolute"):
             client.call(_calls.stats("relative/path"))
+
+
+def test_reads_see_hand_edits_and_deletions_at_once(daemon: DaemonProcess, workspace: Path) -> None:
+    with Client(daemon.socket_path, workspace=workspace) as client:
+        client.store(category="Preference", content="Prefer ripgrep over grep.", slug="rg")
+        path = workspace / ".memory" / "preferences.md"
+        with path.open("a") as handle:
+            handle.write("\n- [by-hand] Prefer fd over find for file searches.\n")
+        assert client.query("file searches").results[0].slug == "by-hand"
+        assert [e.slug for e in client.list(category="Preference").entries] == ["rg", "by-hand"]
+        path.unlink()
+        assert client.list().entries == []
+        assert client.stats().categories[2].exists is False
+        (workspace / ".memory" / "quirks.md").write_text("- [q] A quirk typed by hand.\n")
+        assert client.get(category="Quirk", slug="q").entries[0].content == "A quirk typed by hand."

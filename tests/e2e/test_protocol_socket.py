@@ -96,3 +96,21 @@ def test_unreadable_category_file_is_reported_and_left_alone(
     assert reply["error"]["code"] == 1004
     assert "UTF-8" in reply["error"]["message"]
     assert (memory / "quirks.md").read_bytes() == b"# Quirk\n\n- [bad] caf\xe9\n"
+
+
+def test_cleanup_with_an_unreadable_file_reports_1004(
+    daemon: DaemonProcess, workspace: Path
+) -> None:
+    memory = workspace / ".memory"
+    memory.mkdir()
+    (memory / "quirks.md").write_bytes(b"- [bad] caf\xe9\n")
+    request = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "cleanup",
+        "params": {"workspace": str(workspace)},
+    }
+    with connect(daemon.socket_path) as sock:
+        sock.sendall(msgspec.json.encode(request) + b"\n")
+        (reply,) = read_lines(sock, 1)
+    assert reply["error"]["code"] == 1004
