@@ -17,10 +17,18 @@ from typing import Any
 import msgspec
 
 from memd import __version__
-from memd_client import Client, DaemonUnavailable, MemdError, find_workspace, protocol as p
+from memd_client import (
+    Client,
+    DaemonUnavailable,
+    MemdError,
+    RpcError,
+    find_workspace,
+    protocol as p,
+)
 from memd_client._framing import DEFAULT_MAX_FRAME
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_UNREACHABLE = 0, 1, 2, 3
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -31,7 +39,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help(sys.stderr)
         return EXIT_USAGE
     if args.verb == "serve":
+        if args.log_level not in LOG_LEVELS:
+            parser.error(f"MEMD_LOG_LEVEL must be one of {', '.join(LOG_LEVELS)}")
         return run_serve(args)
+    if args.verb == "get" and args.slug is None and (args.file is None or args.lines is None):
+        parser.error(
+            "get needs a SLUG, or --file and --lines (e.g. --file decisions.md --lines 3-9)"
+        )
     return run_client_verb(args)
 
 
@@ -42,6 +56,8 @@ def build_parser() -> argparse.ArgumentParser:
     """Return the argument parser for every verb."""
     common = argparse.ArgumentParser(add_help=False)
     _add_common(common, suppress=True)
+    socket_only = argparse.ArgumentParser(add_help=False)
+    socket_only.add_argument("--socket", default=argparse.SUPPRESS, help="socket path to serve on")
     parser = argparse.ArgumentParser(
         prog="memd", description="memd: one shared memory daemon for AI coding agents."
     )
@@ -49,9 +65,22 @@ def build_parser() -> argparse.ArgumentParser:
     _add_common(parser, suppress=False)
     verbs = parser.add_subparsers(dest="verb", metavar="VERB")
 
-    serve = verbs.add_parser("serve", parents=[common], help="run the daemon in the foreground")
-    serve.add_argument("--max-frame-bytes", type=_positive_int, default=DEFAULT_MAX_FRAME)
-    serve.add_argument("--log-level", default=os.environ.get("MEMD_LOG_LEVEL", "INFO"))
+    serve = verbs.add_parser(
+        "serve", parents=[socket_only], help="run the daemon in the foreground"
+    )
+    serve.add_argument(
+        "--max-frame-bytes",
+        type=_positive_int,
+        default=DEFAULT_MAX_FRAME,
+        help=f"largest request accepted (default {DEFAULT_MAX_FRAME})",
+    )
+    serve.add_argument(
+        "--log-level",
+        type=str.upper,
+        choices=LOG_LEVELS,
+        default=os.environ.get("MEMD_LOG_LEVEL", "INFO").upper(),
+        help="default: $MEMD_LOG_LEVEL or INFO",
+    )
 
     store = verbs.add_parser("store", parents=[common], help="store one memory")
     store.add_argument("--category", "-c", default="Instruction", help="default: Instruction")
@@ -93,7 +122,10 @@ def _add_common(parser: argparse.ArgumentParser, *, suppress: bool) -> None:
         "--workspace", "-w", default=default, help="project root (default: nearest .memory/.git)"
     )
     parser.add_argument(
-        "--json", action="store_true", default=argparse.SUPPRESS if suppress else False
+        "--json",
+        action="store_true",
+        default=argparse.SUPPRESS if suppress else False,
+        help="print the result (or the error) as JSON",
     )
 
 
@@ -116,7 +148,7 @@ def run_serve(args: argparse.Namespace) -> int:
 
     logging.basicConfig(
         stream=sys.stderr,
-        level=args.log_level.upper(),
+        level=args.log_level,
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
     config = Config(socket_path=_socket_path(args), max_frame=args.max_frame_bytes)
@@ -146,17 +178,23 @@ def run_client_verb(args: argparse.Namespace) -> int:
     try:
         with Client(args.socket, workspace=workspace) as client:
             result, render, ok = VERBS[args.verb](client, args)
-    except DaemonUnavailable as exc:
-        print(f"memd: {exc.message}", file=sys.stderr)
-        return EXIT_UNREACHABLE
     except MemdError as exc:
-        print(f"memd: {exc.message}", file=sys.stderr)
-        return EXIT_ERROR
+        _report_error(exc, as_json=args.json)
+        return EXIT_UNREACHABLE if isinstance(exc, DaemonUnavailable) else EXIT_ERROR
     if args.json:
         print(msgspec.json.format(msgspec.json.encode(result), indent=2).decode())
     else:
         print(render(result))
     return EXIT_OK if ok else EXIT_ERROR
+
+
+def _report_error(exc: MemdError, *, as_json: bool) -> None:
+    """Print `exc` on stderr: one sentence, or with --json an error object on stdout too."""
+    print(f"memd: {exc.message}", file=sys.stderr)
+    if as_json:
+        code = exc.code if isinstance(exc, RpcError) else None
+        error = {"error": {"code": code, "type": type(exc).__name__, "message": exc.message}}
+        print(msgspec.json.format(msgspec.json.encode(error), indent=2).decode())
 
 
 Outcome = tuple[Any, Callable[[Any], str], bool]
@@ -185,10 +223,6 @@ def _list(client: Client, args: argparse.Namespace) -> Outcome:
 
 def _get(client: Client, args: argparse.Namespace) -> Outcome:
     if args.slug is None:
-        if args.file is None or args.lines is None:
-            raise MemdError(
-                "Give a SLUG, or --file and --lines (e.g. --file decisions.md --lines 3-9)."
-            )
         return client.get(file=args.file, lines=args.lines), render_entries, True
     if args.category is not None:
         return client.get(category=args.category, slug=args.slug), render_entries, True

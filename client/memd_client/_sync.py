@@ -14,7 +14,7 @@ from memd_client.errors import ConnectionLost, DaemonUnavailable, RequestTimeout
 
 def unavailable(path: str, exc: OSError) -> DaemonUnavailable:
     """Return the error for a daemon that cannot be reached at `path`."""
-    reason = exc.strerror or type(exc).__name__
+    reason = exc.strerror or str(exc) or type(exc).__name__
     return DaemonUnavailable(
         f"No memd daemon is answering on {path} ({reason}); start one with `memd serve`."
     )

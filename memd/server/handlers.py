@@ -285,13 +285,17 @@ def store_message(category: Category, outcome: transitions.StoreOutcome, over_li
     else:
         text = f'Stored in {file} as [{slug}]: "{content}"'
     if outcome.dry_run:
-        text = f"Dry run, nothing written. {text}"
+        text = f"Dry run, nothing written; would have done this: {text}"
     if over_limit:
         text += (
             f" {category.value} now holds {outcome.entries} entries, over its limit of "
             f"{category.limit}; run `memd cleanup` to review."
         )
     return text
+
+
+def _count(number: int, one: str, many: str | None = None) -> str:
+    return f"{number} {one if number == 1 else many or one + 's'}"
 
 
 def cleanup_result(
@@ -324,15 +328,17 @@ def cleanup_result(
     if not (merged or pruned or slugged):
         message = "Memory is already clean; nothing to merge, prune or slug."
     else:
-        verb = "Cleaned up" if applied else "Cleanup would change"
+        merged_away = removed - len(pruned)
+        verb = "Cleaned up" if applied else "Cleanup would make"
         message = (
-            f"{verb}: {len(merged)} merge(s) removing {removed - len(pruned)} entr(y/ies), "
-            f"{len(pruned)} pruned, {len(slugged)} slug(s) assigned."
+            f"{verb}: {_count(len(merged), 'merge')} folding away "
+            f"{_count(merged_away, 'entry', 'entries')}, {_count(len(pruned), 'prune')}, "
+            f"{_count(len(slugged), 'new slug')}."
         )
         message += (
             f" Removed entries are kept in {ARCHIVE_FILE}."
             if applied
-            else " Nothing was written; run with apply to carry it out."
+            else " Nothing was written; run `memd cleanup --apply` (apply: true) to do it."
         )
     return p.CleanupResult(
         applied=applied,

@@ -79,7 +79,7 @@ def test_dry_run_stats_status_cleanup(daemon: DaemonProcess, workspace: Path) ->
         cwd=workspace,
         socket=sock,
     )
-    assert dry.stdout.startswith("Dry run, nothing written.")
+    assert dry.stdout.startswith("Dry run, nothing written; would have done this: Stored in")
     assert not (workspace / ".memory").exists()
     stats = memd("stats", cwd=workspace, socket=sock)
     assert "Decision" in stats.stdout
@@ -102,6 +102,16 @@ def test_usage_errors_exit_2(workspace: Path) -> None:
     assert memd("store", cwd=workspace).returncode == 2
     assert memd("frobnicate", cwd=workspace).returncode == 2
     assert memd(cwd=workspace).returncode == 2
+    assert memd("get", cwd=workspace).returncode == 2
+    bad_level = memd("serve", "--log-level", "nope", cwd=workspace)
+    assert bad_level.returncode == 2
+    assert "Traceback" not in bad_level.stderr
+
+
+def test_json_errors_are_machine_readable(daemon: DaemonProcess, workspace: Path) -> None:
+    result = memd("store", "--json", "-c", "Nope", "x", cwd=workspace, socket=daemon.socket_path)
+    assert result.returncode == 1
+    assert json.loads(result.stdout)["error"]["code"] == 1001
 
 
 def test_unreachable_daemon_exits_3_and_says_how_to_start_it(
@@ -110,3 +120,6 @@ def test_unreachable_daemon_exits_3_and_says_how_to_start_it(
     result = memd("query", "x", cwd=workspace, socket=short_tmp / "nobody.sock")
     assert result.returncode == 3
     assert "memd serve" in result.stderr
+    too_long = memd("status", cwd=workspace, socket=short_tmp / ("x" * 120))
+    assert too_long.returncode == 3
+    assert "too long" in too_long.stderr
