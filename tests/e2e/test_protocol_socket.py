@@ -31,6 +31,15 @@ def read_lines(sock: socket.socket, count: int) -> list[Any]:
     return [msgspec.json.decode(line) for line in buffer.split(b"\n") if line.strip()]
 
 
+def rpc(path: Path, method: str, params: dict[str, Any], request_id: Any = 1) -> Any:
+    """Send one request on a fresh connection and return the decoded reply."""
+    request = {"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}
+    with connect(path) as sock:
+        sock.sendall(msgspec.json.encode(request) + b"\n")
+        (reply,) = read_lines(sock, 1)
+    return reply
+
+
 def test_oversize_frame_gets_32600_and_the_connection_closes(daemon: DaemonProcess) -> None:
     with connect(daemon.socket_path) as sock:
         sock.sendall(
@@ -64,15 +73,7 @@ def test_pipelined_requests_all_get_answers(daemon: DaemonProcess, workspace: Pa
 def test_domain_errors_have_positive_codes(
     daemon: DaemonProcess, workspace: Path, params: dict[str, Any], code: int, needle: str
 ) -> None:
-    request = {
-        "jsonrpc": "2.0",
-        "id": "r",
-        "method": "store",
-        "params": {"workspace": str(workspace), **params},
-    }
-    with connect(daemon.socket_path) as sock:
-        sock.sendall(msgspec.json.encode(request) + b"\n")
-        (reply,) = read_lines(sock, 1)
+    reply = rpc(daemon.socket_path, "store", {"workspace": str(workspace), **params}, "r")
     assert reply["id"] == "r"
     assert reply["error"]["code"] == code
     assert needle in reply["error"]["message"]
@@ -84,15 +85,8 @@ def test_unreadable_category_file_is_reported_and_left_alone(
     memory = workspace / ".memory"
     memory.mkdir()
     (memory / "quirks.md").write_bytes(b"# Quirk\n\n- [bad] caf\xe9\n")
-    request = {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "store",
-        "params": {"workspace": str(workspace), "category": "Quirk", "content": "New one."},
-    }
-    with connect(daemon.socket_path) as sock:
-        sock.sendall(msgspec.json.encode(request) + b"\n")
-        (reply,) = read_lines(sock, 1)
+    params = {"workspace": str(workspace), "category": "Quirk", "content": "New one."}
+    reply = rpc(daemon.socket_path, "store", params)
     assert reply["error"]["code"] == 1004
     assert "UTF-8" in reply["error"]["message"]
     assert (memory / "quirks.md").read_bytes() == b"# Quirk\n\n- [bad] caf\xe9\n"
@@ -104,13 +98,5 @@ def test_cleanup_with_an_unreadable_file_reports_1004(
     memory = workspace / ".memory"
     memory.mkdir()
     (memory / "quirks.md").write_bytes(b"- [bad] caf\xe9\n")
-    request = {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "cleanup",
-        "params": {"workspace": str(workspace)},
-    }
-    with connect(daemon.socket_path) as sock:
-        sock.sendall(msgspec.json.encode(request) + b"\n")
-        (reply,) = read_lines(sock, 1)
+    reply = rpc(daemon.socket_path, "cleanup", {"workspace": str(workspace)})
     assert reply["error"]["code"] == 1004
