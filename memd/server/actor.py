@@ -167,7 +167,13 @@ class CategoryActor:
             ) from None
         except (anyio.ClosedResourceError, anyio.BrokenResourceError):
             raise ShuttingDown("memd is shutting down; retry once it is back.") from None
-        outcome: transitions.Outcome = await envelope.reply.wait()
+        try:
+            outcome: transitions.Outcome = await envelope.reply.wait()
+        except TimeoutError:
+            raise ServerBusy(
+                f"The write to {self.category.file} did not finish within {REPLY_TIMEOUT:g} s and "
+                "may still be applied; check with `list` before retrying."
+            ) from None
         return outcome
 
     async def _reload(self) -> None:
