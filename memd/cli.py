@@ -22,6 +22,7 @@ from memd_client import (
     DaemonUnavailable,
     MemdError,
     RpcError,
+    default_socket_path,
     find_workspace,
     protocol as p,
 )
@@ -151,7 +152,7 @@ def run_serve(args: argparse.Namespace) -> int:
         level=args.log_level,
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
-    config = Config(socket_path=_socket_path(args), max_frame=args.max_frame_bytes)
+    config = Config(socket_path=default_socket_path(args.socket), max_frame=args.max_frame_bytes)
     try:
         anyio.run(serve, config)
     except (AlreadyRunning, SocketPathError) as exc:
@@ -161,12 +162,6 @@ def run_serve(args: argparse.Namespace) -> int:
         print(f"memd: cannot serve on {config.socket_path}: {exc}", file=sys.stderr)
         return EXIT_ERROR
     return EXIT_OK
-
-
-def _socket_path(args: argparse.Namespace) -> str:
-    from memd_client import default_socket_path
-
-    return default_socket_path(args.socket)
 
 
 # ---------------------------------------------------------------------------- client verbs

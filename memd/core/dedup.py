@@ -191,16 +191,6 @@ def keywords(text: str) -> frozenset[str]:
     )
 
 
-def keyword_list(text: str) -> list[str]:
-    """Return the stemmed keywords of `text` in first-appearance order, without repeats."""
-    cleaned = _NOT_KEYWORD_CHAR.sub("", text.lower())
-    seen: dict[str, None] = {}
-    for token in cleaned.split():
-        if len(token) > 2 and token not in STOP_WORDS:
-            seen.setdefault(stem(token), None)
-    return list(seen)
-
-
 @functools.lru_cache(maxsize=65536)
 def normalise(text: str) -> str:
     """Return `text` lowercased, reduced to a-z/0-9/space, with whitespace collapsed."""

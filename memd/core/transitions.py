@@ -133,10 +133,7 @@ def apply(category: Category, doc: Document | None, command: Command) -> Transit
                 return Transition(doc=None, outcome=DeleteOutcome(deleted=False, entry=None))
             return delete(category, doc, command.slug)
         case Cleanup():
-            transition = cleanup(category, doc or Document(), apply=command.apply)
-            return (
-                transition if doc is not None else Transition(doc=None, outcome=transition.outcome)
-            )
+            return cleanup(category, doc, apply=command.apply)
 
 
 def _replaced(category: Category, outcome: StoreOutcome) -> tuple[ArchivedEntry, ...]:
@@ -257,10 +254,13 @@ def delete(category: Category, doc: Document, slug: str) -> Transition:
     )
 
 
-def cleanup(category: Category, doc: Document, *, apply: bool) -> Transition:
-    """Return the cleanup plan for `doc`, and the cleaned document if `apply`."""
-    plan = plan_cleanup(category, doc, limit=category.limit)
-    if not apply or plan.empty:
+def cleanup(category: Category, doc: Document | None, *, apply: bool) -> Transition:
+    """Return the cleanup plan for `doc`, and the cleaned document if `apply`.
+
+    A missing file (None) has an empty plan and stays missing.
+    """
+    plan = plan_cleanup(category, doc or Document(), limit=category.limit)
+    if not apply or plan.empty or doc is None:
         return Transition(doc=doc, outcome=CleanupOutcome(plan=plan, applied=False))
     new_doc, archived = apply_cleanup(doc, plan)
     return Transition(

@@ -192,19 +192,15 @@ class CategoryActor:
     async def _commit(self, batch: list[_Envelope]) -> None:
         try:
             await self._refresh_if_changed()
+            old = self.snapshot.doc
+            doc, results, archived = _apply_all(self.category, old, batch)
+            if doc is not old and doc is not None and (old is None or doc != old):
+                await self._write(doc, archived)
         except RpcError as error:
+            # The file could not be read or written: nothing in this batch took effect.
             for envelope in batch:
                 envelope.reply.fail(error)
             return
-        old = self.snapshot.doc
-        doc, results, archived = _apply_all(self.category, old, batch)
-        if doc is not old and doc is not None and (old is None or doc != old):
-            try:
-                await self._write(doc, archived)
-            except RpcError as error:
-                for envelope in batch:
-                    envelope.reply.fail(error)
-                return
         for envelope, result in zip(batch, results, strict=True):
             if isinstance(result, RpcError):
                 envelope.reply.fail(result)

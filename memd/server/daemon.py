@@ -22,6 +22,7 @@ import signal
 import socket
 import struct
 import time
+from collections.abc import Iterator
 
 import anyio
 import msgspec
@@ -61,6 +62,19 @@ class Daemon:
         self._open_connections = 0
         self._all_closed = anyio.Event()
         self._stopping = False
+
+    @contextlib.contextmanager
+    def reading(self) -> Iterator[None]:
+        """Scope a connection's reading; shutdown cancels it (at once if already stopping)."""
+        scope = anyio.CancelScope()
+        self._read_scopes.add(scope)
+        try:
+            with scope:
+                if self._stopping:
+                    scope.cancel()
+                yield
+        finally:
+            self._read_scopes.discard(scope)
 
     def stop(self) -> None:
         """Begin a graceful shutdown."""
@@ -180,15 +194,8 @@ class Connection:
     async def serve(self) -> None:
         """Serve requests until the peer disconnects or the daemon stops reading."""
         async with anyio.create_task_group() as requests:
-            read_scope = anyio.CancelScope()
-            self.daemon._read_scopes.add(read_scope)
-            try:
-                with read_scope:
-                    if self.daemon._stopping:
-                        read_scope.cancel()
-                    await self._read_loop(requests)
-            finally:
-                self.daemon._read_scopes.discard(read_scope)
+            with self.daemon.reading():
+                await self._read_loop(requests)
 
     async def _read_loop(self, requests: TaskGroup) -> None:
         while True:
