@@ -10,6 +10,9 @@ Rules:
   target, fsync the directory. An existing file keeps its permission bits. A symlinked category
   file is written through to its target.
 - The archive is append-only: one write of whole lines, then fsync.
+- Temp files are named `.<name>.memd-<12 hex digits>.tmp`. One left by a crash is debris: it is
+  never read as data, and `remove_debris` deletes it (the caller holds the write lock, so no
+  write of memd's is in flight).
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import re
 import secrets
 import stat
 from typing import NamedTuple
@@ -24,6 +28,9 @@ from typing import NamedTuple
 from memd_client.errors import FileFormatError, StorageError
 
 NEW_FILE_MODE = 0o644
+# A stale `.memory/.lock` is renamed to a name with this prefix before it is deleted.
+STALE_ASIDE_PREFIX = ".lock.memd-stale-"
+_TEMP_NAME = re.compile(r"\..+\.memd-[0-9a-f]{12}\.tmp")
 
 
 class Fingerprint(NamedTuple):
@@ -47,7 +54,7 @@ def current_fingerprint(path: str) -> Fingerprint | None:
     except FileNotFoundError:
         return None
     except OSError as exc:
-        raise _storage_error("check", path, exc) from None
+        raise storage_error("check", path, exc) from None
 
 
 def read_text(path: str) -> tuple[str, Fingerprint] | None:
@@ -73,7 +80,7 @@ def read_text(path: str) -> tuple[str, Fingerprint] | None:
             f"{path} is a directory; memd needs a Markdown file there.", data={"path": path}
         ) from None
     except OSError as exc:
-        raise _storage_error("read", path, exc) from None
+        raise storage_error("read", path, exc) from None
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -107,7 +114,7 @@ def write_atomic(path: str, text: str) -> Fingerprint:
         finally:
             os.close(dir_fd)
     except OSError as exc:
-        raise _storage_error("write", path, exc) from None
+        raise storage_error("write", path, exc) from None
     return fingerprint_of(st)
 
 
@@ -126,7 +133,37 @@ def append_lines(path: str, lines: list[str], *, header: str) -> None:
         finally:
             os.close(fd)
     except OSError as exc:
-        raise _storage_error("write", path, exc) from None
+        raise storage_error("write", path, exc) from None
+
+
+def is_debris(name: str) -> bool:
+    """Return True for a file name memd creates only for a moment (a temp file or a stale lock
+    renamed aside), which a crash can leave behind."""
+    return _TEMP_NAME.fullmatch(name) is not None or name.startswith(STALE_ASIDE_PREFIX)
+
+
+def has_debris(directory: str, *, lock_file: str) -> bool:
+    """Return True if `directory` exists and holds debris (see `is_debris`) or a lock file
+    (possibly left by a crash; taking the lock once breaks it if it is stale)."""
+    try:
+        return any(is_debris(name) or name == lock_file for name in os.listdir(directory))
+    except OSError:
+        return False
+
+
+def remove_debris(directory: str) -> list[str]:
+    """Delete the debris in `directory` (call it under the write lock); return what was removed."""
+    removed = []
+    try:
+        names = os.listdir(directory)
+    except OSError:
+        return []
+    for name in names:
+        if is_debris(name):
+            with contextlib.suppress(OSError):  # gone already, or not ours to delete
+                os.unlink(os.path.join(directory, name))
+                removed.append(name)
+    return removed
 
 
 def _existing_mode(path: str) -> int:
@@ -137,7 +174,7 @@ def _existing_mode(path: str) -> int:
 
 
 def _write_replace(dir_fd: int, name: str, data: bytes, mode: int) -> os.stat_result:
-    temp = f".{name}.memd-{secrets.token_hex(6)}.tmp"
+    temp = f".{name}.memd-{secrets.token_hex(6)}.tmp"  # see _TEMP_NAME
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
     fd = os.open(temp, flags, 0o600, dir_fd=dir_fd)
     try:
@@ -164,7 +201,8 @@ def _write_all(fd: int, data: bytes) -> None:
         view = view[written:]
 
 
-def _storage_error(action: str, path: str, exc: OSError) -> StorageError:
+def storage_error(action: str, path: str, exc: OSError) -> StorageError:
+    """Return the error for a failed file system `action` on `path`, with a hint what to do."""
     reason = exc.strerror or errno.errorcode.get(exc.errno or 0, type(exc).__name__)
     hint = {
         errno.ENOSPC: "free some disk space and retry",

@@ -1,0 +1,387 @@
+"""memd's side of HackLM's cross-process lock on a `.memory` directory (`.memory/.lock`).
+
+The protocol, byte for byte what HackLM Memory does:
+- Taking the lock is an exclusive create of `.memory/.lock`; the holder writes
+  `{"pid":<pid>,"ts":<epoch ms>}` (compact, `pid` first, no newline) in one write.
+- Releasing it is deleting the file.
+- A waiter may break a lock that is stale: its `ts` is more than `STALE_MS` old, or its pid is
+  not a running process.
+
+Where memd is stricter than HackLM:
+- A live pid that belongs to another user (`kill` gives EPERM) is alive; memd never breaks it
+  early.
+- A record naming memd's own pid that this process does not hold is a leftover of an earlier
+  process that had the same pid (a SIGKILL and a restart in a container), so it is stale.
+- An unparsable lock (a writer died between create and write) is stale once its mtime is more
+  than `STALE_MS` old; HackLM never breaks it.
+- Symlinks are never followed: a symlinked `.lock` is unparsable and judged by its own mtime.
+- A stale lock is broken by renaming it aside and checking that the renamed file is the one
+  judged stale (`_break_stale`), so two breakers never remove each other's fresh lock.
+- A held lock's `ts` is rewritten every `REFRESH_INTERVAL` seconds (`held()`), because HackLM
+  breaks any lock whose `ts` is older than `STALE_MS`, however long the holder has been busy.
+- Release deletes the file only if it is still the one this process created.
+
+`try_acquire`, `refresh` and `release` block: call them in a worker thread. `acquire` and
+`held` do that themselves.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import logging
+import os
+import random
+import secrets
+import stat
+import time
+from collections.abc import AsyncIterator, Callable
+from typing import NamedTuple
+
+import anyio
+import msgspec
+
+from memd.server.storage import STALE_ASIDE_PREFIX, storage_error
+from memd_client.errors import LockTimeout
+
+LOCK_FILE = ".lock"
+STALE_MS = 10_000
+DEFAULT_TIMEOUT = 10.0
+REFRESH_INTERVAL = 3.0
+
+MAX_RECORD_BYTES = 4096  # a lock file is read up to this many bytes; HackLM's is about 30
+FIRST_DELAY = 0.02
+DELAY_GROWTH = 1.5
+MAX_DELAY = 0.25
+
+_CREATE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+_READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+_REWRITE_FLAGS = os.O_RDWR | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+
+logger = logging.getLogger(__name__)
+
+# The lock paths this process holds now, each mapped to its holder.
+_HELD: dict[str, MemoryDirLock] = {}
+
+
+class LockRecord(NamedTuple):
+    """The content of a lock file: the holder's pid and when it took (or refreshed) the lock."""
+
+    pid: int
+    ts: int
+
+
+def encode_record(pid: int, ts_ms: int) -> bytes:
+    """Return the lock file content as HackLM writes it: `{"pid":123,"ts":1700000000000}`."""
+    return b'{"pid":%d,"ts":%d}' % (pid, ts_ms)
+
+
+def parse_record(data: bytes) -> LockRecord | None:
+    """Return the record in `data`, or None unless it is a JSON object with an int `pid` > 0 and an
+    int `ts` (booleans and floats are not ints)."""
+    try:
+        value = msgspec.json.decode(data)
+    except (msgspec.DecodeError, RecursionError):
+        return None
+    if not isinstance(value, dict):
+        return None
+    pid, ts = value.get("pid"), value.get("ts")
+    if type(pid) is not int or pid <= 0 or type(ts) is not int:
+        return None
+    return LockRecord(pid, ts)
+
+
+def is_stale(
+    record: LockRecord | None,
+    *,
+    now_ms: int,
+    mtime_ms: int,
+    pid_alive: Callable[[int], bool],
+    own_pid: int,
+    held_here: bool,
+) -> bool:
+    """Return whether a lock may be broken.
+
+    A parsed record is stale if its `ts` is more than `STALE_MS` before `now_ms`, or its pid is
+    dead, or its pid is `own_pid` and this process does not hold the lock (`held_here`), i.e. it
+    is a leftover from an earlier process with our pid. An unparsable record (None) is stale only
+    if the file's `mtime_ms` is more than `STALE_MS` old.
+    """
+    if record is None:
+        return now_ms - mtime_ms > STALE_MS
+    if now_ms - record.ts > STALE_MS:
+        return True
+    if record.pid == own_pid:
+        return not held_here
+    return not pid_alive(record.pid)
+
+
+def pid_alive(pid: int) -> bool:
+    """Return whether process `pid` exists; one owned by another user (EPERM) counts as alive."""
+    if pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except (ProcessLookupError, OverflowError):
+        return False
+    except OSError:  # PermissionError (another user's process) and anything unexpected
+        return True
+    return True
+
+
+class _Seen(NamedTuple):
+    """One look at a lock file, without following symlinks; `data` is None if it was unreadable."""
+
+    dev: int
+    ino: int
+    mtime_ns: int
+    data: bytes | None
+
+
+def _look(path: str) -> _Seen | None:
+    """Return what is at `path` now, or None if nothing is there."""
+    try:
+        fd = os.open(path, _READ_FLAGS)
+    except FileNotFoundError:
+        return None
+    except OSError:  # ELOOP (a symlink), EACCES, ENXIO (a socket): judged by lstat alone
+        try:
+            st = os.lstat(path)
+        except FileNotFoundError:
+            return None
+        return _Seen(st.st_dev, st.st_ino, st.st_mtime_ns, None)
+    try:
+        st = os.fstat(fd)
+        data = os.read(fd, MAX_RECORD_BYTES) if stat.S_ISREG(st.st_mode) else None
+    except OSError:
+        data = None
+    finally:
+        os.close(fd)
+    return _Seen(st.st_dev, st.st_ino, st.st_mtime_ns, data)
+
+
+def _break_stale(path: str, judged: _Seen) -> bool:
+    """Remove the lock at `path` if it is still exactly `judged`; return whether it was removed.
+
+    Renames the lock aside first and checks that the renamed file is `judged`: if another breaker
+    already replaced it and a new holder created a fresh lock in between, that fresh lock is put
+    back with `os.link`, which fails rather than overwrite a lock created meanwhile. Never raises.
+    """
+    aside = os.path.join(os.path.dirname(path), STALE_ASIDE_PREFIX + secrets.token_hex(8))
+    try:
+        if _look(path) != judged:
+            return False
+        os.rename(path, aside)
+    except OSError:
+        return False
+    try:
+        if _look(aside) == judged:
+            logger.warning("removed stale lock %s (%s)", path, _describe(judged.data))
+            return True
+        try:
+            os.link(aside, path, follow_symlinks=False)
+            logger.warning("%s changed while being broken as stale; put the new one back", path)
+        except OSError as exc:
+            logger.warning(
+                "%s changed while being broken as stale; could not put it back: %s", path, exc
+            )
+        return False
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(aside)
+
+
+def _describe(data: bytes | None) -> str:
+    record = parse_record(data) if data is not None else None
+    return f"pid {record.pid}, ts {record.ts}" if record else "unparsable"
+
+
+class MemoryDirLock:
+    """HackLM-compatible lock on one `.memory` directory; one instance per directory per process.
+
+    Not reentrant. Use `async with lock.held():` around every write to the directory.
+    """
+
+    def __init__(
+        self,
+        memory_dir: str,
+        *,
+        timeout: float = DEFAULT_TIMEOUT,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.memory_dir = os.path.abspath(memory_dir)
+        self.path = os.path.join(self.memory_dir, LOCK_FILE)
+        self.timeout = timeout
+        self._clock = clock
+        self._mine: _Seen | None = None  # our lock file (dev, ino) and the record last written
+        self._holder: LockRecord | None = None  # the record of the last holder we waited on
+
+    @property
+    def is_held(self) -> bool:
+        """Whether this instance holds the lock now (as far as it knows)."""
+        return self._mine is not None
+
+    def try_acquire(self) -> bool:
+        """Take the lock if it is free or stale (one attempt); return whether it is now ours.
+
+        Creates the `.memory` directory if missing, but never its parents. Blocks.
+
+        Raises:
+            StorageError: the file system refused to create the directory or the lock file.
+            RuntimeError: this instance already holds the lock.
+        """
+        if self._mine is not None:
+            raise RuntimeError(f"{self.path} is already held by this MemoryDirLock")
+        try:
+            os.mkdir(self.memory_dir)
+        except FileExistsError:
+            pass
+        except OSError as exc:
+            raise storage_error("create", self.memory_dir, exc) from None
+        if self._create():
+            return True
+        seen = _look(self.path)
+        if seen is None:  # released between our create and our look
+            return self._create()
+        record = parse_record(seen.data) if seen.data is not None else None
+        self._holder = record
+        stale = is_stale(
+            record,
+            now_ms=self._now_ms(),
+            mtime_ms=seen.mtime_ns // 1_000_000,
+            pid_alive=pid_alive,
+            own_pid=os.getpid(),
+            held_here=self.path in _HELD,
+        )
+        if stale and _break_stale(self.path, seen):
+            return self._create()
+        return False
+
+    def refresh(self) -> None:
+        """Rewrite our record with a new `ts`, in place, if the lock file is still ours. Blocks;
+        never raises OSError."""
+        mine = self._mine
+        if mine is None:
+            return
+        try:
+            fd = os.open(self.path, _REWRITE_FLAGS)
+        except OSError as exc:
+            logger.warning("cannot refresh %s: %s", self.path, exc)
+            return
+        try:
+            st = os.fstat(fd)
+            if (st.st_dev, st.st_ino) != (mine.dev, mine.ino) or (
+                os.pread(fd, MAX_RECORD_BYTES, 0) != mine.data
+            ):
+                logger.warning("%s was replaced by another writer while memd held it", self.path)
+                return
+            data = encode_record(os.getpid(), self._now_ms())
+            os.pwrite(fd, data, 0)
+            os.ftruncate(fd, len(data))
+            self._mine = mine._replace(data=data)
+        except OSError as exc:
+            logger.warning("cannot refresh %s: %s", self.path, exc)
+        finally:
+            os.close(fd)
+
+    def release(self) -> None:
+        """Delete the lock file if it is still the one we created and wrote. Blocks; never raises;
+        idempotent."""
+        mine, self._mine = self._mine, None
+        if mine is None:
+            return
+        if _HELD.get(self.path) is self:
+            del _HELD[self.path]
+        seen = _look(self.path)
+        if seen is None:
+            logger.warning("%s was removed by another writer while memd held it", self.path)
+            return
+        if (seen.dev, seen.ino, seen.data) != (mine.dev, mine.ino, mine.data):
+            logger.warning("%s was replaced by another writer; leaving it in place", self.path)
+            return
+        with contextlib.suppress(OSError):
+            os.unlink(self.path)
+
+    async def acquire(self) -> None:
+        """Take the lock, waiting with jittered back-off while another process holds it.
+
+        Raises:
+            LockTimeout: a live holder kept a fresh lock for `timeout` seconds.
+            StorageError: the file system refused to create the lock file.
+        """
+        deadline = anyio.current_time() + self.timeout
+        delay = FIRST_DELAY
+        self._holder = None
+        while True:
+            # Not abandoned on cancellation: a lock taken here is always returned to the caller,
+            # and the cancellation arrives at its next checkpoint.
+            if await anyio.to_thread.run_sync(self.try_acquire):
+                return
+            remaining = deadline - anyio.current_time()
+            if remaining <= 0:
+                raise self._timeout_error()
+            await anyio.sleep(min(remaining, delay * random.uniform(0.8, 1.2)))
+            delay = min(delay * DELAY_GROWTH, MAX_DELAY)
+
+    @contextlib.asynccontextmanager
+    async def held(self) -> AsyncIterator[None]:
+        """Hold the lock while the body runs, refreshing its `ts` every `REFRESH_INTERVAL`
+        seconds; release it however the body ends (return, exception or cancellation)."""
+        await self.acquire()
+        try:
+            failure: BaseException | None = None
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(self._keep_fresh)
+                try:
+                    yield
+                except anyio.get_cancelled_exc_class():
+                    raise
+                except BaseException as exc:  # re-raised below, so the task group won't wrap it
+                    failure = exc
+                finally:
+                    tg.cancel_scope.cancel()
+            if failure is not None:
+                raise failure
+        finally:
+            with anyio.CancelScope(shield=True):
+                await anyio.to_thread.run_sync(self.release)
+
+    async def _keep_fresh(self) -> None:
+        while True:
+            await anyio.sleep(REFRESH_INTERVAL)
+            await anyio.to_thread.run_sync(self.refresh)
+
+    def _create(self) -> bool:
+        """Create the lock file with our record; return False if a lock file already exists."""
+        data = encode_record(os.getpid(), self._now_ms())
+        try:
+            fd = os.open(self.path, _CREATE_FLAGS, 0o644)
+        except FileExistsError:
+            return False
+        except OSError as exc:
+            raise storage_error("create", self.path, exc) from None
+        try:
+            st = os.fstat(fd)
+            if os.write(fd, data) != len(data):
+                raise OSError(errno.ENOSPC, "short write to the lock file")
+        except OSError as exc:
+            os.close(fd)
+            with contextlib.suppress(OSError):
+                os.unlink(self.path)
+            raise storage_error("write", self.path, exc) from None
+        os.close(fd)
+        self._mine = _Seen(st.st_dev, st.st_ino, 0, data)
+        _HELD[self.path] = self
+        return True
+
+    def _now_ms(self) -> int:
+        return int(self._clock() * 1000)
+
+    def _timeout_error(self) -> LockTimeout:
+        pid = self._holder.pid if self._holder else None
+        held_by = f"process {pid}" if pid else "a writer that left no readable pid"
+        return LockTimeout(
+            f"{self.path} has been held by {held_by} (HackLM or another writer) for over "
+            f"{self.timeout:g} s; retry shortly, or delete the lock file if that process is gone.",
+            data={"path": self.path, "pid": pid},
+        )

@@ -1,0 +1,180 @@
+"""memd's `.memory/.lock` against a real Node process that follows HackLM's lock protocol
+(`hacklm_writer.js`): neither side loses a write, and each waits for the other's fresh lock."""
+
+from __future__ import annotations
+
+import functools
+import queue
+import shutil
+import subprocess
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import anyio
+import pytest
+
+from memd.server import storage
+from memd.server.hacklm_lock import MemoryDirLock, parse_record
+from memd_client.errors import LockTimeout
+
+NODE = shutil.which("node")
+WRITER = Path(__file__).with_name("hacklm_writer.js")
+WAIT = 30.0  # upper bound on every wait for the Node process
+
+pytestmark = pytest.mark.skipif(NODE is None, reason="node is not installed")
+
+
+class Writer:
+    """A running `hacklm_writer.js`."""
+
+    def __init__(self, *args: str) -> None:
+        assert NODE is not None
+        self.process = subprocess.Popen(
+            [NODE, str(WRITER), *args],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        self._lines: queue.Queue[str] = queue.Queue()
+        threading.Thread(target=self._read_lines, daemon=True).start()
+
+    def _read_lines(self) -> None:
+        assert self.process.stdout is not None
+        for line in self.process.stdout:
+            self._lines.put(line.rstrip("\n"))
+
+    @property
+    def pid(self) -> int:
+        return self.process.pid
+
+    def read_line(self, timeout: float = WAIT) -> str:
+        """The next line Node printed; fails if none arrives within `timeout` seconds."""
+        try:
+            return self._lines.get(timeout=timeout)
+        except queue.Empty:
+            raise AssertionError(f"node printed nothing in {timeout} s: {self.stderr()}") from None
+
+    def finish(self, timeout: float = WAIT) -> int:
+        """Wait for Node to exit and return its exit code."""
+        return self.process.wait(timeout=timeout)
+
+    def stderr(self) -> str:
+        if self.process.poll() is None or self.process.stderr is None:
+            return ""
+        return self.process.stderr.read()
+
+    def kill(self) -> None:
+        if self.process.poll() is None:
+            self.process.kill()
+        self.process.wait(timeout=WAIT)
+        for pipe in (self.process.stdout, self.process.stderr):
+            if pipe is not None:
+                pipe.close()
+
+
+@pytest.fixture
+def writers() -> Iterator[list[Writer]]:
+    """Node writers started by a test; killed at teardown if still running."""
+    started: list[Writer] = []
+    yield started
+    for writer in started:
+        writer.kill()
+
+
+@pytest.fixture
+def memory(tmp_path: Path) -> Path:
+    path = tmp_path / ".memory"
+    path.mkdir()
+    return path
+
+
+def _append_line(path: Path, line: str) -> str:
+    """memd's way of adding a line: read, append, atomic replace; return the new text."""
+    found = storage.read_text(str(path))
+    text = f"{found[0] if found else ''}\n{line}\n"
+    storage.write_atomic(str(path), text)
+    return text
+
+
+async def _finish(writer: Writer) -> int:
+    return await anyio.to_thread.run_sync(writer.finish)
+
+
+def _node_entries(text: str) -> int:
+    return text.count(" unique-word-node")
+
+
+def _wait_for_node_entries(path: Path, count: int, writer: Writer) -> None:
+    """Return once `path` holds `count` of Node's entries or Node has exited (bounded)."""
+    deadline = time.monotonic() + WAIT
+    while _node_entries(path.read_text()) < count and writer.process.poll() is None:
+        if time.monotonic() > deadline:
+            raise AssertionError(f"node wrote fewer than {count} entries in {WAIT} s")
+        time.sleep(0.002)
+
+
+async def test_node_and_memd_appends_never_lose_a_line(memory: Path, writers: list[Writer]) -> None:
+    target = memory / "quirks.md"
+    target.write_text("# Quirks\n\nQuirks of this project.\n\n")
+    lock = MemoryDirLock(str(memory))
+    for n in range(60):
+        async with lock.held():
+            text = await anyio.to_thread.run_sync(
+                _append_line, target, f"- memd entry {n} memd{n}."
+            )
+            if n == 0:  # Node starts while memd holds the lock, so it has to wait from the start
+                writers.append(node := Writer("append", str(target), "60", "node", "10"))
+        if n < 10:  # the first rounds take turns: memd waits for one more Node entry each time
+            wanted = _node_entries(text) + 1
+            await anyio.to_thread.run_sync(_wait_for_node_entries, target, wanted, node)
+    assert await _finish(node) == 0, node.stderr()
+    assert node.read_line() == "done 60"
+    text = target.read_text()
+    order = "".join(
+        "N" if " unique-word-node" in line else "M"
+        for line in text.splitlines()
+        if line.startswith("- ")
+    )
+    assert len(order) == 120
+    assert order.count("MN") >= 10, order
+    for n in range(60):
+        assert text.count(f" unique-word-node{n}.\n") == 1
+        assert text.count(f" memd{n}.\n") == 1
+    assert not (memory / ".lock").exists()
+
+
+async def test_memd_waits_for_a_node_holder_then_gets_the_lock(
+    memory: Path, writers: list[Writer]
+) -> None:
+    writers.append(node := Writer("hold", str(memory), "1500"))
+    assert await anyio.to_thread.run_sync(node.read_line) == "locked"
+    with pytest.raises(LockTimeout) as caught:
+        await MemoryDirLock(str(memory), timeout=0.5).acquire()
+    assert caught.value.data == {"path": str(memory / ".lock"), "pid": node.pid}
+    lock = MemoryDirLock(str(memory), timeout=10)
+    with anyio.fail_after(WAIT):
+        await lock.acquire()
+    try:
+        assert await _finish(node) == 0, node.stderr()
+        assert lock.is_held
+    finally:
+        lock.release()
+
+
+async def test_node_waits_for_a_fresh_memd_lock(memory: Path, writers: list[Writer]) -> None:
+    target = memory / "decisions.md"
+    lock_file = memory / ".lock"
+    async with MemoryDirLock(str(memory)).held():
+        ours = lock_file.stat().st_ino
+        writers.append(node := Writer("append", str(target), "1", "late"))
+        with pytest.raises(subprocess.TimeoutExpired):
+            await anyio.to_thread.run_sync(functools.partial(node.finish, timeout=1.0))
+        assert lock_file.stat().st_ino == ours  # Node did not break it
+        record = parse_record(lock_file.read_bytes())
+        assert record is not None
+        assert not target.exists()
+    assert await _finish(node) == 0, node.stderr()
+    assert node.read_line() == "done 1"
+    assert target.read_text() == "\n- late entry 0 unique-word-late0.\n"

@@ -1,0 +1,438 @@
+"""memd's implementation of HackLM's `.memory/.lock` protocol, on real files."""
+
+from __future__ import annotations
+
+import itertools
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import anyio
+import pytest
+from hypothesis import given, strategies as st
+
+from memd.server import hacklm_lock
+from memd.server.hacklm_lock import (
+    STALE_MS,
+    LockRecord,
+    MemoryDirLock,
+    encode_record,
+    is_stale,
+    parse_record,
+    pid_alive,
+)
+from memd.server.storage import STALE_ASIDE_PREFIX
+from memd_client.errors import LockTimeout, StorageError
+
+NOW_MS = 1_700_000_000_000
+OLD = time.time() - 60  # an mtime well past STALE_MS
+
+
+@pytest.fixture
+def live_pid() -> Iterator[int]:
+    """The pid of a running process that is not this one."""
+    process = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"])
+    try:
+        yield process.pid
+    finally:
+        process.kill()
+        process.wait(timeout=10)
+
+
+@pytest.fixture
+def dead_pid() -> int:
+    """The pid of a process that has exited and been reaped."""
+    process = subprocess.Popen([sys.executable, "-c", "pass"])
+    process.wait(timeout=10)
+    return process.pid
+
+
+@pytest.fixture
+def memory(tmp_path: Path) -> Path:
+    path = tmp_path / ".memory"
+    path.mkdir()
+    return path
+
+
+def _now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+def _write_lock(memory: Path, data: bytes) -> Path:
+    lock = memory / ".lock"
+    lock.write_bytes(data)
+    return lock
+
+
+def _holder(lock_file: Path) -> int | None:
+    record = parse_record(lock_file.read_bytes())
+    return record.pid if record else None
+
+
+def _debris(memory: Path) -> list[str]:
+    return [name for name in os.listdir(memory) if name.startswith(STALE_ASIDE_PREFIX)]
+
+
+# --- record format -----------------------------------------------------------------------------
+
+
+def test_encode_record_is_hacklms_exact_bytes() -> None:
+    assert encode_record(123, 1700000000000) == b'{"pid":123,"ts":1700000000000}'
+
+
+def test_parse_record_reads_hacklm_record_and_ignores_extra_keys() -> None:
+    assert parse_record(b'{"pid":123,"ts":1700000000000}') == LockRecord(123, 1700000000000)
+    assert parse_record(b'{ "ts": 5, "pid": 7, "host": "x" }\n') == LockRecord(7, 5)
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        b"",
+        b"null",
+        b"[1, 2]",
+        b'"pid"',
+        b"{}",
+        b'{"pid":1}',
+        b'{"ts":1}',
+        b'{"pid":0,"ts":1}',
+        b'{"pid":-5,"ts":1}',
+        b'{"pid":1.0,"ts":1}',
+        b'{"pid":"12","ts":1}',
+        b'{"pid":true,"ts":1}',
+        b'{"pid":1,"ts":false}',
+        b'{"pid":1,"ts":1.5}',
+        b'{"pid":1,"ts":null}',
+        b'{"pid":1,"ts":1',
+        b"\xff\xfe",
+        b"[" * 100_000,
+    ],
+)
+def test_parse_record_rejects_anything_else(data: bytes) -> None:
+    assert parse_record(data) is None
+
+
+@given(st.integers(min_value=1), st.integers())
+def test_encode_parse_round_trip(pid: int, ts: int) -> None:
+    assert parse_record(encode_record(pid, ts)) == LockRecord(pid, ts)
+
+
+@given(st.binary(max_size=200))
+def test_parse_record_never_crashes_on_junk(data: bytes) -> None:
+    result = parse_record(data)
+    assert result is None or isinstance(result, LockRecord)
+
+
+# --- staleness rule ----------------------------------------------------------------------------
+
+
+def _judge(record: LockRecord | None, *, mtime_ms: int = 0, held_here: bool = False) -> bool:
+    """is_stale at NOW_MS, for a process with pid 1000 where only pid 666 is dead."""
+    return is_stale(
+        record,
+        now_ms=NOW_MS,
+        mtime_ms=mtime_ms,
+        pid_alive=lambda pid: pid != 666,
+        own_pid=1000,
+        held_here=held_here,
+    )
+
+
+@pytest.mark.parametrize(
+    ("record", "mtime_ms", "held_here", "stale"),
+    [
+        (LockRecord(42, NOW_MS), 0, False, False),  # live pid, fresh ts
+        (LockRecord(42, NOW_MS - STALE_MS), 0, False, False),  # exactly 10 s old: not yet
+        (LockRecord(42, NOW_MS - STALE_MS - 1), 0, False, True),  # old ts, live pid
+        (LockRecord(42, NOW_MS + 60_000), 0, False, False),  # ts in the future
+        (LockRecord(666, NOW_MS), 0, False, True),  # dead pid
+        (LockRecord(1000, NOW_MS), 0, True, False),  # our pid, held by this process
+        (LockRecord(1000, NOW_MS), 0, False, True),  # our pid, not held: a leftover
+        (LockRecord(1000, NOW_MS - STALE_MS - 1), 0, True, True),  # ours, but its ts is old
+        (None, NOW_MS, False, False),  # unparsable, fresh mtime
+        (None, NOW_MS - STALE_MS, False, False),
+        (None, NOW_MS - STALE_MS - 1, False, True),  # unparsable, old mtime
+    ],
+)
+def test_is_stale_truth_table(
+    record: LockRecord | None, mtime_ms: int, held_here: bool, stale: bool
+) -> None:
+    assert _judge(record, mtime_ms=mtime_ms, held_here=held_here) is stale
+
+
+def test_is_stale_treats_a_live_foreign_user_pid_as_alive(monkeypatch: pytest.MonkeyPatch) -> None:
+    def eperm(pid: int, sig: int) -> None:
+        raise PermissionError(1, "Operation not permitted")
+
+    monkeypatch.setattr(os, "kill", eperm)
+    assert pid_alive(4242) is True
+    record = LockRecord(4242, NOW_MS)
+    assert not is_stale(
+        record, now_ms=NOW_MS, mtime_ms=0, pid_alive=pid_alive, own_pid=1, held_here=False
+    )
+
+
+def test_pid_alive(live_pid: int, dead_pid: int) -> None:
+    assert pid_alive(os.getpid())
+    assert pid_alive(live_pid)
+    assert not pid_alive(dead_pid)
+    assert not pid_alive(2**40)  # larger than any pid_t
+    assert not pid_alive(0)
+
+
+# --- taking and releasing ----------------------------------------------------------------------
+
+
+def test_try_acquire_creates_memory_dir_and_writes_exact_record(tmp_path: Path) -> None:
+    memory = tmp_path / ".memory"
+    lock = MemoryDirLock(str(memory), clock=lambda: 1_700_000_000.5)
+    assert lock.path == str(memory / ".lock")
+    assert lock.try_acquire()
+    try:
+        assert (memory / ".lock").read_bytes() == b'{"pid":%d,"ts":1700000000500}' % os.getpid()
+    finally:
+        lock.release()
+    assert not (memory / ".lock").exists()
+    lock.release()  # idempotent
+
+
+def test_try_acquire_never_creates_the_workspace(tmp_path: Path) -> None:
+    lock = MemoryDirLock(str(tmp_path / "gone" / ".memory"))
+    with pytest.raises(StorageError, match="Could not create"):
+        lock.try_acquire()
+    assert not (tmp_path / "gone").exists()
+
+
+def test_second_lock_in_same_process_waits_for_the_first(memory: Path) -> None:
+    first, second = MemoryDirLock(str(memory)), MemoryDirLock(str(memory))
+    assert first.try_acquire()
+    assert not second.try_acquire()  # our own pid, but held here: not a leftover
+    with pytest.raises(RuntimeError):
+        first.try_acquire()  # not reentrant
+    first.release()
+    assert second.try_acquire()
+    second.release()
+
+
+def test_release_leaves_a_lock_that_replaced_ours(memory: Path, live_pid: int) -> None:
+    lock = MemoryDirLock(str(memory))
+    assert lock.try_acquire()
+    theirs = encode_record(live_pid, _now_ms())
+    (memory / "other").write_bytes(theirs)
+    os.replace(memory / "other", memory / ".lock")
+    lock.release()
+    assert (memory / ".lock").read_bytes() == theirs
+
+
+def test_own_pid_leftover_is_broken(memory: Path) -> None:
+    _write_lock(memory, encode_record(os.getpid(), _now_ms()))
+    lock = MemoryDirLock(str(memory))
+    assert lock.try_acquire()
+    lock.release()
+
+
+async def test_live_fresh_lock_times_out_with_holder_pid(memory: Path, live_pid: int) -> None:
+    theirs = encode_record(live_pid, _now_ms())
+    _write_lock(memory, theirs)
+    lock = MemoryDirLock(str(memory), timeout=0.3)
+    started = time.monotonic()
+    with pytest.raises(LockTimeout, match=f"held by process {live_pid}") as caught:
+        await lock.acquire()
+    assert 0.3 <= time.monotonic() - started < 5
+    assert caught.value.data == {"path": str(memory / ".lock"), "pid": live_pid}
+    assert (memory / ".lock").read_bytes() == theirs
+
+
+async def test_unparsable_lock_times_out_without_pid(memory: Path) -> None:
+    _write_lock(memory, b"")
+    with pytest.raises(LockTimeout) as caught:
+        await MemoryDirLock(str(memory), timeout=0.1).acquire()
+    assert caught.value.data == {"path": str(memory / ".lock"), "pid": None}
+
+
+async def test_acquire_waits_for_the_holder_to_release(memory: Path) -> None:
+    first, second = MemoryDirLock(str(memory)), MemoryDirLock(str(memory), timeout=10)
+    await first.acquire()
+    with anyio.fail_after(10):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(second.acquire)
+            await anyio.sleep(0.05)
+            await anyio.to_thread.run_sync(first.release)
+    assert second.is_held
+    second.release()
+
+
+async def test_cancelled_while_taking_the_lock_still_releases_it(
+    memory: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    lock = MemoryDirLock(str(memory))
+    try_acquire = lock.try_acquire
+    with anyio.CancelScope() as scope:
+
+        def acquire_then_cancel() -> bool:
+            got = try_acquire()
+            anyio.from_thread.run_sync(scope.cancel)
+            return got
+
+        monkeypatch.setattr(lock, "try_acquire", acquire_then_cancel)
+        async with lock.held():
+            await anyio.sleep_forever()
+    assert scope.cancelled_caught
+    assert not lock.is_held
+    assert not (memory / ".lock").exists()
+
+
+# --- breaking stale locks ----------------------------------------------------------------------
+
+
+def test_dead_pid_lock_is_broken(memory: Path, dead_pid: int) -> None:
+    _write_lock(memory, encode_record(dead_pid, _now_ms()))
+    lock = MemoryDirLock(str(memory))
+    assert lock.try_acquire()
+    assert _holder(memory / ".lock") == os.getpid()
+    assert _debris(memory) == []
+    lock.release()
+
+
+def test_old_ts_lock_with_live_pid_is_broken(memory: Path, live_pid: int) -> None:
+    _write_lock(memory, encode_record(live_pid, _now_ms() - STALE_MS - 1000))
+    lock = MemoryDirLock(str(memory))
+    assert lock.try_acquire()
+    lock.release()
+
+
+def test_unparsable_lock_is_broken_only_once_its_mtime_is_old(memory: Path) -> None:
+    lock_file = _write_lock(memory, b'{"pid":')
+    lock = MemoryDirLock(str(memory))
+    assert not lock.try_acquire()
+    assert lock_file.read_bytes() == b'{"pid":'
+    os.utime(lock_file, (OLD, OLD))
+    assert lock.try_acquire()
+    lock.release()
+
+
+def test_fifo_lock_is_unparsable_and_never_blocks(memory: Path) -> None:
+    os.mkfifo(memory / ".lock")
+    lock = MemoryDirLock(str(memory))
+    assert not lock.try_acquire()
+    os.utime(memory / ".lock", (OLD, OLD))
+    assert lock.try_acquire()
+    lock.release()
+
+
+def test_symlinked_lock_is_never_followed(tmp_path: Path, memory: Path, dead_pid: int) -> None:
+    target = tmp_path / "outside.txt"
+    content = encode_record(dead_pid, 1)  # stale if it were read through the link
+    target.write_bytes(content)
+    os.utime(target, (OLD, OLD))
+    link = memory / ".lock"
+    link.symlink_to(target)
+    lock = MemoryDirLock(str(memory))
+    assert not lock.try_acquire()  # judged by the link's own (fresh) mtime
+    os.utime(link, (OLD, OLD), follow_symlinks=False)
+    assert lock.try_acquire()
+    assert not link.is_symlink()
+    assert _holder(link) == os.getpid()
+    lock.release()
+    assert target.read_bytes() == content
+    assert _debris(memory) == []
+
+
+def _replace_with_fresh(memory: Path, live_pid: int) -> bytes:
+    fresh = encode_record(live_pid, _now_ms())
+    (memory / "fresh").write_bytes(fresh)
+    os.replace(memory / "fresh", memory / ".lock")  # a new inode, as after unlink + create
+    return fresh
+
+
+def test_breaker_rechecks_before_renaming(memory: Path, dead_pid: int, live_pid: int) -> None:
+    _write_lock(memory, encode_record(dead_pid, _now_ms()))
+    judged = hacklm_lock._look(str(memory / ".lock"))
+    assert judged is not None
+    fresh = _replace_with_fresh(memory, live_pid)
+    assert not hacklm_lock._break_stale(str(memory / ".lock"), judged)
+    assert (memory / ".lock").read_bytes() == fresh
+    assert _debris(memory) == []
+
+
+def test_two_breakers_race_puts_the_fresh_lock_back(
+    memory: Path, dead_pid: int, live_pid: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Another breaker removes the stale lock and a new holder creates a fresh one between our
+    re-check and our rename: we rename the fresh lock aside, notice, and put it back."""
+    lock_file = _write_lock(memory, encode_record(dead_pid, _now_ms()))
+    judged = hacklm_lock._look(str(lock_file))
+    assert judged is not None
+    fresh: list[bytes] = []
+    rename = os.rename
+
+    def racing_rename(src: str, dst: str) -> None:
+        fresh.append(_replace_with_fresh(memory, live_pid))
+        rename(src, dst)
+
+    monkeypatch.setattr(os, "rename", racing_rename)
+    assert not hacklm_lock._break_stale(str(lock_file), judged)
+    monkeypatch.undo()
+    assert fresh
+    assert lock_file.read_bytes() == fresh[0]
+    assert _debris(memory) == []
+    assert not MemoryDirLock(str(memory)).try_acquire()  # the fresh lock still holds
+
+
+# --- held() ------------------------------------------------------------------------------------
+
+
+async def test_held_refreshes_ts_in_place(memory: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(hacklm_lock, "REFRESH_INTERVAL", 0.01)
+    ticks = itertools.count(1_700_000_000)
+    lock = MemoryDirLock(str(memory), clock=lambda: float(next(ticks)))
+    refreshed = anyio.Event()
+    refresh = lock.refresh
+
+    def refresh_and_tell() -> None:
+        refresh()
+        anyio.from_thread.run_sync(refreshed.set)
+
+    monkeypatch.setattr(lock, "refresh", refresh_and_tell)
+    lock_file = memory / ".lock"
+    async with lock.held():
+        first = lock_file.read_bytes()
+        inode = lock_file.stat().st_ino
+        with anyio.fail_after(5):
+            await refreshed.wait()
+        assert parse_record(first) == LockRecord(os.getpid(), 1_700_000_000_000)
+        record = parse_record(lock_file.read_bytes())
+        assert record is not None
+        assert record.pid == os.getpid()
+        assert record.ts > 1_700_000_000_000
+        assert lock_file.stat().st_ino == inode
+    assert not lock_file.exists()
+
+
+async def test_held_releases_on_exception(memory: Path) -> None:
+    lock = MemoryDirLock(str(memory))
+
+    async def fail_while_holding() -> None:
+        async with lock.held():
+            assert (memory / ".lock").exists()
+            raise ValueError("boom")
+
+    with pytest.raises(ValueError, match="boom"):
+        await fail_while_holding()
+    assert not (memory / ".lock").exists()
+    assert not lock.is_held
+    assert str(memory / ".lock") not in hacklm_lock._HELD
+
+
+async def test_held_releases_on_cancellation(memory: Path) -> None:
+    lock = MemoryDirLock(str(memory))
+    with anyio.CancelScope() as scope:
+        async with lock.held():
+            assert (memory / ".lock").exists()
+            scope.cancel()
+            await anyio.sleep_forever()
+    assert scope.cancelled_caught
+    assert not (memory / ".lock").exists()
