@@ -76,6 +76,13 @@ def build_parser() -> argparse.ArgumentParser:
         help=f"largest request accepted (default {DEFAULT_MAX_FRAME})",
     )
     serve.add_argument(
+        "--lock-timeout",
+        type=_positive_float,
+        default=10.0,
+        metavar="SECONDS",
+        help="how long a write waits for another tool's .memory/.lock (default 10)",
+    )
+    serve.add_argument(
         "--log-level",
         type=str.upper,
         choices=LOG_LEVELS,
@@ -137,6 +144,13 @@ def _positive_int(text: str) -> int:
     return value
 
 
+def _positive_float(text: str) -> float:
+    value = float(text)
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a positive number of seconds, got {text}")
+    return value
+
+
 # ---------------------------------------------------------------------------- serve
 
 
@@ -152,7 +166,11 @@ def run_serve(args: argparse.Namespace) -> int:
         level=args.log_level,
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
-    config = Config(socket_path=default_socket_path(args.socket), max_frame=args.max_frame_bytes)
+    config = Config(
+        socket_path=default_socket_path(args.socket),
+        max_frame=args.max_frame_bytes,
+        lock_timeout=args.lock_timeout,
+    )
     try:
         anyio.run(serve, config)
     except (AlreadyRunning, SocketPathError) as exc:

@@ -70,6 +70,7 @@ def start_daemon(
     socket_path = socket_path or directory / name
     notify_path = directory / f"{name}.notify"
     log = directory / f"{name}.log"
+    notify_path.unlink(missing_ok=True)  # left by an earlier daemon started in `directory`
     receiver = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
     receiver.bind(str(notify_path))
     env = dict(os.environ, NOTIFY_SOCKET=str(notify_path))

@@ -6,7 +6,9 @@ Params are always by name. Schema evolution: new fields get defaults and go last
 so a misspelt option never silently does nothing.
 
 Method names are fixed by the public contract: store, query, get, list, delete, cleanup, stats,
-status.
+status, subscribe, unsubscribe. After `subscribe`, the daemon also sends notifications (no `id`)
+on that connection: `changed` (a category file changed) and `resync` (changes were dropped
+because the subscriber fell behind; re-read with `list`).
 """
 
 from __future__ import annotations
@@ -276,3 +278,74 @@ class StatusResult(_Result):
     uptime_s: float
     workspaces: list[str]
     socket: str = ""
+
+
+# ---------------------------------------------------------------------------- subscriptions
+
+
+class SubscribeParams(_Params):
+    """Receive `changed` notifications for a workspace on this connection."""
+
+    workspace: Workspace
+
+
+class SubscribeResult(_Result):
+    """The subscription is active from the moment this reply is sent."""
+
+    workspace: str
+    subscribed: bool = True
+
+
+class UnsubscribeParams(_Params):
+    """Stop `changed` notifications for a workspace on this connection."""
+
+    workspace: Workspace
+
+
+class UnsubscribeResult(_Result):
+    """`subscribed` was True if the connection had been subscribed."""
+
+    workspace: str
+    subscribed: bool
+
+
+Source = Literal["memd", "external"]
+
+
+class Changed(msgspec.Struct, kw_only=True):
+    """Params of the `changed` notification: a category file now holds `entries`.
+
+    `source` is "memd" after memd's own commit and "external" after a change made by someone
+    else (a hand edit, git, HackLM). `error` says why the file cannot be read (then `entries` is
+    empty and memd will not write to the file until it is fixed).
+    """
+
+    workspace: str
+    category: str
+    file: str
+    source: Source
+    entries: list[EntryInfo]
+    error: str | None = None
+
+
+class Resync(msgspec.Struct, kw_only=True):
+    """Params of the `resync` notification: notifications for `workspace` were dropped because
+    this subscriber did not read them fast enough; call `list` to catch up."""
+
+    workspace: str
+    dropped: int
+    message: str
+
+
+class Notification(msgspec.Struct):
+    """A JSON-RPC notification sent by the daemon (`changed` or `resync`)."""
+
+    method: str
+    params: Any
+    jsonrpc: Literal["2.0"] = "2.0"
+
+
+Event = Changed | Resync
+"""What a subscription yields."""
+
+NOTIFICATION_TYPES: dict[str, type[Changed] | type[Resync]] = {"changed": Changed, "resync": Resync}

@@ -1,11 +1,17 @@
 """`CategoryActor`: the one task that owns one category file of one workspace.
 
 Theory of operation: writers send commands to the actor's bounded mailbox and wait for the
-reply. The actor takes the first command plus everything queued behind it (group commit),
-re-reads the file if it changed on disk since the actor last read or wrote it, applies the
-commands in order with the pure `transitions.apply`, archives removed entries, writes the file
-once (atomic and durable), publishes the new snapshot, and only then replies to each command.
-So a reply means the change is on disk, and any read that starts after a reply sees it.
+reply. The actor takes the first command plus everything queued behind it (group commit). If
+any of them may write, it takes the workspace's write lock (memd's own writers and HackLM's
+`.memory/.lock`) for the whole read-modify-write. It re-reads the file if it changed on disk
+since the actor last read or wrote it, applies the commands in order with the pure
+`transitions.apply`, archives removed entries, writes the file once (atomic and durable),
+publishes the new snapshot, and only then replies to each command. So a reply means the change
+is on disk, and any read that starts after a reply sees it.
+
+Every time the snapshot's content changes, `on_change` is told, with the source: "memd" for the
+actor's own commit, "external" for a change found on disk. Re-reading a file whose fingerprint
+is the one the actor wrote is skipped, so memd's own writes never echo back as external.
 
 Reads never go through the mailbox: they use `snapshot`, which is replaced (never mutated) after
 each commit. A reader that finds the file changed on disk (`is_stale`) calls `sync()`, which
@@ -19,6 +25,7 @@ import functools
 import logging
 import os
 from collections.abc import Callable
+from contextlib import AbstractAsyncContextManager
 from typing import Any
 
 import anyio
@@ -30,6 +37,7 @@ from memd.core.categories import Category
 from memd.core.mdformat import Document, Entry
 from memd.server import storage
 from memd_client.errors import RpcError, ServerBusy, ShuttingDown
+from memd_client.protocol import Source
 
 logger = logging.getLogger(__name__)
 
@@ -57,6 +65,18 @@ class Snapshot:
     def index(self) -> ranking.CategoryIndex:
         """The search index, built on first use."""
         return ranking.build_index(self.entries)
+
+
+WriteLock = Callable[[], AbstractAsyncContextManager[None]]
+ChangeListener = Callable[[Category, Snapshot, Source], None]
+
+
+def _no_lock() -> AbstractAsyncContextManager[None]:
+    return contextlib.nullcontext()
+
+
+def _ignore_change(category: Category, snapshot: Snapshot, source: Source) -> None:
+    pass
 
 
 class _Reply:
@@ -99,11 +119,15 @@ class CategoryActor:
         *,
         archive: Callable[[list[ArchivedEntry]], Any],
         clock: Callable[[], float],
+        write_lock: WriteLock = _no_lock,
+        on_change: ChangeListener = _ignore_change,
     ) -> None:
         self.category = category
         self.path = os.path.join(memory_dir, category.file)
         self._archive = archive
         self._clock = clock
+        self._write_lock = write_lock
+        self._on_change = on_change
         self._send, self._receive = anyio.create_memory_object_stream[_Envelope](MAILBOX_SIZE)
         self._fingerprint: storage.Fingerprint | None = None
         self.snapshot = Snapshot(None, clock())
@@ -180,6 +204,7 @@ class CategoryActor:
         try:
             loaded = await anyio.to_thread.run_sync(storage.read_text, self.path)
         except RpcError as error:
+            self._fingerprint = None
             self.snapshot = Snapshot(None, self._clock(), error=error)
             raise
         if loaded is None:
@@ -190,14 +215,17 @@ class CategoryActor:
             self.snapshot = Snapshot(mdformat.parse(text), self._clock())
 
     async def _commit(self, batch: list[_Envelope]) -> None:
+        writes = any(transitions.may_write(envelope.command) for envelope in batch)
         try:
-            await self._refresh_if_changed()
-            old = self.snapshot.doc
-            doc, results, archived = _apply_all(self.category, old, batch)
-            if doc is not old and doc is not None and (old is None or doc != old):
-                await self._write(doc, archived)
+            async with self._write_lock() if writes else contextlib.nullcontext():
+                await self._refresh_if_changed()
+                old = self.snapshot.doc
+                doc, results, archived = _apply_all(self.category, old, batch)
+                if doc is not old and doc is not None and (old is None or doc != old):
+                    await self._write(doc, archived)
         except RpcError as error:
-            # The file could not be read or written: nothing in this batch took effect.
+            # The lock could not be taken, or the file could not be read or written: nothing
+            # in this batch took effect.
             for envelope in batch:
                 envelope.reply.fail(error)
             return
@@ -209,9 +237,15 @@ class CategoryActor:
 
     async def _refresh_if_changed(self) -> None:
         now = await anyio.to_thread.run_sync(storage.current_fingerprint, self.path)
-        if self.snapshot.error is not None or now != self._fingerprint:
-            logger.info("%s changed on disk; re-reading it before writing", self.path)
+        if self.snapshot.error is None and now == self._fingerprint:
+            return
+        logger.info("%s changed on disk; re-reading it", self.path)
+        before = self.snapshot
+        try:
             await self._reload()
+        finally:
+            if _differs(before, self.snapshot):
+                self._on_change(self.category, self.snapshot, "external")
 
     async def _write(self, doc: Document, archived: list[ArchivedEntry]) -> None:
         if archived:
@@ -220,6 +254,14 @@ class CategoryActor:
         self._fingerprint = await anyio.to_thread.run_sync(storage.write_atomic, self.path, text)
         self.snapshot = Snapshot(doc, self._clock())
         self.commits += 1
+        self._on_change(self.category, self.snapshot, "memd")
+
+
+def _differs(before: Snapshot, after: Snapshot) -> bool:
+    """Return True if two snapshots hold different content or a different error."""
+    before_error = None if before.error is None else before.error.message
+    after_error = None if after.error is None else after.error.message
+    return before_error != after_error or before.doc != after.doc
 
 
 def _apply_all(

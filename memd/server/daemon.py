@@ -9,7 +9,9 @@ then close every mailbox so the actors finish their queued writes, release the l
 
 Connections: each line is a request frame; requests on one connection run concurrently (up to
 MAX_IN_FLIGHT) and replies are written whole, one at a time. A frame over the size limit gets a
--32600 error and the connection is closed. Peers running as another user are refused.
+-32600 error and the connection is closed. Peers running as another user are refused. A
+connection that subscribed to workspaces also gets notifications, written by its session's
+pump between replies; closing the connection ends its subscriptions.
 """
 
 from __future__ import annotations
@@ -30,9 +32,11 @@ from anyio.abc import SocketAttribute, SocketListener, SocketStream, TaskGroup, 
 
 from memd import __version__
 from memd.server.dispatch import Dispatcher, error_frame
+from memd.server.hacklm_lock import DEFAULT_TIMEOUT as LOCK_TIMEOUT
 from memd.server.handlers import Methods
 from memd.server.instance import InstanceLock
 from memd.server.notify import notify
+from memd.server.session import Session
 from memd.server.workspace import Registry
 from memd_client._framing import DEFAULT_MAX_FRAME, FrameTooLarge, LineDecoder
 from memd_client.errors import InvalidRequest
@@ -49,6 +53,7 @@ class Config(msgspec.Struct, frozen=True, kw_only=True):
 
     socket_path: str
     max_frame: int = DEFAULT_MAX_FRAME
+    lock_timeout: float = LOCK_TIMEOUT
     handle_signals: bool = True
 
 
@@ -104,7 +109,7 @@ class Daemon:
 
     async def _serve(self, listener: SocketListener, task_status: TaskStatus[None]) -> None:
         async with anyio.create_task_group() as services:
-            registry = Registry(services, clock=time.time)
+            registry = Registry(services, clock=time.time, lock_timeout=self.config.lock_timeout)
             methods = Methods(
                 registry, started=anyio.current_time(), socket_path=self.config.socket_path
             )
@@ -190,12 +195,20 @@ class Connection:
         self.decoder = LineDecoder(max_frame=daemon.config.max_frame)
         self.send_lock = anyio.Lock()
         self.slots = anyio.Semaphore(MAX_IN_FLIGHT)
+        self.session = Session()
 
     async def serve(self) -> None:
-        """Serve requests until the peer disconnects or the daemon stops reading."""
-        async with anyio.create_task_group() as requests:
-            with self.daemon.reading():
-                await self._read_loop(requests)
+        """Serve requests until the peer disconnects or the daemon stops reading; requests in
+        flight still get their replies."""
+        try:
+            async with anyio.create_task_group() as notifications:
+                notifications.start_soon(self.session.pump, self._send)
+                async with anyio.create_task_group() as requests:
+                    with self.daemon.reading():
+                        await self._read_loop(requests)
+                notifications.cancel_scope.cancel()
+        finally:
+            self.session.close()
 
     async def _read_loop(self, requests: TaskGroup) -> None:
         while True:
@@ -214,7 +227,7 @@ class Connection:
 
     async def _answer(self, frame: bytes) -> None:
         try:
-            reply = await self.dispatcher.handle_frame(frame)
+            reply = await self.dispatcher.handle_frame(frame, self.session)
             if reply is not None:
                 await self._send(reply)
         finally:

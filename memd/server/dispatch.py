@@ -16,13 +16,13 @@ array of the non-notification responses, or nothing if there are none; an empty 
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable
 from typing import Any
 
 import anyio
 import msgspec
 
 from memd.server.handlers import Handler
+from memd.server.session import Session
 from memd_client.errors import (
     InternalError,
     InvalidParams,
@@ -54,17 +54,21 @@ class Dispatcher:
             name: msgspec.json.Decoder(params_type) for name, (params_type, _) in methods.items()
         }
 
-    async def handle_frame(self, frame: bytes) -> bytes | None:
-        """Return the response frame (without newline) for `frame`, or None for no reply."""
+    async def handle_frame(self, frame: bytes, session: Session | None = None) -> bytes | None:
+        """Return the response frame (without newline) for `frame`, or None for no reply.
+
+        `session` is the connection's state; without one, a throwaway session is used.
+        """
+        session = Session() if session is None else session
         body = frame.strip()
         if body.startswith(b"["):
-            return await self._handle_batch(body)
+            return await self._handle_batch(body, session)
         if body.startswith(b"{"):
-            response = await self.handle_request(body)
+            response = await self.handle_request(body, session)
             return None if response is None else _encoder.encode(response)
         return _encoder.encode(_not_an_object(body))
 
-    async def _handle_batch(self, body: bytes) -> bytes | None:
+    async def _handle_batch(self, body: bytes, session: Session) -> bytes | None:
         try:
             items = _batch_decoder.decode(body)
         except _DECODE_ERRORS:
@@ -74,7 +78,7 @@ class Dispatcher:
         responses: list[Response | None] = [None] * len(items)
 
         async def run(index: int, item: bytes) -> None:
-            responses[index] = await self.handle_request(item)
+            responses[index] = await self.handle_request(item, session)
 
         async with anyio.create_task_group() as tg:
             for index, item in enumerate(items):
@@ -82,7 +86,7 @@ class Dispatcher:
         answered = [r for r in responses if r is not None]
         return _encoder.encode(answered) if answered else None
 
-    async def handle_request(self, raw: bytes) -> Response | None:
+    async def handle_request(self, raw: bytes, session: Session) -> Response | None:
         """Return the response to one request object, or None for a notification."""
         try:
             request = _request_decoder.decode(raw)
@@ -92,7 +96,7 @@ class Dispatcher:
             return _error(None, ParseError("Parse error: the message is not valid JSON."))
         request_id = request.id
         try:
-            result = await self._call(request)
+            result = await self._call(request, session)
         except RpcError as exc:
             if isinstance(request_id, msgspec.UnsetType):
                 return None
@@ -101,14 +105,14 @@ class Dispatcher:
             return None
         return Response(id=request_id, result=result)
 
-    async def _call(self, request: Request) -> Any:
+    async def _call(self, request: Request, session: Session) -> Any:
         entry = self.methods.get(request.method)
         if entry is None:
             known = ", ".join(sorted(self.methods))
             raise MethodNotFound(f"Method not found: {request.method!r}; memd serves {known}.")
         params = self._decode_params(request)
         handler = entry[1]
-        return await _run_handler(handler, params, request)
+        return await _run_handler(handler, params, session, request)
 
     def _decode_params(self, request: Request) -> msgspec.Struct:
         raw = b"{}" if isinstance(request.params, msgspec.UnsetType) else bytes(request.params)
@@ -126,10 +130,10 @@ class Dispatcher:
 
 
 async def _run_handler(
-    handler: Callable[[Any], Awaitable[Any]], params: msgspec.Struct, request: Request
+    handler: Handler, params: msgspec.Struct, session: Session, request: Request
 ) -> Any:
     try:
-        return await handler(params)
+        return await handler(params, session)
     except RpcError:
         raise
     except Exception:

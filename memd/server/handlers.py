@@ -1,7 +1,8 @@
 """The protocol's methods: decode nothing, validate domain rules, call actors, build results.
 
-Each handler takes its params Struct and returns its result Struct. Writes go to the owning
-category actor; reads use the actors' current snapshots and never wait for a commit.
+Each handler takes its params Struct and the connection's `Session`, and returns its result
+Struct. Writes go to the owning category actor; reads use the actors' current snapshots and never
+wait for a commit. `subscribe` registers the session with a workspace's change feed.
 """
 
 from __future__ import annotations
@@ -19,13 +20,14 @@ from memd.core import ranking, transitions
 from memd.core.archive import ARCHIVE_FILE
 from memd.core.categories import CATEGORIES, Category, category_for_file, parse_category
 from memd.core.cleanup import CleanupPlan
-from memd.core.mdformat import Entry
 from memd.server.actor import Snapshot
+from memd.server.session import Session
+from memd.server.wire import entry_info
 from memd.server.workspace import Registry, Workspace
 from memd_client import protocol as p
 from memd_client.errors import EntryNotFound, InvalidParams, RpcError
 
-Handler = Callable[[Any], Awaitable[Any]]
+Handler = Callable[[Any, Session], Awaitable[Any]]
 
 
 class Methods:
@@ -44,9 +46,11 @@ class Methods:
             "cleanup": (p.CleanupParams, self.cleanup),
             "stats": (p.StatsParams, self.stats),
             "status": (p.StatusParams, self.status),
+            "subscribe": (p.SubscribeParams, self.subscribe),
+            "unsubscribe": (p.UnsubscribeParams, self.unsubscribe),
         }
 
-    async def store(self, params: p.StoreParams) -> p.StoreResult:
+    async def store(self, params: p.StoreParams, session: Session) -> p.StoreResult:
         """Store one memory (see `transitions.store` for the rules)."""
         workspace = await self.registry.get(params.workspace)
         category = parse_category(params.category)
@@ -57,7 +61,7 @@ class Methods:
         assert isinstance(outcome, transitions.StoreOutcome)
         return store_result(category, outcome)
 
-    async def query(self, params: p.QueryParams) -> p.QueryResult:
+    async def query(self, params: p.QueryParams, session: Session) -> p.QueryResult:
         """Rank the workspace's entries against the query."""
         workspace = await self.registry.get(params.workspace)
         categories = _categories(params.category)
@@ -79,7 +83,7 @@ class Methods:
         ]
         return p.QueryResult(results=hits, total=found.total)
 
-    async def get(self, params: p.GetParams) -> p.EntriesResult:
+    async def get(self, params: p.GetParams, session: Session) -> p.EntriesResult:
         """Return the entry with a slug, or the entries within a line range of a file."""
         workspace = await self.registry.get(params.workspace)
         if params.slug is not None:
@@ -104,7 +108,7 @@ class Methods:
             entries=[entry_info(category, e) for e in entries if first <= e.line <= last]
         )
 
-    async def list(self, params: p.ListParams) -> p.EntriesResult:
+    async def list(self, params: p.ListParams, session: Session) -> p.EntriesResult:
         """Return every entry of the workspace, or of one category."""
         workspace = await self.registry.get(params.workspace)
         categories = _categories(params.category)
@@ -117,7 +121,7 @@ class Methods:
             ]
         )
 
-    async def delete(self, params: p.DeleteParams) -> p.DeleteResult:
+    async def delete(self, params: p.DeleteParams, session: Session) -> p.DeleteResult:
         """Delete one entry by slug, archiving it."""
         workspace = await self.registry.get(params.workspace)
         category = parse_category(params.category)
@@ -135,7 +139,7 @@ class Methods:
             message=f"Deleted [{params.slug}] from {category.file}; it is kept in {ARCHIVE_FILE}.",
         )
 
-    async def cleanup(self, params: p.CleanupParams) -> p.CleanupResult:
+    async def cleanup(self, params: p.CleanupParams, session: Session) -> p.CleanupResult:
         """Plan (or apply) merges, prunes and slug assignments in every category at once."""
         workspace = await self.registry.get(params.workspace)
         outcomes: dict[Category, transitions.CleanupOutcome] = {}
@@ -158,7 +162,7 @@ class Methods:
             raise errors[0]
         return cleanup_result(workspace, {c: outcomes[c].plan for c in CATEGORIES}, params.apply)
 
-    async def stats(self, params: p.StatsParams) -> p.StatsResult:
+    async def stats(self, params: p.StatsParams, session: Session) -> p.StatsResult:
         """Per-category entry counts, limits and the time the files were last read."""
         workspace = await self.registry.get(params.workspace)
         await workspace.refresh(CATEGORIES)
@@ -182,7 +186,7 @@ class Methods:
             loaded_at=datetime.datetime.fromtimestamp(loaded, datetime.UTC).isoformat(),
         )
 
-    async def status(self, params: p.StatusParams) -> p.StatusResult:
+    async def status(self, params: p.StatusParams, session: Session) -> p.StatusResult:
         """Version, pid, uptime and loaded workspaces."""
         return p.StatusResult(
             version=__version__,
@@ -191,6 +195,21 @@ class Methods:
             uptime_s=round(anyio.current_time() - self.started, 3),
             workspaces=self.registry.roots,
             socket=self.socket_path,
+        )
+
+    async def subscribe(self, params: p.SubscribeParams, session: Session) -> p.SubscribeResult:
+        """Send the workspace's `changed` notifications to this connection from now on."""
+        workspace = await self.registry.get(params.workspace)
+        workspace.subscribe(session)
+        return p.SubscribeResult(workspace=workspace.root)
+
+    async def unsubscribe(
+        self, params: p.UnsubscribeParams, session: Session
+    ) -> p.UnsubscribeResult:
+        """Stop the workspace's notifications to this connection."""
+        workspace = await self.registry.get(params.workspace)
+        return p.UnsubscribeResult(
+            workspace=workspace.root, subscribed=workspace.unsubscribe(session)
         )
 
 
@@ -207,17 +226,6 @@ def _loaded(workspace: Workspace, category: Category) -> Snapshot:
 
 def _categories(name: str | None) -> tuple[Category, ...]:
     return CATEGORIES if name is None else (parse_category(name),)
-
-
-def entry_info(category: Category, entry: Entry) -> p.EntryInfo:
-    """Return the wire form of `entry`."""
-    return p.EntryInfo(
-        category=category.value,
-        file=category.file,
-        line=entry.line,
-        slug=entry.slug,
-        content=entry.content,
-    )
 
 
 def parse_line_range(lines: str) -> tuple[int, int]:

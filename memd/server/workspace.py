@@ -1,19 +1,27 @@
-"""Workspaces: one per project root, each with five category actors and one archive.
+"""Workspaces: one per project root, each with five category actors, a watcher, one archive
+and a feed of changes for subscribers.
 
 Rules:
 - A workspace is identified by the real path of its root, so two spellings of one directory
   (symlinks, `..`) share one set of actors and can never race each other's writes.
-- A workspace is loaded on first use; its actors run in the daemon's service task group.
-- The archive (`.memory/archive.md`) is appended under a lock, since several actors may archive
-  at once.
+- A workspace is loaded on first use; its actors and its watcher run in the daemon's service
+  task group.
+- Every read-modify-write of a file in `.memory/` holds the write lock: first an in-process lock
+  (so memd's five actors never contend through the lock file), then HackLM's `.memory/.lock`
+  (so HackLM and other tools never interleave with memd). The archive is only appended under it.
+- memd's own temp files (and stale locks renamed aside) left by a crash are removed under the
+  write lock, when the workspace loads and before its first write; they are never read as data.
+  A `.lock` found at load is taken once, which breaks it if its holder is gone.
+- Subscribers get each change as a `changed` notification, built and encoded once per change.
 """
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import logging
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable
 
 import anyio
 from anyio.abc import TaskGroup, TaskStatus
@@ -21,8 +29,13 @@ from anyio.abc import TaskGroup, TaskStatus
 from memd.core.archive import ARCHIVE_FILE, ARCHIVE_HEADER, ArchivedEntry, archive_line
 from memd.core.categories import CATEGORIES, Category
 from memd.server import storage
-from memd.server.actor import CategoryActor
-from memd_client.errors import InvalidParams, ShuttingDown, WorkspaceNotFound
+from memd.server.actor import CategoryActor, Snapshot
+from memd.server.hacklm_lock import DEFAULT_TIMEOUT, LOCK_FILE, MemoryDirLock
+from memd.server.session import Session, notification_frame
+from memd.server.watcher import WorkspaceWatcher
+from memd.server.wire import entry_info
+from memd_client import protocol as p
+from memd_client.errors import InvalidParams, RpcError, ShuttingDown, WorkspaceNotFound
 
 logger = logging.getLogger(__name__)
 
@@ -30,31 +43,74 @@ MEMORY_DIR = ".memory"
 
 
 class Workspace:
-    """One project root: its `.memory/` directory, five actors and the archive."""
+    """One project root: its `.memory/` directory, five actors, a watcher and the archive."""
 
-    def __init__(self, root: str, *, clock: Callable[[], float]) -> None:
+    def __init__(
+        self, root: str, *, clock: Callable[[], float], lock_timeout: float = DEFAULT_TIMEOUT
+    ) -> None:
         self.root = root
         self.memory_dir = os.path.join(root, MEMORY_DIR)
         self.archive_path = os.path.join(self.memory_dir, ARCHIVE_FILE)
-        self._archive_lock = anyio.Lock()
+        self._mutex = anyio.Lock()
+        self._dir_lock = MemoryDirLock(self.memory_dir, timeout=lock_timeout)
+        self._swept = False
+        self._subscribers: set[Session] = set()
+        self.watcher = WorkspaceWatcher(root, self.memory_dir, self._external_change)
         self.actors = {
-            category: CategoryActor(self.memory_dir, category, archive=self.archive, clock=clock)
+            category: CategoryActor(
+                self.memory_dir,
+                category,
+                archive=self.archive,
+                clock=clock,
+                write_lock=self.write_lock,
+                on_change=self._publish,
+            )
             for category in CATEGORIES
         }
 
     async def run(self, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
-        """Load every category file, report ready, and serve until the actors are closed."""
+        """Load every category file, start watching, report ready, and serve until closed."""
         async with anyio.create_task_group() as tg:
             for actor in self.actors.values():
                 await tg.start(actor.run)
+            await tg.start(self.watcher.run)
+            tg.start_soon(self._sweep_at_load)
             task_status.started()
 
     def close(self) -> None:
-        """Stop taking writes; queued writes still finish."""
+        """Stop taking writes and stop watching; queued writes still finish."""
+        self.watcher.stop()
         for actor in self.actors.values():
             actor.close()
 
-    async def refresh(self, categories: Sequence[Category]) -> None:
+    @contextlib.asynccontextmanager
+    async def write_lock(self) -> AsyncIterator[None]:
+        """Hold the workspace's write lock (in-process, then `.memory/.lock`).
+
+        Raises:
+            LockTimeout: another process held `.memory/.lock` for too long.
+        """
+        async with self._mutex, self._dir_lock.held():
+            if not self._swept:
+                removed = await anyio.to_thread.run_sync(storage.remove_debris, self.memory_dir)
+                for name in removed:
+                    logger.warning("removed %s left behind by a crash", name)
+                self._swept = True
+            yield
+
+    async def _sweep_at_load(self) -> None:
+        has_debris = await anyio.to_thread.run_sync(
+            lambda: storage.has_debris(self.memory_dir, lock_file=LOCK_FILE)
+        )
+        if not has_debris:
+            return
+        try:
+            async with self.write_lock():
+                pass
+        except RpcError as error:
+            logger.warning("left crash debris in %s for now: %s", self.memory_dir, error.message)
+
+    async def refresh(self, categories: Iterable[Category]) -> None:
         """Make the snapshots of `categories` current with their files on disk.
 
         One worker-thread hop stats every file; only actors whose file changed re-read it.
@@ -77,26 +133,69 @@ class Workspace:
                 for actor in stale:
                     tg.start_soon(actor.sync)
 
+    async def _external_change(self, categories: frozenset[Category]) -> None:
+        try:
+            await self.refresh(sorted(categories, key=CATEGORIES.index))
+        except RpcError as error:
+            logger.warning("cannot check %s after a change: %s", self.memory_dir, error.message)
+
     def actor(self, category: Category) -> CategoryActor:
         """Return the actor that owns `category`'s file."""
         return self.actors[category]
 
     async def archive(self, records: list[ArchivedEntry]) -> None:
-        """Append `records` to the archive durably (before the entries leave their file)."""
+        """Append `records` to the archive durably (called under the write lock, before the
+        entries leave their file)."""
         today = datetime.date.today().isoformat()
         lines = [archive_line(record, date=today) for record in records]
-        async with self._archive_lock:
-            await anyio.to_thread.run_sync(
-                lambda: storage.append_lines(self.archive_path, lines, header=ARCHIVE_HEADER)
-            )
+        await anyio.to_thread.run_sync(
+            lambda: storage.append_lines(self.archive_path, lines, header=ARCHIVE_HEADER)
+        )
+
+    # ------------------------------------------------------------------ subscriptions
+
+    def subscribe(self, session: Session) -> None:
+        """Send this workspace's changes to `session` from now on."""
+        self._subscribers.add(session)
+        session.feeds[self.root] = self
+
+    def unsubscribe(self, session: Session) -> bool:
+        """Stop sending changes to `session`; return whether it was subscribed."""
+        session.feeds.pop(self.root, None)
+        if session in self._subscribers:
+            self._subscribers.discard(session)
+            return True
+        return False
+
+    def _publish(self, category: Category, snapshot: Snapshot, source: p.Source) -> None:
+        if not self._subscribers:
+            return
+        changed = p.Changed(
+            workspace=self.root,
+            category=category.value,
+            file=category.file,
+            source=source,
+            entries=[entry_info(category, entry) for entry in snapshot.entries],
+            error=None if snapshot.error is None else snapshot.error.message,
+        )
+        frame = notification_frame("changed", changed)
+        for session in list(self._subscribers):
+            session.offer(self.root, frame)
 
 
 class Registry:
     """The loaded workspaces, keyed by real path; loads new ones into `services`."""
 
-    def __init__(self, services: TaskGroup, *, clock: Callable[[], float]) -> None:
+    def __init__(
+        self,
+        services: TaskGroup,
+        *,
+        clock: Callable[[], float],
+        lock_timeout: float = DEFAULT_TIMEOUT,
+    ) -> None:
         self._services = services
         self._clock = clock
+        self._lock_timeout = lock_timeout
         self._workspaces: dict[str, Workspace] = {}
         self._by_given_path: dict[str, Workspace] = {}
         self._lock = anyio.Lock()
@@ -131,7 +230,7 @@ class Registry:
         async with self._lock:
             workspace = self._workspaces.get(root)
             if workspace is None:
-                workspace = Workspace(root, clock=self._clock)
+                workspace = Workspace(root, clock=self._clock, lock_timeout=self._lock_timeout)
                 await self._services.start(workspace.run)
                 self._workspaces[root] = workspace
                 logger.info("loaded workspace %s", root)

@@ -10,6 +10,7 @@ import pytest
 
 from memd.server.dispatch import Dispatcher
 from memd.server.handlers import Handler
+from memd.server.session import Session
 
 
 class SubtractParams(msgspec.Struct, forbid_unknown_fields=True):
@@ -21,19 +22,19 @@ class NoParams(msgspec.Struct, forbid_unknown_fields=True):
     pass
 
 
-async def subtract(params: SubtractParams) -> int:
+async def subtract(params: SubtractParams, session: Session) -> int:
     return params.minuend - params.subtrahend
 
 
-async def get_data(params: NoParams) -> list[Any]:
+async def get_data(params: NoParams, session: Session) -> list[Any]:
     return ["hello", 5]
 
 
-async def notify_hello(params: NoParams) -> None:
+async def notify_hello(params: NoParams, session: Session) -> None:
     return None
 
 
-async def boom(params: NoParams) -> None:
+async def boom(params: NoParams, session: Session) -> None:
     raise RuntimeError("secret internals at /home/user/.ssh")
 
 

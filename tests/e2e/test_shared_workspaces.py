@@ -1,0 +1,207 @@
+"""One writer among several, over a real daemon: hand edits, subscriptions, crash debris."""
+
+from __future__ import annotations
+
+import random
+import socket
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import pytest
+
+from memd.core import mdformat
+from memd_client import Client, MemdError
+from tests.conftest import DaemonProcess, start_daemon
+from tests.e2e.test_protocol_socket import connect
+
+pytestmark = pytest.mark.e2e
+
+
+class Lines:
+    """Reads newline-ended JSON frames from a socket, one at a time."""
+
+    def __init__(self, sock: socket.socket) -> None:
+        self.sock = sock
+        self.buffer = b""
+
+    def next(self) -> Any:
+        while b"\n" not in self.buffer:
+            chunk = self.sock.recv(65536)
+            if not chunk:
+                raise AssertionError("the daemon closed the connection")
+            self.buffer += chunk
+        line, self.buffer = self.buffer.split(b"\n", 1)
+        return msgspec.json.decode(line)
+
+
+def subscribe(path: Path, workspace: Path) -> tuple[socket.socket, Lines]:
+    sock = connect(path)
+    request = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "subscribe",
+        "params": {"workspace": str(workspace)},
+    }
+    sock.sendall(msgspec.json.encode(request) + b"\n")
+    lines = Lines(sock)
+    reply = lines.next()
+    assert reply["result"] == {"workspace": str(workspace), "subscribed": True}
+    return sock, lines
+
+
+def test_a_hand_edit_between_two_stores_survives(daemon: DaemonProcess, workspace: Path) -> None:
+    with Client(daemon.socket_path, workspace=workspace) as client:
+        client.store(category="Quirk", content="The build needs GNU make.", slug="make")
+        path = workspace / ".memory" / "quirks.md"
+        path.write_text(path.read_text() + "- [by-hand] Typed by a person in an editor.\n")
+        client.store(category="Quirk", content="Tests run under pytest-xdist.", slug="xdist")
+    text = path.read_text()
+    for line in (
+        "- [make] The build needs GNU make.",
+        "- [by-hand] Typed by a person in an editor.",
+        "- [xdist] Tests run under pytest-xdist.",
+    ):
+        assert text.count(line) == 1
+
+
+def test_subscribers_see_memd_commits_and_outside_edits(
+    daemon: DaemonProcess, workspace: Path
+) -> None:
+    sock, notes = subscribe(daemon.socket_path, workspace)
+    with sock, Client(daemon.socket_path, workspace=workspace) as client:
+        client.store(category="Decision", content="Use SQLite for the cache.", slug="cache")
+        note = notes.next()
+        assert note["method"] == "changed"
+        assert note["params"]["source"] == "memd"
+        assert note["params"]["category"] == "Decision"
+        assert [e["slug"] for e in note["params"]["entries"]] == ["cache"]
+        assert "id" not in note
+
+        path = workspace / ".memory" / "decisions.md"
+        path.write_text(path.read_text() + "- [edited] Added by hand.\n")
+        note = notes.next()
+        assert (note["params"]["source"], note["params"]["file"]) == ("external", "decisions.md")
+        assert [e["slug"] for e in note["params"]["entries"]] == ["cache", "edited"]
+
+        request = {
+            "jsonrpc": "2.0",
+            "id": 2,
+            "method": "unsubscribe",
+            "params": {"workspace": str(workspace)},
+        }
+        sock.sendall(msgspec.json.encode(request) + b"\n")
+        assert notes.next()["result"] == {"workspace": str(workspace), "subscribed": True}
+        client.store(category="Decision", content="Nobody is told about this one.", slug="quiet")
+        sock.sendall(msgspec.json.encode(dict(request, id=3)) + b"\n")
+        # Unsubscribed: the next frame is the reply to the second unsubscribe, no notification.
+        assert notes.next() == {
+            "jsonrpc": "2.0",
+            "id": 3,
+            "result": {"workspace": str(workspace), "subscribed": False},
+        }
+
+
+def test_a_slow_subscriber_never_slows_writers_and_is_told_to_resync(
+    daemon: DaemonProcess, workspace: Path
+) -> None:
+    sock, notes = subscribe(daemon.socket_path, workspace)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    with sock, Client(daemon.socket_path, workspace=workspace, timeout=30) as client:
+        for n in range(600):  # each commit queues one notification the subscriber never reads
+            client.store(category="Quirk", content=f"Quirk number{n} k{n}q z{n}w about v{n}x.")
+        seen: list[str] = []
+        while "resync" not in seen:
+            seen.append(notes.next()["method"])
+    assert seen.count("changed") < 600
+    assert len((workspace / ".memory" / "quirks.md").read_text().splitlines()) > 600
+
+
+def test_crash_debris_is_removed_at_load_and_never_read(short_tmp: Path, workspace: Path) -> None:
+    memory = workspace / ".memory"
+    memory.mkdir()
+    (memory / "quirks.md").write_text("# Quirks\n\n- [real] A real quirk.\n")
+    debris = [
+        memory / ".quirks.md.memd-0123456789ab.tmp",
+        memory / ".decisions.md.memd-ba9876543210.tmp",
+        memory / ".lock.memd-stale-5f5f5f",
+    ]
+    for path in debris:
+        path.write_text("- [ghost] Half-written entry from a crash.\n")
+    # A lock left by a process that is gone (HackLM's format): memd breaks it.
+    (memory / ".lock").write_text('{"pid":999999999,"ts":1}')
+    server = start_daemon(short_tmp)
+    try:
+        with Client(server.socket_path, workspace=workspace) as client:
+            assert [e.content for e in client.list().entries] == ["A real quirk."]
+            client.store(category="Quirk", content="Stored after the crash.", slug="after")
+        assert not any(path.exists() for path in debris)
+        assert not (memory / ".lock").exists()
+        assert sorted(p.name for p in memory.iterdir()) == ["quirks.md"]
+        assert "removed .quirks.md.memd-0123456789ab.tmp" in server.stderr()
+    finally:
+        assert server.stop() == 0
+
+
+CRASH_ROUNDS = 3
+CRASH_CLIENTS = 32
+
+
+def _store_until_killed(socket_path: Path, workspace: Path, name: str, acked: list[str]) -> None:
+    """Store distinct entries until the daemon dies; record each acknowledged content."""
+    with Client(socket_path, workspace=workspace, timeout=20) as client:
+        for n in range(10_000):
+            token = f"{name}x{n}"  # unique words, so dedup never matches two of them
+            content = f"Crash test {token}a with {token}b and {token}c."
+            try:
+                result = client.store(category="Decision", content=content)
+            except MemdError:
+                return
+            assert result.action == "stored", result.message
+            acked.append(content)
+
+
+def test_sigkill_under_load_loses_no_acknowledged_store(short_tmp: Path, workspace: Path) -> None:
+    rng = random.Random(20261122)
+    acked: list[str] = []
+    for round_ in range(CRASH_ROUNDS):
+        server = start_daemon(short_tmp)
+        started = len(acked)
+        threads = [
+            threading.Thread(
+                target=_store_until_killed,
+                args=(server.socket_path, workspace, f"R{round_}C{c}", acked),
+            )
+            for c in range(CRASH_CLIENTS)
+        ]
+        for thread in threads:
+            thread.start()
+        deadline = time.monotonic() + 60
+        # Kill at a random moment once stores are flowing (a count, not a sleep).
+        target = started + rng.randrange(50, 400)
+        while len(acked) < target and time.monotonic() < deadline:
+            time.sleep(0.001)
+        server.process.kill()
+        server.process.wait(timeout=20)
+        for thread in threads:
+            thread.join(timeout=60)
+            assert not thread.is_alive()
+        assert len(acked) > started
+
+    server = start_daemon(short_tmp)
+    try:
+        with Client(server.socket_path, workspace=workspace) as client:
+            listed = [e.content for e in client.list(category="Decision").entries]
+    finally:
+        assert server.stop() == 0
+    memory = workspace / ".memory"
+    text = (memory / "decisions.md").read_text(encoding="utf-8")
+    entries = mdformat.entries(mdformat.parse(text))
+    contents = [e.content for e in entries]
+    assert contents == listed
+    assert len(set(contents)) == len(contents)
+    assert set(acked) <= set(contents)
+    assert len({e.slug for e in entries}) == len(entries)
+    assert [p.name for p in memory.iterdir() if p.name.startswith(".")] == []

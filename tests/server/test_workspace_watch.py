@@ -1,0 +1,207 @@
+"""A loaded workspace notices outside changes by itself and tells subscribers what changed.
+
+These run a real `Workspace` (actors plus watchfiles watcher) on real files, in-process.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import time
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+from typing import Any
+
+import anyio
+import msgspec
+import pytest
+from anyio.streams.memory import MemoryObjectReceiveStream
+from watchfiles import Change
+
+from memd.core import transitions
+from memd.core.categories import Category
+from memd.server.session import Session
+from memd.server.watcher import mentions, touched_categories
+from memd.server.workspace import Workspace
+
+DEADLINE = 10.0
+
+Note = dict[str, Any]
+
+
+class Subscriber:
+    """A session whose notifications land in a stream the test reads."""
+
+    def __init__(self, receive: MemoryObjectReceiveStream[Note]) -> None:
+        self.receive = receive
+
+    async def next(self, predicate: Callable[[Note], bool] = lambda n: True) -> Note:
+        """Return the next notification matching `predicate`, skipping others."""
+        with anyio.fail_after(DEADLINE):
+            async for note in self.receive:
+                if predicate(note):
+                    return note
+        raise AssertionError("the notification stream ended")
+
+    def pending(self) -> list[Note]:
+        """Notifications received but not yet read."""
+        found = []
+        while True:
+            try:
+                found.append(self.receive.receive_nowait())
+            except anyio.WouldBlock:
+                return found
+
+
+@pytest.fixture(params=["with .memory", "without .memory"])
+async def loaded(
+    tmp_path: Path, request: pytest.FixtureRequest
+) -> AsyncIterator[tuple[Workspace, Subscriber]]:
+    """A running workspace with one subscriber; its `.memory` exists at load, or not yet."""
+    if request.param == "with .memory":
+        (tmp_path / ".memory").mkdir()
+    workspace = Workspace(str(tmp_path), clock=time.time)
+    session = Session()
+    send, receive = anyio.create_memory_object_stream[Note](1000)
+
+    async def deliver(frame: bytes) -> None:
+        await send.send(msgspec.json.decode(frame))
+
+    async with send, receive, anyio.create_task_group() as tg:
+        await tg.start(workspace.run)
+        workspace.subscribe(session)
+        tg.start_soon(session.pump, deliver)
+        yield workspace, Subscriber(receive)
+        workspace.close()
+        tg.cancel_scope.cancel()
+
+
+def _memory(workspace: Workspace) -> Path:
+    """The workspace's `.memory`, created by hand if the workspace was loaded without one."""
+    path = Path(workspace.memory_dir)
+    path.mkdir(exist_ok=True)
+    return path
+
+
+def _changed(category: str, source: str) -> Callable[[Note], bool]:
+    return lambda n: (
+        n["method"] == "changed"
+        and n["params"]["category"] == category
+        and n["params"]["source"] == source
+    )
+
+
+def _contents(note: Note) -> list[str]:
+    return [entry["content"] for entry in note["params"]["entries"]]
+
+
+async def test_a_hand_edit_is_noticed_and_published_as_external(
+    loaded: tuple[Workspace, Subscriber],
+) -> None:
+    workspace, events = loaded
+    path = _memory(workspace) / "quirks.md"
+    path.write_text("# Quirks\n\n- [by-hand] Typed in an editor.\n")
+    note = await events.next(_changed("Quirk", "external"))
+    assert _contents(note) == ["Typed in an editor."]
+    assert note["params"]["workspace"] == workspace.root
+    assert note["params"]["file"] == "quirks.md"
+    assert [e.slug for e in workspace.actor(Category.QUIRK).snapshot.entries] == ["by-hand"]
+
+
+async def test_memds_own_write_is_published_once_and_never_echoes(
+    loaded: tuple[Workspace, Subscriber],
+) -> None:
+    workspace, events = loaded
+    actor = workspace.actor(Category.DECISION)
+    await actor.submit(transitions.Store(content="First decision about caching.", slug="one"))
+    first = await events.next()
+    assert first["params"]["source"] == "memd"
+    # Give the watcher every chance to report the echo, then make a second, external change:
+    # the next notification must be that external change, not an echo of the store.
+    path = Path(workspace.memory_dir) / "decisions.md"
+    path.write_text(path.read_text() + "- [two] A hand-written second decision.\n")
+    second = await events.next()
+    assert (second["params"]["source"], second["params"]["category"]) == ("external", "Decision")
+    assert _contents(second) == ["First decision about caching.", "A hand-written second decision."]
+    assert events.pending() == []
+
+
+async def test_atomic_renames_are_seen(loaded: tuple[Workspace, Subscriber]) -> None:
+    workspace, events = loaded
+    temp = _memory(workspace) / "preferences.md.tmp-editor"
+    temp.write_text("- [tabs] Prefer tabs.\n")
+    os.replace(temp, Path(workspace.memory_dir) / "preferences.md")
+    note = await events.next(_changed("Preference", "external"))
+    assert _contents(note) == ["Prefer tabs."]
+
+
+async def test_the_directory_can_be_deleted_and_recreated(
+    loaded: tuple[Workspace, Subscriber],
+) -> None:
+    workspace, events = loaded
+    memory = _memory(workspace)
+    (memory / "security.md").write_text("- [keys] Never commit keys.\n")
+    await events.next(_changed("Security", "external"))
+    shutil.rmtree(memory)
+    gone = await events.next(_changed("Security", "external"))
+    assert _contents(gone) == []
+    memory.mkdir()
+    (memory / "security.md").write_text("- [tokens] Rotate tokens monthly.\n")
+    back = await events.next(_changed("Security", "external"))
+    assert _contents(back) == ["Rotate tokens monthly."]
+    # And the watch is live again afterwards, not just a one-off rescan.
+    (memory / "security.md").write_text("- [tokens] Rotate tokens weekly.\n")
+    again = await events.next(_changed("Security", "external"))
+    assert _contents(again) == ["Rotate tokens weekly."]
+
+
+async def test_the_directory_renamed_away_and_back(loaded: tuple[Workspace, Subscriber]) -> None:
+    workspace, events = loaded
+    memory = _memory(workspace)
+    (memory / "quirks.md").write_text("- [q] A quirk.\n")
+    await events.next(_changed("Quirk", "external"))
+    aside = memory.with_name(".memory-aside")
+    memory.rename(aside)
+    assert _contents(await events.next(_changed("Quirk", "external"))) == []
+    aside.rename(memory)
+    assert _contents(await events.next(_changed("Quirk", "external"))) == ["A quirk."]
+
+
+async def test_a_file_turned_into_a_directory_is_an_error_for_that_file_only(
+    loaded: tuple[Workspace, Subscriber],
+) -> None:
+    workspace, events = loaded
+    memory = _memory(workspace)
+    (memory / "quirks.md").mkdir()
+    note = await events.next(_changed("Quirk", "external"))
+    assert "is a directory" in note["params"]["error"]
+    outcome = await workspace.actor(Category.DECISION).submit(
+        transitions.Store(content="Other files still work.")
+    )
+    assert isinstance(outcome, transitions.StoreOutcome)
+    assert outcome.action == "stored"
+
+
+async def test_unsubscribed_sessions_get_nothing(loaded: tuple[Workspace, Subscriber]) -> None:
+    workspace, events = loaded
+    other = Session(capacity=5)
+    workspace.subscribe(other)
+    assert workspace.unsubscribe(other) is True
+    assert workspace.unsubscribe(other) is False
+    await workspace.actor(Category.QUIRK).submit(transitions.Store(content="Only one listener."))
+    await events.next(_changed("Quirk", "memd"))
+    assert other.feeds == {}
+    assert len(other._outbox) == 0
+
+
+def test_only_category_files_count_as_changes() -> None:
+    changes = {
+        (Change.added, "/w/.memory/quirks.md"),
+        (Change.deleted, "/w/.memory/.quirks.md.memd-0123456789ab.tmp"),
+        (Change.added, "/w/.memory/.lock"),
+        (Change.modified, "/w/.memory/archive.md"),
+        (Change.modified, "/w/.memory/decisions.md"),
+    }
+    assert touched_categories(changes) == {Category.QUIRK, Category.DECISION}
+    assert mentions(changes, "/w/.memory/.lock")
+    assert not mentions(changes, "/w/.memory")
