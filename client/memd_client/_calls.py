@@ -80,3 +80,13 @@ def stats(workspace: str) -> Call:
 def status() -> Call:
     """Prepare a `status` request."""
     return Call("status", p.StatusParams(), p.StatusResult)
+
+
+def subscribe(workspace: str) -> Call:
+    """Prepare a `subscribe` request (events then arrive on the same connection)."""
+    return Call("subscribe", p.SubscribeParams(workspace=workspace), p.SubscribeResult)
+
+
+def unsubscribe(workspace: str) -> Call:
+    """Prepare an `unsubscribe` request."""
+    return Call("unsubscribe", p.UnsubscribeParams(workspace=workspace), p.UnsubscribeResult)

@@ -1,20 +1,24 @@
-"""The sans-I/O half of a client: build request frames, match and decode response frames.
+"""The sans-I/O half of a client: build request frames, classify and decode incoming frames.
 
 Both `Client` (blocking) and `AsyncClient` (anyio) move bytes; this module decides what they mean.
+An incoming frame is either a notification (`method` and no `id`: decoded into a `Changed` or
+`Resync` event; unknown methods are skipped) or a response, matched to the request waiting on it.
 """
 
 from __future__ import annotations
 
 import itertools
 import os
-from typing import Any, TypeVar
+from collections import deque
+from typing import Literal, TypeVar
 
 import msgspec
+from msgspec import UNSET, Raw, UnsetType
 
-from memd_client._framing import LineDecoder
+from memd_client import protocol as p
+from memd_client._framing import FrameTooLarge, LineDecoder
 from memd_client._paths import default_socket_path
-from memd_client.errors import MemdError, from_wire
-from memd_client.protocol import Response
+from memd_client.errors import ErrorObject, MemdError, from_wire
 
 T = TypeVar("T")
 
@@ -23,18 +27,38 @@ DEFAULT_TIMEOUT = 30.0
 MAX_REPLY_FRAME = 256 * 1024 * 1024
 
 _encoder = msgspec.json.Encoder()
-_response_decoder = msgspec.json.Decoder(Response)
 
 
 class ProtocolViolation(MemdError):
-    """Raised when the daemon's reply is not a valid response to the request sent."""
+    """Raised when the daemon sent something that is not valid where it arrived."""
+
+
+class Reply(msgspec.Struct):
+    """One incoming JSON-RPC object; `params` and `result` stay raw until their type is known."""
+
+    jsonrpc: Literal["2.0"] = "2.0"
+    id: p.RequestId | UnsetType = UNSET
+    method: str | UnsetType = UNSET
+    params: Raw = Raw(b"null")
+    result: Raw | UnsetType = UNSET
+    error: ErrorObject | UnsetType = UNSET
+
+    @property
+    def is_notification(self) -> bool:
+        """A notification has a method and no id; anything else is treated as a response."""
+        return isinstance(self.id, UnsetType) and not isinstance(self.method, UnsetType)
+
+
+_reply_decoder = msgspec.json.Decoder(Reply)
 
 
 class Connection:
-    """Request ids and response matching for one socket connection."""
+    """The state of one socket connection: request ids and frames received but not yet read."""
 
     def __init__(self) -> None:
         self._ids = itertools.count(1)
+        self._decoder = LineDecoder(max_frame=MAX_REPLY_FRAME)
+        self._frames: deque[bytes] = deque()
 
     def request(self, method: str, params: msgspec.Struct) -> tuple[int, bytes]:
         """Return a fresh request id and the frame (ending in a newline) that carries it."""
@@ -42,39 +66,75 @@ class Connection:
         body = {"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}
         return request_id, _encoder.encode(body) + b"\n"
 
-    def response(self, frame: bytes, request_id: int, result_type: type[T]) -> T:
-        """Decode `frame` as the reply to `request_id`, returning its typed result.
+    def receive_data(self, data: bytes) -> None:
+        """Buffer bytes read from the socket.
+
+        Raises:
+            ProtocolViolation: a frame is too large; the connection must be closed.
+        """
+        try:
+            self._frames.extend(self._decoder.feed(data))
+        except FrameTooLarge as exc:
+            raise ProtocolViolation(f"The daemon sent a message too large to read: {exc}") from None
+
+    def next_message(self) -> Reply | p.Event | None:
+        """Return the next complete response or event, or None when more data is needed.
+
+        Raises:
+            ProtocolViolation: a frame is not JSON-RPC, or an event's params are malformed.
+        """
+        while (reply := self._next_frame()) is not None:
+            if not reply.is_notification:
+                return reply
+            event_type = p.NOTIFICATION_TYPES.get(str(reply.method))
+            if event_type is not None:
+                return _decode(reply.params, event_type, "notification")
+        return None
+
+    def next_reply(self) -> Reply | None:
+        """Return the next response, skipping notifications, or None when more data is needed."""
+        while (reply := self._next_frame()) is not None:
+            if not reply.is_notification:
+                return reply
+        return None
+
+    def result(self, reply: Reply, request_id: int, result_type: type[T]) -> T:
+        """Return the typed result of `reply`, the response to `request_id`.
 
         Raises:
             RpcError: the daemon answered with an error (its matching subclass).
             ProtocolViolation: the frame is not a response to this request.
         """
-        try:
-            response = _response_decoder.decode(frame)
-        except msgspec.DecodeError as exc:
-            raise ProtocolViolation(f"The daemon sent an unreadable reply ({exc}).") from None
-        if isinstance(response.error, msgspec.UnsetType):
-            if response.id != request_id:
+        if isinstance(reply.error, UnsetType):
+            if reply.id != request_id:
                 raise ProtocolViolation(
-                    f"The daemon answered request {response.id!r} while {request_id} was waiting."
+                    f"The daemon answered request {reply.id!r} while {request_id} was waiting."
                 )
-            return _convert(response.result, result_type)
-        if response.id not in (request_id, None):
-            raise ProtocolViolation(f"The daemon answered request {response.id!r} unexpectedly.")
-        raise from_wire(response.error)
+            return _decode(reply.result, result_type, "reply")
+        if reply.id not in (request_id, None):
+            raise ProtocolViolation(f"The daemon answered request {reply.id!r} unexpectedly.")
+        raise from_wire(reply.error)
+
+    def _next_frame(self) -> Reply | None:
+        if not self._frames:
+            return None
+        try:
+            return _reply_decoder.decode(self._frames.popleft())
+        except msgspec.DecodeError as exc:
+            raise ProtocolViolation(f"The daemon sent an unreadable message ({exc}).") from None
 
 
-def _convert(result: Any, result_type: type[T]) -> T:
+def _decode(raw: Raw | UnsetType, result_type: type[T], what: str) -> T:
     try:
-        return msgspec.convert(result, result_type)
-    except msgspec.ValidationError as exc:
+        return msgspec.json.decode(raw if isinstance(raw, Raw) else b"null", type=result_type)
+    except msgspec.DecodeError as exc:
         raise ProtocolViolation(
-            f"The daemon's reply did not have the expected shape: {exc}."
+            f"The daemon's {what} did not have the expected shape: {exc}."
         ) from None
 
 
 class ClientBase:
-    """What both clients share: where to connect, the default workspace, framing and ids."""
+    """What both clients share: where to connect, the default workspace, the connection state."""
 
     def __init__(
         self,
@@ -87,7 +147,6 @@ class ClientBase:
         self.workspace = os.path.abspath(os.fspath(workspace)) if workspace is not None else None
         self.timeout = timeout
         self._connection = Connection()
-        self._reset_decoder()
 
-    def _reset_decoder(self) -> None:
-        self._decoder = LineDecoder(max_frame=MAX_REPLY_FRAME)
+    def _reset_connection(self) -> None:
+        self._connection = Connection()

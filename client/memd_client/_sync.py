@@ -1,15 +1,24 @@
-"""`Client`: the blocking client, on a stdlib Unix socket."""
+"""`Client`: the blocking client, on a stdlib Unix socket; `SyncSubscription`: its event thread."""
 
 from __future__ import annotations
 
+import contextlib
+import logging
 import os
 import socket
+import threading
+from collections.abc import Callable, Iterator
 from types import TracebackType
 from typing import Any
 
 from memd_client import _calls, protocol as p
-from memd_client._connection import ClientBase
-from memd_client.errors import ConnectionLost, DaemonUnavailable, RequestTimeout
+from memd_client._connection import ClientBase, Connection, ProtocolViolation, Reply
+from memd_client.errors import ConnectionLost, DaemonUnavailable, MemdError, RequestTimeout
+
+logger = logging.getLogger("memd_client")
+
+CLOSE_TIMEOUT = 5.0
+"""How long `SyncSubscription.close()` waits for a running callback to return."""
 
 
 def unavailable(path: str, exc: OSError) -> DaemonUnavailable:
@@ -18,6 +27,35 @@ def unavailable(path: str, exc: OSError) -> DaemonUnavailable:
     return DaemonUnavailable(
         f"No memd daemon is answering on {path} ({reason}); start one with `memd serve`."
     )
+
+
+@contextlib.contextmanager
+def transport_errors(
+    method: str, timeout: float, broken: tuple[type[Exception], ...] = (OSError,)
+) -> Iterator[None]:
+    """Turn a timeout into `RequestTimeout` and a `broken` connection into `ConnectionLost`."""
+    try:
+        yield
+    except MemdError:
+        raise
+    except TimeoutError:
+        raise RequestTimeout(
+            f"memd did not answer {method} within {timeout:g} s; it may be "
+            "overloaded, or raise the client timeout."
+        ) from None
+    except broken as exc:
+        reason = str(exc) or type(exc).__name__
+        raise ConnectionLost(
+            f"The connection to memd broke during {method} ({reason}); retry the request."
+        ) from None
+
+
+def _receive(sock: socket.socket, connection: Connection) -> None:
+    """Read what `sock` has (blocking until something comes) into `connection`."""
+    chunk = sock.recv(65536)
+    if not chunk:
+        raise ConnectionResetError("the daemon closed the connection")
+    connection.receive_data(chunk)
 
 
 class Client(ClientBase):
@@ -45,48 +83,64 @@ class Client(ClientBase):
         if self._sock is not None:
             self._sock.close()
             self._sock = None
-            self._reset_decoder()
+            self._reset_connection()
 
     def call(self, call: _calls.Call) -> Any:
-        """Send one prepared request and return its typed result."""
-        request_id, frame = self._connection.request(call.method, call.params)
-        sock = self._connect()
-        try:
-            sock.sendall(frame)
-            reply = self._receive_frame(sock)
-        except TimeoutError:
-            self.close()
-            raise RequestTimeout(
-                f"memd did not answer {call.method} within {self.timeout:g} s; it may be "
-                "overloaded, or raise the client timeout."
-            ) from None
-        except OSError as exc:
-            self.close()
-            raise ConnectionLost(
-                f"The connection to memd broke during {call.method} ({exc}); retry the request."
-            ) from None
-        return self._connection.response(reply, request_id, call.result_type)
-
-    def _connect(self) -> socket.socket:
+        """Send one prepared request and return its typed result (notifications are skipped)."""
         if self._sock is None:
-            sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-            sock.settimeout(self.timeout)
-            try:
-                sock.connect(self.socket_path)
-            except OSError as exc:
-                sock.close()
-                raise unavailable(self.socket_path, exc) from None
-            self._sock = sock
-        return self._sock
+            self._sock = self._open()
+        sock = self._sock
+        connection = self._connection
+        request_id, frame = connection.request(call.method, call.params)
+        try:
+            with transport_errors(call.method, self.timeout):
+                sock.sendall(frame)
+                while (reply := connection.next_reply()) is None:
+                    _receive(sock, connection)
+        except MemdError:
+            self.close()
+            raise
+        return connection.result(reply, request_id, call.result_type)
 
-    def _receive_frame(self, sock: socket.socket) -> bytes:
-        while True:
-            chunk = sock.recv(65536)
-            if not chunk:
-                raise ConnectionResetError("the daemon closed the connection")
-            frames = self._decoder.feed(chunk)
-            if frames:
-                return frames[0]
+    def subscribe(
+        self,
+        callback: Callable[[p.Event], object],
+        *,
+        workspace: str | os.PathLike[str] | None = None,
+        on_error: Callable[[MemdError], object] | None = None,
+    ) -> SyncSubscription:
+        """Call `callback(event)` on a background thread for each change to a workspace.
+
+        The subscription has its own connection, so this client stays usable. Errors in
+        subscribing are raised here; see `SyncSubscription` for what happens afterwards.
+        """
+        call = _calls.subscribe(_calls.workspace_path(workspace, self.workspace))
+        sock, connection = self._open(), Connection()
+        early: list[p.Event] = []
+        request_id, frame = connection.request(call.method, call.params)
+        try:
+            with transport_errors(call.method, self.timeout):
+                sock.sendall(frame)
+                while not isinstance(message := connection.next_message(), Reply):
+                    if message is None:
+                        _receive(sock, connection)
+                    else:
+                        early.append(message)
+            connection.result(message, request_id, call.result_type)
+        except BaseException:
+            sock.close()
+            raise
+        return SyncSubscription(sock, connection, early, callback, on_error)
+
+    def _open(self) -> socket.socket:
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        sock.settimeout(self.timeout)
+        try:
+            sock.connect(self.socket_path)
+        except OSError as exc:
+            sock.close()
+            raise unavailable(self.socket_path, exc) from None
+        return sock
 
     # -------------------------------------------------------------- protocol methods
 
@@ -166,3 +220,104 @@ class Client(ClientBase):
         ws = _calls.workspace_path(workspace, self.workspace)
         result: p.EntriesResult = self.call(_calls.list_entries(ws, category))
         return result
+
+
+class SyncSubscription:
+    """A running subscription from `Client.subscribe`: one daemon thread reads the connection
+    and calls `callback(event)` for each `Changed` or `Resync`, in order (events that arrived
+    before the subscribe reply first).
+
+    An exception from `callback` is logged (logger "memd_client") and the next event is still
+    delivered. If the connection breaks or the daemon sends garbage, the thread ends and calls
+    `on_error(ConnectionLost(...))` (or `ProtocolViolation`), or logs a warning without
+    `on_error`; subscribe again to resume, and `list` to catch up. `close()` (or leaving the
+    `with` block) unsubscribes by closing the connection; neither callback is called after it.
+    """
+
+    def __init__(
+        self,
+        sock: socket.socket,
+        connection: Connection,
+        early: list[p.Event],
+        callback: Callable[[p.Event], object],
+        on_error: Callable[[MemdError], object] | None,
+    ) -> None:
+        sock.settimeout(None)  # events may be minutes apart
+        self._sock, self._connection = sock, connection
+        self._callback, self._on_error = callback, on_error
+        self._closing = threading.Event()
+        self._sock_lock = threading.Lock()
+        self._thread = threading.Thread(
+            target=self._run, args=(early,), name="memd-subscription", daemon=True
+        )
+        self._thread.start()
+
+    def __enter__(self) -> SyncSubscription:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    @property
+    def running(self) -> bool:
+        """Whether the thread is still reading events."""
+        return self._thread.is_alive()
+
+    def close(self) -> None:
+        """Stop the thread and close the connection; waits up to `CLOSE_TIMEOUT` for a running
+        callback to return. Safe to call more than once, and from the callback itself."""
+        self._closing.set()
+        with self._sock_lock, contextlib.suppress(OSError):
+            if self._sock.fileno() != -1:
+                self._sock.shutdown(socket.SHUT_RDWR)  # wakes the blocked recv()
+        if threading.current_thread() is not self._thread:
+            self._thread.join(CLOSE_TIMEOUT)
+
+    def _run(self, early: list[p.Event]) -> None:
+        connection = self._connection
+        try:
+            for event in early:
+                self._deliver(event)
+            while not self._closing.is_set():
+                message = connection.next_message()
+                if message is None:
+                    _receive(self._sock, connection)
+                elif isinstance(message, Reply):
+                    raise ProtocolViolation("The daemon sent a reply on a subscription connection.")
+                else:
+                    self._deliver(message)
+        except OSError as exc:
+            self._fail(ConnectionLost(f"The subscription's connection to memd broke ({exc})."))
+        except MemdError as exc:
+            self._fail(exc)
+        finally:
+            with self._sock_lock:
+                self._sock.close()
+
+    def _deliver(self, event: p.Event) -> None:
+        if self._closing.is_set():
+            return
+        try:
+            self._callback(event)
+        except Exception:
+            logger.exception(
+                "memd subscription callback failed on a %s event for %s",
+                type(event).__name__,
+                event.workspace,
+            )
+
+    def _fail(self, error: MemdError) -> None:
+        if self._closing.is_set():
+            return
+        if self._on_error is None:
+            logger.warning("memd subscription ended: %s", error)
+            return
+        try:
+            self._on_error(error)
+        except Exception:
+            logger.exception("memd subscription on_error callback failed")

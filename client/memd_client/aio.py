@@ -1,4 +1,4 @@
-"""`AsyncClient`: the anyio client (install `memd-client[async]`).
+"""`AsyncClient`: the anyio client (install `memd-client[async]`), and its `Subscription`.
 
 This module is the only part of `memd_client` that imports anyio, so `import memd_client` stays
 light for blocking users.
@@ -7,6 +7,7 @@ light for blocking users.
 from __future__ import annotations
 
 import os
+from collections import deque
 from types import TracebackType
 from typing import Any
 
@@ -14,11 +15,20 @@ import anyio
 from anyio.abc import SocketStream
 
 from memd_client import _calls, protocol as p
-from memd_client._connection import ClientBase
-from memd_client._sync import unavailable
-from memd_client.errors import ConnectionLost, RequestTimeout
+from memd_client._connection import ClientBase, Connection, ProtocolViolation, Reply
+from memd_client._sync import transport_errors, unavailable
+from memd_client.errors import ConnectionLost, MemdError
 
-__all__ = ["AsyncClient"]
+__all__ = ["AsyncClient", "Subscription"]
+
+_BROKEN = (anyio.BrokenResourceError, anyio.ClosedResourceError, anyio.EndOfStream, OSError)
+
+
+async def _connect(path: str) -> SocketStream:
+    try:
+        return await anyio.connect_unix(path)
+    except OSError as exc:
+        raise unavailable(path, exc) from None
 
 
 class AsyncClient(ClientBase):
@@ -46,47 +56,36 @@ class AsyncClient(ClientBase):
         """Close the connection (the next call reconnects)."""
         if self._stream is not None:
             stream, self._stream = self._stream, None
-            self._reset_decoder()
+            self._reset_connection()
             with anyio.CancelScope(shield=True):
                 await stream.aclose()
 
     async def call(self, call: _calls.Call) -> Any:
-        """Send one prepared request and return its typed result."""
+        """Send one prepared request and return its typed result (notifications are skipped)."""
         if self._lock is None:
             self._lock = anyio.Lock()
         async with self._lock:
-            request_id, frame = self._connection.request(call.method, call.params)
             try:
-                with anyio.fail_after(self.timeout):
-                    stream = await self._connect()
-                    await stream.send(frame)
-                    reply = await self._receive_frame(stream)
-            except TimeoutError:
+                with (
+                    transport_errors(call.method, self.timeout, _BROKEN),
+                    anyio.fail_after(self.timeout),
+                ):
+                    if self._stream is None:
+                        self._stream = await _connect(self.socket_path)
+                    connection = self._connection
+                    request_id, frame = connection.request(call.method, call.params)
+                    await self._stream.send(frame)
+                    while (reply := connection.next_reply()) is None:
+                        connection.receive_data(await self._stream.receive())
+            except MemdError:
                 await self.aclose()
-                raise RequestTimeout(
-                    f"memd did not answer {call.method} within {self.timeout:g} s; it may be "
-                    "overloaded, or raise the client timeout."
-                ) from None
-            except (anyio.BrokenResourceError, anyio.EndOfStream, OSError) as exc:
-                await self.aclose()
-                raise ConnectionLost(
-                    f"The connection to memd broke during {call.method} ({exc!r}); retry it."
-                ) from None
-        return self._connection.response(reply, request_id, call.result_type)
+                raise
+        return connection.result(reply, request_id, call.result_type)
 
-    async def _connect(self) -> SocketStream:
-        if self._stream is None:
-            try:
-                self._stream = await anyio.connect_unix(self.socket_path)
-            except OSError as exc:
-                raise unavailable(self.socket_path, exc) from None
-        return self._stream
-
-    async def _receive_frame(self, stream: SocketStream) -> bytes:
-        while True:
-            frames = self._decoder.feed(await stream.receive())
-            if frames:
-                return frames[0]
+    def subscribe(self, *, workspace: str | os.PathLike[str] | None = None) -> Subscription:
+        """Return a `Subscription` to a workspace's changes, to use with `async with`."""
+        ws = _calls.workspace_path(workspace, self.workspace)
+        return Subscription(self.socket_path, ws, timeout=self.timeout)
 
     # -------------------------------------------------------------- protocol methods
 
@@ -166,3 +165,99 @@ class AsyncClient(ClientBase):
         ws = _calls.workspace_path(workspace, self.workspace)
         result: p.EntriesResult = await self.call(_calls.list_entries(ws, category))
         return result
+
+
+class Subscription:
+    """A workspace's `Changed` and `Resync` events, on a connection of its own.
+
+    ```python
+    async with client.subscribe(workspace=ws) as events:
+        async for event in events:
+            ...
+    ```
+
+    Entering connects, sends `subscribe` and waits for the reply within `timeout`, raising
+    `DaemonUnavailable`, `RequestTimeout`, `ConnectionLost` or the `RpcError` the daemon sent.
+    Iterating waits for the next event with no timeout; events that arrived before the reply
+    come first. If the daemon closes the connection, iteration raises `ConnectionLost`:
+    subscribe again to resume, and call `list` to catch up. Leaving the block (or `aclose()`)
+    closes the connection, which unsubscribes; iteration then stops.
+    """
+
+    def __init__(self, socket_path: str, workspace: str, *, timeout: float) -> None:
+        self.socket_path = socket_path
+        self.workspace = workspace
+        self.timeout = timeout
+        self._connection = Connection()
+        self._stream: SocketStream | None = None
+        self._early: deque[p.Event] = deque()
+        self._closed = False
+
+    async def __aenter__(self) -> Subscription:
+        if self._stream is not None or self._closed:
+            raise RuntimeError("A Subscription can be entered only once.")
+        call = _calls.subscribe(self.workspace)
+        connection = self._connection
+        request_id, frame = connection.request(call.method, call.params)
+        try:
+            with (
+                transport_errors(call.method, self.timeout, _BROKEN),
+                anyio.fail_after(self.timeout),
+            ):
+                self._stream = stream = await _connect(self.socket_path)
+                await stream.send(frame)
+                while not isinstance(message := connection.next_message(), Reply):
+                    if message is None:
+                        connection.receive_data(await stream.receive())
+                    else:
+                        self._early.append(message)
+            connection.result(message, request_id, call.result_type)
+        except BaseException:
+            await self.aclose()
+            raise
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+    def __aiter__(self) -> Subscription:
+        return self
+
+    async def __anext__(self) -> p.Event:
+        if self._early:
+            return self._early.popleft()
+        if self._stream is None:
+            if self._closed:
+                raise StopAsyncIteration
+            raise RuntimeError("Enter the Subscription with `async with` before iterating.")
+        try:
+            while (message := self._connection.next_message()) is None:
+                self._connection.receive_data(await self._stream.receive())
+            if isinstance(message, Reply):
+                raise ProtocolViolation("The daemon sent a reply on a subscription connection.")
+        except _BROKEN as exc:
+            if self._closed:  # aclose() from another task
+                raise StopAsyncIteration from None
+            await self.aclose()
+            reason = str(exc) or type(exc).__name__
+            raise ConnectionLost(
+                f"The subscription's connection to memd broke ({reason})."
+            ) from None
+        except MemdError:
+            await self.aclose()
+            raise
+        return message
+
+    async def aclose(self) -> None:
+        """Close the connection, ending the subscription; safe to call more than once."""
+        self._closed = True
+        self._early.clear()
+        if self._stream is not None:
+            stream, self._stream = self._stream, None
+            with anyio.CancelScope(shield=True):
+                await stream.aclose()

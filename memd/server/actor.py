@@ -95,9 +95,13 @@ class _Reply:
         self._error = error
         self._event.set()
 
-    async def wait(self) -> Any:
+    async def wait(self) -> None:
+        """Wait for the reply (TimeoutError after REPLY_TIMEOUT seconds)."""
         with anyio.fail_after(REPLY_TIMEOUT):
             await self._event.wait()
+
+    def result(self) -> Any:
+        """Return the value, or raise the error, that was set."""
         if self._error is not None:
             raise self._error
         return self._value
@@ -192,12 +196,13 @@ class CategoryActor:
         except (anyio.ClosedResourceError, anyio.BrokenResourceError):
             raise ShuttingDown("memd is shutting down; retry once it is back.") from None
         try:
-            outcome: transitions.Outcome = await envelope.reply.wait()
+            await envelope.reply.wait()
         except TimeoutError:
             raise ServerBusy(
                 f"The write to {self.category.file} did not finish within {REPLY_TIMEOUT:g} s and "
                 "may still be applied; check with `list` before retrying."
             ) from None
+        outcome: transitions.Outcome = envelope.reply.result()  # or the command's error
         return outcome
 
     async def _reload(self) -> None:

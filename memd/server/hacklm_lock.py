@@ -2,7 +2,8 @@
 
 The protocol, byte for byte what HackLM Memory does:
 - Taking the lock is an exclusive create of `.memory/.lock`; the holder writes
-  `{"pid":<pid>,"ts":<epoch ms>}` (compact, `pid` first, no newline) in one write.
+  `{"pid":<pid>,"ts":<epoch ms>}` (compact, `pid` first, no newline) in one write. (memd writes
+  the record first and links it into place, so its lock is never seen empty.)
 - Releasing it is deleting the file.
 - A waiter may break a lock that is stale: its `ts` is more than `STALE_MS` old, or its pid is
   not a running process.
@@ -54,6 +55,7 @@ FIRST_DELAY = 0.02
 DELAY_GROWTH = 1.5
 MAX_DELAY = 0.25
 
+_NO_HARD_LINKS = {errno.EPERM, errno.EOPNOTSUPP, errno.ENOTSUP, errno.EMLINK}
 _CREATE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
 _READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 _REWRITE_FLAGS = os.O_RDWR | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
@@ -81,7 +83,7 @@ def parse_record(data: bytes) -> LockRecord | None:
     int `ts` (booleans and floats are not ints)."""
     try:
         value = msgspec.json.decode(data)
-    except (msgspec.DecodeError, RecursionError):
+    except (msgspec.DecodeError, UnicodeDecodeError, RecursionError):
         return None
     if not isinstance(value, dict):
         return None
@@ -127,6 +129,27 @@ def pid_alive(pid: int) -> bool:
     except OSError:  # PermissionError (another user's process) and anything unexpected
         return True
     return True
+
+
+def _write_new(path: str, data: bytes) -> os.stat_result:
+    """Create `path` exclusively (never through a symlink) holding `data`; return its stat.
+
+    Raises:
+        FileExistsError: `path` exists.
+        OSError: anything else; a partly written file is removed.
+    """
+    fd = os.open(path, _CREATE_FLAGS, 0o644)
+    try:
+        st = os.fstat(fd)
+        if os.write(fd, data) != len(data):
+            raise OSError(errno.ENOSPC, "short write to the lock file")
+    except OSError:
+        os.close(fd)
+        with contextlib.suppress(OSError):
+            os.unlink(path)
+        raise
+    os.close(fd)
+    return st
 
 
 class _Seen(NamedTuple):
@@ -352,24 +375,33 @@ class MemoryDirLock:
             await anyio.to_thread.run_sync(self.refresh)
 
     def _create(self) -> bool:
-        """Create the lock file with our record; return False if a lock file already exists."""
+        """Create the lock file with our record; return False if a lock file already exists.
+
+        The record is written to a temp file first and hard-linked into place (`link` fails if
+        the name exists, like O_EXCL), so the lock never exists empty: a crash can leave a temp
+        file (debris, swept at the next start) but never an unparsable lock that others must
+        wait out. Where hard links are not supported, it falls back to O_EXCL create and write.
+        """
         data = encode_record(os.getpid(), self._now_ms())
+        temp = os.path.join(self.memory_dir, f"{LOCK_FILE}.memd-{secrets.token_hex(6)}.tmp")
         try:
-            fd = os.open(self.path, _CREATE_FLAGS, 0o644)
+            st = _write_new(temp, data)
+            try:
+                os.link(temp, self.path, follow_symlinks=False)
+            finally:
+                with contextlib.suppress(OSError):
+                    os.unlink(temp)
         except FileExistsError:
             return False
         except OSError as exc:
-            raise storage_error("create", self.path, exc) from None
-        try:
-            st = os.fstat(fd)
-            if os.write(fd, data) != len(data):
-                raise OSError(errno.ENOSPC, "short write to the lock file")
-        except OSError as exc:
-            os.close(fd)
-            with contextlib.suppress(OSError):
-                os.unlink(self.path)
-            raise storage_error("write", self.path, exc) from None
-        os.close(fd)
+            if exc.errno not in _NO_HARD_LINKS:
+                raise storage_error("create", self.path, exc) from None
+            try:
+                st = _write_new(self.path, data)
+            except FileExistsError:
+                return False
+            except OSError as exc2:
+                raise storage_error("create", self.path, exc2) from None
         self._mine = _Seen(st.st_dev, st.st_ino, 0, data)
         _HELD[self.path] = self
         return True

@@ -54,6 +54,7 @@ class Workspace:
         self._mutex = anyio.Lock()
         self._dir_lock = MemoryDirLock(self.memory_dir, timeout=lock_timeout)
         self._swept = False
+        self._sweep_scope = anyio.CancelScope()
         self._subscribers: set[Session] = set()
         self.watcher = WorkspaceWatcher(root, self.memory_dir, self._external_change)
         self.actors = {
@@ -80,6 +81,7 @@ class Workspace:
     def close(self) -> None:
         """Stop taking writes and stop watching; queued writes still finish."""
         self.watcher.stop()
+        self._sweep_scope.cancel()
         for actor in self.actors.values():
             actor.close()
 
@@ -99,16 +101,17 @@ class Workspace:
             yield
 
     async def _sweep_at_load(self) -> None:
-        has_debris = await anyio.to_thread.run_sync(
-            lambda: storage.has_debris(self.memory_dir, lock_file=LOCK_FILE)
-        )
-        if not has_debris:
-            return
-        try:
-            async with self.write_lock():
-                pass
-        except RpcError as error:
-            logger.warning("left crash debris in %s for now: %s", self.memory_dir, error.message)
+        with self._sweep_scope:
+            has_debris = await anyio.to_thread.run_sync(
+                lambda: storage.has_debris(self.memory_dir, lock_file=LOCK_FILE)
+            )
+            if not has_debris:
+                return
+            try:
+                async with self.write_lock():
+                    pass
+            except RpcError as error:
+                logger.warning("left debris in %s for now: %s", self.memory_dir, error.message)
 
     async def refresh(self, categories: Iterable[Category]) -> None:
         """Make the snapshots of `categories` current with their files on disk.

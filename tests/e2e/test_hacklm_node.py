@@ -15,9 +15,12 @@ from pathlib import Path
 import anyio
 import pytest
 
+from memd.core import mdformat
 from memd.server import storage
 from memd.server.hacklm_lock import MemoryDirLock, parse_record
+from memd_client import Client
 from memd_client.errors import LockTimeout
+from tests.conftest import DaemonProcess, start_daemon
 
 NODE = shutil.which("node")
 WRITER = Path(__file__).with_name("hacklm_writer.js")
@@ -178,3 +181,71 @@ async def test_node_waits_for_a_fresh_memd_lock(memory: Path, writers: list[Writ
     assert await _finish(node) == 0, node.stderr()
     assert node.read_line() == "done 1"
     assert target.read_text() == "\n- late entry 0 unique-word-late0.\n"
+
+
+# ---------------------------------------------------------------------------- with a real daemon
+
+
+def _store_many(socket_path: Path, workspace: Path, name: str, count: int) -> None:
+    with Client(socket_path, workspace=workspace) as client:
+        for n in range(count):
+            token = f"{name}x{n}"
+            result = client.store(category="Quirk", content=f"Daemon {token}a and {token}b.")
+            assert result.action == "stored", result.message
+
+
+def test_the_daemon_and_a_hacklm_writer_share_one_file(
+    daemon: DaemonProcess, workspace: Path, writers: list[Writer]
+) -> None:
+    target = workspace / ".memory" / "quirks.md"
+    with Client(daemon.socket_path, workspace=workspace) as client:
+        client.store(category="Quirk", content="The first quirk, stored by memd.", slug="first")
+    writers.append(node := Writer("append", str(target), "40", "node", "5"))
+    threads = [
+        threading.Thread(target=_store_many, args=(daemon.socket_path, workspace, f"T{t}", 30))
+        for t in range(2)
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=WAIT * 4)
+        assert not thread.is_alive()
+    assert node.finish(timeout=WAIT * 4) == 0, node.stderr()
+    with Client(daemon.socket_path, workspace=workspace) as client:
+        contents = [e.content for e in client.list(category="Quirk").entries]
+    text = target.read_text()
+    assert contents == [e.content for e in mdformat.entries(mdformat.parse(text))]
+    expected = {"The first quirk, stored by memd."}
+    expected |= {f"node entry {n} unique-word-node{n}." for n in range(40)}
+    expected |= {f"Daemon T{t}x{n}a and T{t}x{n}b." for t in range(2) for n in range(30)}
+    assert sorted(contents) == sorted(expected)
+    assert not (workspace / ".memory" / ".lock").exists()
+
+
+def test_a_held_lock_times_out_one_workspace_and_only_its_writes(
+    short_tmp: Path, workspace: Path, writers: list[Writer]
+) -> None:
+    other = short_tmp / "other"
+    other.mkdir()
+    server = start_daemon(short_tmp, "--lock-timeout", "0.5")
+    try:
+        with Client(server.socket_path, workspace=workspace) as client:
+            client.store(category="Decision", content="Before the lock.", slug="before")
+            writers.append(node := Writer("hold", str(workspace / ".memory"), "30000"))
+            assert node.read_line() == "locked"
+            with pytest.raises(LockTimeout) as caught:
+                client.store(category="Decision", content="Blocked by HackLM.", slug="blocked")
+            assert caught.value.code == 1005
+            assert f"held by process {node.pid}" in caught.value.message
+            assert "retry shortly" in caught.value.message
+            # Reads of that workspace and writes elsewhere carry on.
+            assert [e.slug for e in client.list().entries] == ["before"]
+            client.store(category="Decision", content="Elsewhere.", slug="x", workspace=other)
+            node.kill()
+            (workspace / ".memory" / ".lock").unlink()  # a killed HackLM leaves it; so do we
+            client.store(
+                category="Decision", content="Writes resume once HackLM is gone.", slug="after"
+            )
+            assert [e.slug for e in client.list().entries] == ["before", "after"]
+    finally:
+        assert server.stop() == 0

@@ -14,7 +14,7 @@ import anyio
 import pytest
 from hypothesis import given, strategies as st
 
-from memd.server import hacklm_lock
+from memd.server import hacklm_lock, storage
 from memd.server.hacklm_lock import (
     STALE_MS,
     LockRecord,
@@ -436,3 +436,17 @@ async def test_held_releases_on_cancellation(memory: Path) -> None:
             await anyio.sleep_forever()
     assert scope.cancelled_caught
     assert not (memory / ".lock").exists()
+
+
+def test_the_lock_is_linked_into_place_and_leaves_no_temp_file(tmp_path: Path) -> None:
+    memory = tmp_path / ".memory"
+    lock = MemoryDirLock(str(memory))
+    assert lock.try_acquire()
+    try:
+        assert sorted(os.listdir(memory)) == [".lock"]
+        assert os.stat(memory / ".lock").st_nlink == 1
+    finally:
+        lock.release()
+    assert os.listdir(memory) == []
+    # A temp file left by a crash before the link is debris that the startup sweep removes.
+    assert storage.is_debris(".lock.memd-0123456789ab.tmp")
