@@ -8,9 +8,12 @@ fast.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import datetime
 import logging
 import os
 import sys
+import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -47,6 +50,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error(
             "get needs a SLUG, or --file and --lines (e.g. --file decisions.md --lines 3-9)"
         )
+    if args.verb == "watch":
+        return run_watch(args)
     return run_client_verb(args)
 
 
@@ -120,6 +125,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     verbs.add_parser("stats", parents=[common], help="entry counts per category")
     verbs.add_parser("status", parents=[common], help="is the daemon up, and what it serves")
+    verbs.add_parser(
+        "watch", parents=[common], help="print each change to the workspace's memory as it happens"
+    )
     return parser
 
 
@@ -201,6 +209,39 @@ def run_client_verb(args: argparse.Namespace) -> int:
     return EXIT_OK if ok else EXIT_ERROR
 
 
+def run_watch(args: argparse.Namespace) -> int:
+    """Print one line per change (or one JSON object with --json) until Ctrl-C."""
+    workspace = args.workspace or find_workspace()
+    lost: list[MemdError] = []
+    ended = threading.Event()
+
+    def show(event: p.Event) -> None:
+        if args.json:
+            kind = "changed" if isinstance(event, p.Changed) else "resync"
+            print(msgspec.json.encode({"method": kind, "params": event}).decode(), flush=True)
+        else:
+            print(render_event(event), flush=True)
+
+    def on_error(exc: MemdError) -> None:
+        lost.append(exc)
+        ended.set()
+
+    try:
+        with Client(args.socket, workspace=workspace) as client:
+            subscription = client.subscribe(show, on_error=on_error)
+        with subscription:
+            if not args.json:
+                print(f"Watching {workspace} (Ctrl-C to stop).", file=sys.stderr, flush=True)
+            with contextlib.suppress(KeyboardInterrupt):
+                ended.wait()
+    except MemdError as exc:
+        lost.append(exc)
+    if lost:
+        _report_error(lost[0], as_json=args.json)
+        return EXIT_UNREACHABLE if isinstance(lost[0], DaemonUnavailable) else EXIT_ERROR
+    return EXIT_OK
+
+
 def _report_error(exc: MemdError, *, as_json: bool) -> None:
     """Print `exc` on stderr: one sentence, or with --json an error object on stdout too."""
     print(f"memd: {exc.message}", file=sys.stderr)
@@ -271,6 +312,17 @@ VERBS: dict[str, Callable[[Client, argparse.Namespace], Outcome]] = {
 
 
 # ---------------------------------------------------------------------------- rendering
+
+
+def render_event(event: p.Event) -> str:
+    """One line for a change notification: time, file, who changed it, and what it holds now."""
+    now = datetime.datetime.now().strftime("%H:%M:%S")
+    if isinstance(event, p.Resync):
+        return f"{now} {event.message}"
+    who = "memd" if event.source == "memd" else "outside memd"
+    if event.error is not None:
+        return f"{now} {event.file} changed ({who}) and cannot be read: {event.error}"
+    return f"{now} {event.file} changed ({who}): {len(event.entries)} entries"
 
 
 def _entry_line(category: str, slug: str | None, content: str) -> str:

@@ -2,18 +2,25 @@
 
 from __future__ import annotations
 
+import contextlib
+import queue
 import random
+import signal
 import socket
+import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
 from typing import Any
 
+import anyio
 import msgspec
 import pytest
 
 from memd.core import mdformat
-from memd_client import Client, MemdError
+from memd_client import Changed, Client, MemdError, Resync
+from memd_client.aio import AsyncClient
 from tests.conftest import DaemonProcess, start_daemon
 from tests.e2e.test_protocol_socket import connect
 
@@ -205,3 +212,70 @@ def test_sigkill_under_load_loses_no_acknowledged_store(short_tmp: Path, workspa
     assert set(acked) <= set(contents)
     assert len({e.slug for e in entries}) == len(entries)
     assert [p.name for p in memory.iterdir() if p.name.startswith(".")] == []
+
+
+# ---------------------------------------------------------------------------- client library
+
+
+async def test_async_subscription_yields_typed_events(
+    daemon: DaemonProcess, workspace: Path
+) -> None:
+    client = AsyncClient(daemon.socket_path, workspace=workspace)
+    async with client, client.subscribe() as events:
+        await client.store(category="Preference", content="Prefer short functions.", slug="s")
+        with anyio.fail_after(10):
+            event = await events.__anext__()
+        assert isinstance(event, Changed)
+        assert (event.source, event.category, event.file) == (
+            "memd",
+            "Preference",
+            "preferences.md",
+        )
+        assert [e.slug for e in event.entries] == ["s"]
+        path = workspace / ".memory" / "preferences.md"
+        path.write_text(path.read_text().replace("short", "small"))
+        with anyio.fail_after(10):
+            event = await events.__anext__()
+        assert isinstance(event, Changed)
+        assert event.source == "external"
+        assert [e.content for e in event.entries] == ["Prefer small functions."]
+
+
+def test_blocking_client_calls_back_for_each_change(daemon: DaemonProcess, workspace: Path) -> None:
+    received: queue.Queue[Changed | Resync] = queue.Queue()
+    client = Client(daemon.socket_path, workspace=workspace)
+    with client, client.subscribe(received.put):
+        client.store(category="Security", content="Never log tokens.", slug="tokens")
+        event = received.get(timeout=10)
+    assert isinstance(event, Changed)
+    assert (event.source, [e.slug for e in event.entries]) == ("memd", ["tokens"])
+
+
+def test_memd_watch_prints_changes(daemon: DaemonProcess, workspace: Path) -> None:
+    command = [sys.executable, "-m", "memd", "watch", "--json", "--socket", str(daemon.socket_path)]
+    watcher = subprocess.Popen(
+        [*command, "--workspace", str(workspace)], stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
+    stdout, stderr = watcher.stdout, watcher.stderr
+    assert stdout is not None and stderr is not None
+    lines: queue.Queue[bytes] = queue.Queue()
+    threading.Thread(target=lambda: lines.put(stdout.readline()), daemon=True).start()
+    try:
+        # Store until the watcher's subscription is in place and it prints a change.
+        with Client(daemon.socket_path, workspace=workspace) as client:
+            deadline = time.monotonic() + 20
+            line = b""
+            n = 0
+            while not line and time.monotonic() < deadline:
+                n += 1
+                client.store(category="Quirk", content=f"Watch probe w{n}a w{n}b w{n}c.")
+                with contextlib.suppress(queue.Empty):
+                    line = lines.get(timeout=0.2)
+        event = msgspec.json.decode(line)
+        assert event["method"] == "changed"
+        assert (event["params"]["file"], event["params"]["source"]) == ("quirks.md", "memd")
+    finally:
+        watcher.send_signal(signal.SIGINT)
+        assert watcher.wait(timeout=20) == 0
+        stdout.close()
+        stderr.close()

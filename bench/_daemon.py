@@ -1,0 +1,54 @@
+"""A real `memd serve` subprocess for benchmarks, on a fresh temp workspace."""
+
+from __future__ import annotations
+
+import contextlib
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+from memd_client import Client, DaemonUnavailable
+
+STARTUP_TIMEOUT = 20.0
+
+
+@contextlib.contextmanager
+def running_daemon() -> Iterator[tuple[Path, Path]]:
+    """Run a daemon on a temp socket; yield (socket path, empty workspace); stop and clean up."""
+    root = Path(tempfile.mkdtemp(prefix="memd-bench-", dir="/tmp"))
+    workspace = root / "ws"
+    workspace.mkdir()
+    socket_path = root / "memd.sock"
+    command = [sys.executable, "-m", "memd", "serve", "--socket", str(socket_path)]
+    daemon = subprocess.Popen([*command, "--log-level", "WARNING"], stderr=subprocess.DEVNULL)
+    try:
+        _wait_until_serving(str(socket_path), daemon)
+        yield socket_path, workspace
+    finally:
+        daemon.terminate()
+        daemon.wait(timeout=30)
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def _wait_until_serving(socket_path: str, daemon: subprocess.Popen[bytes]) -> None:
+    deadline = time.monotonic() + STARTUP_TIMEOUT
+    while time.monotonic() < deadline:
+        if daemon.poll() is not None:
+            raise RuntimeError("memd exited during startup")
+        try:
+            with Client(socket_path, timeout=2) as client:
+                client.status()
+            return
+        except DaemonUnavailable:
+            time.sleep(0.05)
+    raise RuntimeError(f"memd did not start within {STARTUP_TIMEOUT} s")
+
+
+def percentile(sorted_values: list[float], fraction: float) -> float:
+    """Return the value at `fraction` (0..1) of an ascending list (nearest rank)."""
+    index = min(len(sorted_values) - 1, round(fraction * (len(sorted_values) - 1)))
+    return sorted_values[index]
