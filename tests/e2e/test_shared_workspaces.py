@@ -44,15 +44,19 @@ class Lines:
         return msgspec.json.decode(line)
 
 
-def subscribe(path: Path, workspace: Path) -> tuple[socket.socket, Lines]:
-    sock = connect(path)
+def send_request(sock: socket.socket, request_id: int, method: str, workspace: Path) -> None:
     request = {
         "jsonrpc": "2.0",
-        "id": 1,
-        "method": "subscribe",
+        "id": request_id,
+        "method": method,
         "params": {"workspace": str(workspace)},
     }
     sock.sendall(msgspec.json.encode(request) + b"\n")
+
+
+def subscribe(path: Path, workspace: Path) -> tuple[socket.socket, Lines]:
+    sock = connect(path)
+    send_request(sock, 1, "subscribe", workspace)
     lines = Lines(sock)
     reply = lines.next()
     assert reply["result"] == {"workspace": str(workspace), "subscribed": True}
@@ -93,16 +97,10 @@ def test_subscribers_see_memd_commits_and_outside_edits(
         assert (note["params"]["source"], note["params"]["file"]) == ("external", "decisions.md")
         assert [e["slug"] for e in note["params"]["entries"]] == ["cache", "edited"]
 
-        request = {
-            "jsonrpc": "2.0",
-            "id": 2,
-            "method": "unsubscribe",
-            "params": {"workspace": str(workspace)},
-        }
-        sock.sendall(msgspec.json.encode(request) + b"\n")
+        send_request(sock, 2, "unsubscribe", workspace)
         assert notes.next()["result"] == {"workspace": str(workspace), "subscribed": True}
         client.store(category="Decision", content="Nobody is told about this one.", slug="quiet")
-        sock.sendall(msgspec.json.encode(dict(request, id=3)) + b"\n")
+        send_request(sock, 3, "unsubscribe", workspace)
         # Unsubscribed: the next frame is the reply to the second unsubscribe, no notification.
         assert notes.next() == {
             "jsonrpc": "2.0",

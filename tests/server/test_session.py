@@ -13,21 +13,26 @@ def _frame(n: int) -> bytes:
     return notification_frame("changed", p.Resync(workspace="/w", dropped=n, message="x"))
 
 
-async def test_pump_sends_queued_frames_in_order() -> None:
-    session = Session(capacity=10)
+async def _pump(session: Session, count: int) -> list[bytes]:
+    """Run the session's pump until it has sent `count` frames; return them."""
     sent: list[bytes] = []
-    for n in range(5):
-        session.offer("/w", _frame(n))
 
     async def send(frame: bytes) -> None:
         sent.append(frame)
-        if len(sent) == 5:
+        if len(sent) == count:
             tg.cancel_scope.cancel()
 
     with anyio.fail_after(5):
         async with anyio.create_task_group() as tg:
             tg.start_soon(session.pump, send)
-    assert sent == [_frame(n) for n in range(5)]
+    return sent
+
+
+async def test_pump_sends_queued_frames_in_order() -> None:
+    session = Session(capacity=10)
+    for n in range(5):
+        session.offer("/w", _frame(n))
+    assert await _pump(session, 5) == [_frame(n) for n in range(5)]
 
 
 async def test_a_full_outbox_drops_and_then_sends_one_resync_per_workspace() -> None:
@@ -37,16 +42,7 @@ async def test_a_full_outbox_drops_and_then_sends_one_resync_per_workspace() -> 
     for n in range(3, 7):
         session.offer("/a", _frame(n))  # dropped: 4
     session.offer("/b", _frame(99))  # dropped: 1 (the outbox is still full)
-    sent: list[bytes] = []
-
-    async def send(frame: bytes) -> None:
-        sent.append(frame)
-        if len(sent) == 5:
-            tg.cancel_scope.cancel()
-
-    with anyio.fail_after(5):
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(session.pump, send)
+    sent = await _pump(session, 5)
     assert sent[:3] == [_frame(n) for n in range(3)]
     resyncs = [msgspec.json.decode(frame) for frame in sent[3:]]
     assert [(r["method"], r["params"]["workspace"], r["params"]["dropped"]) for r in resyncs] == [
