@@ -325,14 +325,18 @@ class MemoryDirLock:
         with contextlib.suppress(OSError):
             os.unlink(self.path)
 
-    async def acquire(self) -> None:
+    async def acquire(self, *, deadline: float | None = None) -> None:
         """Take the lock, waiting with jittered back-off while another process holds it.
 
+        `deadline` (anyio's clock) defaults to `timeout` seconds from now; it is tried at least
+        once even if it has passed.
+
         Raises:
-            LockTimeout: a live holder kept a fresh lock for `timeout` seconds.
+            LockTimeout: a live holder kept a fresh lock until the deadline.
             StorageError: the file system refused to create the lock file.
         """
-        deadline = anyio.current_time() + self.timeout
+        if deadline is None:
+            deadline = anyio.current_time() + self.timeout
         delay = FIRST_DELAY
         self._holder = None
         while True:
@@ -342,15 +346,19 @@ class MemoryDirLock:
                 return
             remaining = deadline - anyio.current_time()
             if remaining <= 0:
-                raise self._timeout_error()
+                raise self.timeout_error()
             await anyio.sleep(min(remaining, delay * random.uniform(0.8, 1.2)))
             delay = min(delay * DELAY_GROWTH, MAX_DELAY)
 
     @contextlib.asynccontextmanager
-    async def held(self) -> AsyncIterator[None]:
+    async def held(self, *, deadline: float | None = None) -> AsyncIterator[None]:
         """Hold the lock while the body runs, refreshing its `ts` every `REFRESH_INTERVAL`
-        seconds; release it however the body ends (return, exception or cancellation)."""
-        await self.acquire()
+        seconds; release it however the body ends (return, exception or cancellation).
+
+        Raises:
+            LockTimeout, StorageError: as `acquire` (with `deadline`).
+        """
+        await self.acquire(deadline=deadline)
         try:
             failure: BaseException | None = None
             async with anyio.create_task_group() as tg:
@@ -409,7 +417,8 @@ class MemoryDirLock:
     def _now_ms(self) -> int:
         return int(self._clock() * 1000)
 
-    def _timeout_error(self) -> LockTimeout:
+    def timeout_error(self) -> LockTimeout:
+        """Return the error for a wait that ran out, naming the last holder seen."""
         pid = self._holder.pid if self._holder else None
         held_by = f"process {pid}" if pid else "a writer that left no readable pid"
         return LockTimeout(

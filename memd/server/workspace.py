@@ -89,16 +89,31 @@ class Workspace:
     async def write_lock(self) -> AsyncIterator[None]:
         """Hold the workspace's write lock (in-process, then `.memory/.lock`).
 
+        The wait for both together is bounded by the lock timeout, so writes queued behind one
+        that is waiting for HackLM fail after the same timeout, not one after another.
+
         Raises:
             LockTimeout: another process held `.memory/.lock` for too long.
         """
-        async with self._mutex, self._dir_lock.held():
-            if not self._swept:
-                removed = await anyio.to_thread.run_sync(storage.remove_debris, self.memory_dir)
-                for name in removed:
-                    logger.warning("removed %s left behind by a crash", name)
-                self._swept = True
-            yield
+        deadline = anyio.current_time() + self._dir_lock.timeout
+        acquired = False
+        with anyio.move_on_at(deadline):
+            await self._mutex.acquire()
+            acquired = True
+        if not acquired:
+            raise self._dir_lock.timeout_error()
+        try:
+            async with self._dir_lock.held(deadline=deadline):
+                if not self._swept:
+                    removed = await anyio.to_thread.run_sync(
+                        storage.remove_debris, self.memory_dir
+                    )
+                    for name in removed:
+                        logger.warning("removed %s left behind by a crash", name)
+                    self._swept = True
+                yield
+        finally:
+            self._mutex.release()
 
     async def _sweep_at_load(self) -> None:
         with self._sweep_scope:

@@ -19,10 +19,12 @@ from anyio.streams.memory import MemoryObjectReceiveStream
 from watchfiles import Change
 
 from memd.core import transitions
-from memd.core.categories import Category
+from memd.core.categories import CATEGORIES, Category
+from memd.server.hacklm_lock import MemoryDirLock
 from memd.server.session import Session
 from memd.server.watcher import mentions, touched_categories
 from memd.server.workspace import Workspace
+from memd_client.errors import LockTimeout
 
 DEADLINE = 10.0
 
@@ -205,3 +207,28 @@ def test_only_category_files_count_as_changes() -> None:
     assert touched_categories(changes) == {Category.QUIRK, Category.DECISION}
     assert mentions(changes, "/w/.memory/.lock")
     assert not mentions(changes, "/w/.memory")
+
+
+async def test_writes_queued_behind_a_held_lock_all_time_out_together(tmp_path: Path) -> None:
+    """Five categories waiting for one held `.memory/.lock` share one deadline; they do not
+    time out one after another (which would take 5 x the timeout)."""
+    workspace = Workspace(str(tmp_path), clock=time.time, lock_timeout=1.0)
+    holder = MemoryDirLock(workspace.memory_dir)  # another writer, holding the lock throughout
+    failures: list[BaseException] = []
+
+    async def store(category: Category) -> None:
+        try:
+            await workspace.actor(category).submit(transitions.Store(content="Blocked write."))
+        except LockTimeout as exc:
+            failures.append(exc)
+
+    async with anyio.create_task_group() as tg:
+        await tg.start(workspace.run)
+        async with holder.held():
+            with anyio.fail_after(4):
+                async with anyio.create_task_group() as writers:
+                    for category in CATEGORIES:
+                        writers.start_soon(store, category)
+        workspace.close()
+    assert len(failures) == len(CATEGORIES)
+    assert os.listdir(workspace.memory_dir) == []
