@@ -64,13 +64,13 @@ class Cleanup(msgspec.Struct, frozen=True, kw_only=True, tag=True):
 Command = Store | Delete | Cleanup
 
 
-def may_write(command: Command | None) -> bool:
+def may_write(command: Command) -> bool:
     """Return True if `command` can change the file (so its commit must hold the write lock)."""
     if isinstance(command, Store):
         return not command.dry_run
     if isinstance(command, Cleanup):
         return command.apply
-    return command is not None
+    return True
 
 
 # ---------------------------------------------------------------------------- outcomes

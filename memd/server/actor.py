@@ -14,8 +14,16 @@ actor's own commit, "external" for a change found on disk. Re-reading a file who
 is the one the actor wrote is skipped, so memd's own writes never echo back as external.
 
 Reads never go through the mailbox: they use `snapshot`, which is replaced (never mutated) after
-each commit. A reader that finds the file changed on disk (`is_stale`) calls `sync()`, which
-queues an empty command: the actor re-reads the file in its next commit.
+each commit. A reader (or the watcher) that finds the file changed on disk (`is_stale`) calls
+`sync()`, which re-reads it at once. Re-reading and committing take the actor's file mutex, so a
+read waits at most for a commit's critical section, never for a commit that is still waiting for
+HackLM's lock.
+
+Never overwrite a change that was not read: the write lock keeps HackLM and other memd writers
+out, and right before the rename the file's fingerprint is compared once more with what the
+commit read (a hand edit can land at any moment). If it changed, the commit starts over on the
+new content (up to MAX_ATTEMPTS times); entries it archived on an abandoned attempt may then
+appear twice in the archive, which loses nothing.
 """
 
 from __future__ import annotations
@@ -36,11 +44,12 @@ from memd.core.archive import ArchivedEntry
 from memd.core.categories import Category
 from memd.core.mdformat import Document, Entry
 from memd.server import storage
-from memd_client.errors import RpcError, ServerBusy, ShuttingDown
+from memd_client.errors import RpcError, ServerBusy, ShuttingDown, StorageError
 from memd_client.protocol import Source
 
 logger = logging.getLogger(__name__)
 
+MAX_ATTEMPTS = 5
 MAILBOX_SIZE = 256
 MAX_BATCH = 512
 SUBMIT_TIMEOUT = 30.0
@@ -67,12 +76,18 @@ class Snapshot:
         return ranking.build_index(self.entries)
 
 
-WriteLock = Callable[[], AbstractAsyncContextManager[None]]
+LockCheck = Callable[[], None]
+"""Blocking; raises if the write lock was lost (so nothing may be written)."""
+WriteLock = Callable[[], AbstractAsyncContextManager[LockCheck]]
 ChangeListener = Callable[[Category, Snapshot, Source], None]
 
 
-def _no_lock() -> AbstractAsyncContextManager[None]:
-    return contextlib.nullcontext()
+def _lock_still_held() -> None:
+    """The check for writes that need no lock."""
+
+
+def _no_lock() -> AbstractAsyncContextManager[LockCheck]:
+    return contextlib.nullcontext(_lock_still_held)
 
 
 def _ignore_change(category: Category, snapshot: Snapshot, source: Source) -> None:
@@ -108,7 +123,7 @@ class _Reply:
 
 
 class _Envelope:
-    def __init__(self, command: transitions.Command | None) -> None:
+    def __init__(self, command: transitions.Command) -> None:
         self.command = command
         self.reply = _Reply()
 
@@ -134,6 +149,7 @@ class CategoryActor:
         self._on_change = on_change
         self._send, self._receive = anyio.create_memory_object_stream[_Envelope](MAILBOX_SIZE)
         self._fingerprint: storage.Fingerprint | None = None
+        self._file_mutex = anyio.Lock()
         self.snapshot = Snapshot(None, clock())
         self.commits = 0
 
@@ -167,17 +183,16 @@ class CategoryActor:
         return self.snapshot.error is not None or fingerprint != self._fingerprint
 
     async def sync(self) -> None:
-        """Wait until the snapshot holds the file as it is on disk now.
+        """Make the snapshot hold the file as it is on disk now.
 
         A file that cannot be read leaves its error in `snapshot.error` instead of raising.
         """
-        with contextlib.suppress(RpcError):
-            await self.submit(None)
+        async with self._file_mutex:
+            with contextlib.suppress(RpcError):
+                await self._refresh_if_changed()
 
-    async def submit(self, command: transitions.Command | None) -> transitions.Outcome:
+    async def submit(self, command: transitions.Command) -> transitions.Outcome:
         """Queue `command`, wait until it is durable, and return its outcome.
-
-        `None` is the empty command: it only makes the actor re-read a changed file.
 
         Raises:
             ServerBusy: the mailbox stayed full for SUBMIT_TIMEOUT seconds.
@@ -222,12 +237,9 @@ class CategoryActor:
     async def _commit(self, batch: list[_Envelope]) -> None:
         writes = any(transitions.may_write(envelope.command) for envelope in batch)
         try:
-            async with self._write_lock() if writes else contextlib.nullcontext():
-                await self._refresh_if_changed()
-                old = self.snapshot.doc
-                doc, results, archived = _apply_all(self.category, old, batch)
-                if doc is not old and doc is not None and (old is None or doc != old):
-                    await self._write(doc, archived)
+            lock = self._write_lock() if writes else _no_lock()
+            async with lock as lock_check, self._file_mutex:
+                results = await self._apply_and_write(batch, lock_check)
         except RpcError as error:
             # The lock could not be taken, or the file could not be read or written: nothing
             # in this batch took effect.
@@ -239,6 +251,28 @@ class CategoryActor:
                 envelope.reply.fail(result)
             else:
                 envelope.reply.set(result)
+
+    async def _apply_and_write(
+        self, batch: list[_Envelope], lock_check: LockCheck
+    ) -> list[transitions.Outcome | RpcError]:
+        """Apply the batch to the current file and write it once; start over on fresh content
+        if the file changes under the write (see the module docstring)."""
+        for _ in range(MAX_ATTEMPTS):
+            await self._refresh_if_changed()
+            old = self.snapshot.doc
+            doc, results, archived = _apply_all(self.category, old, batch)
+            if doc is old or doc is None or (old is not None and doc == old):
+                return results
+            try:
+                await self._write(doc, archived, lock_check)
+            except storage.ChangedOnDisk:
+                logger.info("%s changed while memd was writing it; applying again", self.path)
+                continue
+            return results
+        raise StorageError(
+            f"{self.path} kept changing while memd tried to write it; nothing was written, retry.",
+            data={"path": self.path},
+        )
 
     async def _refresh_if_changed(self) -> None:
         now = await anyio.to_thread.run_sync(storage.current_fingerprint, self.path)
@@ -252,11 +286,22 @@ class CategoryActor:
             if _differs(before, self.snapshot):
                 self._on_change(self.category, self.snapshot, "external")
 
-    async def _write(self, doc: Document, archived: list[ArchivedEntry]) -> None:
+    async def _write(
+        self, doc: Document, archived: list[ArchivedEntry], lock_check: LockCheck
+    ) -> None:
         if archived:
             await self._archive(archived)
         text = mdformat.render(doc)
-        self._fingerprint = await anyio.to_thread.run_sync(storage.write_atomic, self.path, text)
+        read = self._fingerprint
+
+        def still_safe() -> None:
+            lock_check()
+            if storage.current_fingerprint(self.path) != read:
+                raise storage.ChangedOnDisk(self.path)
+
+        self._fingerprint = await anyio.to_thread.run_sync(
+            functools.partial(storage.write_atomic, self.path, text, before_replace=still_safe)
+        )
         self.snapshot = Snapshot(doc, self._clock())
         self.commits += 1
         self._on_change(self.category, self.snapshot, "memd")
@@ -271,14 +316,11 @@ def _differs(before: Snapshot, after: Snapshot) -> bool:
 
 def _apply_all(
     category: Category, doc: Document | None, batch: list[_Envelope]
-) -> tuple[Document | None, list[transitions.Outcome | RpcError | None], list[ArchivedEntry]]:
+) -> tuple[Document | None, list[transitions.Outcome | RpcError], list[ArchivedEntry]]:
     """Apply each queued command in order; a failing command leaves the document as it was."""
-    results: list[transitions.Outcome | RpcError | None] = []
+    results: list[transitions.Outcome | RpcError] = []
     archived: list[ArchivedEntry] = []
     for envelope in batch:
-        if envelope.command is None:
-            results.append(None)
-            continue
         try:
             transition = transitions.apply(category, doc, envelope.command)
         except RpcError as error:

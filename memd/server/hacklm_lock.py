@@ -49,6 +49,7 @@ LOCK_FILE = ".lock"
 STALE_MS = 10_000
 DEFAULT_TIMEOUT = 10.0
 REFRESH_INTERVAL = 3.0
+MAX_HOLD = 60.0  # a hold this long means memd is stuck: stop refreshing, so others can break it
 
 MAX_RECORD_BYTES = 4096  # a lock file is read up to this many bytes; HackLM's is about 30
 FIRST_DELAY = 0.02
@@ -62,7 +63,8 @@ _REWRITE_FLAGS = os.O_RDWR | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 
 logger = logging.getLogger(__name__)
 
-# The lock paths this process holds now, each mapped to its holder.
+# The locks this process holds now, by the lock's path in the real `.memory` directory (two
+# spellings of one directory must not take each other's lock for a leftover), to the holder.
 _HELD: dict[str, MemoryDirLock] = {}
 
 
@@ -274,7 +276,7 @@ class MemoryDirLock:
             mtime_ms=seen.mtime_ns // 1_000_000,
             pid_alive=pid_alive,
             own_pid=os.getpid(),
-            held_here=self.path in _HELD,
+            held_here=self._key() in _HELD,
         )
         if stale and _break_stale(self.path, seen):
             return self._create()
@@ -313,8 +315,9 @@ class MemoryDirLock:
         mine, self._mine = self._mine, None
         if mine is None:
             return
-        if _HELD.get(self.path) is self:
-            del _HELD[self.path]
+        key = self._key()
+        if _HELD.get(key) is self:
+            del _HELD[key]
         seen = _look(self.path)
         if seen is None:
             logger.warning("%s was removed by another writer while memd held it", self.path)
@@ -378,9 +381,41 @@ class MemoryDirLock:
                 await anyio.to_thread.run_sync(self.release)
 
     async def _keep_fresh(self) -> None:
-        while True:
+        for _ in range(int(MAX_HOLD / REFRESH_INTERVAL)):
             await anyio.sleep(REFRESH_INTERVAL)
             await anyio.to_thread.run_sync(self.refresh)
+        logger.error(
+            "%s has been held for over %g s; no longer refreshing it, so others may break it",
+            self.path,
+            MAX_HOLD,
+        )
+
+    def ensure_held(self) -> None:
+        """Check that the lock file is still the one this instance created (call it right before
+        writing). Blocks.
+
+        Raises:
+            LockTimeout: another writer broke or replaced the lock; nothing may be written.
+        """
+        mine, seen = self._mine, _look(self.path)
+        if (
+            mine is None
+            or seen is None
+            or (seen.dev, seen.ino, seen.data)
+            != (
+                mine.dev,
+                mine.ino,
+                mine.data,
+            )
+        ):
+            raise LockTimeout(
+                f"memd lost {self.path} to another writer before it could write (was its lock "
+                "broken as stale?); nothing was written, retry.",
+                data={"path": self.path},
+            )
+
+    def _key(self) -> str:
+        return os.path.join(os.path.realpath(self.memory_dir), LOCK_FILE)
 
     def _create(self) -> bool:
         """Create the lock file with our record; return False if a lock file already exists.
@@ -411,7 +446,7 @@ class MemoryDirLock:
             except OSError as exc2:
                 raise storage_error("create", self.path, exc2) from None
         self._mine = _Seen(st.st_dev, st.st_ino, 0, data)
-        _HELD[self.path] = self
+        _HELD[self._key()] = self
         return True
 
     def _now_ms(self) -> int:

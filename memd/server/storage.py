@@ -23,9 +23,10 @@ import os
 import re
 import secrets
 import stat
+from collections.abc import Callable
 from typing import NamedTuple
 
-from memd_client.errors import FileFormatError, StorageError
+from memd_client.errors import FileFormatError, RpcError, StorageError
 
 NEW_FILE_MODE = 0o644
 # A stale `.memory/.lock` is renamed to a name with this prefix before it is deleted.
@@ -40,6 +41,10 @@ class Fingerprint(NamedTuple):
     ino: int
     size: int
     mtime_ns: int
+
+
+class ChangedOnDisk(Exception):
+    """Raised by a `before_replace` check: the file changed since it was read; re-read it."""
 
 
 def fingerprint_of(st: os.stat_result) -> Fingerprint:
@@ -65,7 +70,9 @@ def read_text(path: str) -> tuple[str, Fingerprint] | None:
         StorageError: the file system refused the read.
     """
     try:
-        with open(path, "rb") as handle:
+        # O_NONBLOCK: opening a FIFO planted where a category file should be must not hang.
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+        with open(fd, "rb") as handle:
             st = os.fstat(handle.fileno())
             if not stat.S_ISREG(st.st_mode):
                 raise FileFormatError(
@@ -92,11 +99,14 @@ def read_text(path: str) -> tuple[str, Fingerprint] | None:
     return text, fingerprint_of(st)
 
 
-def write_atomic(path: str, text: str) -> Fingerprint:
+def write_atomic(
+    path: str, text: str, *, before_replace: Callable[[], None] | None = None
+) -> Fingerprint:
     """Replace `path` with `text` atomically and durably; return the new file's fingerprint.
 
     Creates the parent directory (`.memory/`) if missing, but never its parents: a workspace
-    that was deleted is not silently recreated.
+    that was deleted is not silently recreated. `before_replace` runs once the new content is
+    durable in its temp file, just before the rename; anything it raises cancels the write.
 
     Raises:
         StorageError: the file system refused the write; the old file is unchanged.
@@ -110,9 +120,11 @@ def write_atomic(path: str, text: str) -> Fingerprint:
         mode = _existing_mode(target)
         dir_fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
         try:
-            st = _write_replace(dir_fd, name, data, mode)
+            st = _write_replace(dir_fd, name, data, mode, before_replace)
         finally:
             os.close(dir_fd)
+    except (RpcError, ChangedOnDisk):
+        raise  # from `before_replace` (LockTimeout is also a TimeoutError, so an OSError)
     except OSError as exc:
         raise storage_error("write", path, exc) from None
     return fingerprint_of(st)
@@ -173,7 +185,9 @@ def _existing_mode(path: str) -> int:
         return NEW_FILE_MODE
 
 
-def _write_replace(dir_fd: int, name: str, data: bytes, mode: int) -> os.stat_result:
+def _write_replace(
+    dir_fd: int, name: str, data: bytes, mode: int, before_replace: Callable[[], None] | None
+) -> os.stat_result:
     temp = f".{name}.memd-{secrets.token_hex(6)}.tmp"  # see _TEMP_NAME
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
     fd = os.open(temp, flags, 0o600, dir_fd=dir_fd)
@@ -185,6 +199,8 @@ def _write_replace(dir_fd: int, name: str, data: bytes, mode: int) -> os.stat_re
             st = os.fstat(fd)
         finally:
             os.close(fd)
+        if before_replace is not None:
+            before_replace()
         os.replace(temp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
     except BaseException:
         with contextlib.suppress(OSError):

@@ -107,24 +107,29 @@ class WorkspaceWatcher:
                 try:
                     notify = await anyio.to_thread.run_sync(_open, target)
                 except (OSError, RuntimeError) as exc:  # e.g. out of inotify watches
-                    logger.warning(
-                        "cannot watch %s (%s); retrying in %g s", target, exc, retry_delay
-                    )
+                    logger.warning("cannot watch %s (%s); retrying", target, exc)
             if not ready:
                 ready = True
                 task_status.started()
-            # Rescan once the watch is in place: anything may have changed while there was none.
-            await self._on_change(frozenset(CATEGORIES))
-            if target is None:
-                await self._pause(MISSING_POLL)
-            elif notify is None:
-                await self._pause(retry_delay)
+            try:
+                # Rescan once the watch is in place: anything may have changed meanwhile.
+                await self._on_change(frozenset(CATEGORIES))
+                if notify is not None and target is not None:
+                    with notify:
+                        await self._follow(notify, mode, target, identity)
+                    retry_delay = MISSING_POLL
+                    continue
+            except (OSError, RuntimeError) as exc:  # e.g. a file name that is not UTF-8
+                logger.warning(
+                    "watching %s failed (%s); restarting in %g s", target, exc, retry_delay
+                )
+            except Exception:  # a watcher bug must never take the daemon down
+                logger.exception("watching %s failed; restarting in %g s", target, retry_delay)
+            finally:
+                self.restarts += 1
+            await self._pause(MISSING_POLL if target is None else retry_delay)
+            if target is not None:
                 retry_delay = min(retry_delay * 2, MAX_RETRY_DELAY)
-            else:
-                retry_delay = MISSING_POLL
-                with notify:
-                    await self._follow(notify, mode, target, identity)
-            self.restarts += 1
 
     def _choose_target(self) -> tuple[Mode, str | None, _Identity | None]:
         for mode, path in (("memory", self.memory_dir), ("root", self.root)):

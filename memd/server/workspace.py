@@ -29,7 +29,7 @@ from anyio.abc import TaskGroup, TaskStatus
 from memd.core.archive import ARCHIVE_FILE, ARCHIVE_HEADER, ArchivedEntry, archive_line
 from memd.core.categories import CATEGORIES, Category
 from memd.server import storage
-from memd.server.actor import CategoryActor, Snapshot
+from memd.server.actor import CategoryActor, LockCheck, Snapshot
 from memd.server.hacklm_lock import DEFAULT_TIMEOUT, LOCK_FILE, MemoryDirLock
 from memd.server.session import Session, notification_frame
 from memd.server.watcher import WorkspaceWatcher
@@ -86,8 +86,9 @@ class Workspace:
             actor.close()
 
     @contextlib.asynccontextmanager
-    async def write_lock(self) -> AsyncIterator[None]:
-        """Hold the workspace's write lock (in-process, then `.memory/.lock`).
+    async def write_lock(self) -> AsyncIterator[LockCheck]:
+        """Hold the workspace's write lock (in-process, then `.memory/.lock`); yield the check
+        to run right before each write (it raises if another process broke the lock).
 
         The wait for both together is bounded by the lock timeout, so writes queued behind one
         that is waiting for HackLM fail after the same timeout, not one after another.
@@ -105,13 +106,11 @@ class Workspace:
         try:
             async with self._dir_lock.held(deadline=deadline):
                 if not self._swept:
-                    removed = await anyio.to_thread.run_sync(
-                        storage.remove_debris, self.memory_dir
-                    )
+                    removed = await anyio.to_thread.run_sync(storage.remove_debris, self.memory_dir)
                     for name in removed:
                         logger.warning("removed %s left behind by a crash", name)
                     self._swept = True
-                yield
+                yield self._dir_lock.ensure_held
         finally:
             self._mutex.release()
 

@@ -5,6 +5,7 @@
 //       `count` times: take the lock, append "\n- <prefix> entry <i> unique-word-<prefix><i>.\n"
 //       (HackLM's append, §1.4, after its stale-lock sweep, §5.5), release, then pause `pauseMs`
 //       (default 0) so another writer gets a turn. Prints "done <count>".
+//   Both modes print "waiting" the first time they find the lock held (not stale) and back off.
 //   node hacklm_writer.js hold <lockDir> <ms>
 //       Take the lock, print "locked", hold it for <ms> ms without refreshing it, release.
 'use strict';
@@ -40,6 +41,8 @@ function isStale(content) {
   }
 }
 
+let toldWaiting = false;
+
 function acquire(lockPath) {
   for (let attempt = 0; attempt < MAX_RETRIES; attempt++) {
     try {
@@ -60,6 +63,10 @@ function acquire(lockPath) {
         // another waiter removed it first
       }
       continue;
+    }
+    if (!toldWaiting) {
+      toldWaiting = true;
+      fs.writeSync(1, 'waiting\n'); // for the tests: the lock was found busy (once per run)
     }
     sleepSync(RETRY_BASE_MS * (attempt + 1));
   }

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
@@ -12,7 +16,7 @@ from memd.core import mdformat, transitions
 from memd.core.archive import ArchivedEntry
 from memd.core.categories import Category
 from memd.server.actor import CategoryActor
-from memd_client.errors import FileFormatError
+from memd_client.errors import FileFormatError, LockTimeout
 
 archived: list[ArchivedEntry] = []
 
@@ -112,3 +116,70 @@ async def test_delete_archives_before_removing(tmp_path: Path) -> None:
         ("gone", "Short lived.", "deleted")
     ]
     assert mdformat.entries(mdformat.parse((tmp_path / "quirks.md").read_text())) == ()
+
+
+def _lock_with_check(check: Callable[[], None]) -> Callable[[], Any]:
+    """A write lock (no real lock) whose pre-write check is `check`."""
+    return lambda: contextlib.nullcontext(check)
+
+
+async def test_an_edit_landing_just_before_the_rename_is_not_overwritten(tmp_path: Path) -> None:
+    path = tmp_path / "quirks.md"
+    path.write_text("- [old] Already there.\n")
+    edits = ["- [old] Already there.\n- [late] Saved by an editor at the last moment.\n"]
+
+    def edit_once() -> None:  # runs after the commit read the file, right before its rename
+        if edits:
+            path.write_text(edits.pop())
+
+    actor = CategoryActor(
+        str(tmp_path),
+        Category.QUIRK,
+        archive=_archive,
+        clock=time.time,
+        write_lock=_lock_with_check(edit_once),
+    )
+    with anyio.fail_after(10):
+        async with anyio.create_task_group() as tg:
+            await tg.start(actor.run)
+            await actor.submit(transitions.Store(content="Stored by memd.", slug="new"))
+            actor.close()
+    slugs = [e.slug for e in mdformat.entries(mdformat.parse(path.read_text()))]
+    assert slugs == ["old", "late", "new"]
+
+
+async def test_a_lost_lock_fails_the_batch_and_writes_nothing(tmp_path: Path) -> None:
+    path = tmp_path / "quirks.md"
+    path.write_text("- [old] Already there.\n")
+
+    def lost() -> None:
+        raise LockTimeout("memd lost the lock.")
+
+    actor = CategoryActor(
+        str(tmp_path),
+        Category.QUIRK,
+        archive=_archive,
+        clock=time.time,
+        write_lock=_lock_with_check(lost),
+    )
+    with anyio.fail_after(10):
+        async with anyio.create_task_group() as tg:
+            await tg.start(actor.run)
+            with pytest.raises(LockTimeout):
+                await actor.submit(transitions.Store(content="Never written.", slug="new"))
+            actor.close()
+    assert path.read_text() == "- [old] Already there.\n"
+    assert os.listdir(tmp_path) == ["quirks.md"]
+
+
+async def test_a_fifo_in_place_of_the_file_is_an_error_not_a_hang(tmp_path: Path) -> None:
+    os.mkfifo(tmp_path / "quirks.md")
+    actor = _actor(tmp_path)
+    with anyio.fail_after(10):
+        async with anyio.create_task_group() as tg:
+            await tg.start(actor.run)
+            assert actor.snapshot.error is not None
+            assert "not a regular file" in actor.snapshot.error.message
+            with pytest.raises(FileFormatError):
+                await actor.submit(transitions.Store(content="Anything."))
+            actor.close()

@@ -450,3 +450,33 @@ def test_the_lock_is_linked_into_place_and_leaves_no_temp_file(tmp_path: Path) -
     assert os.listdir(memory) == []
     # A temp file left by a crash before the link is debris that the startup sweep removes.
     assert storage.is_debris(".lock.memd-0123456789ab.tmp")
+
+
+def test_two_spellings_of_one_directory_share_one_lock(tmp_path: Path) -> None:
+    real = tmp_path / "project"
+    (real / ".memory").mkdir(parents=True)
+    (tmp_path / "alias").symlink_to(real)
+    first = MemoryDirLock(str(real / ".memory"))
+    second = MemoryDirLock(str(tmp_path / "alias" / ".memory"))
+    assert first.try_acquire()
+    try:
+        # Our own pid in the record, but held by this process: not a leftover to break.
+        assert not second.try_acquire()
+        first.ensure_held()
+    finally:
+        first.release()
+    assert second.try_acquire()
+    second.release()
+
+
+def test_ensure_held_fails_once_another_writer_replaced_the_lock(tmp_path: Path) -> None:
+    lock = MemoryDirLock(str(tmp_path / ".memory"))
+    assert lock.try_acquire()
+    lock.ensure_held()
+    lock_path = tmp_path / ".memory" / ".lock"
+    lock_path.unlink()  # broken as stale by someone else, who then took it
+    lock_path.write_bytes(encode_record(4242, 1))
+    with pytest.raises(LockTimeout, match="lost"):
+        lock.ensure_held()
+    lock.release()
+    assert lock_path.read_bytes() == encode_record(4242, 1)  # not ours, so left alone

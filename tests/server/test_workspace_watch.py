@@ -232,3 +232,52 @@ async def test_writes_queued_behind_a_held_lock_all_time_out_together(tmp_path: 
         workspace.close()
     assert len(failures) == len(CATEGORIES)
     assert os.listdir(workspace.memory_dir) == []
+
+
+async def test_a_file_name_that_is_not_utf8_does_not_stop_the_watcher(
+    loaded: tuple[Workspace, Subscriber],
+) -> None:
+    workspace, events = loaded
+    memory = _memory(workspace)
+    os.close(os.open(os.path.join(os.fsencode(memory), b"\xff-notes.md"), os.O_CREAT | os.O_WRONLY))
+    (memory / "quirks.md").write_text("- [after] Still watched afterwards.\n")
+    note = await events.next(_changed("Quirk", "external"))
+    assert _contents(note) == ["Still watched afterwards."]
+    (memory / "quirks.md").write_text("- [again] And again.\n")
+    assert _contents(await events.next(_changed("Quirk", "external"))) == ["And again."]
+
+
+async def test_reads_and_outside_edits_never_wait_for_a_write_stuck_on_the_lock(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / ".memory").mkdir()
+    workspace = Workspace(str(tmp_path), clock=time.time, lock_timeout=30.0)
+    holder = MemoryDirLock(workspace.memory_dir)  # HackLM, say, holding the lock for a while
+    path = tmp_path / ".memory" / "quirks.md"
+    stored = anyio.Event()
+
+    async def store() -> None:
+        await workspace.actor(Category.QUIRK).submit(transitions.Store(content="Queued write."))
+        stored.set()
+
+    async with anyio.create_task_group() as tg:
+        await tg.start(workspace.run)
+        await holder.acquire()
+        try:
+            tg.start_soon(store)
+            path.write_text("- [by-hand] Edited while memd waits for the lock.\n")
+            with anyio.fail_after(5):  # far less than the 30 s the store may wait
+                await workspace.refresh([Category.QUIRK])
+            snapshot = workspace.actor(Category.QUIRK).snapshot
+            assert [e.slug for e in snapshot.entries] == ["by-hand"]
+            assert not stored.is_set()
+        finally:
+            await anyio.to_thread.run_sync(holder.release)
+        with anyio.fail_after(10):
+            await stored.wait()
+        workspace.close()
+    contents = [line for line in path.read_text().splitlines() if line.startswith("- ")]
+    assert contents == [
+        "- [by-hand] Edited while memd waits for the lock.",
+        "- [queued-write] Queued write.",
+    ]
