@@ -28,6 +28,7 @@ Where memd is stricter than HackLM:
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import errno
 import logging
@@ -63,9 +64,12 @@ _REWRITE_FLAGS = os.O_RDWR | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 
 logger = logging.getLogger(__name__)
 
-# The locks this process holds now, by the lock's path in the real `.memory` directory (two
-# spellings of one directory must not take each other's lock for a leftover), to the holder.
-_HELD: dict[str, MemoryDirLock] = {}
+# How many lock objects of this process hold, or are trying to take, each lock, by the lock's
+# path in the real `.memory` directory (two spellings of one directory must not take each
+# other's lock for a leftover). A record with our pid is only a leftover when no other object of
+# ours is involved: the count goes up before the lock file is linked into place and down only
+# after it is unlinked, so no moment exists where our own fresh lock looks like a leftover.
+_IN_PROCESS: collections.Counter[str] = collections.Counter()
 
 
 class LockRecord(NamedTuple):
@@ -240,6 +244,7 @@ class MemoryDirLock:
         self._clock = clock
         self._mine: _Seen | None = None  # our lock file (dev, ino) and the record last written
         self._holder: LockRecord | None = None  # the record of the last holder we waited on
+        self._key_held = ""  # the `_IN_PROCESS` key counted for the lock we hold
 
     @property
     def is_held(self) -> bool:
@@ -257,6 +262,19 @@ class MemoryDirLock:
         """
         if self._mine is not None:
             raise RuntimeError(f"{self.path} is already held by this MemoryDirLock")
+        key = self._key()
+        _IN_PROCESS[key] += 1
+        acquired = False
+        try:
+            acquired = self._attempt(key)
+        finally:
+            if acquired:
+                self._key_held = key
+            else:
+                _IN_PROCESS[key] -= 1
+        return acquired
+
+    def _attempt(self, key: str) -> bool:
         try:
             os.mkdir(self.memory_dir)
         except FileExistsError:
@@ -276,7 +294,7 @@ class MemoryDirLock:
             mtime_ms=seen.mtime_ns // 1_000_000,
             pid_alive=pid_alive,
             own_pid=os.getpid(),
-            held_here=self._key() in _HELD,
+            held_here=_IN_PROCESS[key] > 1,  # another object of ours, besides this one
         )
         if stale and _break_stale(self.path, seen):
             return self._create()
@@ -315,18 +333,17 @@ class MemoryDirLock:
         mine, self._mine = self._mine, None
         if mine is None:
             return
-        key = self._key()
-        if _HELD.get(key) is self:
-            del _HELD[key]
-        seen = _look(self.path)
-        if seen is None:
-            logger.warning("%s was removed by another writer while memd held it", self.path)
-            return
-        if (seen.dev, seen.ino, seen.data) != (mine.dev, mine.ino, mine.data):
-            logger.warning("%s was replaced by another writer; leaving it in place", self.path)
-            return
-        with contextlib.suppress(OSError):
-            os.unlink(self.path)
+        try:
+            seen = _look(self.path)
+            if seen is None:
+                logger.warning("%s was removed by another writer while memd held it", self.path)
+            elif (seen.dev, seen.ino, seen.data) != (mine.dev, mine.ino, mine.data):
+                logger.warning("%s was replaced by another writer; leaving it in place", self.path)
+            else:
+                with contextlib.suppress(OSError):
+                    os.unlink(self.path)
+        finally:
+            _IN_PROCESS[self._key_held] -= 1
 
     async def acquire(self, *, deadline: float | None = None) -> None:
         """Take the lock, waiting with jittered back-off while another process holds it.
@@ -436,6 +453,9 @@ class MemoryDirLock:
                     os.unlink(temp)
         except FileExistsError:
             return False
+        except FileNotFoundError:
+            # Our temp file was swept as debris by a writer that holds the lock: try again.
+            return False
         except OSError as exc:
             if exc.errno not in _NO_HARD_LINKS:
                 raise storage_error("create", self.path, exc) from None
@@ -446,7 +466,6 @@ class MemoryDirLock:
             except OSError as exc2:
                 raise storage_error("create", self.path, exc2) from None
         self._mine = _Seen(st.st_dev, st.st_ino, 0, data)
-        _HELD[self._key()] = self
         return True
 
     def _now_ms(self) -> int:

@@ -424,7 +424,7 @@ async def test_held_releases_on_exception(memory: Path) -> None:
         await fail_while_holding()
     assert not (memory / ".lock").exists()
     assert not lock.is_held
-    assert str(memory / ".lock") not in hacklm_lock._HELD
+    assert hacklm_lock._IN_PROCESS[str(memory / ".lock")] == 0
 
 
 async def test_held_releases_on_cancellation(memory: Path) -> None:
