@@ -7,7 +7,6 @@ import os
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import anyio
 import pytest
@@ -25,8 +24,18 @@ async def _archive(records: list[ArchivedEntry]) -> None:
     archived.extend(records)
 
 
-def _actor(directory: Path) -> CategoryActor:
-    return CategoryActor(str(directory), Category.QUIRK, archive=_archive, clock=time.time)
+def _actor(directory: Path, *, lock_check: Callable[[], None] | None = None) -> CategoryActor:
+    """A Quirk actor; with `lock_check`, its write lock (no real lock) runs that check before
+    each rename."""
+    if lock_check is None:
+        return CategoryActor(str(directory), Category.QUIRK, archive=_archive, clock=time.time)
+    return CategoryActor(
+        str(directory),
+        Category.QUIRK,
+        archive=_archive,
+        clock=time.time,
+        write_lock=lambda: contextlib.nullcontext(lock_check),
+    )
 
 
 async def test_concurrent_stores_share_commits_and_all_land(tmp_path: Path) -> None:
@@ -118,11 +127,6 @@ async def test_delete_archives_before_removing(tmp_path: Path) -> None:
     assert mdformat.entries(mdformat.parse((tmp_path / "quirks.md").read_text())) == ()
 
 
-def _lock_with_check(check: Callable[[], None]) -> Callable[[], Any]:
-    """A write lock (no real lock) whose pre-write check is `check`."""
-    return lambda: contextlib.nullcontext(check)
-
-
 async def test_an_edit_landing_just_before_the_rename_is_not_overwritten(tmp_path: Path) -> None:
     path = tmp_path / "quirks.md"
     path.write_text("- [old] Already there.\n")
@@ -132,13 +136,7 @@ async def test_an_edit_landing_just_before_the_rename_is_not_overwritten(tmp_pat
         if edits:
             path.write_text(edits.pop())
 
-    actor = CategoryActor(
-        str(tmp_path),
-        Category.QUIRK,
-        archive=_archive,
-        clock=time.time,
-        write_lock=_lock_with_check(edit_once),
-    )
+    actor = _actor(tmp_path, lock_check=edit_once)
     with anyio.fail_after(10):
         async with anyio.create_task_group() as tg:
             await tg.start(actor.run)
@@ -155,13 +153,7 @@ async def test_a_lost_lock_fails_the_batch_and_writes_nothing(tmp_path: Path) ->
     def lost() -> None:
         raise LockTimeout("memd lost the lock.")
 
-    actor = CategoryActor(
-        str(tmp_path),
-        Category.QUIRK,
-        archive=_archive,
-        clock=time.time,
-        write_lock=_lock_with_check(lost),
-    )
+    actor = _actor(tmp_path, lock_check=lost)
     with anyio.fail_after(10):
         async with anyio.create_task_group() as tg:
             await tg.start(actor.run)
