@@ -322,7 +322,8 @@ def render_event(event: p.Event) -> str:
     who = "memd" if event.source == "memd" else "outside memd"
     if event.error is not None:
         return f"{now} {event.file} changed ({who}) and cannot be read: {event.error}"
-    return f"{now} {event.file} changed ({who}): {len(event.entries)} entries"
+    count = len(event.entries)
+    return f"{now} {event.file} changed ({who}): {count} {'entry' if count == 1 else 'entries'}"
 
 
 def _entry_line(category: str, slug: str | None, content: str) -> str:

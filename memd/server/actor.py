@@ -276,7 +276,7 @@ class CategoryActor:
 
     async def _refresh_if_changed(self) -> None:
         now = await anyio.to_thread.run_sync(storage.current_fingerprint, self.path)
-        if self.snapshot.error is None and now == self._fingerprint:
+        if not self.is_stale(now):
             return
         logger.info("%s changed on disk; re-reading it", self.path)
         before = self.snapshot

@@ -54,12 +54,9 @@ class Dispatcher:
             name: msgspec.json.Decoder(params_type) for name, (params_type, _) in methods.items()
         }
 
-    async def handle_frame(self, frame: bytes, session: Session | None = None) -> bytes | None:
-        """Return the response frame (without newline) for `frame`, or None for no reply.
-
-        `session` is the connection's state; without one, a throwaway session is used.
-        """
-        session = Session() if session is None else session
+    async def handle_frame(self, frame: bytes, session: Session) -> bytes | None:
+        """Return the response frame (without newline) for `frame` from the connection whose
+        state is `session`, or None for no reply."""
         body = frame.strip()
         if body.startswith(b"["):
             return await self._handle_batch(body, session)

@@ -189,6 +189,11 @@ def _look(path: str) -> _Seen | None:
     return _Seen(st.st_dev, st.st_ino, st.st_mtime_ns, data)
 
 
+def _same_lock(seen: _Seen | None, mine: _Seen) -> bool:
+    """Return True if `seen` is the lock file `mine` (same file, same record; mtime aside)."""
+    return seen is not None and (seen.dev, seen.ino, seen.data) == (mine.dev, mine.ino, mine.data)
+
+
 def _break_stale(path: str, judged: _Seen) -> bool:
     """Remove the lock at `path` if it is still exactly `judged`; return whether it was removed.
 
@@ -337,7 +342,7 @@ class MemoryDirLock:
             seen = _look(self.path)
             if seen is None:
                 logger.warning("%s was removed by another writer while memd held it", self.path)
-            elif (seen.dev, seen.ino, seen.data) != (mine.dev, mine.ino, mine.data):
+            elif not _same_lock(seen, mine):
                 logger.warning("%s was replaced by another writer; leaving it in place", self.path)
             else:
                 with contextlib.suppress(OSError):
@@ -414,17 +419,7 @@ class MemoryDirLock:
         Raises:
             LockTimeout: another writer broke or replaced the lock; nothing may be written.
         """
-        mine, seen = self._mine, _look(self.path)
-        if (
-            mine is None
-            or seen is None
-            or (seen.dev, seen.ino, seen.data)
-            != (
-                mine.dev,
-                mine.ino,
-                mine.data,
-            )
-        ):
+        if self._mine is None or not _same_lock(_look(self.path), self._mine):
             raise LockTimeout(
                 f"memd lost {self.path} to another writer before it could write (was its lock "
                 "broken as stale?); nothing was written, retry.",

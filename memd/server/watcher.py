@@ -33,7 +33,7 @@ import logging
 import os
 import stat
 from collections.abc import Awaitable, Callable, Iterable
-from typing import Literal
+from typing import NamedTuple
 
 import anyio
 from anyio.abc import TaskStatus
@@ -53,10 +53,17 @@ POLL_DELAY_MS = 300
 _POLLING_OFF = {"", "false", "disable", "disabled"}
 
 ChangeCallback = Callable[[frozenset[Category]], Awaitable[None]]
-Mode = Literal["memory", "root"]
 
 _BY_FILE = {category.file: category for category in CATEGORIES}
 _Identity = tuple[int, int]
+
+
+class _Target(NamedTuple):
+    """The directory being watched: `.memory` itself, or the root while `.memory` is missing."""
+
+    path: str
+    identity: _Identity
+    is_memory_dir: bool
 
 
 def touched_categories(changes: Iterable[tuple[Change, str]]) -> frozenset[Category]:
@@ -81,7 +88,6 @@ class WorkspaceWatcher:
         self.memory_dir = memory_dir
         self._on_change = on_change
         self._stop = anyio.Event()
-        self.restarts = 0
 
     def stop(self) -> None:
         """Ask the watcher to return (within about one STEP_MS)."""
@@ -101,13 +107,13 @@ class WorkspaceWatcher:
         ready = False
         retry_delay = MISSING_POLL
         while not self._stop.is_set():
-            mode, target, identity = await anyio.to_thread.run_sync(self._choose_target)
+            target = await anyio.to_thread.run_sync(self._choose_target)
             notify = None
             if target is not None:
                 try:
-                    notify = await anyio.to_thread.run_sync(_open, target)
+                    notify = await anyio.to_thread.run_sync(_open, target.path)
                 except (OSError, RuntimeError) as exc:  # e.g. out of inotify watches
-                    logger.warning("cannot watch %s (%s); retrying", target, exc)
+                    logger.warning("cannot watch %s (%s); retrying", target.path, exc)
             if not ready:
                 ready = True
                 task_status.started()
@@ -116,49 +122,44 @@ class WorkspaceWatcher:
                 await self._on_change(frozenset(CATEGORIES))
                 if notify is not None and target is not None:
                     with notify:
-                        await self._follow(notify, mode, target, identity)
+                        await self._follow(notify, target)
                     retry_delay = MISSING_POLL
                     continue
             except (OSError, RuntimeError) as exc:  # e.g. a file name that is not UTF-8
-                logger.warning(
-                    "watching %s failed (%s); restarting in %g s", target, exc, retry_delay
-                )
+                logger.warning("watching %s failed (%s); restarting", self.memory_dir, exc)
             except Exception:  # a watcher bug must never take the daemon down
-                logger.exception("watching %s failed; restarting in %g s", target, retry_delay)
-            finally:
-                self.restarts += 1
-            await self._pause(MISSING_POLL if target is None else retry_delay)
-            if target is not None:
+                logger.exception("watching %s failed; restarting", self.memory_dir)
+            if target is None:
+                await self._pause(MISSING_POLL)
+            else:
+                await self._pause(retry_delay)
                 retry_delay = min(retry_delay * 2, MAX_RETRY_DELAY)
 
-    def _choose_target(self) -> tuple[Mode, str | None, _Identity | None]:
-        for mode, path in (("memory", self.memory_dir), ("root", self.root)):
+    def _choose_target(self) -> _Target | None:
+        for path in (self.memory_dir, self.root):
             identity = _directory_identity(path)
             if identity is not None:
-                return mode, path, identity  # type: ignore[return-value]
-        return "root", None, None
+                return _Target(path, identity, is_memory_dir=path == self.memory_dir)
+        return None
 
-    async def _follow(
-        self, notify: RustNotify, mode: Mode, target: str, identity: _Identity | None
-    ) -> None:
-        """Report changes until `target` is replaced, `.memory` comes or goes, or stop."""
+    async def _follow(self, notify: RustNotify, target: _Target) -> None:
+        """Report changes until the target is replaced, `.memory` comes or goes, or stop."""
         while True:
             raw = await anyio.to_thread.run_sync(
                 notify.watch, DEBOUNCE_MS, STEP_MS, int(IDENTITY_CHECK * 1000), self._stop
             )
             if raw == "stop" or raw == "signal":
                 return
-            if await anyio.to_thread.run_sync(_directory_identity, target) != identity:
+            if await anyio.to_thread.run_sync(_directory_identity, target.path) != target.identity:
                 return
             if raw == "timeout":
                 continue
             changes = {(Change(kind), path) for kind, path in raw}
             if mentions(changes, self.memory_dir):
                 return  # `.memory` itself was created, deleted or renamed: choose again
-            if mode == "memory":
-                categories = touched_categories(changes)
-                if categories:
-                    await self._on_change(categories)
+            categories = touched_categories(changes) if target.is_memory_dir else frozenset()
+            if categories:
+                await self._on_change(categories)
 
     async def _pause(self, seconds: float) -> None:
         with anyio.move_on_after(seconds):

@@ -152,7 +152,7 @@ class Workspace:
 
     async def _external_change(self, categories: frozenset[Category]) -> None:
         try:
-            await self.refresh(sorted(categories, key=CATEGORIES.index))
+            await self.refresh(categories)
         except RpcError as error:
             logger.warning("cannot check %s after a change: %s", self.memory_dir, error.message)
 
@@ -179,10 +179,9 @@ class Workspace:
     def unsubscribe(self, session: Session) -> bool:
         """Stop sending changes to `session`; return whether it was subscribed."""
         session.feeds.pop(self.root, None)
-        if session in self._subscribers:
-            self._subscribers.discard(session)
-            return True
-        return False
+        subscribed = session in self._subscribers
+        self._subscribers.discard(session)
+        return subscribed
 
     def _publish(self, category: Category, snapshot: Snapshot, source: p.Source) -> None:
         if not self._subscribers:

@@ -47,7 +47,7 @@ METHODS: dict[str, tuple[type[msgspec.Struct], Handler]] = {
 
 
 async def call(frame: str) -> Any:
-    reply = await Dispatcher(METHODS).handle_frame(frame.encode())
+    reply = await Dispatcher(METHODS).handle_frame(frame.encode(), Session())
     return None if reply is None else msgspec.json.decode(reply)
 
 
@@ -121,7 +121,9 @@ async def test_invalid_params_message_names_the_field() -> None:
 
 
 async def test_invalid_utf8_and_deep_nesting_are_parse_errors() -> None:
-    reply = await Dispatcher(METHODS).handle_frame(b'{"jsonrpc": "2.0", "method": "\xff", "id": 1}')
+    reply = await Dispatcher(METHODS).handle_frame(
+        b'{"jsonrpc": "2.0", "method": "\xff", "id": 1}', Session()
+    )
     assert reply is not None
     assert msgspec.json.decode(reply)["error"]["code"] == -32700
     deep = "[" * 5000 + "]" * 5000
@@ -163,6 +165,6 @@ async def test_batches_follow_the_spec() -> None:
 
 async def test_null_result_is_sent_as_null() -> None:
     reply = await Dispatcher(METHODS).handle_frame(
-        b'{"jsonrpc": "2.0", "method": "notify_hello", "id": null}'
+        b'{"jsonrpc": "2.0", "method": "notify_hello", "id": null}', Session()
     )
     assert reply == b'{"id":null,"jsonrpc":"2.0","result":null}'
