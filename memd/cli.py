@@ -52,6 +52,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
     if args.verb == "watch":
         return run_watch(args)
+    if args.verb == "service":
+        from memd.service import run_service
+
+        return run_service(args)
     return run_client_verb(args)
 
 
@@ -127,6 +131,20 @@ def build_parser() -> argparse.ArgumentParser:
     verbs.add_parser("status", parents=[common], help="is the daemon up, and what it serves")
     verbs.add_parser(
         "watch", parents=[common], help="print each change to the workspace's memory as it happens"
+    )
+
+    service = verbs.add_parser(
+        "service", help="install, remove or inspect memd as a systemd or launchd user service"
+    )
+    service.add_argument("action", choices=("install", "uninstall", "status"))
+    service.add_argument(
+        "--dry-run", action="store_true", help="print what would be written and run; change nothing"
+    )
+    service.add_argument(
+        "--idle-exit",
+        type=_positive_float,
+        metavar="SECONDS",
+        help="install: let the daemon exit after this long with no clients (restarted on demand)",
     )
     return parser
 

@@ -1,12 +1,14 @@
 """Where the daemon's socket lives; the daemon and every client use this one rule.
 
-Order: an explicit path, else `$MEMD_SOCKET`, else `$XDG_RUNTIME_DIR/memd/memd.sock`, else
-`/tmp/memd-<uid>/memd.sock`.
+Order: an explicit path, else `$MEMD_SOCKET`, else `$XDG_RUNTIME_DIR/memd/memd.sock`, else on
+macOS `~/Library/Application Support/memd/memd.sock` (a directory that survives reboots, where a
+launchd agent's socket can live), else `/tmp/memd-<uid>/memd.sock`.
 """
 
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Mapping
 
 
@@ -15,6 +17,7 @@ def default_socket_path(
     *,
     env: Mapping[str, str] | None = None,
     uid: int | None = None,
+    platform: str = sys.platform,
 ) -> str:
     """Return the socket path memd uses, following the documented order."""
     if explicit:
@@ -25,6 +28,9 @@ def default_socket_path(
     runtime = environ.get("XDG_RUNTIME_DIR")
     if runtime:
         return os.path.join(runtime, "memd", "memd.sock")
+    if platform == "darwin":
+        home = environ.get("HOME") or os.path.expanduser("~")
+        return os.path.join(home, "Library", "Application Support", "memd", "memd.sock")
     return f"/tmp/memd-{os.getuid() if uid is None else uid}/memd.sock"
 
 

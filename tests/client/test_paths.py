@@ -14,7 +14,17 @@ def test_socket_path_order() -> None:
     assert default_socket_path(None, env={"XDG_RUNTIME_DIR": "/run/user/7"}) == (
         "/run/user/7/memd/memd.sock"
     )
-    assert default_socket_path(None, env={}, uid=7) == "/tmp/memd-7/memd.sock"
+    assert default_socket_path(None, env={}, uid=7, platform="linux") == "/tmp/memd-7/memd.sock"
+
+
+def test_macos_socket_lives_where_launchd_can_keep_it() -> None:
+    env = {"HOME": "/Users/ada"}
+    assert default_socket_path(None, env=env, platform="darwin") == (
+        "/Users/ada/Library/Application Support/memd/memd.sock"
+    )
+    assert default_socket_path(None, env=dict(env, XDG_RUNTIME_DIR="/r"), platform="darwin") == (
+        "/r/memd/memd.sock"
+    )
 
 
 def test_workspace_is_the_nearest_root(short_tmp: Path) -> None:
