@@ -4,7 +4,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: serve test bench lint clean
+.PHONY: serve test bench lint clean systemd-tools
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -26,7 +26,16 @@ lint: $(VENV)/.installed-test
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
 
-test: lint
+# The unit-file tests run systemd-analyze and systemd-socket-activate (Debian's systemd package).
+systemd-tools:
+	@if [ "$$(uname)" = Linux ] && ! command -v systemd-analyze >/dev/null 2>&1; then \
+	  echo "Installing systemd's tools for the unit-file tests"; \
+	  if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
+	  $$SUDO apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends systemd; \
+	fi
+
+test: lint systemd-tools
 	$(BIN)/python -m pytest
 
 bench: $(VENV)/.installed-test

@@ -1,8 +1,9 @@
 """The `memd` command: `serve` runs the daemon; every other verb is a thin client call.
 
 Exit codes: 0 success, 1 the daemon answered with an error (or the request failed), 2 usage
-error, 3 no daemon is reachable. Only `serve` imports the server stack, so client verbs start
-fast.
+error, 3 no daemon is reachable. Client verbs start a daemon when none runs (`--no-autostart`
+turns that off; `status` never starts one). Only `serve` imports the server stack, so client
+verbs start fast.
 """
 
 from __future__ import annotations
@@ -43,7 +44,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help(sys.stderr)
         return EXIT_USAGE
     if args.verb == "serve":
-        if args.log_level not in LOG_LEVELS:
+        env_level = os.environ.get("MEMD_LOG_LEVEL", "INFO").upper()
+        if args.log_level is None and env_level not in LOG_LEVELS:
             parser.error(f"MEMD_LOG_LEVEL must be one of {', '.join(LOG_LEVELS)}")
         return run_serve(args)
     if args.verb == "get" and args.slug is None and (args.file is None or args.lines is None):
@@ -76,26 +78,45 @@ def build_parser() -> argparse.ArgumentParser:
     verbs = parser.add_subparsers(dest="verb", metavar="VERB")
 
     serve = verbs.add_parser(
-        "serve", parents=[socket_only], help="run the daemon in the foreground"
+        "serve", parents=[socket_only], help="run the daemon (in the foreground by default)"
+    )
+    serve.add_argument(
+        "--background",
+        action="store_true",
+        help="detach; return once the daemon serves (exit 0) or failed to start (exit 1)",
+    )
+    serve.add_argument(
+        "--config",
+        metavar="PATH",
+        help="settings file (default: $XDG_CONFIG_HOME/memd/config.toml)",
+    )
+    serve.add_argument(
+        "--log-file",
+        metavar="PATH",
+        help="append the log here (default: stderr, or ~/.local/state/memd/memd.log with "
+        "--background)",
     )
     serve.add_argument(
         "--max-frame-bytes",
         type=_positive_int,
-        default=DEFAULT_MAX_FRAME,
         help=f"largest request accepted (default {DEFAULT_MAX_FRAME})",
     )
     serve.add_argument(
         "--lock-timeout",
         type=_positive_float,
-        default=10.0,
         metavar="SECONDS",
         help="how long a write waits for another tool's .memory/.lock (default 10)",
+    )
+    serve.add_argument(
+        "--idle-exit",
+        type=_positive_float,
+        metavar="SECONDS",
+        help="socket-activated only: exit after this long with no clients",
     )
     serve.add_argument(
         "--log-level",
         type=str.upper,
         choices=LOG_LEVELS,
-        default=os.environ.get("MEMD_LOG_LEVEL", "INFO").upper(),
         help="default: $MEMD_LOG_LEVEL or INFO",
     )
 
@@ -161,6 +182,13 @@ def _add_common(parser: argparse.ArgumentParser, *, suppress: bool) -> None:
         default=argparse.SUPPRESS if suppress else False,
         help="print the result (or the error) as JSON",
     )
+    parser.add_argument(
+        "--no-autostart",
+        dest="autostart",
+        action="store_false",
+        default=argparse.SUPPRESS if suppress else True,
+        help="fail (exit 3) instead of starting a daemon when none is running",
+    )
 
 
 def _positive_int(text: str) -> int:
@@ -181,31 +209,79 @@ def _positive_float(text: str) -> float:
 
 
 def run_serve(args: argparse.Namespace) -> int:
-    """Run the daemon in the foreground until SIGINT or SIGTERM."""
+    """Run the daemon until SIGINT or SIGTERM (in the foreground, or detached with --background)."""
     import anyio
 
+    from memd.background import Reporter, default_log_path, detach
+    from memd.config import ConfigError, load_config
+    from memd.server.activation import ActivationError
     from memd.server.daemon import Config, serve
     from memd.server.instance import AlreadyRunning, SocketPathError
 
-    logging.basicConfig(
-        stream=sys.stderr,
-        level=args.log_level,
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-    )
+    overrides = {
+        "log_level": args.log_level or os.environ.get("MEMD_LOG_LEVEL") or None,
+        "lock_timeout": args.lock_timeout,
+        "max_frame_bytes": args.max_frame_bytes,
+        "idle_exit": args.idle_exit,
+    }
+    config_path = os.path.abspath(args.config) if args.config else None
+    try:
+        settings = load_config(config_path, overrides)
+    except ConfigError as exc:
+        print(f"memd: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    socket_path = os.path.abspath(default_socket_path(args.socket))
+    log_file = os.path.abspath(args.log_file) if args.log_file else None
+    reporter: Reporter | None = None
+    if args.background:
+        log_file = log_file or default_log_path()
+        try:
+            outcome = detach(log_file)
+        except OSError as exc:
+            print(f"memd: cannot open the log file {log_file}: {exc}", file=sys.stderr)
+            return EXIT_ERROR
+        if isinstance(outcome, int):
+            return outcome
+        reporter = outcome
+        log_file = None  # stderr already goes there
+
+    def ready(path: str) -> None:
+        if reporter is not None:
+            log = f"; log: {args.log_file or default_log_path()}"
+            reporter.ready(f"memd {__version__} serving on {path} (pid {os.getpid()}){log}")
+
+    _configure_logging(settings.log_level, log_file)
     config = Config(
-        socket_path=default_socket_path(args.socket),
-        max_frame=args.max_frame_bytes,
-        lock_timeout=args.lock_timeout,
+        socket_path=socket_path,
+        settings=settings,
+        reload=lambda: load_config(config_path, overrides),
+        on_ready=ready,
     )
     try:
         anyio.run(serve, config)
-    except (AlreadyRunning, SocketPathError) as exc:
-        print(f"memd: {exc}", file=sys.stderr)
-        return EXIT_ERROR
+    except (AlreadyRunning, SocketPathError, ActivationError, ConfigError) as exc:
+        return _serve_failed(str(exc), reporter)
     except OSError as exc:
-        print(f"memd: cannot serve on {config.socket_path}: {exc}", file=sys.stderr)
-        return EXIT_ERROR
+        return _serve_failed(f"cannot serve on {config.socket_path}: {exc}", reporter)
     return EXIT_OK
+
+
+def _configure_logging(level: str, log_file: str | None) -> None:
+    handler: logging.Handler = (
+        logging.FileHandler(log_file) if log_file else logging.StreamHandler(sys.stderr)
+    )
+    logging.basicConfig(
+        level=level,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+        handlers=[handler],
+    )
+
+
+def _serve_failed(message: str, reporter: Any) -> int:
+    print(f"memd: {message}", file=sys.stderr)
+    if reporter is not None:
+        reporter.failed(message)
+    return EXIT_ERROR
 
 
 # ---------------------------------------------------------------------------- client verbs
@@ -214,8 +290,9 @@ def run_serve(args: argparse.Namespace) -> int:
 def run_client_verb(args: argparse.Namespace) -> int:
     """Run one client verb against the daemon and print its result."""
     workspace = args.workspace or find_workspace()
+    autostart = args.autostart and args.verb != "status"
     try:
-        with Client(args.socket, workspace=workspace) as client:
+        with Client(args.socket, workspace=workspace, autostart=autostart) as client:
             result, render, ok = VERBS[args.verb](client, args)
     except MemdError as exc:
         _report_error(exc, as_json=args.json)
@@ -245,7 +322,7 @@ def run_watch(args: argparse.Namespace) -> int:
         ended.set()
 
     try:
-        with Client(args.socket, workspace=workspace) as client:
+        with Client(args.socket, workspace=workspace, autostart=args.autostart) as client:
             subscription = client.subscribe(show, on_error=on_error)
         with subscription:
             if not args.json:

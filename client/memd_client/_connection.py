@@ -3,6 +3,10 @@
 Both `Client` (blocking) and `AsyncClient` (anyio) move bytes; this module decides what they mean.
 An incoming frame is either a notification (`method` and no `id`: decoded into a `Changed` or
 `Resync` event; unknown methods are skipped) or a response, matched to the request waiting on it.
+
+Handshake: the first request on every connection is `status`; a daemon whose protocol major
+version differs from `PROTOCOL_VERSION`'s is refused (`IncompatibleDaemon`) before anything else
+is sent, so an old daemon never carries out a new client's writes or the reverse.
 """
 
 from __future__ import annotations
@@ -16,9 +20,10 @@ import msgspec
 from msgspec import UNSET, Raw, UnsetType
 
 from memd_client import protocol as p
+from memd_client._autostart import AUTOSTART_TIMEOUT
 from memd_client._framing import FrameTooLarge, LineDecoder
 from memd_client._paths import default_socket_path
-from memd_client.errors import ErrorObject, MemdError, from_wire
+from memd_client.errors import ErrorObject, IncompatibleDaemon, MemdError, from_wire
 
 T = TypeVar("T")
 
@@ -52,6 +57,32 @@ class Reply(msgspec.Struct):
 _reply_decoder = msgspec.json.Decoder(Reply)
 
 
+class Handshake(msgspec.Struct):
+    """What the handshake reads from `status`; lenient, so any daemon's answer decodes."""
+
+    version: str = "unknown"
+    protocol_version: str | int = "0"
+    pid: int = 0
+
+
+def check_protocol(handshake: Handshake, socket_path: str) -> None:
+    """Refuse a daemon whose protocol major version differs from this client's.
+
+    Raises:
+        IncompatibleDaemon: the majors differ; the message says how to restart the daemon.
+    """
+    theirs = str(handshake.protocol_version).split(".")[0]
+    ours = p.PROTOCOL_VERSION.split(".")[0]
+    if theirs == ours:
+        return
+    raise IncompatibleDaemon(
+        f"The memd daemon on {socket_path} (memd {handshake.version}, pid {handshake.pid}) speaks "
+        f"protocol {handshake.protocol_version}, but this client speaks {ours}.x; restart the "
+        "daemon from the same memd installation as this client (`systemctl --user restart "
+        f"memd` if it runs as a service, else `kill {handshake.pid}` and then `memd serve`)."
+    )
+
+
 class Connection:
     """The state of one socket connection: request ids and frames received but not yet read."""
 
@@ -65,6 +96,19 @@ class Connection:
         request_id = next(self._ids)
         body = {"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}
         return request_id, _encoder.encode(body) + b"\n"
+
+    def handshake(self) -> tuple[int, bytes]:
+        """Return the id and frame of the handshake request (`status`)."""
+        return self.request("status", p.StatusParams())
+
+    def check_handshake(self, reply: Reply, request_id: int, socket_path: str) -> None:
+        """Check the daemon's answer to the handshake.
+
+        Raises:
+            IncompatibleDaemon: the daemon speaks another protocol major version.
+            RpcError, ProtocolViolation: as for `result`.
+        """
+        check_protocol(self.result(reply, request_id, Handshake), socket_path)
 
     def receive_data(self, data: bytes) -> None:
         """Buffer bytes read from the socket.
@@ -134,7 +178,11 @@ def _decode(raw: Raw | UnsetType, result_type: type[T], what: str) -> T:
 
 
 class ClientBase:
-    """What both clients share: where to connect, the default workspace, the connection state."""
+    """What both clients share: where to connect, the default workspace, the connection state.
+
+    With `autostart=True`, a client that finds no daemon (and no installed service) starts one
+    with `memd serve --background` and waits for it up to `autostart_timeout` seconds; see
+    `memd_client._autostart` for the rules."""
 
     def __init__(
         self,
@@ -142,10 +190,14 @@ class ClientBase:
         *,
         workspace: str | os.PathLike[str] | None = None,
         timeout: float = DEFAULT_TIMEOUT,
+        autostart: bool = False,
+        autostart_timeout: float = AUTOSTART_TIMEOUT,
     ) -> None:
         self.socket_path = default_socket_path(socket_path)
         self.workspace = os.path.abspath(os.fspath(workspace)) if workspace is not None else None
         self.timeout = timeout
+        self.autostart = autostart
+        self.autostart_timeout = autostart_timeout
         self._connection = Connection()
 
     def _reset_connection(self) -> None:

@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterator
 from types import TracebackType
 from typing import Any
 
-from memd_client import _calls, protocol as p
+from memd_client import _autostart, _calls, protocol as p
 from memd_client._connection import ClientBase, Connection, ProtocolViolation, Reply
 from memd_client.errors import ConnectionLost, DaemonUnavailable, MemdError, RequestTimeout
 
@@ -48,6 +48,17 @@ def transport_errors(
         raise ConnectionLost(
             f"The connection to memd broke during {method} ({reason}); retry the request."
         ) from None
+
+
+def _connect_unix(path: str, timeout: float) -> socket.socket:
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock.settimeout(timeout)
+    try:
+        sock.connect(path)
+    except BaseException:
+        sock.close()
+        raise
+    return sock
 
 
 def _receive(sock: socket.socket, connection: Connection) -> None:
@@ -88,7 +99,7 @@ class Client(ClientBase):
     def call(self, call: _calls.Call) -> Any:
         """Send one prepared request and return its typed result (notifications are skipped)."""
         if self._sock is None:
-            self._sock = self._open()
+            self._sock = self._open(self._connection)
         sock = self._sock
         connection = self._connection
         request_id, frame = connection.request(call.method, call.params)
@@ -115,7 +126,8 @@ class Client(ClientBase):
         subscribing are raised here; see `SyncSubscription` for what happens afterwards.
         """
         call = _calls.subscribe(_calls.workspace_path(workspace, self.workspace))
-        sock, connection = self._open(), Connection()
+        connection = Connection()
+        sock = self._open(connection)
         early: list[p.Event] = []
         request_id, frame = connection.request(call.method, call.params)
         try:
@@ -132,15 +144,32 @@ class Client(ClientBase):
             raise
         return SyncSubscription(sock, connection, early, callback, on_error)
 
-    def _open(self) -> socket.socket:
-        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        sock.settimeout(self.timeout)
+    def _open(self, connection: Connection) -> socket.socket:
+        """Connect (starting a daemon if allowed) and check the daemon's protocol version."""
+        sock = self._connect()
         try:
-            sock.connect(self.socket_path)
-        except OSError as exc:
+            request_id, frame = connection.handshake()
+            with transport_errors("status", self.timeout):
+                sock.sendall(frame)
+                while (reply := connection.next_reply()) is None:
+                    _receive(sock, connection)
+            connection.check_handshake(reply, request_id, self.socket_path)
+        except BaseException:
             sock.close()
-            raise unavailable(self.socket_path, exc) from None
+            raise
         return sock
+
+    def _connect(self) -> socket.socket:
+        try:
+            return _connect_unix(self.socket_path, self.timeout)
+        except OSError as exc:
+            if not (self.autostart and _autostart.may_start(exc)):
+                raise unavailable(self.socket_path, exc) from None
+        _autostart.start_daemon(self.socket_path, timeout=self.autostart_timeout)
+        try:
+            return _connect_unix(self.socket_path, self.timeout)
+        except OSError as exc:
+            raise unavailable(self.socket_path, exc) from None
 
     # -------------------------------------------------------------- protocol methods
 

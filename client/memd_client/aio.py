@@ -6,6 +6,7 @@ light for blocking users.
 
 from __future__ import annotations
 
+import functools
 import os
 from collections import deque
 from types import TracebackType
@@ -14,7 +15,7 @@ from typing import Any
 import anyio
 from anyio.abc import SocketStream
 
-from memd_client import _calls, protocol as p
+from memd_client import _autostart, _calls, protocol as p
 from memd_client._connection import ClientBase, Connection, ProtocolViolation, Reply
 from memd_client._sync import transport_errors, unavailable
 from memd_client.errors import ConnectionLost, MemdError
@@ -22,13 +23,6 @@ from memd_client.errors import ConnectionLost, MemdError
 __all__ = ["AsyncClient", "Subscription"]
 
 _BROKEN = (anyio.BrokenResourceError, anyio.ClosedResourceError, anyio.EndOfStream, OSError)
-
-
-async def _connect(path: str) -> SocketStream:
-    try:
-        return await anyio.connect_unix(path)
-    except OSError as exc:
-        raise unavailable(path, exc) from None
 
 
 class AsyncClient(ClientBase):
@@ -71,7 +65,7 @@ class AsyncClient(ClientBase):
                     anyio.fail_after(self.timeout),
                 ):
                     if self._stream is None:
-                        self._stream = await _connect(self.socket_path)
+                        self._stream = await self._open(self._connection)
                     connection = self._connection
                     request_id, frame = connection.request(call.method, call.params)
                     await self._stream.send(frame)
@@ -85,7 +79,37 @@ class AsyncClient(ClientBase):
     def subscribe(self, *, workspace: str | os.PathLike[str] | None = None) -> Subscription:
         """Return a `Subscription` to a workspace's changes, to use with `async with`."""
         ws = _calls.workspace_path(workspace, self.workspace)
-        return Subscription(self.socket_path, ws, timeout=self.timeout)
+        return Subscription(self, ws)
+
+    async def _open(self, connection: Connection) -> SocketStream:
+        """Connect (starting a daemon if allowed) and check the daemon's protocol version."""
+        stream = await self._connect()
+        try:
+            request_id, frame = connection.handshake()
+            await stream.send(frame)
+            while (reply := connection.next_reply()) is None:
+                connection.receive_data(await stream.receive())
+            connection.check_handshake(reply, request_id, self.socket_path)
+        except BaseException:
+            with anyio.CancelScope(shield=True):
+                await stream.aclose()
+            raise
+        return stream
+
+    async def _connect(self) -> SocketStream:
+        try:
+            return await anyio.connect_unix(self.socket_path)
+        except OSError as exc:
+            if not (self.autostart and _autostart.may_start(exc)):
+                raise unavailable(self.socket_path, exc) from None
+        start = functools.partial(
+            _autostart.start_daemon, self.socket_path, timeout=self.autostart_timeout
+        )
+        await anyio.to_thread.run_sync(start)
+        try:
+            return await anyio.connect_unix(self.socket_path)
+        except OSError as exc:
+            raise unavailable(self.socket_path, exc) from None
 
     # -------------------------------------------------------------- protocol methods
 
@@ -184,10 +208,10 @@ class Subscription:
     closes the connection, which unsubscribes; iteration then stops.
     """
 
-    def __init__(self, socket_path: str, workspace: str, *, timeout: float) -> None:
-        self.socket_path = socket_path
+    def __init__(self, client: AsyncClient, workspace: str) -> None:
+        self._client = client
         self.workspace = workspace
-        self.timeout = timeout
+        self.timeout = client.timeout
         self._connection = Connection()
         self._stream: SocketStream | None = None
         self._early: deque[p.Event] = deque()
@@ -204,7 +228,7 @@ class Subscription:
                 transport_errors(call.method, self.timeout, _BROKEN),
                 anyio.fail_after(self.timeout),
             ):
-                self._stream = stream = await _connect(self.socket_path)
+                self._stream = stream = await self._client._open(connection)
                 await stream.send(frame)
                 while not isinstance(message := connection.next_message(), Reply):
                     if message is None:

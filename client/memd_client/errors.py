@@ -5,7 +5,8 @@ MemdError                     base; str(exc) is one sentence saying what to do n
 ├── TransportError            client side only, never on the wire
 │   ├── DaemonUnavailable     no daemon answers on the socket (also ConnectionError)
 │   ├── ConnectionLost        the daemon closed the connection mid-request
-│   └── RequestTimeout        no reply within the client's timeout (also TimeoutError)
+│   ├── RequestTimeout        no reply within the client's timeout (also TimeoutError)
+│   └── IncompatibleDaemon    the daemon speaks another protocol major version
 └── RpcError                  travels on the wire as a JSON-RPC error object
     ├── ParseError        -32700  the bytes were not JSON
     ├── InvalidRequest    -32600  JSON, but not a valid request (or a frame too large)
@@ -39,6 +40,7 @@ __all__ = [
     "EntryNotFound",
     "ErrorObject",
     "FileFormatError",
+    "IncompatibleDaemon",
     "InternalError",
     "InvalidEntry",
     "InvalidParams",
@@ -89,6 +91,10 @@ class ConnectionLost(TransportError):
 
 class RequestTimeout(TransportError, TimeoutError):
     """Raised when the daemon did not reply within the client's timeout."""
+
+
+class IncompatibleDaemon(TransportError):
+    """Raised when the daemon's protocol major version differs from the client's."""
 
 
 class RpcError(MemdError):

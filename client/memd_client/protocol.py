@@ -20,7 +20,8 @@ from msgspec import UNSET, Meta, Raw, UnsetType
 
 from memd_client.errors import ErrorObject
 
-PROTOCOL_VERSION = 1
+PROTOCOL_VERSION = "1.0"
+"""major.minor: a client works with any daemon of the same major version."""
 MAX_QUERY_LIMIT = 20
 DEFAULT_QUERY_LIMIT = 10
 
@@ -273,7 +274,7 @@ class StatusResult(_Result):
     """Who is serving: versions, pid, uptime and the loaded workspaces."""
 
     version: str
-    protocol_version: int
+    protocol_version: str
     pid: int
     uptime_s: float
     workspaces: list[str]

@@ -1,11 +1,18 @@
-"""The daemon: startup order, the accept loop, connections and graceful shutdown.
+"""The daemon: startup order, the accept loop, connections, reloads and graceful shutdown.
 
-Startup: take the single-instance lock, bind the socket (0600 in a 0700 directory), report
-ready (log line and sd_notify READY=1), accept connections.
+Startup: find the listening socket (one inherited from systemd or launchd, else bind our own:
+0600 in a 0700 directory), take the single-instance lock, report ready (log line, and
+`READY=1` plus a `STATUS=` line to the service manager), accept connections.
 
-Shutdown (SIGINT, SIGTERM or `Daemon.stop()`): stop accepting and remove the socket file, stop
+Shutdown (SIGINT, SIGTERM, `Daemon.stop()`, or `idle_exit` seconds with no client when
+socket-activated): stop accepting (remove the socket file only if memd bound it itself), stop
 reading new requests, let requests in flight finish and reply (up to SHUTDOWN_GRACE seconds),
 then close every mailbox so the actors finish their queued writes, release the lock and return.
+"No client" also means "no queued write": a connection stays open until its requests are
+answered, and a write is answered only once it is durable.
+
+SIGHUP reloads the settings (`Config.reload`): the log level, lock timeout and frame limit apply
+to what comes next; a bad file is logged and the running settings are kept.
 
 Connections: each line is a request frame; requests on one connection run concurrently (up to
 MAX_IN_FLIGHT) and replies are written whole, one at a time. A frame over the size limit gets a
@@ -24,37 +31,43 @@ import signal
 import socket
 import struct
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 
 import anyio
 import msgspec
 from anyio.abc import SocketAttribute, SocketListener, SocketStream, TaskGroup, TaskStatus
 
 from memd import __version__
+from memd.config import ConfigError, Settings
+from memd.server import activation
 from memd.server.dispatch import Dispatcher, error_frame
-from memd.server.hacklm_lock import DEFAULT_TIMEOUT as LOCK_TIMEOUT
 from memd.server.handlers import Methods
 from memd.server.instance import InstanceLock
 from memd.server.notify import notify
 from memd.server.session import Session
 from memd.server.workspace import Registry
-from memd_client._framing import DEFAULT_MAX_FRAME, FrameTooLarge, LineDecoder
+from memd_client._framing import FrameTooLarge, LineDecoder
 from memd_client.errors import InvalidRequest
 
 logger = logging.getLogger(__name__)
 
 SHUTDOWN_GRACE = 10.0
 MAX_IN_FLIGHT = 64
+STATUS_INTERVAL = 10.0
 _OVERLOAD_ERRNOS = {errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM}
 
 
-class Config(msgspec.Struct, frozen=True, kw_only=True):
-    """How a daemon runs."""
+@dataclass(frozen=True, kw_only=True)
+class Config:
+    """How a daemon runs: where it listens (unless a service manager passes a socket), its
+    settings, and how to read them again on SIGHUP (None: SIGHUP only logs)."""
 
     socket_path: str
-    max_frame: int = DEFAULT_MAX_FRAME
-    lock_timeout: float = LOCK_TIMEOUT
+    settings: Settings = field(default_factory=Settings)
     handle_signals: bool = True
+    reload: Callable[[], Settings] | None = None
+    on_ready: Callable[[str], object] | None = None
 
 
 class Daemon:
@@ -62,11 +75,16 @@ class Daemon:
 
     def __init__(self, config: Config) -> None:
         self.config = config
+        self.settings = config.settings
+        self.socket_path = config.socket_path
         self._accept_scope = anyio.CancelScope()
         self._read_scopes: set[anyio.CancelScope] = set()
         self._open_connections = 0
         self._all_closed = anyio.Event()
+        self._activity = anyio.Event()
         self._stopping = False
+        self._registry: Registry | None = None
+        self._activated = False
 
     @contextlib.contextmanager
     def reading(self) -> Iterator[None]:
@@ -81,11 +99,11 @@ class Daemon:
         finally:
             self._read_scopes.discard(scope)
 
-    def stop(self) -> None:
+    def stop(self, reason: str = "shutting down") -> None:
         """Begin a graceful shutdown."""
         if not self._stopping:
-            logger.info("shutting down")
-            notify("STOPPING=1")
+            logger.info("%s", reason)
+            notify(f"STOPPING=1\nSTATUS={reason}")
         self._stopping = True
         self._accept_scope.cancel()
 
@@ -95,57 +113,159 @@ class Daemon:
         Raises:
             AlreadyRunning: another daemon serves the socket.
             SocketPathError: the socket path is unusable.
+            ActivationError: a service manager passed a socket memd cannot serve on.
+            ConfigError: `idle_exit` is set but no service manager passed a socket.
         """
-        instance = InstanceLock(self.config.socket_path)
-        await anyio.to_thread.run_sync(instance.acquire)
+        inherited = activation.inherited_socket()
+        if inherited is not None:
+            if self.config.socket_path != inherited.path:
+                logger.info("serving the socket %s passed by %s", inherited.path, inherited.manager)
+            self.socket_path = inherited.path
+            self._activated = True
+        elif self.settings.idle_exit is not None:
+            raise ConfigError(_IDLE_EXIT_NEEDS_ACTIVATION)
+        instance = InstanceLock(self.socket_path)
         try:
-            listener = await anyio.create_unix_listener(self.config.socket_path, mode=0o600)
-            await self._serve(listener, task_status)
+            await anyio.to_thread.run_sync(instance.acquire, inherited is None)
+        except BaseException:
+            if inherited is not None:
+                inherited.sock.close()
+            raise
+        try:
+            if inherited is not None:
+                listener: SocketListener = await SocketListener.from_socket(inherited.sock)
+            else:
+                listener = await anyio.create_unix_listener(self.socket_path, mode=0o600)
+            await self._serve(listener, task_status, activated=inherited is not None)
         finally:
-            with contextlib.suppress(OSError):
-                os.unlink(self.config.socket_path)
+            if inherited is None:
+                with contextlib.suppress(OSError):
+                    os.unlink(self.socket_path)
             instance.release()
         logger.info("stopped")
 
-    async def _serve(self, listener: SocketListener, task_status: TaskStatus[None]) -> None:
+    async def _serve(
+        self, listener: SocketListener, task_status: TaskStatus[None], *, activated: bool
+    ) -> None:
         async with anyio.create_task_group() as services:
-            registry = Registry(services, clock=time.time, lock_timeout=self.config.lock_timeout)
-            methods = Methods(
-                registry, started=anyio.current_time(), socket_path=self.config.socket_path
-            )
+            registry = Registry(services, clock=time.time, lock_timeout=self.settings.lock_timeout)
+            self._registry = registry
+            methods = Methods(registry, started=anyio.current_time(), socket_path=self.socket_path)
             dispatcher = Dispatcher(methods.table)
             try:
                 async with anyio.create_task_group() as connections:
                     if self.config.handle_signals:
                         await connections.start(self._watch_signals)
+                    if activated:
+                        connections.start_soon(self._exit_when_idle)
+                    if os.environ.get("NOTIFY_SOCKET"):
+                        connections.start_soon(self._report_status)
+                    how = " (socket-activated)" if activated else ""
                     logger.info(
-                        "memd %s serving on %s (pid %d)",
+                        "memd %s serving on %s%s (pid %d)",
                         __version__,
-                        self.config.socket_path,
+                        self.socket_path,
+                        how,
                         os.getpid(),
                     )
                     task_status.started()
-                    notify(f"READY=1\nSTATUS=serving on {self.config.socket_path}")
+                    notify(f"READY=1\nSTATUS={self._status_line()}")
+                    if self.config.on_ready is not None:
+                        self.config.on_ready(self.socket_path)
                     with self._accept_scope:
                         await self._accept_loop(listener, connections, dispatcher)
                     self._stopping = True
                     with anyio.CancelScope(shield=True):
                         await listener.aclose()
-                    with contextlib.suppress(OSError):
-                        os.unlink(self.config.socket_path)
+                    if not activated:
+                        with contextlib.suppress(OSError):
+                            os.unlink(self.socket_path)
                     await self._drain_connections()
                     connections.cancel_scope.cancel()
             finally:
                 registry.close()
 
+    def _status_line(self) -> str:
+        workspaces = len(self._registry.roots) if self._registry is not None else 0
+        clients = self._open_connections
+        return (
+            f"serving on {self.socket_path}: {clients} client{'s' * (clients != 1)}, "
+            f"{workspaces} workspace{'s' * (workspaces != 1)}"
+        )
+
+    async def _report_status(self) -> None:
+        """Keep the service manager's STATUS= line current (checked every STATUS_INTERVAL s)."""
+        last = ""
+        while True:
+            line = self._status_line()
+            if line != last:
+                notify(f"STATUS={line}")
+                last = line
+            await anyio.sleep(STATUS_INTERVAL)
+
+    async def _exit_when_idle(self) -> None:
+        """Stop once `idle_exit` seconds pass with no connection (socket-activated only)."""
+        while True:
+            activity = self._activity
+            timeout = self.settings.idle_exit
+            if timeout is None or self._open_connections:
+                await activity.wait()
+                continue
+            with anyio.move_on_after(timeout):
+                await activity.wait()
+            if self._activity is activity and self._open_connections == 0:
+                self.stop(
+                    f"no clients for {timeout:g} s; exiting until the next connection starts memd"
+                )
+                return
+
+    def _note_activity(self) -> None:
+        """Wake the idle timer: a connection opened or closed, or the settings changed."""
+        self._activity.set()
+        self._activity = anyio.Event()
+
     async def _watch_signals(
         self, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED
     ) -> None:
-        with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+        with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM, signal.SIGHUP) as signals:
             task_status.started()
             async for signum in signals:
                 logger.info("received %s", signal.Signals(signum).name)
-                self.stop()
+                if signum == signal.SIGHUP:
+                    await self.reload()
+                else:
+                    self.stop()
+
+    async def reload(self) -> None:
+        """Read the settings again and apply them; keep the running ones if they are bad."""
+        if self.config.reload is None:
+            logger.info("no configuration to reload")
+            return
+        notify(f"RELOADING=1\nMONOTONIC_USEC={time.clock_gettime_ns(time.CLOCK_MONOTONIC) // 1000}")
+        try:
+            settings = await anyio.to_thread.run_sync(self.config.reload)
+        except ConfigError as exc:
+            logger.error("reload failed, keeping the running settings: %s", exc)
+        else:
+            self.apply(settings)
+        notify(f"READY=1\nSTATUS={self._status_line()}")
+
+    def apply(self, settings: Settings) -> None:
+        """Switch to `settings`: new requests, connections and lock waits use them."""
+        if settings.idle_exit is not None and not self._activated:
+            logger.warning("idle_exit ignored: %s", _IDLE_EXIT_NEEDS_ACTIVATION)
+            settings = msgspec.structs.replace(settings, idle_exit=None)
+        changed = [
+            f"{name} {getattr(self.settings, name)} -> {getattr(settings, name)}"
+            for name in settings.__struct_fields__
+            if getattr(settings, name) != getattr(self.settings, name)
+        ]
+        self.settings = settings
+        logging.getLogger().setLevel(settings.log_level)
+        if self._registry is not None:
+            self._registry.set_lock_timeout(settings.lock_timeout)
+        self._note_activity()
+        logger.info("settings reloaded: %s", ", ".join(changed) or "nothing changed")
 
     async def _accept_loop(
         self, listener: SocketListener, connections: TaskGroup, dispatcher: Dispatcher
@@ -160,6 +280,7 @@ class Daemon:
                 await anyio.sleep(0.1)
                 continue
             self._open_connections += 1
+            self._note_activity()
             connections.start_soon(self._connection, stream, dispatcher)
 
     async def _drain_connections(self) -> None:
@@ -181,8 +302,16 @@ class Daemon:
             with anyio.CancelScope(shield=True):
                 await stream.aclose()
             self._open_connections -= 1
+            self._note_activity()
             if self._open_connections == 0 and self._stopping:
                 self._all_closed.set()
+
+
+_IDLE_EXIT_NEEDS_ACTIVATION = (
+    "idle exit needs a socket passed by systemd or launchd, which keep it open while memd is "
+    "down; without one, clients would find no daemon. Run memd as a service (`memd service "
+    "install --idle-exit SECONDS`) or drop --idle-exit."
+)
 
 
 class Connection:
@@ -192,7 +321,7 @@ class Connection:
         self.stream = stream
         self.dispatcher = dispatcher
         self.daemon = daemon
-        self.decoder = LineDecoder(max_frame=daemon.config.max_frame)
+        self.decoder = LineDecoder(max_frame=daemon.settings.max_frame_bytes)
         self.send_lock = anyio.Lock()
         self.slots = anyio.Semaphore(MAX_IN_FLIGHT)
         self.session = Session()

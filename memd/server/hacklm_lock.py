@@ -43,6 +43,7 @@ from typing import NamedTuple
 import anyio
 import msgspec
 
+from memd.processes import pid_alive
 from memd.server.storage import STALE_ASIDE_PREFIX, storage_error
 from memd_client.errors import LockTimeout
 
@@ -122,19 +123,6 @@ def is_stale(
     if record.pid == own_pid:
         return not held_here
     return not pid_alive(record.pid)
-
-
-def pid_alive(pid: int) -> bool:
-    """Return whether process `pid` exists; one owned by another user (EPERM) counts as alive."""
-    if pid <= 0:
-        return False
-    try:
-        os.kill(pid, 0)
-    except (ProcessLookupError, OverflowError):
-        return False
-    except OSError:  # PermissionError (another user's process) and anything unexpected
-        return True
-    return True
 
 
 def _write_new(path: str, data: bytes) -> os.stat_result:

@@ -5,7 +5,8 @@ Rules:
 - The lock is a `filelock.FileLock` (flock) on `<socket>.lock` with `thread_local=False`, so it
   may be released from another worker thread; the kernel drops it if the daemon dies.
 - Holding the lock, a live daemon that still answers on the socket means "already running";
-  a socket file nobody answers on is stale and is removed. A live socket is never unlinked.
+  a socket file nobody answers on is stale and is removed. A live socket is never unlinked,
+  and neither is a socket a service manager passed us (it owns that path).
 - `<socket>.pid` names the holder, for the "already running" message.
 """
 
@@ -37,8 +38,9 @@ class InstanceLock:
         self.pid_path = socket_path + ".pid"
         self._lock = filelock.FileLock(socket_path + ".lock", timeout=0, thread_local=False)
 
-    def acquire(self) -> None:
-        """Take the lock and clear a stale socket file (blocking; run it in a thread).
+    def acquire(self, owns_socket: bool = True) -> None:
+        """Take the lock and, if memd binds the socket itself (`owns_socket`), clear a stale
+        socket file (blocking; run it in a thread).
 
         Raises:
             AlreadyRunning: another daemon holds the lock or answers on the socket.
@@ -50,7 +52,8 @@ class InstanceLock:
         except filelock.Timeout:
             raise AlreadyRunning(self._running_message()) from None
         try:
-            remove_stale_socket(self.socket_path)
+            if owns_socket:
+                remove_stale_socket(self.socket_path)
         except BaseException:
             self._lock.release()
             raise

@@ -69,6 +69,15 @@ class Workspace:
             for category in CATEGORIES
         }
 
+    @property
+    def lock_timeout(self) -> float:
+        """How long a write waits for another tool's `.memory/.lock`, in seconds."""
+        return self._dir_lock.timeout
+
+    @lock_timeout.setter
+    def lock_timeout(self, seconds: float) -> None:
+        self._dir_lock.timeout = seconds
+
     async def run(self, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
         """Load every category file, start watching, report ready, and serve until closed."""
         async with anyio.create_task_group() as tg:
@@ -216,6 +225,12 @@ class Registry:
         self._by_given_path: dict[str, Workspace] = {}
         self._lock = anyio.Lock()
         self.closed = False
+
+    def set_lock_timeout(self, seconds: float) -> None:
+        """Make every write from now on wait up to `seconds` for another tool's lock."""
+        self._lock_timeout = seconds
+        for workspace in self._workspaces.values():
+            workspace.lock_timeout = seconds
 
     @property
     def roots(self) -> list[str]:

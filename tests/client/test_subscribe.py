@@ -1,4 +1,5 @@
-"""Subscriptions and notification frames, against a scripted fake daemon (no memd needed)."""
+"""Subscriptions, notification frames and the version handshake, against a scripted fake daemon
+(no memd needed). The fake answers every connection's handshake (`status`) first."""
 
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ from memd_client import (
     Client,
     ConnectionLost,
     DaemonUnavailable,
+    IncompatibleDaemon,
     MemdError,
     Resync,
     SyncSubscription,
@@ -73,8 +75,11 @@ Handler = Callable[[Peer], None]
 class FakeDaemon:
     """A Unix socket server in a thread: the n-th accepted connection is served by handler n."""
 
-    def __init__(self, directory: Path, handlers: tuple[Handler, ...]) -> None:
+    def __init__(
+        self, directory: Path, handlers: tuple[Handler, ...], status: Message | None = None
+    ) -> None:
         self.path = str(directory / "fake.sock")
+        self.status = status or STATUS
         self.errors: list[BaseException] = []
         self._threads: list[threading.Thread] = []
         self._listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -99,7 +104,11 @@ class FakeDaemon:
         sock.settimeout(TIMEOUT)
         with sock:
             try:
-                handler(Peer(sock))
+                peer = Peer(sock)
+                handshake = peer.request()
+                assert handshake["method"] == "status", handshake
+                peer.send(result(handshake, self.status))
+                handler(peer)
             except BaseException as exc:
                 self.errors.append(exc)
 
@@ -120,8 +129,8 @@ def fake(short_tmp: Path) -> Iterator[Callable[..., FakeDaemon]]:
     """Start a fake daemon with the given connection handlers; checked on teardown."""
     started: list[FakeDaemon] = []
 
-    def start(*handlers: Handler) -> FakeDaemon:
-        daemon = FakeDaemon(short_tmp, handlers)
+    def start(*handlers: Handler, status: Message | None = None) -> FakeDaemon:
+        daemon = FakeDaemon(short_tmp, handlers, status)
         started.append(daemon)
         return daemon
 
@@ -176,7 +185,7 @@ def label(event: Changed | Resync) -> str:
     return f"resync {event.dropped}"
 
 
-STATUS = {"version": "0", "protocol_version": 1, "pid": 1, "uptime_s": 0.5, "workspaces": []}
+STATUS = {"version": "0", "protocol_version": "1.0", "pid": 1, "uptime_s": 0.5, "workspaces": []}
 
 
 # ---------------------------------------------------------------------------- sans-I/O core
@@ -413,3 +422,33 @@ def test_sync_subscribe_error_reply_raises_from_subscribe(
     client = Client(daemon.path, workspace=WS, timeout=TIMEOUT)
     with pytest.raises(WorkspaceNotFound):
         client.subscribe(lambda e: pytest.fail("no events after a failed subscribe"))
+
+
+# ---------------------------------------------------------------------------- handshake
+
+
+def test_a_daemon_of_another_protocol_major_is_refused_before_any_request(
+    fake: Callable[..., FakeDaemon],
+) -> None:
+    def nothing_more(peer: Peer) -> None:
+        assert peer.sock.recv(65536) == b"", "the client sent a request after the handshake"
+
+    newer = dict(STATUS, version="2.0.0", protocol_version="2.1", pid=4242)
+    daemon = fake(nothing_more, status=newer)
+    with (
+        Client(daemon.path, timeout=TIMEOUT) as client,
+        pytest.raises(IncompatibleDaemon) as caught,
+    ):
+        client.store(category="Decision", content="Never sent.", workspace=WS)
+    assert "protocol 2.1" in caught.value.message
+    assert "kill 4242" in caught.value.message
+    assert "systemctl --user restart memd" in caught.value.message
+
+
+def test_a_daemon_of_a_newer_minor_version_is_accepted(fake: Callable[..., FakeDaemon]) -> None:
+    def answer_status(peer: Peer) -> None:
+        peer.send(result(peer.request(), STATUS))
+
+    daemon = fake(answer_status, status=dict(STATUS, protocol_version="1.7"))
+    with Client(daemon.path, timeout=TIMEOUT) as client:
+        assert client.status().pid == 1

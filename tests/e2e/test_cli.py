@@ -117,7 +117,7 @@ def test_json_errors_are_machine_readable(daemon: DaemonProcess, workspace: Path
 def test_unreachable_daemon_exits_3_and_says_how_to_start_it(
     short_tmp: Path, workspace: Path
 ) -> None:
-    result = memd("query", "x", cwd=workspace, socket=short_tmp / "nobody.sock")
+    result = memd("query", "--no-autostart", "x", cwd=workspace, socket=short_tmp / "nobody.sock")
     assert result.returncode == 3
     assert "memd serve" in result.stderr
     too_long = memd("status", cwd=workspace, socket=short_tmp / ("x" * 120))

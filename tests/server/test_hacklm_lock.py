@@ -14,6 +14,7 @@ import anyio
 import pytest
 from hypothesis import given, strategies as st
 
+from memd.processes import pid_alive
 from memd.server import hacklm_lock, storage
 from memd.server.hacklm_lock import (
     STALE_MS,
@@ -22,7 +23,6 @@ from memd.server.hacklm_lock import (
     encode_record,
     is_stale,
     parse_record,
-    pid_alive,
 )
 from memd.server.storage import STALE_ASIDE_PREFIX
 from memd_client.errors import LockTimeout, StorageError

@@ -1,0 +1,110 @@
+"""Daemon settings: built-in defaults, then the config file, then the command line.
+
+The file is TOML, at `--config PATH` or else `$XDG_CONFIG_HOME/memd/config.toml` (default
+`~/.config/memd/config.toml`); a missing default file means "all defaults". Keys:
+
+    log_level = "INFO"          # DEBUG, INFO, WARNING or ERROR
+    lock_timeout = 10.0         # seconds a write waits for another tool's .memory/.lock
+    max_frame_bytes = 1048576   # largest request accepted
+    idle_exit = 600             # socket-activated only: exit after this long with no clients
+
+Rules:
+- An unknown key or a bad value is an error naming the file and the key; nothing is half-applied.
+- A command-line flag beats the file (and `MEMD_LOG_LEVEL` beats the file's `log_level`).
+- On SIGHUP the daemon reads the file again and applies it; flags given at start still win.
+  The socket is not a setting here: clients must find it too, so it comes from `--socket` or
+  `MEMD_SOCKET` (see the README).
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from collections.abc import Mapping
+from typing import Annotated, Any, Literal
+
+import msgspec
+
+from memd_client._framing import DEFAULT_MAX_FRAME
+
+LogLevel = Literal["DEBUG", "INFO", "WARNING", "ERROR"]
+LOG_LEVELS: tuple[LogLevel, ...] = ("DEBUG", "INFO", "WARNING", "ERROR")
+DEFAULT_LOCK_TIMEOUT = 10.0
+
+
+class ConfigError(Exception):
+    """Raised when the configuration cannot be used; the message names the file and the key."""
+
+
+Seconds = Annotated[float, msgspec.Meta(gt=0, le=86400 * 365)]
+
+
+class Settings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """The daemon settings that a config file or the command line can change."""
+
+    log_level: LogLevel = "INFO"
+    lock_timeout: Seconds = DEFAULT_LOCK_TIMEOUT
+    max_frame_bytes: Annotated[int, msgspec.Meta(ge=1024)] = DEFAULT_MAX_FRAME
+    idle_exit: Seconds | None = None
+
+
+def default_config_path(env: Mapping[str, str] | None = None) -> str:
+    """Return `$XDG_CONFIG_HOME/memd/config.toml`, or `~/.config/memd/config.toml`."""
+    environ = os.environ if env is None else env
+    base = environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
+    return os.path.join(base, "memd", "config.toml")
+
+
+def parse_config(text: str, source: str) -> dict[str, Any]:
+    """Return the settings a config file's `text` sets (validated, not yet merged).
+
+    Raises:
+        ConfigError: the text is not TOML, or a key is unknown or has a bad value.
+    """
+    try:
+        values = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{source} is not valid TOML ({exc}); fix it or remove it.") from None
+    settings = _convert(values, source)
+    return {name: getattr(settings, name) for name in values}
+
+
+def merge(file_values: Mapping[str, Any], overrides: Mapping[str, Any]) -> Settings:
+    """Return the settings from defaults, then `file_values`, then `overrides` (non-None only).
+
+    Raises:
+        ConfigError: an override has a bad value.
+    """
+    chosen = dict(file_values)
+    chosen.update({name: value for name, value in overrides.items() if value is not None})
+    return _convert(chosen, "the command line")
+
+
+def load_config(path: str | None, overrides: Mapping[str, Any]) -> Settings:
+    """Read the config file (`path`, or the default path if it exists) and merge `overrides`.
+
+    Raises:
+        ConfigError: the file cannot be read or holds a bad setting.
+    """
+    source = path or default_config_path()
+    try:
+        with open(source, encoding="utf-8") as handle:
+            text = handle.read()
+    except FileNotFoundError:
+        if path is not None:
+            raise ConfigError(
+                f"Config file {path} does not exist; create it or drop --config."
+            ) from None
+        text = ""
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"Cannot read config file {source} ({exc}); fix or remove it.") from None
+    return merge(parse_config(text, source), overrides)
+
+
+def _convert(values: Mapping[str, Any], source: str) -> Settings:
+    if "log_level" in values and isinstance(values["log_level"], str):
+        values = dict(values, log_level=values["log_level"].upper())
+    try:
+        return msgspec.convert(values, Settings)
+    except msgspec.ValidationError as exc:
+        raise ConfigError(f"Bad setting in {source}: {exc}.") from None

@@ -1,0 +1,166 @@
+"""Starting a daemon on demand: `memd serve --background`, and clients with autostart that race
+to start one (one daemon, every request answered, nothing left behind)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from memd_client import Client, DaemonUnavailable
+from memd_client.aio import AsyncClient
+from tests.conftest import STOP_TIMEOUT
+
+pytestmark = pytest.mark.e2e
+
+FACTS = (
+    "Builds run with GNU make.",
+    "Tests live under the tests folder.",
+    "The daemon speaks JSON-RPC.",
+    "Releases are tagged by hand.",
+    "Logs go to stderr in the foreground.",
+    "Sockets stay private to their user.",
+)
+CLIENTS = len(FACTS)
+
+
+def serve_processes(socket_path: Path) -> list[int]:
+    """Return the pids of `memd serve` processes for `socket_path` (read from /proc)."""
+    pids = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            argv = (entry / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if b"serve" in argv and os.fsencode(socket_path) in argv:
+            pids.append(int(entry.name))
+    return pids
+
+
+def wait_gone(pid: int) -> None:
+    deadline = time.monotonic() + STOP_TIMEOUT
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return
+        time.sleep(0.02)
+    raise AssertionError(f"process {pid} is still running")
+
+
+@pytest.fixture
+def env(short_tmp: Path) -> dict[str, str]:
+    """An environment whose home, state and config directories are private to the test."""
+    environ = dict(
+        os.environ,
+        HOME=str(short_tmp / "home"),
+        XDG_STATE_HOME=str(short_tmp / "state"),
+        XDG_CONFIG_HOME=str(short_tmp / "config"),
+        XDG_RUNTIME_DIR=str(short_tmp / "run"),
+    )
+    environ.pop("MEMD_SOCKET", None)
+    return environ
+
+
+@pytest.fixture
+def socket_path(short_tmp: Path) -> Iterator[Path]:
+    """A socket path with no daemon; any daemon started on it is stopped on teardown."""
+    path = short_tmp / "auto" / "memd.sock"
+    yield path
+    for pid in serve_processes(path):
+        os.kill(pid, signal.SIGTERM)
+        wait_gone(pid)
+
+
+def memd(env: dict[str, str], *args: str) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "memd", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+
+
+def test_clients_starting_at_once_make_one_detached_daemon(
+    env: dict[str, str], socket_path: Path, workspace: Path
+) -> None:
+    clients = [
+        memd(env, "--socket", str(socket_path), "store", "-w", str(workspace), fact)
+        for fact in FACTS
+    ]
+    outcomes = [(client.wait(timeout=60), *client.communicate()) for client in clients]
+    assert [code for code, _, _ in outcomes] == [0] * CLIENTS, outcomes
+    daemons = serve_processes(socket_path)
+    assert len(daemons) == 1
+    daemon = daemons[0]
+    assert int(Path(f"{socket_path}.pid").read_text()) == daemon
+    assert os.getsid(daemon) != os.getsid(0)  # detached: its own session, not our child
+    with Client(socket_path, workspace=workspace) as client:
+        assert len(client.list().entries) == CLIENTS
+    log = Path(env["XDG_STATE_HOME"]) / "memd" / "memd.log"
+    assert f"serving on {socket_path}" in log.read_text()
+
+
+async def test_async_client_starts_a_daemon_too(
+    env: dict[str, str], socket_path: Path, workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("XDG_STATE_HOME", env["XDG_STATE_HOME"])
+    async with AsyncClient(socket_path, workspace=workspace, autostart=True) as client:
+        assert (await client.stats()).total == 0
+    assert len(serve_processes(socket_path)) == 1
+
+
+def test_library_clients_do_not_autostart_unless_asked(socket_path: Path) -> None:
+    with Client(socket_path) as client, pytest.raises(DaemonUnavailable, match="memd serve"):
+        client.status()
+    assert serve_processes(socket_path) == []
+
+
+def test_an_installed_service_is_never_bypassed(env: dict[str, str], workspace: Path) -> None:
+    unit = Path(env["XDG_CONFIG_HOME"]) / "systemd" / "user" / "memd.socket"
+    unit.parent.mkdir(parents=True)
+    unit.write_text("[Socket]\nListenStream=%t/memd/memd.sock\n")
+    result = memd(env, "stats", "-w", str(workspace))
+    assert result.wait(timeout=60) == 3
+    _, stderr = result.communicate()
+    assert "systemctl --user start memd.socket" in stderr
+    default_socket = Path(env["XDG_RUNTIME_DIR"]) / "memd" / "memd.sock"
+    assert not default_socket.exists()
+    assert serve_processes(default_socket) == []
+
+
+def test_background_serve_reports_ready_then_refuses_a_second(
+    env: dict[str, str], socket_path: Path
+) -> None:
+    first = memd(env, "serve", "--background", "--socket", str(socket_path))
+    assert first.wait(timeout=60) == 0
+    stdout, _ = first.communicate()
+    assert f"serving on {socket_path}" in stdout
+    second = memd(env, "serve", "--background", "--socket", str(socket_path))
+    assert second.wait(timeout=60) == 1
+    _, stderr = second.communicate()
+    assert "already running" in stderr
+    assert len(serve_processes(socket_path)) == 1
+
+
+def test_background_serve_that_cannot_start_says_why_and_leaves_nothing(
+    env: dict[str, str], socket_path: Path
+) -> None:
+    socket_path.parent.mkdir()
+    socket_path.write_text("not a socket")
+    result = memd(env, "serve", "--background", "--socket", str(socket_path))
+    assert result.wait(timeout=60) == 1
+    _, stderr = result.communicate()
+    assert "exists and is not a socket" in stderr
+    assert "Traceback" not in stderr
+    for pid in serve_processes(socket_path):
+        wait_gone(pid)

@@ -1,0 +1,50 @@
+"""Settings: defaults, then the TOML file, then the command line; bad input names the key."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from memd.config import ConfigError, Settings, default_config_path, load_config, merge, parse_config
+
+
+def test_defaults_file_then_flags() -> None:
+    assert merge({}, {}) == Settings()
+    from_file = parse_config('lock_timeout = 3\nlog_level = "debug"\n', "f.toml")
+    assert from_file == {"lock_timeout": 3.0, "log_level": "DEBUG"}
+    settings = merge(from_file, {"lock_timeout": 7.5, "max_frame_bytes": None})
+    assert settings.lock_timeout == 7.5
+    assert settings.log_level == "DEBUG"
+    assert settings.max_frame_bytes == Settings().max_frame_bytes
+
+
+@pytest.mark.parametrize(
+    ("text", "names"),
+    [
+        ("socket = '/tmp/x'\n", "unknown field `socket`"),
+        ("lock_timeout = 0\n", "$.lock_timeout"),
+        ("lock_timeout = 'soon'\n", "$.lock_timeout"),
+        ("log_level = 'LOUD'\n", "$.log_level"),
+        ("max_frame_bytes = 10\n", "$.max_frame_bytes"),
+        ("idle_exit = -5\n", "$.idle_exit"),
+        ("lock_timeout = \n", "not valid TOML"),
+    ],
+)
+def test_bad_settings_name_the_file_and_the_key(text: str, names: str) -> None:
+    with pytest.raises(ConfigError, match=r"f\.toml") as caught:
+        parse_config(text, "f.toml")
+    assert names in str(caught.value)
+
+
+def test_missing_default_file_means_defaults_but_a_named_one_must_exist(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path))
+    assert default_config_path() == str(tmp_path / "memd" / "config.toml")
+    assert load_config(None, {}) == Settings()
+    with pytest.raises(ConfigError, match="does not exist"):
+        load_config(str(tmp_path / "nope.toml"), {})
+    (tmp_path / "memd").mkdir()
+    (tmp_path / "memd" / "config.toml").write_text("idle_exit = 600\n")
+    assert load_config(None, {}).idle_exit == 600.0
