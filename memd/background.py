@@ -7,8 +7,9 @@ The classic double fork, done before any thread or event loop exists:
 2. The daemon changes to "/", reads from /dev/null and appends its log to the log file, and
    reports through a pipe: "pid N", then "ready MESSAGE" or "error MESSAGE".
 3. The command waits up to READY_TIMEOUT seconds for that word and prints it: exit 0 once the
-   daemon serves, 1 if it failed. A daemon that says nothing in time is sent SIGTERM, so nothing
-   is left running that nobody knows about.
+   daemon serves, 1 once a daemon that failed has exited (its end of the pipe stays open until
+   then), so a refused second daemon is gone by the time the command returns. A daemon that says
+   nothing in time is sent SIGTERM, so nothing is left running that nobody knows about.
 
 The log file is rotated to `<log>.1` when it is over LOG_ROTATE_BYTES at start.
 """
@@ -34,20 +35,20 @@ class Reporter:
         self._fd: int | None = fd
 
     def ready(self, message: str) -> None:
-        """Tell the waiting command the daemon serves."""
+        """Tell the waiting command the daemon serves, and let it go."""
         self._say(f"ready {message}")
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
 
     def failed(self, message: str) -> None:
-        """Tell the waiting command the daemon could not start."""
+        """Tell the waiting command the daemon could not start; the pipe closes at exit."""
         self._say(f"error {message}")
 
     def _say(self, line: str) -> None:
-        if self._fd is None:
-            return
-        with contextlib.suppress(OSError):
-            os.write(self._fd, line.replace("\n", " ").encode() + b"\n")
-        os.close(self._fd)
-        self._fd = None
+        if self._fd is not None:
+            with contextlib.suppress(OSError):
+                os.write(self._fd, line.replace("\n", " ").encode() + b"\n")
 
 
 def default_log_path(env: Mapping[str, str] | None = None, platform: str = sys.platform) -> str:
@@ -105,20 +106,21 @@ def _open_log(log_path: str) -> int:
 
 
 def _wait_for_word(fd: int, log_path: str, timeout: float) -> int:
-    """Read "pid N" then "ready ..."/"error ..." from the daemon; print it; return the exit code."""
+    """Read "pid N" then "ready ..."/"error ..." from the daemon; print it; return the exit code.
+
+    Reads until "ready", or until the pipe closes (the daemon exited), or until the deadline
+    (the daemon is then stopped).
+    """
     deadline = time.monotonic() + timeout
     data = b""
+    timed_out = False
     try:
-        while not _has_verdict(data):
+        while not _has_word(data, b"ready"):
             remaining = deadline - time.monotonic()
             if remaining <= 0 or not select.select([fd], [], [], remaining)[0]:
+                timed_out = True
                 _stop(data)
-                print(
-                    f"memd: the daemon did not report ready within {timeout:g} s and was stopped; "
-                    f"see {log_path}.",
-                    file=sys.stderr,
-                )
-                return 1
+                break
             chunk = os.read(fd, 4096)
             if not chunk:
                 break
@@ -133,12 +135,19 @@ def _wait_for_word(fd: int, log_path: str, timeout: float) -> int:
         if word == "error":
             print(f"memd: {message}", file=sys.stderr)
             return 1
-    print(f"memd: the daemon exited before it was ready; see {log_path}.", file=sys.stderr)
+    if timed_out:
+        print(
+            f"memd: the daemon did not report ready within {timeout:g} s and was stopped; "
+            f"see {log_path}.",
+            file=sys.stderr,
+        )
+    else:
+        print(f"memd: the daemon exited before it was ready; see {log_path}.", file=sys.stderr)
     return 1
 
 
-def _has_verdict(data: bytes) -> bool:
-    return any(line.split(b" ", 1)[0] in (b"ready", b"error") for line in data.split(b"\n")[:-1])
+def _has_word(data: bytes, word: bytes) -> bool:
+    return any(line.split(b" ", 1)[0] == word for line in data.split(b"\n")[:-1])
 
 
 def _stop(data: bytes) -> None:
