@@ -5,7 +5,7 @@ The classic double fork, done before any thread or event loop exists:
    and that middle process exits at once. The daemon is reparented to init, so it never lingers
    as a zombie of whoever started it (an editor, an agent, a client library).
 2. The daemon changes to "/", reads from /dev/null and appends its log to the log file, and
-   reports through a pipe: "pid N", then "ready MESSAGE" or "error MESSAGE".
+   reports through a pipe: "pid N", then "ready MESSAGE" or "error CODE MESSAGE".
 3. The command waits up to READY_TIMEOUT seconds for that word and prints it: exit 0 once the
    daemon serves, 1 once a daemon that failed has exited (its end of the pipe stays open until
    then), so a refused second daemon is gone by the time the command returns. A daemon that says
@@ -41,9 +41,10 @@ class Reporter:
             os.close(self._fd)
             self._fd = None
 
-    def failed(self, message: str) -> None:
-        """Tell the waiting command the daemon could not start; the pipe closes at exit."""
-        self._say(f"error {message}")
+    def failed(self, message: str, code: int = 1) -> None:
+        """Tell the waiting command the daemon could not start and the exit code to return;
+        the pipe closes when the daemon exits."""
+        self._say(f"error {code} {message}")
 
     def _say(self, line: str) -> None:
         if self._fd is not None:
@@ -106,7 +107,7 @@ def _open_log(log_path: str) -> int:
 
 
 def _wait_for_word(fd: int, log_path: str, timeout: float) -> int:
-    """Read "pid N" then "ready ..."/"error ..." from the daemon; print it; return the exit code.
+    """Read "pid N" then "ready ..."/"error CODE ..." from the daemon; print it; return the code.
 
     Reads until "ready", or until the pipe closes (the daemon exited), or until the deadline
     (the daemon is then stopped).
@@ -133,8 +134,9 @@ def _wait_for_word(fd: int, log_path: str, timeout: float) -> int:
             print(message)
             return 0
         if word == "error":
-            print(f"memd: {message}", file=sys.stderr)
-            return 1
+            code, _, reason = message.partition(" ")
+            print(f"memd: {reason}", file=sys.stderr)
+            return int(code) if code.isdigit() else 1
     if timed_out:
         print(
             f"memd: the daemon did not report ready within {timeout:g} s and was stopped; "

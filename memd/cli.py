@@ -16,7 +16,7 @@ import os
 import sys
 import threading
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
@@ -31,6 +31,9 @@ from memd_client import (
     protocol as p,
 )
 from memd_client._framing import DEFAULT_MAX_FRAME
+
+if TYPE_CHECKING:
+    from memd.background import Reporter
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_UNREACHABLE = 0, 1, 2, 3
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
@@ -78,7 +81,14 @@ def build_parser() -> argparse.ArgumentParser:
     verbs = parser.add_subparsers(dest="verb", metavar="VERB")
 
     serve = verbs.add_parser(
-        "serve", parents=[socket_only], help="run the daemon (in the foreground by default)"
+        "serve",
+        parents=[socket_only],
+        help="run the daemon (in the foreground by default)",
+        description=(
+            "Run the memd daemon on --socket, else the default socket (here: "
+            f"{default_socket_path()}); under systemd or launchd it serves the socket it is "
+            "given. SIGTERM stops it gracefully, SIGHUP re-reads the config file."
+        ),
     )
     serve.add_argument(
         "--background",
@@ -121,7 +131,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
 
     store = verbs.add_parser("store", parents=[common], help="store one memory")
-    store.add_argument("--category", "-c", default="Instruction", help="default: Instruction")
+    store.add_argument(
+        "--category",
+        "-c",
+        default="Instruction",
+        help="Instruction (default), Quirk, Preference, Decision or Security",
+    )
     store.add_argument("--slug", "-s", help="kebab-case id; an existing slug is updated")
     store.add_argument("--dry-run", action="store_true", help="report, write nothing")
     store.add_argument("content", nargs="+", help="the memory: one sentence")
@@ -155,7 +170,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
 
     service = verbs.add_parser(
-        "service", help="install, remove or inspect memd as a systemd or launchd user service"
+        "service",
+        help="install, remove or inspect memd as a systemd or launchd user service",
+        description=(
+            "install: write the systemd units (Linux) or launchd agent (macOS) for this memd and "
+            "start listening on the default socket; the daemon starts on the first request. "
+            "uninstall: stop and remove them. status: show the files, the service manager's "
+            "view and whether a daemon answers (exit 0 if installed and listening, else 3)."
+        ),
     )
     service.add_argument("action", choices=("install", "uninstall", "status"))
     service.add_argument(
@@ -212,7 +234,7 @@ def run_serve(args: argparse.Namespace) -> int:
     """Run the daemon until SIGINT or SIGTERM (in the foreground, or detached with --background)."""
     import anyio
 
-    from memd.background import Reporter, default_log_path, detach
+    from memd.background import default_log_path, detach
     from memd.config import ConfigError, load_config
     from memd.server.activation import ActivationError
     from memd.server.daemon import Config, serve
@@ -256,10 +278,13 @@ def run_serve(args: argparse.Namespace) -> int:
         settings=settings,
         reload=lambda: load_config(config_path, overrides),
         on_ready=ready,
+        idle_exit_from_flag=args.idle_exit is not None,
     )
     try:
         anyio.run(serve, config)
-    except (AlreadyRunning, SocketPathError, ActivationError, ConfigError) as exc:
+    except ConfigError as exc:
+        return _serve_failed(str(exc), reporter, EXIT_USAGE)
+    except (AlreadyRunning, SocketPathError, ActivationError) as exc:
         return _serve_failed(str(exc), reporter)
     except OSError as exc:
         return _serve_failed(f"cannot serve on {config.socket_path}: {exc}", reporter)
@@ -267,28 +292,44 @@ def run_serve(args: argparse.Namespace) -> int:
 
 
 def _configure_logging(level: str, log_file: str | None) -> None:
+    """Log lines carry the pid, since background daemons on several sockets share one file."""
     handler: logging.Handler = (
         logging.FileHandler(log_file) if log_file else logging.StreamHandler(sys.stderr)
     )
     logging.basicConfig(
         level=level,
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+        format="%(asctime)s memd[%(process)d] %(levelname)s %(name)s: %(message)s",
         handlers=[handler],
     )
+    logging.getLogger("filelock").setLevel(logging.WARNING)  # one line per lock attempt
 
 
-def _serve_failed(message: str, reporter: Any) -> int:
-    print(f"memd: {message}", file=sys.stderr)
-    if reporter is not None:
-        reporter.failed(message)
-    return EXIT_ERROR
+def _serve_failed(message: str, reporter: Reporter | None, code: int = EXIT_ERROR) -> int:
+    """Report a daemon that could not start: on stderr, or in the log and to the waiting
+    `--background` command."""
+    if reporter is None:
+        print(f"memd: {message}", file=sys.stderr)
+    else:
+        logging.getLogger("memd").error("%s", message)
+        reporter.failed(message, code)
+    return code
 
 
 # ---------------------------------------------------------------------------- client verbs
 
 
+def _show_client_notes() -> None:
+    """Print the client library's notes (such as "started a daemon") on stderr."""
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("memd: %(message)s"))
+    client_logger = logging.getLogger("memd_client")
+    client_logger.addHandler(handler)
+    client_logger.setLevel(logging.INFO)
+
+
 def run_client_verb(args: argparse.Namespace) -> int:
     """Run one client verb against the daemon and print its result."""
+    _show_client_notes()
     workspace = args.workspace or find_workspace()
     autostart = args.autostart and args.verb != "status"
     try:
@@ -306,6 +347,7 @@ def run_client_verb(args: argparse.Namespace) -> int:
 
 def run_watch(args: argparse.Namespace) -> int:
     """Print one line per change (or one JSON object with --json) until Ctrl-C."""
+    _show_client_notes()
     workspace = args.workspace or find_workspace()
     lost: list[MemdError] = []
     ended = threading.Event()

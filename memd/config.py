@@ -101,10 +101,29 @@ def load_config(path: str | None, overrides: Mapping[str, Any]) -> Settings:
     return merge(parse_config(text, source), overrides)
 
 
+EXPECTED = {
+    "log_level": f"one of {', '.join(LOG_LEVELS)}",
+    "lock_timeout": "a number of seconds above 0",
+    "max_frame_bytes": "a whole number of bytes, at least 1024",
+    "idle_exit": "a number of seconds above 0",
+}
+"""What each setting accepts, in words, for error messages."""
+
+
 def _convert(values: Mapping[str, Any], source: str) -> Settings:
-    if "log_level" in values and isinstance(values["log_level"], str):
+    unknown = sorted(set(values) - set(EXPECTED))
+    if unknown:
+        raise ConfigError(
+            f"Unknown setting {unknown[0]!r} in {source}; the settings are {', '.join(EXPECTED)}."
+        )
+    if isinstance(values.get("log_level"), str):
         values = dict(values, log_level=values["log_level"].upper())
     try:
         return msgspec.convert(values, Settings)
     except msgspec.ValidationError as exc:
-        raise ConfigError(f"Bad setting in {source}: {exc}.") from None
+        name = str(exc).rpartition("$.")[2].rstrip("`")
+        if name not in EXPECTED:
+            raise ConfigError(f"Bad setting in {source}: {exc}.") from None
+        raise ConfigError(
+            f"Bad {name} in {source}: {values[name]!r}; it must be {EXPECTED[name]}."
+        ) from None

@@ -169,7 +169,7 @@ def status(*, platform: str = sys.platform) -> int:
     if not _supported(platform):
         return EXIT_FAILURE
     installed = _print_installed(platform)
-    listening = _print_manager_state(platform)
+    listening = _print_manager_state(platform) if installed else False
     answering = _print_daemon_state(platform)
     return EXIT_OK if installed and (answering or listening) else EXIT_NOT_RUNNING
 
@@ -696,8 +696,11 @@ def _print_daemon_state(platform: str) -> bool:
     except MemdError as exc:
         print(f"no daemon answering on {path}: {exc}")
         return False
+    started_by = (
+        "the service" if is_managed(info.pid, platform) else "hand or a client, not the service"
+    )
     print(
         f"memd {info.version} (protocol {info.protocol_version}) is answering on {path}, "
-        f"pid {info.pid}"
+        f"pid {info.pid} (started by {started_by})"
     )
     return True

@@ -22,12 +22,12 @@ def test_defaults_file_then_flags() -> None:
 @pytest.mark.parametrize(
     ("text", "names"),
     [
-        ("socket = '/tmp/x'\n", "unknown field `socket`"),
-        ("lock_timeout = 0\n", "$.lock_timeout"),
-        ("lock_timeout = 'soon'\n", "$.lock_timeout"),
-        ("log_level = 'LOUD'\n", "$.log_level"),
-        ("max_frame_bytes = 10\n", "$.max_frame_bytes"),
-        ("idle_exit = -5\n", "$.idle_exit"),
+        ("socket = '/tmp/x'\n", "Unknown setting 'socket'"),
+        ("lock_timeout = 0\n", "Bad lock_timeout in f.toml: 0; it must be a number of seconds"),
+        ("lock_timeout = 'soon'\n", "Bad lock_timeout in f.toml: 'soon'"),
+        ("log_level = 'LOUD'\n", "it must be one of DEBUG, INFO, WARNING, ERROR"),
+        ("max_frame_bytes = 10\n", "at least 1024"),
+        ("idle_exit = -5\n", "Bad idle_exit"),
         ("lock_timeout = \n", "not valid TOML"),
     ],
 )

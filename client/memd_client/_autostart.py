@@ -11,7 +11,8 @@ Rules:
   single-instance lock backs this up.
 - The daemon is `memd serve --background --socket PATH`: it detaches (no zombie, no controlling
   terminal), and the command returns only once the daemon serves or has failed; its stderr
-  carries the reason. The whole wait is bounded by the autostart timeout.
+  carries the reason. The whole wait is bounded by the autostart timeout. A started daemon is
+  logged (logger `memd_client`, INFO) with its pid and log file.
 - The daemon gets the client's environment minus the service-manager variables (NOTIFY_SOCKET,
   LISTEN_*), so it never talks to a service manager that started the client.
 """
@@ -22,6 +23,7 @@ import contextlib
 import errno
 import fcntl
 import importlib.util
+import logging
 import os
 import shutil
 import socket
@@ -32,6 +34,8 @@ from collections.abc import Iterator, Mapping
 
 from memd_client._paths import default_socket_path
 from memd_client.errors import DaemonUnavailable
+
+logger = logging.getLogger("memd_client")
 
 AUTOSTART_TIMEOUT = 15.0
 """Seconds a client waits for a daemon it starts (memd's own readiness wait is 10 s)."""
@@ -58,7 +62,7 @@ def start_daemon(socket_path: str, *, timeout: float = AUTOSTART_TIMEOUT) -> Non
     if service is not None:
         raise DaemonUnavailable(
             f"No memd daemon is answering on {socket_path}, and memd runs as a service here "
-            f"({service}); start it with {_service_start_hint()} or see `memd service status`."
+            f"({service}); start it with {service_start_hint()} or see `memd service status`."
         )
     command = daemon_command()
     directory = os.path.dirname(os.path.abspath(socket_path))
@@ -87,6 +91,8 @@ def start_daemon(socket_path: str, *, timeout: float = AUTOSTART_TIMEOUT) -> Non
             "to see why."
         ) from None
     if answers(socket_path):
+        said = outcome.stdout.strip() or f"memd is serving on {socket_path}"
+        logger.info("started a daemon: %s", said)
         return
     reason = (outcome.stderr.strip().splitlines() or ["it exited without a word"])[-1]
     reason = reason.removeprefix("memd: ")
@@ -140,7 +146,8 @@ def installed_service(
     return unit if os.path.exists(unit) else None
 
 
-def _service_start_hint() -> str:
+def service_start_hint() -> str:
+    """Return the command that starts memd's installed service on this platform."""
     if sys.platform == "darwin":
         return "`launchctl kickstart gui/$(id -u)/dev.memd.agent`"
     return "`systemctl --user start memd.socket`"

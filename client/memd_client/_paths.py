@@ -11,6 +11,9 @@ import os
 import sys
 from collections.abc import Mapping
 
+SUN_PATH_MAX = 104
+"""Bytes in a Unix socket address's path, with its terminating NUL (the smallest: macOS)."""
+
 
 def default_socket_path(
     explicit: str | os.PathLike[str] | None = None,

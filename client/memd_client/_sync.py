@@ -13,6 +13,7 @@ from typing import Any
 
 from memd_client import _autostart, _calls, protocol as p
 from memd_client._connection import ClientBase, Connection, ProtocolViolation, Reply
+from memd_client._paths import SUN_PATH_MAX
 from memd_client.errors import ConnectionLost, DaemonUnavailable, MemdError, RequestTimeout
 
 logger = logging.getLogger("memd_client")
@@ -22,8 +23,19 @@ CLOSE_TIMEOUT = 5.0
 
 
 def unavailable(path: str, exc: OSError) -> DaemonUnavailable:
-    """Return the error for a daemon that cannot be reached at `path`."""
+    """Return the error for a daemon that cannot be reached at `path`, saying what to do."""
+    if len(os.fsencode(path)) >= SUN_PATH_MAX:
+        return DaemonUnavailable(
+            f"Socket path {path} is too long for a Unix socket (max {SUN_PATH_MAX - 1} "
+            "bytes); pass a shorter --socket or MEMD_SOCKET."
+        )
     reason = exc.strerror or str(exc) or type(exc).__name__
+    service = _autostart.installed_service(path)
+    if service is not None:
+        return DaemonUnavailable(
+            f"No memd daemon is answering on {path} ({reason}), and memd runs as a service here "
+            f"({service}); start it with {_autostart.service_start_hint()}."
+        )
     return DaemonUnavailable(
         f"No memd daemon is answering on {path} ({reason}); start one with `memd serve`."
     )

@@ -68,6 +68,9 @@ class Config:
     handle_signals: bool = True
     reload: Callable[[], Settings] | None = None
     on_ready: Callable[[str], object] | None = None
+    idle_exit_from_flag: bool = False
+    """True when `--idle-exit` was given: then it is an error without socket activation (from
+    the config file it is only ignored, with a warning, as on reload)."""
 
 
 class Daemon:
@@ -114,16 +117,17 @@ class Daemon:
             AlreadyRunning: another daemon serves the socket.
             SocketPathError: the socket path is unusable.
             ActivationError: a service manager passed a socket memd cannot serve on.
-            ConfigError: `idle_exit` is set but no service manager passed a socket.
+            ConfigError: `--idle-exit` was given but no service manager passed a socket.
         """
         inherited = activation.inherited_socket()
         if inherited is not None:
-            if self.config.socket_path != inherited.path:
-                logger.info("serving the socket %s passed by %s", inherited.path, inherited.manager)
             self.socket_path = inherited.path
             self._activated = True
         elif self.settings.idle_exit is not None:
-            raise ConfigError(_IDLE_EXIT_NEEDS_ACTIVATION)
+            if self.config.idle_exit_from_flag:
+                raise ConfigError(_IDLE_EXIT_NEEDS_ACTIVATION)
+            logger.warning("idle_exit ignored: %s", _IDLE_EXIT_NEEDS_ACTIVATION)
+            self.settings = msgspec.structs.replace(self.settings, idle_exit=None)
         instance = InstanceLock(self.socket_path)
         try:
             await anyio.to_thread.run_sync(instance.acquire, inherited is None)
@@ -160,13 +164,11 @@ class Daemon:
                         connections.start_soon(self._exit_when_idle)
                     if os.environ.get("NOTIFY_SOCKET"):
                         connections.start_soon(self._report_status)
-                    how = " (socket-activated)" if activated else ""
                     logger.info(
-                        "memd %s serving on %s%s (pid %d)",
+                        "memd %s serving on %s (%s)",
                         __version__,
                         self.socket_path,
-                        how,
-                        os.getpid(),
+                        "socket-activated" if activated else "own socket",
                     )
                     task_status.started()
                     notify(f"READY=1\nSTATUS={self._status_line()}")

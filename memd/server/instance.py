@@ -19,6 +19,8 @@ import stat
 
 import filelock
 
+from memd_client._paths import SUN_PATH_MAX
+
 CONNECT_PROBE_TIMEOUT = 1.0
 
 
@@ -84,10 +86,10 @@ def prepare_socket_dir(socket_path: str) -> None:
     Raises:
         SocketPathError: the path does not fit in a Unix socket address.
     """
-    if len(os.fsencode(socket_path)) >= 104:
+    if len(os.fsencode(socket_path)) >= SUN_PATH_MAX:
         raise SocketPathError(
-            f"Socket path {socket_path} is too long for a Unix socket (max 103 bytes); "
-            "pass a shorter --socket."
+            f"Socket path {socket_path} is too long for a Unix socket (max {SUN_PATH_MAX - 1} "
+            "bytes); pass a shorter --socket."
         )
     directory = os.path.dirname(os.path.abspath(socket_path))
     if not os.path.isdir(directory):

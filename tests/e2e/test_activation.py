@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from memd_client import Client
-from tests.conftest import READY_TIMEOUT, STOP_TIMEOUT
+from tests.conftest import READY_TIMEOUT, STOP_TIMEOUT, start_daemon
 
 pytestmark = pytest.mark.e2e
 
@@ -165,9 +165,23 @@ def test_idle_exit_needs_socket_activation(short_tmp: Path) -> None:
         text=True,
         timeout=60,
     )
-    assert result.returncode == 1
+    assert result.returncode == 2
     assert "idle exit needs a socket passed by systemd or launchd" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_idle_exit_from_the_config_file_is_ignored_without_activation(
+    short_tmp: Path, workspace: Path
+) -> None:
+    config = short_tmp / "memd.toml"
+    config.write_text("idle_exit = 600\n")
+    daemon = start_daemon(short_tmp, "--config", str(config))
+    try:
+        with Client(daemon.socket_path, workspace=workspace, timeout=10) as client:
+            assert client.stats().total == 0
+    finally:
+        assert daemon.stop() == 0
+    assert "idle_exit ignored: idle exit needs a socket passed by systemd" in daemon.stderr()
 
 
 def test_sighup_reloads_the_config_file_and_keeps_serving(

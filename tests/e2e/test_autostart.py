@@ -99,6 +99,9 @@ def test_clients_starting_at_once_make_one_detached_daemon(
     ]
     outcomes = [(client.wait(timeout=60), *client.communicate()) for client in clients]
     assert [code for code, _, _ in outcomes] == [0] * CLIENTS, outcomes
+    notes = [stderr for _, _, stderr in outcomes if "started a daemon" in stderr]
+    assert len(notes) == 1
+    assert f"serving on {socket_path}" in notes[0]
     daemons = serve_processes(socket_path)
     assert len(daemons) == 1
     daemon = daemons[0]
@@ -134,6 +137,9 @@ def test_an_installed_service_is_never_bypassed(env: dict[str, str], workspace: 
     _, stderr = result.communicate()
     assert "systemctl --user start memd.socket" in stderr
     default_socket = Path(env["XDG_RUNTIME_DIR"]) / "memd" / "memd.sock"
+    status = memd(env, "status")
+    assert status.wait(timeout=60) == 3
+    assert "systemctl --user start memd.socket" in status.communicate()[1]
     assert not default_socket.exists()
     assert serve_processes(default_socket) == []
 

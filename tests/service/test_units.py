@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from memd import units
+from memd_client._paths import SUN_PATH_MAX
 
 REPO = Path(__file__).resolve().parents[2]
 MEMD = Path(sys.executable).parent / "memd"  # the venv's script; symlinks kept on purpose
@@ -295,3 +296,7 @@ def test_units_module_is_pure() -> None:
         elif isinstance(node, ast.ImportFrom) and node.module:
             imported.add(node.module)
     assert imported <= PURE_IMPORTS
+
+
+def test_the_socket_path_limit_is_the_one_daemon_and_clients_use() -> None:
+    assert units.SUN_PATH_MAX == SUN_PATH_MAX
