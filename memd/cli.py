@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from memd import __version__
+from memd.config import LOG_LEVELS
 from memd_client import (
     Client,
     DaemonUnavailable,
@@ -36,7 +37,6 @@ if TYPE_CHECKING:
     from memd.background import Reporter
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_UNREACHABLE = 0, 1, 2, 3
-LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -94,6 +94,14 @@ def build_parser() -> argparse.ArgumentParser:
         "--background",
         action="store_true",
         help="detach; return once the daemon serves (exit 0) or failed to start (exit 1)",
+    )
+    serve.add_argument(
+        "--ready-timeout",
+        type=_positive_float,
+        default=10.0,
+        metavar="SECONDS",
+        help="with --background: how long to wait for the daemon to serve before stopping it "
+        "(default 10)",
     )
     serve.add_argument(
         "--config",
@@ -258,7 +266,7 @@ def run_serve(args: argparse.Namespace) -> int:
     if args.background:
         log_file = log_file or default_log_path()
         try:
-            outcome = detach(log_file)
+            outcome = detach(log_file, timeout=args.ready_timeout)
         except OSError as exc:
             print(f"memd: cannot open the log file {log_file}: {exc}", file=sys.stderr)
             return EXIT_ERROR
@@ -272,7 +280,11 @@ def run_serve(args: argparse.Namespace) -> int:
             log = f"; log: {args.log_file or default_log_path()}"
             reporter.ready(f"memd {__version__} serving on {path} (pid {os.getpid()}){log}")
 
-    _configure_logging(settings.log_level, log_file)
+    try:
+        _configure_logging(settings.log_level, log_file)
+    except OSError as exc:
+        print(f"memd: cannot open the log file {log_file}: {exc.strerror or exc}", file=sys.stderr)
+        return EXIT_ERROR
     config = Config(
         socket_path=socket_path,
         settings=settings,
@@ -292,10 +304,15 @@ def run_serve(args: argparse.Namespace) -> int:
 
 
 def _configure_logging(level: str, log_file: str | None) -> None:
-    """Log lines carry the pid, since background daemons on several sockets share one file."""
-    handler: logging.Handler = (
-        logging.FileHandler(log_file) if log_file else logging.StreamHandler(sys.stderr)
-    )
+    """Log lines carry the pid, since background daemons on several sockets share one file.
+
+    Raises:
+        OSError: the log file (or its directory, created if missing) cannot be opened.
+    """
+    handler: logging.Handler = logging.StreamHandler(sys.stderr)
+    if log_file:
+        os.makedirs(os.path.dirname(log_file), mode=0o700, exist_ok=True)
+        handler = logging.FileHandler(log_file)
     logging.basicConfig(
         level=level,
         format="%(asctime)s memd[%(process)d] %(levelname)s %(name)s: %(message)s",

@@ -38,9 +38,12 @@ from dataclasses import dataclass
 from typing import NamedTuple, TypeVar
 
 from memd import units
+from memd.background import default_log_path
 from memd.processes import pid_alive
 from memd.server import storage
-from memd_client import Client, DaemonUnavailable, MemdError, StorageError, default_socket_path
+from memd.server.instance import read_pid
+from memd_client import Client, DaemonUnavailable, MemdError, StorageError, _paths
+from memd_client._paths import default_socket_path
 
 EXIT_OK, EXIT_FAILURE, EXIT_USAGE, EXIT_NOT_RUNNING = 0, 1, 2, 3
 COMMAND_TIMEOUT = 30.0
@@ -49,6 +52,8 @@ STOP_TIMEOUT = 15.0
 """Seconds an unmanaged daemon gets to exit after SIGTERM (it drains writes within ~10 s)."""
 STOP_POLL = 0.05
 STATUS_TIMEOUT = 2.0
+MIN_IDLE_EXIT = 30.0
+"""The shortest `--idle-exit` a service gets (start-rate limits of systemd and launchd)."""
 NOT_FOUND, NOT_RUNNABLE, TIMED_OUT = 127, 126, 124
 """`run_command` return codes for a command that did not run or finish (shell conventions)."""
 LINGER_HINT = "`loginctl enable-linger $USER` keeps it running without a login"
@@ -99,6 +104,14 @@ def run_service(args: argparse.Namespace) -> int:
     if idle_exit is not None and args.action != "install":
         print("--idle-exit only applies to `memd service install`.", file=sys.stderr)
         return EXIT_USAGE
+    if idle_exit is not None and idle_exit < MIN_IDLE_EXIT:
+        print(
+            f"--idle-exit must be at least {MIN_IDLE_EXIT:g} s for a service: systemd stops "
+            "restarting a service that starts more than 5 times in 10 s, and launchd treats an "
+            "agent that exits within 10 s as crashed.",
+            file=sys.stderr,
+        )
+        return EXIT_USAGE
     if args.action == "install":
         return install(dry_run=dry_run, idle_exit=idle_exit)
     if args.action == "uninstall":
@@ -129,7 +142,7 @@ def install(
             file=sys.stderr,
         )
         return EXIT_FAILURE
-    for warning in _install_warnings(platform, idle_exit):
+    for warning in _install_warnings(platform):
         print(f"Warning: {warning}", file=sys.stderr)
     code = execute(plan, dry_run=dry_run)
     if code == EXIT_OK:
@@ -217,44 +230,9 @@ def format_seconds(seconds: float) -> str:
 # ---------------------------------------------------------------------------- paths
 
 
-def _home() -> str:
-    return os.path.expanduser("~")
-
-
-def systemd_unit_dir() -> str:
-    """Return the user unit directory: `$XDG_CONFIG_HOME/systemd/user` (default ~/.config)."""
-    config = os.environ.get("XDG_CONFIG_HOME", "")
-    if not os.path.isabs(config):  # the XDG spec says to ignore a relative value
-        config = os.path.join(_home(), ".config")
-    return os.path.join(config, "systemd", "user")
-
-
-def systemd_socket_path() -> str:
-    """Return where `memd.socket` listens: `%t/memd/memd.sock`, `%t` being the runtime dir."""
-    runtime = os.environ.get("XDG_RUNTIME_DIR") or f"/run/user/{os.getuid()}"
-    return os.path.join(runtime, "memd", "memd.sock")
-
-
-def launchd_plist_path() -> str:
-    """Return `~/Library/LaunchAgents/dev.memd.agent.plist`."""
-    return os.path.join(_home(), "Library", "LaunchAgents", f"{units.LAUNCHD_LABEL}.plist")
-
-
-def launchd_socket_path() -> str:
-    """Return the socket launchd holds: the default macOS path, ignoring `$MEMD_SOCKET`."""
-    environ = dict(os.environ)
-    environ.pop("MEMD_SOCKET", None)
-    return default_socket_path(env=environ, platform="darwin")
-
-
 def launchd_log_path() -> str:
     """Return `~/Library/Logs/memd.log`, where the agent's output goes."""
-    return os.path.join(_home(), "Library", "Logs", "memd.log")
-
-
-def service_socket_path(platform: str) -> str:
-    """Return the socket path the service manager listens on for `platform`."""
-    return systemd_socket_path() if platform == "linux" else launchd_socket_path()
+    return default_log_path(platform="darwin")
 
 
 def _launchd_domain() -> str:
@@ -313,7 +291,7 @@ def _systemctl(*words: str, required: bool = True, hint: str = "") -> Command:
 
 
 def _systemd_install_plan(argv: Sequence[str]) -> list[Step]:
-    unit_dir = systemd_unit_dir()
+    unit_dir = _paths.systemd_user_dir()
     hint = (
         "The unit files are written; once you have a systemd user session, run "
         f"`systemctl --user daemon-reload && systemctl --user enable --now "
@@ -326,7 +304,7 @@ def _systemd_install_plan(argv: Sequence[str]) -> list[Step]:
     ]
     # daemon-reload first: it proves the user manager is reachable before a daemon is stopped.
     plan.append(_systemctl("daemon-reload", hint=hint))
-    plan += _stop_unmanaged(systemd_socket_path(), "linux")
+    plan += _stop_unmanaged(_paths.service_socket_path(platform="linux"), "linux")
     plan += [
         _systemctl("enable", "--now", units.SYSTEMD_SOCKET_UNIT, hint=hint),
         _systemctl("try-restart", units.SYSTEMD_SERVICE_UNIT, hint=hint),
@@ -335,7 +313,8 @@ def _systemd_install_plan(argv: Sequence[str]) -> list[Step]:
 
 
 def _launchd_install_plan(argv: Sequence[str]) -> list[Step]:
-    plist, socket_path, log = launchd_plist_path(), launchd_socket_path(), launchd_log_path()
+    plist, log = _paths.launchd_plist_path(), launchd_log_path()
+    socket_path = _paths.service_socket_path(platform="darwin")
     data = units.render_launchd(argv, socket_path=socket_path, log_path=log)
     domain = _launchd_domain()
     hint = (
@@ -359,7 +338,7 @@ def _launchd_install_plan(argv: Sequence[str]) -> list[Step]:
 
 
 def _systemd_uninstall_plan() -> list[Step]:
-    unit_dir = systemd_unit_dir()
+    unit_dir = _paths.systemd_user_dir()
     names = (units.SYSTEMD_SOCKET_UNIT, units.SYSTEMD_SERVICE_UNIT)
     installed = [os.path.join(unit_dir, name) for name in names]
     installed = [path for path in installed if os.path.lexists(path)]
@@ -379,7 +358,7 @@ def _systemd_uninstall_plan() -> list[Step]:
 
 
 def _launchd_uninstall_plan() -> list[Step]:
-    plist = launchd_plist_path()
+    plist = _paths.launchd_plist_path()
     if not os.path.lexists(plist):
         return []
     bootout = ("launchctl", "bootout", f"{_launchd_domain()}/{units.LAUNCHD_LABEL}")
@@ -397,9 +376,9 @@ def _stop_unmanaged(socket_path: str, platform: str) -> list[Step]:
     return [StopDaemon(pid, socket_path, "systemd" if platform == "linux" else "launchd")]
 
 
-def _install_warnings(platform: str, idle_exit: float | None) -> list[str]:
+def _install_warnings(platform: str) -> list[str]:
     warnings = []
-    listening = service_socket_path(platform)
+    listening = _paths.service_socket_path(platform=platform)
     clients = default_socket_path(platform=platform)
     if clients != listening:
         if os.environ.get("MEMD_SOCKET"):
@@ -411,18 +390,13 @@ def _install_warnings(platform: str, idle_exit: float | None) -> list[str]:
             f"the service listens on {listening}, but clients started from this shell look for "
             f"memd at {clients} ({reason}); {fix} so they find the service."
         )
-    if platform == "darwin" and idle_exit is not None and idle_exit < 30:
-        warnings.append(
-            "launchd may treat an agent that exits within 10 s of starting as crashed; "
-            "pass an --idle-exit of a minute or more."
-        )
     return warnings
 
 
 def _installed_message(platform: str) -> str:
     manager = units.SYSTEMD_SOCKET_UNIT if platform == "linux" else "launchd"
     return (
-        f"{manager} is listening on {service_socket_path(platform)}; "
+        f"{manager} is listening on {_paths.service_socket_path(platform=platform)}; "
         "the daemon starts on the first request."
     )
 
@@ -548,12 +522,8 @@ def serving_pid(socket_path: str) -> int | None:
     """
     if not lock_held(socket_path + ".lock"):
         return None
-    try:
-        with open(socket_path + ".pid", encoding="ascii") as handle:
-            pid = int(handle.read().strip())
-    except (OSError, ValueError):
-        return None
-    return pid if pid_alive(pid) else None
+    pid = read_pid(socket_path)
+    return pid if pid is not None and pid_alive(pid) else None
 
 
 def lock_held(lock_path: str) -> bool:
@@ -623,11 +593,11 @@ def stop_daemon(pid: int, socket_path: str, timeout: float = STOP_TIMEOUT) -> No
 
 def _print_installed(platform: str) -> bool:
     if platform == "linux":
-        unit_dir = systemd_unit_dir()
+        unit_dir = _paths.systemd_user_dir()
         names = (units.SYSTEMD_SOCKET_UNIT, units.SYSTEMD_SERVICE_UNIT)
         paths = [os.path.join(unit_dir, name) for name in names]
     else:
-        paths = [launchd_plist_path()]
+        paths = [_paths.launchd_plist_path()]
     present = [path for path in paths if os.path.exists(path)]
     for path in present:
         print(f"installed: {path}")
@@ -686,7 +656,7 @@ def _print_launchd_state() -> bool:
 
 
 def _print_daemon_state(platform: str) -> bool:
-    path = default_socket_path(platform=platform)
+    path = _paths.service_socket_path(platform=platform)
     try:
         with Client(path, timeout=STATUS_TIMEOUT) as client:
             info = client.status()

@@ -3,16 +3,17 @@
 Rules:
 - Only when nothing listens on the socket (`ENOENT`: no socket file, `ECONNREFUSED`: a stale
   one). Any other failure (permissions, a path too long) is reported, not papered over.
-- Never beside an installed service: if memd's systemd socket unit or launchd agent is installed
-  and the socket is the default one, the service manager owns the socket; the client says how to
-  start the service instead of starting a rival daemon.
+- Never beside an installed service: if memd's systemd socket unit is enabled (or its launchd
+  agent installed) and the socket is the one it listens on, the service manager owns the socket;
+  the client says how to start the service instead of starting a rival daemon.
 - Race-free: starters take an exclusive lock (`<socket>.autostart`, flock) and check the socket
   again once they hold it, so clients starting at once produce one daemon; the daemon's own
   single-instance lock backs this up.
 - The daemon is `memd serve --background --socket PATH`: it detaches (no zombie, no controlling
   terminal), and the command returns only once the daemon serves or has failed; its stderr
-  carries the reason. The whole wait is bounded by the autostart timeout. A started daemon is
-  logged (logger `memd_client`, INFO) with its pid and log file.
+  carries the reason. Its readiness wait is what is left of the autostart timeout, and memd stops
+  a daemon that is not ready by then, so a client that gives up leaves nothing running. A
+  started daemon is logged (logger `memd_client`, INFO) with its pid and log file.
 - The daemon gets the client's environment minus the service-manager variables (NOTIFY_SOCKET,
   LISTEN_*), so it never talks to a service manager that started the client.
 """
@@ -32,14 +33,16 @@ import sys
 import time
 from collections.abc import Iterator, Mapping
 
-from memd_client._paths import default_socket_path
+from memd_client._paths import enabled_service, service_socket_path
 from memd_client.errors import DaemonUnavailable
 
 logger = logging.getLogger("memd_client")
 
 AUTOSTART_TIMEOUT = 15.0
-"""Seconds a client waits for a daemon it starts (memd's own readiness wait is 10 s)."""
+"""Seconds a client waits for a daemon to come up, whether it starts it or another client does."""
 
+BACKSTOP = 10.0
+"""Extra seconds granted to `memd serve --background` past its own readiness wait."""
 _NOBODY_LISTENING = {errno.ENOENT, errno.ECONNREFUSED}
 _MANAGER_VARIABLES = ("NOTIFY_SOCKET", "LISTEN_PID", "LISTEN_FDS", "LISTEN_FDNAMES")
 _POLL = 0.02
@@ -71,13 +74,16 @@ def start_daemon(socket_path: str, *, timeout: float = AUTOSTART_TIMEOUT) -> Non
         with _exclusive(socket_path + ".autostart", deadline):
             if answers(socket_path):
                 return
+            # memd's own wait ends first, and stops a daemon that is not ready by then.
+            ready_wait = max(deadline - time.monotonic(), 0.1)
+            background = ["serve", "--background", "--socket", socket_path]
             outcome = subprocess.run(
-                [*command, "serve", "--background", "--socket", socket_path],
+                [*command, *background, "--ready-timeout", f"{ready_wait:.3f}"],
                 stdin=subprocess.DEVNULL,
                 capture_output=True,
                 text=True,
                 env=_daemon_environment(os.environ),
-                timeout=max(deadline - time.monotonic(), 0.1),
+                timeout=ready_wait + BACKSTOP,
                 check=False,
             )
     except subprocess.TimeoutExpired:
@@ -130,20 +136,13 @@ def daemon_command() -> list[str]:
 def installed_service(
     socket_path: str, env: Mapping[str, str] | None = None, platform: str = sys.platform
 ) -> str | None:
-    """Return the installed service unit that owns `socket_path`, or None.
-
-    A service only owns the default socket (the one its unit listens on).
-    """
-    environ = os.environ if env is None else env
-    if os.path.abspath(socket_path) != os.path.abspath(default_socket_path(env=environ)):
+    """Describe memd's service if it is enabled and owns `socket_path` (the socket its service
+    manager listens on), else return None."""
+    service = enabled_service(env, platform=platform)
+    if service is None:
         return None
-    home = environ.get("HOME") or os.path.expanduser("~")
-    if platform == "darwin":
-        unit = os.path.join(home, "Library", "LaunchAgents", "dev.memd.agent.plist")
-    else:
-        config = environ.get("XDG_CONFIG_HOME") or os.path.join(home, ".config")
-        unit = os.path.join(config, "systemd", "user", "memd.socket")
-    return unit if os.path.exists(unit) else None
+    owned = service_socket_path(env, platform=platform)
+    return service if os.path.abspath(socket_path) == os.path.abspath(owned) else None
 
 
 def service_start_hint() -> str:

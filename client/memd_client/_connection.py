@@ -72,12 +72,12 @@ def check_protocol(handshake: Handshake, socket_path: str) -> None:
         IncompatibleDaemon: the majors differ; the message says how to restart the daemon.
     """
     theirs = str(handshake.protocol_version).split(".")[0]
-    ours = p.PROTOCOL_VERSION.split(".")[0]
+    ours = str(p.PROTOCOL_VERSION)
     if theirs == ours:
         return
     raise IncompatibleDaemon(
         f"The memd daemon on {socket_path} (memd {handshake.version}, pid {handshake.pid}) speaks "
-        f"protocol {handshake.protocol_version}, but this client speaks {ours}.x; restart the "
+        f"protocol {handshake.protocol_version}, but this client speaks {ours}; restart the "
         "daemon from the same memd installation as this client (`systemctl --user restart "
         f"memd` if it runs as a service, else `kill {handshake.pid}` and then `memd serve`)."
     )

@@ -3,6 +3,10 @@
 Order: an explicit path, else `$MEMD_SOCKET`, else `$XDG_RUNTIME_DIR/memd/memd.sock`, else on
 macOS `~/Library/Application Support/memd/memd.sock` (a directory that survives reboots, where a
 launchd agent's socket can live), else `/tmp/memd-<uid>/memd.sock`.
+
+Also where memd's user service lives (`memd service install` writes it; clients check it before
+starting a daemon of their own): the systemd user unit directory, the launchd plist, and the
+socket the service manager listens on.
 """
 
 from __future__ import annotations
@@ -13,6 +17,8 @@ from collections.abc import Mapping
 
 SUN_PATH_MAX = 104
 """Bytes in a Unix socket address's path, with its terminating NUL (the smallest: macOS)."""
+LAUNCHD_LABEL = "dev.memd.agent"
+SYSTEMD_SOCKET_UNIT = "memd.socket"
 
 
 def default_socket_path(
@@ -32,9 +38,59 @@ def default_socket_path(
     if runtime:
         return os.path.join(runtime, "memd", "memd.sock")
     if platform == "darwin":
-        home = environ.get("HOME") or os.path.expanduser("~")
-        return os.path.join(home, "Library", "Application Support", "memd", "memd.sock")
+        return os.path.join(_home(environ), "Library", "Application Support", "memd", "memd.sock")
     return f"/tmp/memd-{os.getuid() if uid is None else uid}/memd.sock"
+
+
+def service_socket_path(
+    env: Mapping[str, str] | None = None, *, platform: str = sys.platform, uid: int | None = None
+) -> str:
+    """Return the socket memd's service listens on.
+
+    systemd: `%t/memd/memd.sock`, `%t` being `$XDG_RUNTIME_DIR` (else `/run/user/<uid>`).
+    launchd: the default macOS socket path, whatever `$MEMD_SOCKET` says.
+    """
+    environ = os.environ if env is None else env
+    if platform == "darwin":
+        without = {name: value for name, value in environ.items() if name != "MEMD_SOCKET"}
+        return default_socket_path(env=without, platform="darwin")
+    runtime = environ.get("XDG_RUNTIME_DIR") or f"/run/user/{os.getuid() if uid is None else uid}"
+    return os.path.join(runtime, "memd", "memd.sock")
+
+
+def systemd_user_dir(env: Mapping[str, str] | None = None) -> str:
+    """Return the systemd user unit directory: `$XDG_CONFIG_HOME/systemd/user` (a relative
+    `XDG_CONFIG_HOME` is ignored, as the XDG spec says; default `~/.config`)."""
+    environ = os.environ if env is None else env
+    config = environ.get("XDG_CONFIG_HOME", "")
+    if not os.path.isabs(config):
+        config = os.path.join(_home(environ), ".config")
+    return os.path.join(config, "systemd", "user")
+
+
+def launchd_plist_path(env: Mapping[str, str] | None = None) -> str:
+    """Return `~/Library/LaunchAgents/dev.memd.agent.plist`."""
+    environ = os.environ if env is None else env
+    return os.path.join(_home(environ), "Library", "LaunchAgents", f"{LAUNCHD_LABEL}.plist")
+
+
+def enabled_service(
+    env: Mapping[str, str] | None = None, *, platform: str = sys.platform
+) -> str | None:
+    """Describe memd's service if it is installed and enabled here, else return None.
+
+    systemd: `memd.socket` is enabled (its `sockets.target.wants` link exists; unit files left
+    by a failed install do not count). launchd: the agent's plist is installed.
+    """
+    if platform == "darwin":
+        plist = launchd_plist_path(env)
+        return f"the LaunchAgent {plist}" if os.path.exists(plist) else None
+    wants = os.path.join(systemd_user_dir(env), "sockets.target.wants", SYSTEMD_SOCKET_UNIT)
+    return f"{SYSTEMD_SOCKET_UNIT} is enabled" if os.path.lexists(wants) else None
+
+
+def _home(environ: Mapping[str, str]) -> str:
+    return environ.get("HOME") or os.path.expanduser("~")
 
 
 def find_workspace(start: str | os.PathLike[str] | None = None) -> str:

@@ -60,12 +60,12 @@ class AsyncClient(ClientBase):
             self._lock = anyio.Lock()
         async with self._lock:
             try:
+                if self._stream is None:
+                    self._stream = await self._open(self._connection)
                 with (
                     transport_errors(call.method, self.timeout, _BROKEN),
                     anyio.fail_after(self.timeout),
                 ):
-                    if self._stream is None:
-                        self._stream = await self._open(self._connection)
                     connection = self._connection
                     request_id, frame = connection.request(call.method, call.params)
                     await self._stream.send(frame)
@@ -82,13 +82,18 @@ class AsyncClient(ClientBase):
         return Subscription(self, ws)
 
     async def _open(self, connection: Connection) -> SocketStream:
-        """Connect (starting a daemon if allowed) and check the daemon's protocol version."""
+        """Connect (starting a daemon if allowed: that has its own deadline) and check the
+        daemon's protocol version (within `timeout`)."""
         stream = await self._connect()
         try:
-            request_id, frame = connection.handshake()
-            await stream.send(frame)
-            while (reply := connection.next_reply()) is None:
-                connection.receive_data(await stream.receive())
+            with (
+                transport_errors("status", self.timeout, _BROKEN),
+                anyio.fail_after(self.timeout),
+            ):
+                request_id, frame = connection.handshake()
+                await stream.send(frame)
+                while (reply := connection.next_reply()) is None:
+                    connection.receive_data(await stream.receive())
             connection.check_handshake(reply, request_id, self.socket_path)
         except BaseException:
             with anyio.CancelScope(shield=True):
@@ -105,7 +110,8 @@ class AsyncClient(ClientBase):
         start = functools.partial(
             _autostart.start_daemon, self.socket_path, timeout=self.autostart_timeout
         )
-        await anyio.to_thread.run_sync(start)
+        # Cancelling the caller does not wait for the start; the daemon still comes up.
+        await anyio.to_thread.run_sync(start, abandon_on_cancel=True)
         try:
             return await anyio.connect_unix(self.socket_path)
         except OSError as exc:
@@ -222,13 +228,13 @@ class Subscription:
             raise RuntimeError("A Subscription can be entered only once.")
         call = _calls.subscribe(self.workspace)
         connection = self._connection
-        request_id, frame = connection.request(call.method, call.params)
         try:
+            self._stream = stream = await self._client._open(connection)
+            request_id, frame = connection.request(call.method, call.params)
             with (
                 transport_errors(call.method, self.timeout, _BROKEN),
                 anyio.fail_after(self.timeout),
             ):
-                self._stream = stream = await self._client._open(connection)
                 await stream.send(frame)
                 while not isinstance(message := connection.next_message(), Reply):
                     if message is None:

@@ -20,8 +20,9 @@ from msgspec import UNSET, Meta, Raw, UnsetType
 
 from memd_client.errors import ErrorObject
 
-PROTOCOL_VERSION = "1.0"
-"""major.minor: a client works with any daemon of the same major version."""
+PROTOCOL_VERSION = 1
+"""The protocol's major version: a client works only with a daemon of the same one. Additions
+that old clients can ignore (new methods, new result fields) keep it."""
 MAX_QUERY_LIMIT = 20
 DEFAULT_QUERY_LIMIT = 10
 
@@ -274,7 +275,7 @@ class StatusResult(_Result):
     """Who is serving: versions, pid, uptime and the loaded workspaces."""
 
     version: str
-    protocol_version: str
+    protocol_version: int
     pid: int
     uptime_s: float
     workspaces: list[str]

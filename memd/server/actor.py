@@ -126,6 +126,8 @@ class _Envelope:
     def __init__(self, command: transitions.Command) -> None:
         self.command = command
         self.reply = _Reply()
+        self.abandoned = False
+        """Set when the requester stopped waiting (cancelled at shutdown): never applied late."""
 
 
 class CategoryActor:
@@ -212,6 +214,9 @@ class CategoryActor:
             raise ShuttingDown("memd is shutting down; retry once it is back.") from None
         try:
             await envelope.reply.wait()
+        except anyio.get_cancelled_exc_class():
+            envelope.abandoned = True
+            raise
         except TimeoutError:
             raise ServerBusy(
                 f"The write to {self.category.file} did not finish within {REPLY_TIMEOUT:g} s and "
@@ -239,7 +244,10 @@ class CategoryActor:
         try:
             lock = self._write_lock() if writes else _no_lock()
             async with lock as lock_check, self._file_mutex:
-                results = await self._apply_and_write(batch, lock_check)
+                # A requester that gave up while this batch waited (the daemon stopping) was
+                # told nothing was done; applying its command now would contradict that.
+                batch = [envelope for envelope in batch if not envelope.abandoned]
+                results = await self._apply_and_write(batch, lock_check) if batch else []
         except RpcError as error:
             # The lock could not be taken, or the file could not be read or written: nothing
             # in this batch took effect.

@@ -6,8 +6,11 @@ Startup: find the listening socket (one inherited from systemd or launchd, else 
 
 Shutdown (SIGINT, SIGTERM, `Daemon.stop()`, or `idle_exit` seconds with no client when
 socket-activated): stop accepting (remove the socket file only if memd bound it itself), stop
-reading new requests, let requests in flight finish and reply (up to SHUTDOWN_GRACE seconds),
-then close every mailbox so the actors finish their queued writes, release the lock and return.
+reading new requests, let requests in flight finish and reply, close every mailbox, release the
+lock and return, all within SHUTDOWN_GRACE seconds (well inside systemd's TimeoutStopSec). At
+that deadline, requests still waiting (say, for another tool's `.memory/.lock`) are cancelled:
+their connections close without a reply, and their commands are never applied afterwards (an
+abandoned command is dropped from its batch), so a client that retries does not write twice.
 "No client" also means "no queued write": a connection stays open until its requests are
 answered, and a write is answered only once it is durable.
 
@@ -177,12 +180,14 @@ class Daemon:
                     with self._accept_scope:
                         await self._accept_loop(listener, connections, dispatcher)
                     self._stopping = True
+                    deadline = anyio.current_time() + SHUTDOWN_GRACE
+                    services.cancel_scope.deadline = deadline
                     with anyio.CancelScope(shield=True):
                         await listener.aclose()
                     if not activated:
                         with contextlib.suppress(OSError):
                             os.unlink(self.socket_path)
-                    await self._drain_connections()
+                    await self._drain_connections(deadline)
                     connections.cancel_scope.cancel()
             finally:
                 registry.close()
@@ -285,11 +290,11 @@ class Daemon:
             self._note_activity()
             connections.start_soon(self._connection, stream, dispatcher)
 
-    async def _drain_connections(self) -> None:
+    async def _drain_connections(self, deadline: float) -> None:
         for scope in self._read_scopes:
             scope.cancel()
         if self._open_connections:
-            with anyio.move_on_after(SHUTDOWN_GRACE):
+            with anyio.move_on_at(deadline):
                 await self._all_closed.wait()
 
     async def _connection(self, stream: SocketStream, dispatcher: Dispatcher) -> None:

@@ -14,14 +14,12 @@ from __future__ import annotations
 
 import contextlib
 import os
-import socket
 import stat
 
 import filelock
 
+from memd_client._autostart import answers
 from memd_client._paths import SUN_PATH_MAX
-
-CONNECT_PROBE_TIMEOUT = 1.0
 
 
 class AlreadyRunning(Exception):
@@ -69,15 +67,21 @@ class InstanceLock:
         self._lock.release()
 
     def _running_message(self) -> str:
-        try:
-            with open(self.pid_path, encoding="ascii") as handle:
-                holder = f" (pid {int(handle.read().strip())})"
-        except (OSError, ValueError):
-            holder = ""
+        pid = read_pid(self.socket_path)
+        holder = f" (pid {pid})" if pid is not None else ""
         return (
             f"memd is already running on {self.socket_path}{holder}; use that daemon, stop it "
             "first, or pass --socket to serve on another path."
         )
+
+
+def read_pid(socket_path: str) -> int | None:
+    """Return the pid in `<socket>.pid` (the daemon that holds or held the lock), or None."""
+    try:
+        with open(socket_path + ".pid", encoding="ascii") as handle:
+            return int(handle.read().strip())
+    except (OSError, ValueError):
+        return None
 
 
 def prepare_socket_dir(socket_path: str) -> None:
@@ -112,15 +116,9 @@ def remove_stale_socket(socket_path: str) -> None:
         raise SocketPathError(
             f"{socket_path} exists and is not a socket; move it away or pass another --socket."
         )
-    probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    probe.settimeout(CONNECT_PROBE_TIMEOUT)
-    try:
-        probe.connect(socket_path)
-    except OSError:
+    if not answers(socket_path):
         os.unlink(socket_path)
         return
-    finally:
-        probe.close()
     raise AlreadyRunning(
         f"Another process is answering on {socket_path}; stop it or pass --socket to serve on "
         "another path."

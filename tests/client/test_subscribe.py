@@ -185,7 +185,7 @@ def label(event: Changed | Resync) -> str:
     return f"resync {event.dropped}"
 
 
-STATUS = {"version": "0", "protocol_version": "1.0", "pid": 1, "uptime_s": 0.5, "workspaces": []}
+STATUS = {"version": "0", "protocol_version": 1, "pid": 1, "uptime_s": 0.5, "workspaces": []}
 
 
 # ---------------------------------------------------------------------------- sans-I/O core
@@ -433,19 +433,21 @@ def test_a_daemon_of_another_protocol_major_is_refused_before_any_request(
     def nothing_more(peer: Peer) -> None:
         assert peer.sock.recv(65536) == b"", "the client sent a request after the handshake"
 
-    newer = dict(STATUS, version="2.0.0", protocol_version="2.1", pid=4242)
+    newer = dict(STATUS, version="2.0.0", protocol_version=2, pid=4242)
     daemon = fake(nothing_more, status=newer)
     with (
         Client(daemon.path, timeout=TIMEOUT) as client,
         pytest.raises(IncompatibleDaemon) as caught,
     ):
         client.store(category="Decision", content="Never sent.", workspace=WS)
-    assert "protocol 2.1" in caught.value.message
+    assert "protocol 2, but this client speaks 1" in caught.value.message
     assert "kill 4242" in caught.value.message
     assert "systemctl --user restart memd" in caught.value.message
 
 
-def test_a_daemon_of_a_newer_minor_version_is_accepted(fake: Callable[..., FakeDaemon]) -> None:
+def test_a_daemon_saying_major_dot_minor_is_read_by_its_major(
+    fake: Callable[..., FakeDaemon],
+) -> None:
     def answer_status(peer: Peer) -> None:
         peer.send(result(peer.request(), STATUS))
 

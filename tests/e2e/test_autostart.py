@@ -109,14 +109,16 @@ def test_clients_starting_at_once_make_one_detached_daemon(
     assert os.getsid(daemon) != os.getsid(0)  # detached: its own session, not our child
     with Client(socket_path, workspace=workspace) as client:
         assert len(client.list().entries) == CLIENTS
-    log = Path(env["XDG_STATE_HOME"]) / "memd" / "memd.log"
-    assert f"serving on {socket_path}" in log.read_text()
+    log = (Path(env["XDG_STATE_HOME"]) / "memd" / "memd.log").read_text()
+    assert log.count(f"serving on {socket_path}") == 1
+    assert "already running" not in log  # exactly one daemon was ever started
 
 
 async def test_async_client_starts_a_daemon_too(
     env: dict[str, str], socket_path: Path, workspace: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("XDG_STATE_HOME", env["XDG_STATE_HOME"])
+    for name in ("HOME", "XDG_STATE_HOME", "XDG_CONFIG_HOME", "XDG_RUNTIME_DIR"):
+        monkeypatch.setenv(name, env[name])
     async with AsyncClient(socket_path, workspace=workspace, autostart=True) as client:
         assert (await client.stats()).total == 0
     assert len(serve_processes(socket_path)) == 1
@@ -128,10 +130,16 @@ def test_library_clients_do_not_autostart_unless_asked(socket_path: Path) -> Non
     assert serve_processes(socket_path) == []
 
 
+def enable_fake_service(env: dict[str, str]) -> None:
+    """Leave what `systemctl --user enable memd.socket` leaves: the unit and its wants link."""
+    units = Path(env["XDG_CONFIG_HOME"]) / "systemd" / "user"
+    (units / "sockets.target.wants").mkdir(parents=True)
+    (units / "memd.socket").write_text("[Socket]\nListenStream=%t/memd/memd.sock\n")
+    (units / "sockets.target.wants" / "memd.socket").symlink_to(units / "memd.socket")
+
+
 def test_an_installed_service_is_never_bypassed(env: dict[str, str], workspace: Path) -> None:
-    unit = Path(env["XDG_CONFIG_HOME"]) / "systemd" / "user" / "memd.socket"
-    unit.parent.mkdir(parents=True)
-    unit.write_text("[Socket]\nListenStream=%t/memd/memd.sock\n")
+    enable_fake_service(env)
     result = memd(env, "stats", "-w", str(workspace))
     assert result.wait(timeout=60) == 3
     _, stderr = result.communicate()
@@ -170,3 +178,13 @@ def test_background_serve_that_cannot_start_says_why_and_leaves_nothing(
     assert "Traceback" not in stderr
     for pid in serve_processes(socket_path):
         wait_gone(pid)
+
+
+def test_a_service_on_another_socket_does_not_stop_autostart(
+    env: dict[str, str], socket_path: Path, workspace: Path
+) -> None:
+    enable_fake_service(env)
+    result = memd(dict(env, MEMD_SOCKET=str(socket_path)), "stats", "-w", str(workspace))
+    _, stderr = result.communicate(timeout=60)
+    assert result.returncode == 0, stderr
+    assert len(serve_processes(socket_path)) == 1

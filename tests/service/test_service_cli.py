@@ -396,3 +396,10 @@ def test_other_platforms_are_refused(capsys: pytest.CaptureFixture[str]) -> None
 @pytest.mark.parametrize(("seconds", "text"), [(600.0, "600"), (0.5, "0.5"), (1e6, "1000000")])
 def test_format_seconds(seconds: float, text: str) -> None:
     assert service.format_seconds(seconds) == text
+
+
+def test_a_service_idle_exit_below_the_start_rate_limits_is_refused(sandbox: Sandbox) -> None:
+    result = sandbox.memd("install", "--idle-exit", "5")
+    assert result.returncode == 2
+    assert "at least 30 s" in result.stderr
+    assert not sandbox.unit_dir.exists()

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from memd import units
+from memd_client import _paths
 from memd_client._paths import SUN_PATH_MAX
 
 REPO = Path(__file__).resolve().parents[2]
@@ -300,3 +301,8 @@ def test_units_module_is_pure() -> None:
 
 def test_the_socket_path_limit_is_the_one_daemon_and_clients_use() -> None:
     assert units.SUN_PATH_MAX == SUN_PATH_MAX
+
+
+def test_the_service_names_are_the_ones_clients_check() -> None:
+    assert units.LAUNCHD_LABEL == _paths.LAUNCHD_LABEL
+    assert units.SYSTEMD_SOCKET_UNIT == _paths.SYSTEMD_SOCKET_UNIT
