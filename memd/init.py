@@ -1,0 +1,308 @@
+"""`memd init`: create the `.memory/` files and the memd block in agent instruction files.
+
+Decide, then do: every file is read and its new text computed first (`memd.core.agent_files`);
+`--dry-run` prints that plan as a diff, a normal run carries it out.
+
+Rules:
+- Category files are created with O_EXCL and the header the daemon gives a new file; an existing
+  file (or one that appears meanwhile) is never touched. A symlinked `.memory` is refused.
+- Instruction files are replaced atomically and keep their mode (`storage.write_atomic`); one that
+  changed since it was read is not overwritten. Symlinked instruction files are refused.
+- A file that cannot be done (malformed markers, not UTF-8, ...) is reported and left unchanged,
+  the others are still done, and the exit code is 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import difflib
+import os
+import stat
+import sys
+from typing import NamedTuple
+
+from memd.core import agent_files, mdformat
+from memd.core.categories import CATEGORIES, Category
+from memd.server import storage
+from memd_client import MemdError, find_workspace
+
+EXIT_OK, EXIT_ERROR = 0, 1
+MEMORY_DIR = ".memory"
+AGENTS, CLAUDE, COPILOT = "AGENTS.md", "CLAUDE.md", ".github/copilot-instructions.md"
+
+
+class InitError(Exception):
+    """Raised when one step of `memd init` cannot be done; the message says what to do."""
+
+
+class FilePlan(NamedTuple):
+    """An instruction file: where it is, how it is shown, its text now (None: absent) and next."""
+
+    path: str
+    shown: str
+    old: str | None
+    new: str
+    fingerprint: storage.Fingerprint | None
+
+
+def run_init(args: argparse.Namespace) -> int:
+    """Carry out `memd init` as parsed by `memd.cli`; return the exit code."""
+    workspace = os.path.abspath(args.workspace) if args.workspace else find_workspace()
+    try:
+        missing = _missing_memory_files(workspace)
+    except InitError as exc:
+        return _fail([str(exc)])
+    plans, errors = [], []
+    for path in _targets(workspace, args):
+        try:
+            plans.append(_plan_file(workspace, path))
+        except InitError as exc:
+            errors.append(str(exc))
+    if args.dry_run:
+        _show_plan(missing, plans)
+    else:
+        errors.extend(_carry_out(workspace, missing, plans))
+    return _fail(errors) if errors else EXIT_OK
+
+
+# ---------------------------------------------------------------------------- deciding
+
+
+def _missing_memory_files(workspace: str) -> list[Category] | None:
+    """Return the categories whose file is missing, or None if `.memory/` itself is missing.
+
+    Raises:
+        InitError: the workspace is not a directory, or `.memory` is a symlink or not a directory.
+    """
+    if not os.path.isdir(workspace):
+        raise InitError(
+            f"{workspace} is not a directory; pass an existing project root with --workspace."
+        )
+    directory = os.path.join(workspace, MEMORY_DIR)
+    try:
+        st = os.lstat(directory)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise InitError(storage.storage_error("check", directory, exc).message) from None
+    if stat.S_ISLNK(st.st_mode):
+        raise InitError(
+            f"{directory} is a symlink, which memd init does not follow; run it where the "
+            "directory really is, or replace the link with a directory."
+        )
+    if not stat.S_ISDIR(st.st_mode):
+        raise InitError(
+            f"{directory} exists but is not a directory; move it away and rerun memd init."
+        )
+    return [c for c in CATEGORIES if not os.path.lexists(os.path.join(directory, c.file))]
+
+
+def _targets(workspace: str, args: argparse.Namespace) -> list[str]:
+    """Return the absolute paths of the instruction files to update, without duplicates."""
+    names = [
+        *([AGENTS] if args.agents else []),
+        *([CLAUDE] if args.claude else []),
+        *([COPILOT] if args.copilot else []),
+        *args.file,
+    ]
+    if not names:
+        found = [n for n in (AGENTS, CLAUDE, COPILOT) if os.path.lexists(_join(workspace, n))]
+        names = found or [AGENTS]
+    return list(dict.fromkeys(_join(workspace, name) for name in names))
+
+
+def _plan_file(workspace: str, path: str) -> FilePlan:
+    """Read the instruction file at `path` and return what it would become.
+
+    Raises:
+        InitError: it is a symlink or not a readable UTF-8 file, or its memd markers are malformed.
+    """
+    shown = _shown(workspace, path)
+    try:
+        is_link = stat.S_ISLNK(os.lstat(path).st_mode)
+    except FileNotFoundError:
+        is_link = False
+    except OSError as exc:
+        raise InitError(storage.storage_error("check", shown, exc).message) from None
+    if is_link:
+        raise InitError(
+            f"{shown} is a symlink, which memd init does not write through; pass the file it "
+            "points to with --file, or replace the link with a file."
+        )
+    try:
+        read = storage.read_text(path)
+    except MemdError as exc:
+        raise InitError(exc.message) from None
+    old, fingerprint = read if read is not None else (None, None)
+    try:
+        new = agent_files.upsert_block(old or "")
+    except agent_files.BlockError as exc:
+        raise InitError(f"{shown} was left unchanged: {exc}, then rerun memd init.") from None
+    return FilePlan(path, shown, old, new, fingerprint)
+
+
+# ---------------------------------------------------------------------------- doing
+
+
+def _show_plan(missing: list[Category] | None, plans: list[FilePlan]) -> None:
+    """Print what a run would do: files to create, then a unified diff per changed file."""
+    if missing is None:
+        _say(f"would create {MEMORY_DIR}/")
+    for category in CATEGORIES if missing is None else missing:
+        _say(f"would create {MEMORY_DIR}/{category.file}")
+    for plan in plans:
+        if plan.old == plan.new:
+            _say(f"{plan.shown} already up to date")
+    for plan in plans:
+        if plan.old != plan.new:
+            sys.stdout.write(_diff(plan))
+
+
+def _diff(plan: FilePlan) -> str:
+    """Return a unified diff from the file's text to its new text (git's a/ b/ prefixes)."""
+    old = _lines(plan.old or "")
+    new = _lines(plan.new)
+    before = "/dev/null" if plan.old is None else f"a/{plan.shown}"
+    parts = []
+    for line in difflib.unified_diff(old, new, before, f"b/{plan.shown}", lineterm="\n"):
+        parts.append(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n")
+    return "".join(parts)
+
+
+def _carry_out(workspace: str, missing: list[Category] | None, plans: list[FilePlan]) -> list[str]:
+    """Create the memory files and write the instruction files; return the errors."""
+    errors: list[str] = []
+    try:
+        _create_memory_files(workspace, missing)
+    except OSError as exc:
+        directory = os.path.join(workspace, MEMORY_DIR)
+        errors.append(storage.storage_error("create files in", directory, exc).message)
+    for plan in plans:
+        try:
+            _say(_write_plan(plan))
+        except (OSError, MemdError, storage.ChangedOnDisk) as exc:
+            errors.append(_write_error(plan, exc))
+    return errors
+
+
+def _create_memory_files(workspace: str, missing: list[Category] | None) -> None:
+    """Create `.memory/` if `missing` is None, and each missing category file with its header."""
+    directory = os.path.join(workspace, MEMORY_DIR)
+    if missing is None:
+        try:
+            os.mkdir(directory)
+        except FileExistsError:
+            pass  # made meanwhile: the O_NOFOLLOW open below refuses it if it is a symlink
+        else:
+            _fsync_dir(workspace)
+            _say(f"created {MEMORY_DIR}/")
+    if missing == []:
+        _say(f"{MEMORY_DIR}/ already has all {len(CATEGORIES)} category files")
+        return
+    dir_fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    try:
+        for category in CATEGORIES if missing is None else missing:
+            header = mdformat.render(mdformat.new_document(category))
+            if _create_exclusive(dir_fd, category.file, header):
+                _say(f"created {MEMORY_DIR}/{category.file}")
+        os.fsync(dir_fd)
+    finally:
+        os.close(dir_fd)
+
+
+def _create_exclusive(dir_fd: int, name: str, text: str) -> bool:
+    """Create `name` in `dir_fd` holding `text` (mode 0644, fsynced); False if it exists."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+    try:
+        fd = os.open(name, flags, storage.NEW_FILE_MODE, dir_fd=dir_fd)
+    except FileExistsError:
+        return False  # appeared meanwhile: someone else's file, left alone
+    try:
+        with open(fd, "wb", closefd=False) as handle:
+            handle.write(text.encode("utf-8"))
+        os.fchmod(fd, storage.NEW_FILE_MODE)  # exactly 0644 whatever the umask, as the daemon
+        os.fsync(fd)
+    except OSError:
+        with contextlib.suppress(OSError):
+            os.unlink(name, dir_fd=dir_fd)  # no half-written file: a rerun creates it again
+        raise
+    finally:
+        os.close(fd)
+    return True
+
+
+def _write_plan(plan: FilePlan) -> str:
+    """Write `plan.new` to its file unless unchanged; return the line that reports it."""
+    if plan.old == plan.new:
+        return f"{plan.shown} already up to date"
+    _make_parents(os.path.dirname(plan.path))
+
+    def unchanged_since_read() -> None:
+        if storage.current_fingerprint(plan.path) != plan.fingerprint:
+            raise storage.ChangedOnDisk
+
+    storage.write_atomic(plan.path, plan.new, before_replace=unchanged_since_read)
+    if plan.old is None:
+        return f"created {plan.shown} (memd block added)"
+    had_block = agent_files.find_block(plan.old) is not None
+    return f"updated {plan.shown} (memd block {'updated' if had_block else 'added'})"
+
+
+def _write_error(plan: FilePlan, exc: OSError | MemdError | storage.ChangedOnDisk) -> str:
+    if isinstance(exc, storage.ChangedOnDisk):
+        return f"{plan.shown} changed while memd init ran and was left alone; rerun memd init."
+    if isinstance(exc, OSError):
+        return storage.storage_error("write", plan.shown, exc).message
+    return exc.message
+
+
+def _make_parents(directory: str) -> None:
+    """Create `directory` and its missing parents, each made durable in its parent."""
+    missing = []
+    while not os.path.isdir(directory):
+        missing.append(directory)
+        directory = os.path.dirname(directory)
+    for path in reversed(missing):
+        try:
+            os.mkdir(path)
+        except FileExistsError:
+            if not os.path.isdir(path):
+                raise
+        _fsync_dir(os.path.dirname(path))
+
+
+def _fsync_dir(directory: str) -> None:
+    fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+# ---------------------------------------------------------------------------- helpers
+
+
+def _join(workspace: str, name: str) -> str:
+    return os.path.normpath(os.path.join(workspace, name))
+
+
+def _shown(workspace: str, path: str) -> str:
+    """Return `path` relative to the workspace, or absolute if it lies outside."""
+    relative = os.path.relpath(path, workspace)
+    return path if relative == os.pardir or relative.startswith(os.pardir + os.sep) else relative
+
+
+def _lines(text: str) -> list[str]:
+    return [line.text + line.eol for line in mdformat.parse(text).lines]
+
+
+def _say(line: str) -> None:
+    sys.stdout.write(line + "\n")
+
+
+def _fail(errors: list[str]) -> int:
+    sys.stdout.flush()
+    for error in errors:
+        sys.stderr.write(f"memd: {error}\n")
+    return EXIT_ERROR

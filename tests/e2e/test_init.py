@@ -1,0 +1,274 @@
+"""`memd init` as a subprocess: the .memory files, the instruction files, --dry-run, refusals."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from memd.core import mdformat
+from memd.core.agent_files import END, START, render_block
+from memd.core.categories import CATEGORIES
+from tests.conftest import DaemonProcess
+
+pytestmark = pytest.mark.e2e
+
+BLOCK = render_block()
+COPILOT = Path(".github") / "copilot-instructions.md"
+
+
+def init(workspace: Path, *args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "memd", "init", "--workspace", str(workspace), *args],
+        cwd=cwd or workspace,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+def snapshot(root: Path) -> dict[str, tuple[bytes, int]]:
+    """Every file under `root`: its bytes and permission bits."""
+    return {
+        str(path.relative_to(root)): (path.read_bytes(), stat.S_IMODE(path.lstat().st_mode))
+        for path in sorted(root.rglob("*"))
+        if path.is_file() and not path.is_symlink()
+    }
+
+
+def test_creates_the_memory_files_with_the_daemon_header_and_agents_md(tmp_path: Path) -> None:
+    result = init(tmp_path)
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0] == "created .memory/"
+    assert lines[1:6] == [f"created .memory/{c.file}" for c in CATEGORIES]
+    assert lines[6:] == ["created AGENTS.md (memd block added)"]
+    assert sorted(p.name for p in (tmp_path / ".memory").iterdir()) == sorted(
+        c.file for c in CATEGORIES
+    )
+    for category in CATEGORIES:
+        path = tmp_path / ".memory" / category.file
+        assert path.read_text() == mdformat.render(mdformat.new_document(category))
+        assert stat.S_IMODE(path.stat().st_mode) == 0o644
+    assert (tmp_path / "AGENTS.md").read_text() == BLOCK
+    assert not (tmp_path / "CLAUDE.md").exists()
+    assert not (tmp_path / ".github").exists()
+
+
+def test_created_files_are_what_the_daemon_starts_a_new_file_with(
+    daemon: DaemonProcess, short_tmp: Path
+) -> None:
+    by_init, by_daemon = short_tmp / "by-init", short_tmp / "by-daemon"
+    by_init.mkdir()
+    by_daemon.mkdir()
+    assert init(by_init).returncode == 0
+    for category in CATEGORIES:
+        store = ["store", "--workspace", str(by_daemon), "-c", category.value, "Use tabs."]
+        stored = subprocess.run(
+            [sys.executable, "-m", "memd", "--socket", str(daemon.socket_path), *store],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert stored.returncode == 0, stored.stderr
+        created = (by_init / ".memory" / category.file).read_text()
+        written = (by_daemon / ".memory" / category.file).read_text()
+        assert written.startswith(created)
+        assert mdformat.entries(mdformat.parse(created)) == ()
+
+
+def test_second_run_changes_nothing_and_says_so(tmp_path: Path) -> None:
+    (tmp_path / "CLAUDE.md").write_bytes(b"# Claude\r\n\r\nBe brief.")
+    assert init(tmp_path).returncode == 0
+    before = snapshot(tmp_path)
+    again = init(tmp_path)
+    assert again.returncode == 0, again.stderr
+    assert again.stdout.splitlines() == [
+        ".memory/ already has all 5 category files",
+        "CLAUDE.md already up to date",
+    ]
+    assert snapshot(tmp_path) == before
+
+
+def test_existing_category_file_and_text_outside_the_block_are_kept(tmp_path: Path) -> None:
+    memory = tmp_path / ".memory"
+    memory.mkdir()
+    (memory / "decisions.md").write_bytes(b"# Decision\r\n\r\n- [x] Mine.")
+    os.chmod(memory / "decisions.md", 0o600)
+    agents = tmp_path / "AGENTS.md"
+    agents.write_bytes(b"# Agents\r\n\r\nStay calm.")
+    os.chmod(agents, 0o640)
+    result = init(tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "created .memory/decisions.md" not in result.stdout
+    assert "created .memory/quirks.md" in result.stdout
+    assert "updated AGENTS.md (memd block added)" in result.stdout
+    assert (memory / "decisions.md").read_bytes() == b"# Decision\r\n\r\n- [x] Mine."
+    assert stat.S_IMODE((memory / "decisions.md").stat().st_mode) == 0o600
+    expected = "# Agents\r\n\r\nStay calm.\r\n\r\n" + render_block("\r\n").removesuffix("\r\n")
+    assert agents.read_bytes() == expected.encode()
+    assert stat.S_IMODE(agents.stat().st_mode) == 0o640
+
+
+def test_outdated_block_is_replaced(tmp_path: Path) -> None:
+    agents = tmp_path / "AGENTS.md"
+    agents.write_text(f"intro\n{START}\nold advice\n{END}\noutro\n")
+    result = init(tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "updated AGENTS.md (memd block updated)" in result.stdout
+    assert agents.read_text() == f"intro\n{BLOCK}outro\n"
+
+
+def test_flags_pick_the_files(tmp_path: Path) -> None:
+    (tmp_path / "AGENTS.md").write_text("untouched\n")
+    (tmp_path / "sub").mkdir()
+    result = init(
+        tmp_path, "--claude", "--copilot", "--file", "docs/agent.md", cwd=tmp_path / "sub"
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines()[-3:] == [
+        "created CLAUDE.md (memd block added)",
+        f"created {COPILOT} (memd block added)",
+        "created docs/agent.md (memd block added)",
+    ]
+    for name in ("CLAUDE.md", COPILOT, "docs/agent.md"):
+        assert (tmp_path / name).read_text() == BLOCK
+    assert (tmp_path / "AGENTS.md").read_text() == "untouched\n"
+
+
+def test_absolute_file_outside_the_workspace(tmp_path: Path) -> None:
+    workspace, elsewhere = tmp_path / "ws", tmp_path / "elsewhere.md"
+    workspace.mkdir()
+    result = init(workspace, "--file", str(elsewhere), "--agents", "--file", "AGENTS.md")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines()[-2:] == [
+        "created AGENTS.md (memd block added)",
+        f"created {elsewhere} (memd block added)",
+    ]
+    assert elsewhere.read_text() == BLOCK
+
+
+def test_without_flags_only_existing_instruction_files_are_updated(tmp_path: Path) -> None:
+    (tmp_path / ".github").mkdir()
+    (tmp_path / COPILOT).write_text("# Copilot\n")
+    (tmp_path / "CLAUDE.md").write_text("# Claude\n")
+    result = init(tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines()[-2:] == [
+        "updated CLAUDE.md (memd block added)",
+        f"updated {COPILOT} (memd block added)",
+    ]
+    assert not (tmp_path / "AGENTS.md").exists()
+    assert (tmp_path / COPILOT).read_text() == "# Copilot\n\n" + BLOCK
+
+
+def test_dry_run_shows_a_diff_and_changes_nothing(tmp_path: Path) -> None:
+    (tmp_path / "CLAUDE.md").write_text("# Claude")
+    (tmp_path / "AGENTS.md").write_text(BLOCK)
+    before = snapshot(tmp_path)
+    result = init(tmp_path, "--dry-run", "--claude", "--agents", "--copilot")
+    assert result.returncode == 0, result.stderr
+    assert snapshot(tmp_path) == before
+    assert not (tmp_path / ".memory").exists()
+    assert not (tmp_path / ".github").exists()
+    out = result.stdout
+    assert out.startswith("would create .memory/\n")
+    for category in CATEGORIES:
+        assert f"would create .memory/{category.file}\n" in out
+    assert "AGENTS.md already up to date\n" in out
+    assert "--- a/CLAUDE.md\n+++ b/CLAUDE.md\n" in out
+    assert "-# Claude\n\\ No newline at end of file\n+# Claude\n+\n+<!-- memd:start -->\n" in out
+    assert f"--- /dev/null\n+++ b/{COPILOT}\n@@ -0,0 +1," in out
+    assert "--- a/AGENTS.md" not in out
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+def test_dry_run_output_applies_as_a_patch(tmp_path: Path) -> None:
+    (tmp_path / "CLAUDE.md").write_text("# Claude\n\nSome text.\n")
+    result = init(tmp_path, "--dry-run", "--claude", "--copilot")
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    applied = subprocess.run(
+        ["git", "apply", "-"], input=result.stdout, cwd=tmp_path, text=True, capture_output=True
+    )
+    assert applied.returncode == 0, applied.stderr
+    assert (tmp_path / "CLAUDE.md").read_text() == "# Claude\n\nSome text.\n\n" + BLOCK
+    assert (tmp_path / COPILOT).read_text() == BLOCK
+
+
+@pytest.mark.parametrize(
+    ("text", "line"),
+    [
+        (f"# Agents\n{START}\nno end\n", 2),
+        (f"{START}\n{END}\n\n{START}\n{END}\n", 4),
+        (f"x\ny\n{END}\n{START}\n", 3),
+    ],
+)
+def test_malformed_block_exits_1_naming_the_line_and_keeps_the_file(
+    tmp_path: Path, text: str, line: int
+) -> None:
+    (tmp_path / "AGENTS.md").write_text(text)
+    (tmp_path / "CLAUDE.md").write_text("# Claude\n")
+    result = init(tmp_path, "--agents", "--claude")
+    assert result.returncode == 1
+    assert result.stderr.startswith(f"memd: AGENTS.md was left unchanged: line {line} holds ")
+    assert result.stderr.endswith(", then rerun memd init.\n")
+    assert len(result.stderr.splitlines()) == 1
+    assert (tmp_path / "AGENTS.md").read_text() == text
+    assert (tmp_path / "CLAUDE.md").read_text() == "# Claude\n\n" + BLOCK  # the others are done
+    assert (tmp_path / ".memory" / "security.md").exists()
+
+
+def test_symlinked_memory_is_refused(tmp_path: Path) -> None:
+    workspace, real = tmp_path / "ws", tmp_path / "real-memory"
+    workspace.mkdir()
+    real.mkdir()
+    (workspace / ".memory").symlink_to(real)
+    result = init(workspace)
+    assert result.returncode == 1
+    assert "memd: " in result.stderr
+    assert ".memory is a symlink" in result.stderr
+    assert list(real.iterdir()) == []
+    assert not (workspace / "AGENTS.md").exists()
+
+
+def test_memory_that_is_a_file_is_refused(tmp_path: Path) -> None:
+    (tmp_path / ".memory").write_text("not a directory")
+    result = init(tmp_path)
+    assert result.returncode == 1
+    assert ".memory exists but is not a directory" in result.stderr
+    assert (tmp_path / ".memory").read_text() == "not a directory"
+
+
+def test_symlinked_instruction_file_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "real.md").write_text("# Real\n")
+    (tmp_path / "CLAUDE.md").symlink_to(tmp_path / "real.md")
+    result = init(tmp_path)
+    assert result.returncode == 1
+    assert result.stderr.startswith("memd: CLAUDE.md is a symlink")
+    assert (tmp_path / "real.md").read_text() == "# Real\n"
+    assert (tmp_path / "CLAUDE.md").is_symlink()
+    assert not (tmp_path / "AGENTS.md").exists()
+
+
+def test_missing_workspace_is_an_error(tmp_path: Path) -> None:
+    result = init(tmp_path / "nope", cwd=tmp_path)
+    assert result.returncode == 1
+    assert "is not a directory; pass an existing project root with --workspace." in result.stderr
+
+
+def test_workspace_defaults_to_the_nearest_git_root(tmp_path: Path) -> None:
+    (tmp_path / ".git").mkdir()
+    nested = tmp_path / "src" / "pkg"
+    nested.mkdir(parents=True)
+    result = subprocess.run(
+        [sys.executable, "-m", "memd", "init"], cwd=nested, capture_output=True, text=True
+    )
+    assert result.returncode == 0, result.stderr
+    assert (tmp_path / ".memory" / "quirks.md").exists()
+    assert (tmp_path / "AGENTS.md").read_text() == BLOCK
+    assert not (nested / ".memory").exists()
