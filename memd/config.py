@@ -19,7 +19,6 @@ Rules:
 from __future__ import annotations
 
 import os
-import tomllib
 from collections.abc import Mapping
 from typing import Annotated, Any, Literal
 
@@ -61,6 +60,8 @@ def parse_config(text: str, source: str) -> dict[str, Any]:
     Raises:
         ConfigError: the text is not TOML, or a key is unknown or has a bad value.
     """
+    import tomllib  # here: `memd` client verbs import this module for LOG_LEVELS only
+
     try:
         values = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:

@@ -23,20 +23,15 @@ from __future__ import annotations
 import contextlib
 import errno
 import fcntl
-import importlib.util
-import logging
 import os
-import shutil
 import socket
-import subprocess
 import sys
 import time
 from collections.abc import Iterator, Mapping
 
+from memd_client._log import logger
 from memd_client._paths import enabled_service, service_socket_path
 from memd_client.errors import DaemonUnavailable
-
-logger = logging.getLogger("memd_client")
 
 AUTOSTART_TIMEOUT = 15.0
 """Seconds a client waits for a daemon to come up, whether it starts it or another client does."""
@@ -60,6 +55,8 @@ def start_daemon(socket_path: str, *, timeout: float = AUTOSTART_TIMEOUT) -> Non
         DaemonUnavailable: a service is installed, memd is not installed, or the daemon did not
             come up in time; the message says what to do.
     """
+    import subprocess  # here, not at import: most clients never start a daemon
+
     deadline = time.monotonic() + timeout
     service = installed_service(socket_path)
     if service is not None:
@@ -98,7 +95,7 @@ def start_daemon(socket_path: str, *, timeout: float = AUTOSTART_TIMEOUT) -> Non
         ) from None
     if answers(socket_path):
         said = outcome.stdout.strip() or f"memd is serving on {socket_path}"
-        logger.info("started a daemon: %s", said)
+        logger().info("started a daemon: %s", said)
         return
     reason = (outcome.stderr.strip().splitlines() or ["it exited without a word"])[-1]
     reason = reason.removeprefix("memd: ")
@@ -122,6 +119,9 @@ def daemon_command() -> list[str]:
     Raises:
         DaemonUnavailable: memd (the daemon package) is not installed where this client looks.
     """
+    import importlib.util
+    import shutil
+
     if importlib.util.find_spec("memd") is not None:
         return [sys.executable, "-m", "memd"]
     found = shutil.which("memd")
@@ -159,6 +159,8 @@ def _daemon_environment(environ: Mapping[str, str]) -> dict[str, str]:
 @contextlib.contextmanager
 def _exclusive(path: str, deadline: float) -> Iterator[None]:
     """Hold an exclusive flock on `path` (created 0600), waiting no later than `deadline`."""
+    import subprocess
+
     fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
     try:
         while True:

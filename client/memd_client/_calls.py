@@ -90,3 +90,16 @@ def subscribe(workspace: str) -> Call:
 def unsubscribe(workspace: str) -> Call:
     """Prepare an `unsubscribe` request."""
     return Call("unsubscribe", p.UnsubscribeParams(workspace=workspace), p.UnsubscribeResult)
+
+
+def context(workspace: str, text: str, file: str | None, budget_tokens: int) -> Call:
+    """Build a `context` call."""
+    params = p.ContextParams(workspace=workspace, text=text, file=file, budget_tokens=budget_tokens)
+    return Call("context", params, p.ContextResult)
+
+
+def extract(workspace: str, text: str, store: bool) -> Call:
+    """Build an `extract` call."""
+    return Call(
+        "extract", p.ExtractParams(workspace=workspace, text=text, store=store), p.ExtractResult
+    )

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import logging
 import os
 import socket
 import threading
@@ -13,10 +12,9 @@ from typing import Any
 
 from memd_client import _autostart, _calls, protocol as p
 from memd_client._connection import ClientBase, Connection, ProtocolViolation, Reply
+from memd_client._log import logger
 from memd_client._paths import SUN_PATH_MAX
 from memd_client.errors import ConnectionLost, DaemonUnavailable, MemdError, RequestTimeout
-
-logger = logging.getLogger("memd_client")
 
 CLOSE_TIMEOUT = 5.0
 """How long `SyncSubscription.close()` waits for a running callback to return."""
@@ -254,6 +252,29 @@ class Client(ClientBase):
         result: p.StatusResult = self.call(_calls.status())
         return result
 
+    def context(
+        self,
+        text: str = "",
+        *,
+        file: str | None = None,
+        budget_tokens: int = p.DEFAULT_CONTEXT_BUDGET,
+        workspace: str | os.PathLike[str] | None = None,
+    ) -> p.ContextResult:
+        """A memory block for a prompt: Security and Instruction entries, then what is relevant
+        to `text` (and `file`), within `budget_tokens`."""
+        ws = _calls.workspace_path(workspace, self.workspace)
+        result: p.ContextResult = self.call(_calls.context(ws, text, file, budget_tokens))
+        return result
+
+    def extract(
+        self, text: str, *, store: bool = False, workspace: str | os.PathLike[str] | None = None
+    ) -> p.ExtractResult:
+        """Find memories (preferences, corrections, constraints) in a message; store them too
+        with `store=True`."""
+        ws = _calls.workspace_path(workspace, self.workspace)
+        result: p.ExtractResult = self.call(_calls.extract(ws, text, store))
+        return result
+
     def list(
         self, *, category: str | None = None, workspace: str | os.PathLike[str] | None = None
     ) -> p.EntriesResult:
@@ -346,7 +367,7 @@ class SyncSubscription:
         try:
             self._callback(event)
         except Exception:
-            logger.exception(
+            logger().exception(
                 "memd subscription callback failed on a %s event for %s",
                 type(event).__name__,
                 event.workspace,
@@ -356,9 +377,9 @@ class SyncSubscription:
         if self._closing.is_set():
             return
         if self._on_error is None:
-            logger.warning("memd subscription ended: %s", error)
+            logger().warning("memd subscription ended: %s", error)
             return
         try:
             self._on_error(error)
         except Exception:
-            logger.exception("memd subscription on_error callback failed")
+            logger().exception("memd subscription on_error callback failed")

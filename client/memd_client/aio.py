@@ -188,6 +188,29 @@ class AsyncClient(ClientBase):
         result: p.StatusResult = await self.call(_calls.status())
         return result
 
+    async def context(
+        self,
+        text: str = "",
+        *,
+        file: str | None = None,
+        budget_tokens: int = p.DEFAULT_CONTEXT_BUDGET,
+        workspace: str | os.PathLike[str] | None = None,
+    ) -> p.ContextResult:
+        """A memory block for a prompt: Security and Instruction entries, then what is relevant
+        to `text` (and `file`), within `budget_tokens`."""
+        ws = _calls.workspace_path(workspace, self.workspace)
+        result: p.ContextResult = await self.call(_calls.context(ws, text, file, budget_tokens))
+        return result
+
+    async def extract(
+        self, text: str, *, store: bool = False, workspace: str | os.PathLike[str] | None = None
+    ) -> p.ExtractResult:
+        """Find memories (preferences, corrections, constraints) in a message; store them too
+        with `store=True`."""
+        ws = _calls.workspace_path(workspace, self.workspace)
+        result: p.ExtractResult = await self.call(_calls.extract(ws, text, store))
+        return result
+
     async def list(
         self, *, category: str | None = None, workspace: str | os.PathLike[str] | None = None
     ) -> p.EntriesResult:

@@ -311,6 +311,80 @@ class UnsubscribeResult(_Result):
     subscribed: bool
 
 
+# ---------------------------------------------------------------------------- context
+
+DEFAULT_CONTEXT_BUDGET = 800
+
+
+class ContextParams(_Params):
+    """Ask for a memory block to put in a prompt: always the Security and Instruction entries,
+    then the entries most relevant to `text` (and to `file`'s path words), within the budget."""
+
+    workspace: Workspace
+    text: str = ""
+    file: str | None = None
+    budget_tokens: Annotated[int, Meta(ge=1, le=100_000)] = DEFAULT_CONTEXT_BUDGET
+
+
+ContextLayer = Literal["always", "relevant"]
+
+
+class ContextEntry(_Result):
+    """One entry in the block: `always` (Security, Instruction) or `relevant` (ranked)."""
+
+    layer: ContextLayer
+    category: str
+    file: str
+    line: int
+    slug: str | None
+    content: str
+    score: float | None = None
+
+
+class ContextResult(_Result):
+    """The block (`markdown`, empty when there is nothing to say) and what went into it;
+    `tokens` is the block's estimated size, never above `budget_tokens`; `omitted` counts the
+    always-layer entries that did not fit."""
+
+    markdown: str
+    tokens: int
+    budget_tokens: int
+    entries: list[ContextEntry]
+    omitted: int
+
+
+# ---------------------------------------------------------------------------- extract
+
+
+class ExtractParams(_Params):
+    """Find memories in a user's message (no LLM); with `store`, store each one."""
+
+    workspace: Workspace
+    text: Annotated[str, Meta(max_length=100_000)]
+    store: bool = False
+
+
+CandidateKind = Literal["preference", "correction", "constraint"]
+
+
+class Candidate(_Result):
+    """A memory found in the message: its category, its wording as a memory, the sentence it
+    came from, and with `store` what storing it did (`stored`) or why it failed (`error`)."""
+
+    kind: CandidateKind
+    category: str
+    content: str
+    sentence: str
+    stored: StoreResult | None = None
+    error: str | None = None
+
+
+class ExtractResult(_Result):
+    """Every candidate found, in message order (empty when nothing qualifies)."""
+
+    candidates: list[Candidate]
+
+
 Source = Literal["memd", "external"]
 
 

@@ -16,10 +16,11 @@ import anyio
 import msgspec
 
 from memd import __version__
-from memd.core import ranking, transitions
+from memd.core import context as prompt_block, extract as extraction, ranking, transitions
 from memd.core.archive import ARCHIVE_FILE
 from memd.core.categories import CATEGORIES, Category, category_for_file, parse_category
 from memd.core.cleanup import CleanupPlan
+from memd.core.mdformat import Entry
 from memd.server.actor import Snapshot
 from memd.server.session import Session
 from memd.server.wire import entry_info
@@ -48,6 +49,8 @@ class Methods:
             "status": (p.StatusParams, self.status),
             "subscribe": (p.SubscribeParams, self.subscribe),
             "unsubscribe": (p.UnsubscribeParams, self.unsubscribe),
+            "context": (p.ContextParams, self.context),
+            "extract": (p.ExtractParams, self.extract),
         }
 
     async def store(self, params: p.StoreParams, session: Session) -> p.StoreResult:
@@ -196,6 +199,78 @@ class Methods:
             workspaces=self.registry.roots,
             socket=self.socket_path,
         )
+
+    async def context(self, params: p.ContextParams, session: Session) -> p.ContextResult:
+        """A prompt's memory block (see `memd.core.context` for the layers and the budget).
+
+        A category file that cannot be read contributes nothing here (`stats` reports it), so
+        a prompt hook never fails because of one bad file.
+        """
+        workspace = await self.registry.get(params.workspace)
+        await workspace.refresh(CATEGORIES)
+        snapshots = {category: workspace.actor(category).snapshot for category in CATEGORIES}
+        always = [(c, entry) for c in prompt_block.ALWAYS for entry in snapshots[c].entries]
+        query = " ".join(
+            part for part in (params.text, prompt_block.path_words(params.file)) if part
+        )
+        relevant: list[tuple[Category, Entry, float]] = []
+        if query.strip():
+            indexes = [
+                (c, snapshots[c].index)
+                for c in CATEGORIES
+                if c not in prompt_block.ALWAYS and snapshots[c].error is None
+            ]
+            found = ranking.search(indexes, query, limit=prompt_block.RELEVANT_LIMIT)
+            relevant = [(hit.category, hit.entry, hit.score) for hit in found.hits]
+        block = prompt_block.build(always, relevant, params.budget_tokens)
+        return p.ContextResult(
+            markdown=block.markdown,
+            tokens=block.tokens,
+            budget_tokens=params.budget_tokens,
+            entries=[
+                p.ContextEntry(
+                    layer=placed.layer,
+                    category=placed.category.value,
+                    file=placed.category.file,
+                    line=placed.entry.line,
+                    slug=placed.entry.slug,
+                    content=placed.entry.content,
+                    score=placed.score,
+                )
+                for placed in block.entries
+            ],
+            omitted=block.omitted,
+        )
+
+    async def extract(self, params: p.ExtractParams, session: Session) -> p.ExtractResult:
+        """Find memories in a message (`memd.core.extract`); with `store`, store each one through
+        the normal store path (dedup included). A store that fails is reported on its candidate;
+        the others still go ahead."""
+        workspace = await self.registry.get(params.workspace)
+        candidates = []
+        for found in extraction.extract(params.text):
+            stored, error = None, None
+            if params.store:
+                try:
+                    outcome = await workspace.actor(found.category).submit(
+                        transitions.Store(content=found.content, slug=None, dry_run=False)
+                    )
+                except RpcError as exc:
+                    error = exc.message
+                else:
+                    assert isinstance(outcome, transitions.StoreOutcome)
+                    stored = store_result(found.category, outcome)
+            candidates.append(
+                p.Candidate(
+                    kind=found.kind,
+                    category=found.category.value,
+                    content=found.content,
+                    sentence=found.sentence,
+                    stored=stored,
+                    error=error,
+                )
+            )
+        return p.ExtractResult(candidates=candidates)
 
     async def subscribe(self, params: p.SubscribeParams, session: Session) -> p.SubscribeResult:
         """Send the workspace's `changed` notifications to this connection from now on."""
