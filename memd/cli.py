@@ -11,7 +11,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import datetime
-import logging
 import os
 import sys
 import threading
@@ -57,10 +56,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
     if args.verb == "watch":
         return run_watch(args)
+    if args.verb == "context" and args.hook == "claude":
+        return run_context_hook(args)
     if args.verb == "service":
         from memd.service import run_service
 
         return run_service(args)
+    if args.verb == "init":
+        from memd.init import run_init
+
+        return run_init(args)
+    if args.verb == "mcp":
+        from memd.mcp_bridge import run_mcp
+
+        return run_mcp(args)
     return run_client_verb(args)
 
 
@@ -175,6 +184,62 @@ def build_parser() -> argparse.ArgumentParser:
     verbs.add_parser("status", parents=[common], help="is the daemon up, and what it serves")
     verbs.add_parser(
         "watch", parents=[common], help="print each change to the workspace's memory as it happens"
+    )
+
+    context = verbs.add_parser(
+        "context",
+        parents=[common],
+        help="print a memory block for a prompt (Security and Instruction, then what is relevant)",
+    )
+    context.add_argument("--file", help="a file the prompt is about (its path words count)")
+    context.add_argument(
+        "--budget",
+        type=_positive_int,
+        default=p.DEFAULT_CONTEXT_BUDGET,
+        metavar="TOKENS",
+        help=f"largest block, in estimated tokens (default {p.DEFAULT_CONTEXT_BUDGET})",
+    )
+    context.add_argument(
+        "--hook",
+        choices=("claude",),
+        help="read a Claude Code UserPromptSubmit hook's JSON on stdin and answer as it expects",
+    )
+    context.add_argument("text", nargs="*", help="what the prompt is about")
+
+    extract = verbs.add_parser(
+        "extract",
+        parents=[common],
+        help="find memories (preferences, corrections, constraints) in a message",
+    )
+    extract.add_argument("--store", action="store_true", help="store what is found")
+    extract.add_argument("text", nargs="*", help="the message (default: read stdin)")
+
+    init = verbs.add_parser(
+        "init",
+        help="create .memory/ files and a memd block in agent instruction files",
+    )
+    init.add_argument(
+        "--workspace",
+        "-w",
+        default=argparse.SUPPRESS,
+        help="project root (default: nearest .memory/.git)",
+    )
+    init.add_argument("--agents", action="store_true", help="update AGENTS.md")
+    init.add_argument("--claude", action="store_true", help="update CLAUDE.md")
+    init.add_argument(
+        "--copilot", action="store_true", help="update .github/copilot-instructions.md"
+    )
+    init.add_argument(
+        "--file", action="append", default=[], metavar="PATH", help="update another file"
+    )
+    init.add_argument("--dry-run", action="store_true", help="show the changes as a diff")
+
+    mcp = verbs.add_parser("mcp", help="serve memd's tools to an agent over MCP (stdio)")
+    mcp.add_argument("--socket", help="daemon socket path")
+    mcp.add_argument(
+        "--workspace",
+        "-w",
+        help="project root (default: the MCP client's first root, else the current directory)",
     )
 
     service = verbs.add_parser(
@@ -309,6 +374,8 @@ def _configure_logging(level: str, log_file: str | None) -> None:
     Raises:
         OSError: the log file (or its directory, created if missing) cannot be opened.
     """
+    import logging
+
     handler: logging.Handler = logging.StreamHandler(sys.stderr)
     if log_file:
         os.makedirs(os.path.dirname(log_file), mode=0o700, exist_ok=True)
@@ -327,6 +394,8 @@ def _serve_failed(message: str, reporter: Reporter | None, code: int = EXIT_ERRO
     if reporter is None:
         print(f"memd: {message}", file=sys.stderr)
     else:
+        import logging
+
         logging.getLogger("memd").error("%s", message)
         reporter.failed(message, code)
     return code
@@ -337,6 +406,8 @@ def _serve_failed(message: str, reporter: Reporter | None, code: int = EXIT_ERRO
 
 def _show_client_notes() -> None:
     """Print the client library's notes (such as "started a daemon") on stderr."""
+    import logging  # here, not at import: `memd context --hook` stays lean
+
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(logging.Formatter("memd: %(message)s"))
     client_logger = logging.getLogger("memd_client")
@@ -357,9 +428,46 @@ def run_client_verb(args: argparse.Namespace) -> int:
         return EXIT_UNREACHABLE if isinstance(exc, DaemonUnavailable) else EXIT_ERROR
     if args.json:
         print(msgspec.json.format(msgspec.json.encode(result), indent=2).decode())
-    else:
-        print(render(result))
+    elif text := render(result):
+        print(text)
     return EXIT_OK if ok else EXIT_ERROR
+
+
+class ClaudePromptHook(msgspec.Struct):
+    """The part of Claude Code's UserPromptSubmit hook input that memd reads."""
+
+    prompt: str = ""
+    cwd: str | None = None
+
+
+def run_context_hook(args: argparse.Namespace) -> int:
+    """Answer a Claude Code UserPromptSubmit hook: read its JSON on stdin, print the memory block
+    as `hookSpecificOutput.additionalContext`.
+
+    A prompt hook must never block the user: every failure exits 0 with a one-line note on
+    stderr and nothing on stdout, so the prompt goes on without memory.
+    """
+    try:
+        hook = msgspec.json.decode(sys.stdin.buffer.read(), type=ClaudePromptHook)
+    except msgspec.DecodeError as exc:
+        print(f"memd: not a Claude Code hook input ({exc}); no memory added.", file=sys.stderr)
+        return EXIT_OK
+    workspace = args.workspace or find_workspace(hook.cwd)
+    try:
+        with Client(args.socket, workspace=workspace, autostart=args.autostart) as client:
+            result = client.context(hook.prompt, file=args.file, budget_tokens=args.budget)
+    except MemdError as exc:
+        print(f"memd: {exc.message} No memory added.", file=sys.stderr)
+        return EXIT_OK
+    if result.markdown:
+        output = {
+            "hookSpecificOutput": {
+                "hookEventName": "UserPromptSubmit",
+                "additionalContext": result.markdown,
+            }
+        }
+        print(msgspec.json.encode(output).decode())
+    return EXIT_OK
 
 
 def run_watch(args: argparse.Namespace) -> int:
@@ -453,6 +561,17 @@ def _status(client: Client, args: argparse.Namespace) -> Outcome:
     return client.status(), render_status, True
 
 
+def _context(client: Client, args: argparse.Namespace) -> Outcome:
+    result = client.context(" ".join(args.text), file=args.file, budget_tokens=args.budget)
+    return result, render_context, True
+
+
+def _extract(client: Client, args: argparse.Namespace) -> Outcome:
+    text = " ".join(args.text) if args.text else sys.stdin.read()
+    result = client.extract(text, store=args.store)
+    return result, render_extract, all(c.error is None for c in result.candidates)
+
+
 VERBS: dict[str, Callable[[Client, argparse.Namespace], Outcome]] = {
     "store": _store,
     "query": _query,
@@ -462,6 +581,8 @@ VERBS: dict[str, Callable[[Client, argparse.Namespace], Outcome]] = {
     "delete": _delete,
     "stats": _stats,
     "status": _status,
+    "context": _context,
+    "extract": _extract,
 }
 
 
@@ -540,6 +661,25 @@ def render_stats(result: p.StatsResult) -> str:
             f"  {row.category:<11} {row.file:<16} {row.entries:>4} / {row.limit}{flag}{missing}"
         )
     lines.append(f"  {'Total':<28} {result.total:>4}")
+    return "\n".join(lines)
+
+
+def render_context(result: p.ContextResult) -> str:
+    """Return the block itself (nothing when no memory applies)."""
+    return result.markdown.rstrip("\n")
+
+
+def render_extract(result: p.ExtractResult) -> str:
+    """Return one line per candidate, with what storing it did."""
+    if not result.candidates:
+        return "No memories found in that message."
+    lines = []
+    for candidate in result.candidates:
+        lines.append(f"{candidate.category}: {candidate.content}  ({candidate.kind})")
+        if candidate.stored is not None:
+            lines.append(f"  {candidate.stored.message}")
+        if candidate.error is not None:
+            lines.append(f"  not stored: {candidate.error}")
     return "\n".join(lines)
 
 

@@ -1,0 +1,433 @@
+"""`memd mcp` driven as a real subprocess over stdio by the MCP SDK's own client, against a real
+daemon: tool list and schemas, results (text and structured), errors, workspace resolution
+(--workspace, the client's roots, the current directory), autostart, and a clean stdout."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from anyio.streams.buffered import BufferedByteReceiveStream
+from mcp import Client
+from mcp.client import ClientRequestContext
+from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.types import CallToolResult, ListRootsResult, Root, TextContent
+from pydantic import FileUrl
+
+from memd.mcp_bridge import workspace_from_roots
+from tests.conftest import STOP_TIMEOUT, DaemonProcess
+
+pytestmark = pytest.mark.e2e
+
+TOOLS = {"storeMemory", "queryMemory", "getMemory", "memoryStats", "cleanupMemory", "memoryContext"}
+READ_ONLY = {"queryMemory", "getMemory", "memoryStats", "memoryContext"}
+CATEGORIES = ["Instruction", "Quirk", "Preference", "Decision", "Security"]
+
+
+# ---------------------------------------------------------------------------- helpers
+
+
+@pytest.fixture
+def env(short_tmp: Path) -> dict[str, str]:
+    """Private home, state, config and runtime directories for the bridge (and any daemon it
+    starts), and its own log level."""
+    return {
+        "HOME": str(short_tmp / "home"),
+        "XDG_STATE_HOME": str(short_tmp / "state"),
+        "XDG_CONFIG_HOME": str(short_tmp / "config"),
+        "XDG_RUNTIME_DIR": str(short_tmp / "run"),
+        "MEMD_LOG_LEVEL": "INFO",
+    }
+
+
+@contextlib.asynccontextmanager
+async def bridge(
+    short_tmp: Path,
+    env: dict[str, str],
+    *args: str,
+    cwd: Path | None = None,
+    mode: str = "legacy",
+    roots: list[Path] | None = None,
+) -> AsyncIterator[Client]:
+    """Run `memd mcp ARGS` and connect the SDK's client to it (`mode` "legacy": the initialize
+    handshake; "auto": 2026-07-28 here); its stderr goes to `short_tmp/bridge.log`. With
+    `roots`, the client declares the roots capability and lists them."""
+
+    async def list_roots(context: ClientRequestContext) -> ListRootsResult:
+        listed = [Root(uri=FileUrl(path.as_uri()), name=path.name) for path in roots or []]
+        return ListRootsResult(roots=listed)
+
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "memd", "mcp", *args], env=env, cwd=cwd
+    )
+    with (short_tmp / "bridge.log").open("w") as errlog:
+        client = Client(
+            stdio_client(params, errlog=errlog),
+            mode=mode,
+            list_roots_callback=list_roots if roots is not None else None,
+        )
+        async with client:
+            yield client
+
+
+def text(result: CallToolResult) -> str:
+    """The result's one text block."""
+    assert len(result.content) == 1
+    block = result.content[0]
+    assert isinstance(block, TextContent)
+    return block.text
+
+
+async def call(client: Client, tool: str, **arguments: Any) -> tuple[str, dict[str, Any]]:
+    """Call a tool that must succeed; return its text and structured content."""
+    result = await client.call_tool(tool, arguments)
+    assert not result.is_error, text(result)
+    assert result.structured_content is not None
+    return text(result), result.structured_content
+
+
+async def fails(client: Client, tool: str, **arguments: Any) -> str:
+    """Call a tool that must fail; return the error text the agent sees."""
+    result = await client.call_tool(tool, arguments)
+    assert result.is_error
+    message = text(result)
+    assert message.startswith(f"Error executing tool {tool}: ")
+    assert "Traceback" not in message
+    return message
+
+
+def serve_pids(socket_path: Path) -> list[int]:
+    """The pids of `memd serve` processes for `socket_path` (from /proc)."""
+    pids = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            argv = (entry / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if b"serve" in argv and os.fsencode(socket_path) in argv:
+            pids.append(int(entry.name))
+    return pids
+
+
+def stop_all(socket_path: Path) -> None:
+    """SIGTERM every daemon serving `socket_path` and wait until each is gone."""
+    for pid in serve_pids(socket_path):
+        os.kill(pid, signal.SIGTERM)
+        deadline = time.monotonic() + STOP_TIMEOUT
+        while time.monotonic() < deadline:
+            try:
+                os.kill(pid, 0)
+            except ProcessLookupError:
+                break
+            time.sleep(0.02)
+        else:
+            raise AssertionError(f"memd serve {pid} is still running")
+
+
+@pytest.fixture
+def autostart_socket(short_tmp: Path) -> Iterator[Path]:
+    """A socket path nothing serves yet; any daemon started on it is stopped afterwards."""
+    path = short_tmp / "auto" / "memd.sock"
+    try:
+        yield path
+    finally:
+        stop_all(path)
+
+
+# ---------------------------------------------------------------------------- tools
+
+
+async def test_tools_keep_hacklm_names_and_schemas_and_a_daemon_that_cannot_start_is_a_sentence(
+    short_tmp: Path, env: dict[str, str], workspace: Path
+) -> None:
+    blocked = short_tmp / "blocked.sock"
+    blocked.write_text("not a socket")  # nothing answers here, and memd cannot serve here
+    args = ("--socket", str(blocked), "--workspace", str(workspace))
+    try:
+        async with bridge(short_tmp, env, *args) as c:
+            assert c.server_info is not None
+            assert c.server_info.name == "memd"
+            assert c.server_info.version
+            assert c.instructions is not None
+            assert "queryMemory" in c.instructions and "storeMemory" in c.instructions
+            assert "Security and Instruction" in c.instructions
+
+            tools = {tool.name: tool for tool in (await c.list_tools()).tools}
+            assert set(tools) == TOOLS
+            for name, tool in tools.items():
+                assert tool.description and not tool.description.startswith(" "), name
+                assert tool.output_schema is not None and tool.output_schema["type"] == "object"
+                hints = tool.annotations
+                assert hints is not None
+                assert hints.open_world_hint is False, name
+                assert bool(hints.read_only_hint) == (name in READ_ONLY), name
+            cleanup = tools["cleanupMemory"].annotations
+            assert cleanup is not None and cleanup.destructive_hint is True
+            store = tools["storeMemory"].annotations
+            assert store is not None and store.destructive_hint is False
+
+            schema = tools["storeMemory"].input_schema
+            assert schema["required"] == ["category", "content"]
+            assert schema["properties"]["category"]["enum"] == CATEGORIES
+            assert set(schema["properties"]) == {"category", "content", "slug"}  # roots: hidden
+            assert all(p.get("description") for p in schema["properties"].values())
+            query = tools["queryMemory"].input_schema["properties"]
+            assert (query["limit"]["minimum"], query["limit"]["maximum"]) == (1, 20)
+            assert query["category"]["anyOf"][0]["enum"] == CATEGORIES
+            assert tools["getMemory"].input_schema["required"] == ["slug"]
+            assert tools["memoryStats"].input_schema.get("properties", {}) == {}
+            assert tools["cleanupMemory"].input_schema["properties"]["apply"]["default"] is False
+            context = tools["memoryContext"].input_schema["properties"]
+            assert set(context) == {"text", "file", "budget_tokens"}
+            output = tools["storeMemory"].output_schema
+            assert output is not None
+            assert {"action", "slug", "message", "workspace", "workspace_source"} <= set(
+                output["properties"]
+            )
+
+            # The schema rejects what HackLM's would, before anything reaches the daemon.
+            message = await fails(c, "storeMemory", category="Nope", content="x")
+            assert "Instruction" in message and "Security" in message
+            await fails(c, "queryMemory", query="x", limit=21)
+            await fails(c, "storeMemory", category="Decision")
+
+            # Then a call: no daemon answers, and the one autostart tries cannot serve there.
+            message = await fails(c, "memoryStats")
+    finally:
+        stop_all(blocked)
+    assert f"Could not start memd on {blocked}" in message
+    assert "exists and is not a socket" in message
+    assert message.endswith(f"This call used workspace {workspace} (from --workspace).")
+    assert blocked.read_text() == "not a socket"
+
+
+async def test_store_query_get_and_stats_give_text_and_structured_content(
+    daemon: DaemonProcess, short_tmp: Path, env: dict[str, str], workspace: Path
+) -> None:
+    elsewhere = short_tmp / "elsewhere"
+    elsewhere.mkdir()
+    args = ("--socket", str(daemon.socket_path), "--workspace", str(workspace))
+    async with bridge(short_tmp, env, *args, roots=[elsewhere]) as c:  # --workspace wins
+        said, stored = await call(
+            c, "storeMemory", category="Decision", content="Take the lock before writing files."
+        )
+        slug = stored["slug"]
+        assert said == f'Stored in decisions.md as [{slug}]: "Take the lock before writing files."'
+        assert stored["action"] == "stored"
+        assert stored["workspace"] == str(workspace)
+        assert stored["workspace_source"] == "--workspace"
+        assert (
+            (workspace / ".memory" / "decisions.md")
+            .read_text()
+            .endswith(f"- [{slug}] Take the lock before writing files.\n")
+        )
+
+        _, updated = await call(
+            c, "storeMemory", category="Decision", content="Lock, then write.", slug=slug
+        )
+        assert updated["action"] == "updated" and updated["slug"] == slug
+
+        found, hits = await call(c, "queryMemory", query="lock write")
+        assert found.startswith("Found 1 memory:")
+        score = hits["results"][0]["score"]
+        assert f"- [Decision] [{slug}] Lock, then write. (score {score:.2f})" in found
+        assert hits["total"] == 1 and hits["results"][0]["slug"] == slug
+        none, empty = await call(c, "queryMemory", query="kubernetes", category="Security")
+        assert none == 'No memories found matching "kubernetes".'
+        assert empty["results"] == []
+
+        for where in ({}, {"category": "Decision"}):
+            got, entries = await call(c, "getMemory", slug=slug, **where)
+            assert got == f"- [Decision] [{slug}] Lock, then write. (decisions.md:5)"
+            assert [e["slug"] for e in entries["entries"]] == [slug]
+        missing = await fails(c, "getMemory", slug="no-such-slug")
+        assert "No entry [no-such-slug] in any category" in missing
+        assert missing.endswith(f"This call used workspace {workspace} (from --workspace).")
+        missing = await fails(c, "getMemory", slug="no-such-slug", category="Quirk")
+        assert "No entry [no-such-slug] in quirks.md" in missing
+
+        # Concurrent calls, each on its own connection to the daemon.
+        results: list[CallToolResult] = []
+
+        async def store(n: int) -> None:
+            arguments = {"category": "Quirk", "content": f"Parallel note{n} q{n}x z{n}k w{n}j."}
+            results.append(await c.call_tool("storeMemory", arguments))
+
+        async with anyio.create_task_group() as tg:
+            for n in range(8):
+                tg.start_soon(store, n)
+        assert [r.is_error for r in results] == [False] * 8
+
+        stats_text, stats = await call(c, "memoryStats")
+        lines = stats_text.splitlines()
+        assert lines[0] == f"Memory of workspace {workspace} (from --workspace):"
+        assert "- Quirk (quirks.md): 8 of 40 entries" in lines
+        assert lines[-1] == "Total: 9 entries."
+        assert stats["total"] == 9 and stats["workspace_source"] == "--workspace"
+    assert not (elsewhere / ".memory").exists()
+
+
+async def test_daemon_errors_cleanup_and_context_in_the_clients_first_root(
+    daemon: DaemonProcess, short_tmp: Path, env: dict[str, str], workspace: Path
+) -> None:
+    memory = workspace / ".memory"
+    memory.mkdir()
+    (memory / "quirks.md").write_text("# Quirks\n\n- Watchfiles goes blind when the dir is gone.\n")
+    second = short_tmp / "second root"
+    second.mkdir()
+    args = ("--socket", str(daemon.socket_path))  # no --workspace: the first root is used
+    async with bridge(short_tmp, env, *args, cwd=second, roots=[workspace, second]) as c:
+        where = f"This call used workspace {workspace} (from the client's first root)."
+        bad_slug = await fails(c, "storeMemory", category="Quirk", content="x y z", slug="Bad Slug")
+        assert "'Bad Slug' is not valid kebab-case" in bad_slug
+        assert bad_slug.endswith(where)
+        too_long = await fails(c, "storeMemory", category="Quirk", content="word " * 500)
+        assert "keep a memory under 2000" in too_long
+
+        plan, planned = await call(c, "cleanupMemory")
+        assert planned["applied"] is False and len(planned["slugged"]) == 1
+        assert planned["workspace_source"] == "client root"
+        assert "becomes [" in plan and "apply=true" in plan
+        assert "- Watchfiles goes blind" in (memory / "quirks.md").read_text()
+        _, applied = await call(c, "cleanupMemory", apply=True)
+        assert applied["applied"] is True
+        slug = planned["slugged"][0]["slug"]
+        assert f"- [{slug}] Watchfiles goes blind" in (memory / "quirks.md").read_text()
+
+        await call(c, "storeMemory", category="Security", content="Never commit the .env file.")
+        await call(c, "storeMemory", category="Decision", content="Deploys go through the queue.")
+        block, context = await call(
+            c, "memoryContext", text="how do deploys work", budget_tokens=400
+        )
+        assert "Never commit the .env file." in block
+        assert "Deploys go through the queue." in block
+        assert block == context["markdown"]
+        layers = {e["content"]: e["layer"] for e in context["entries"]}
+        assert layers["Never commit the .env file."] == "always"
+        assert layers["Deploys go through the queue."] == "relevant"
+        assert context["tokens"] <= 400 and context["workspace"] == str(workspace)
+    assert not (second / ".memory").exists()
+    assert "Tool 'storeMemory' failed" in (short_tmp / "bridge.log").read_text()  # INFO, stderr
+
+
+async def test_a_missing_daemon_is_started_and_roots_work_on_2026_07_28(
+    short_tmp: Path, env: dict[str, str], workspace: Path, autostart_socket: Path
+) -> None:
+    args = ("--socket", str(autostart_socket))
+    async with bridge(short_tmp, env, *args, mode="auto", roots=[workspace]) as c:
+        # mode="auto" negotiates 2026-07-28: roots come through the multi-round-trip flow.
+        _, stored = await call(c, "storeMemory", category="Quirk", content="Autostart works.")
+        assert stored["action"] == "stored"
+        assert stored["workspace"] == str(workspace)
+        assert stored["workspace_source"] == "client root"
+    assert len(serve_pids(autostart_socket)) == 1
+    assert "started a daemon" in (short_tmp / "bridge.log").read_text()
+
+
+def test_file_uris_become_paths() -> None:
+    assert workspace_from_roots(["https://example.com/x", "file:///a%20b/c"]) == "/a b/c"
+    assert workspace_from_roots(["file://localhost/srv/p"]) == "/srv/p"
+    assert workspace_from_roots(["file://otherhost/srv/p", "file:///"]) == "/"
+    assert workspace_from_roots([]) is None
+
+
+# ---------------------------------------------------------------------------- the process
+
+
+async def test_raw_session_stdout_frames_cwd_fallback_stderr_logs_and_exit_0(
+    daemon: DaemonProcess, short_tmp: Path, workspace: Path
+) -> None:
+    """A handshake-era client that declares roots but fails to list them, started in a
+    subdirectory of a git project without --workspace: the bridge uses the project root."""
+    (workspace / ".git").mkdir()
+    inside = workspace / "src" / "pkg"
+    inside.mkdir(parents=True)
+    command = [sys.executable, "-m", "memd", "mcp", "--socket", str(daemon.socket_path)]
+    environ = {k: v for k, v in os.environ.items() if not k.startswith("MEMD_")}
+    environ["MEMD_LOG_LEVEL"] = "INFO"
+    initialize = {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {"roots": {"listChanged": False}},
+        "clientInfo": {"name": "raw-test", "version": "0"},
+    }
+    frames: list[dict[str, Any]] = []
+
+    async def send(stream: Any, message: dict[str, Any]) -> None:
+        await stream.send(json.dumps({"jsonrpc": "2.0", **message}).encode() + b"\n")
+
+    with (short_tmp / "raw.log").open("w+b") as errlog, anyio.fail_after(30):
+        process = await anyio.open_process(command, cwd=inside, env=environ, stderr=errlog)
+        async with process:
+            assert process.stdin is not None and process.stdout is not None
+            reader = BufferedByteReceiveStream(process.stdout)
+
+            async def answer(request_id: int) -> dict[str, Any]:
+                while True:
+                    line = await reader.receive_until(b"\n", 1 << 20)
+                    frame: dict[str, Any] = json.loads(line)
+                    frames.append(frame)
+                    if frame.get("method") == "roots/list":
+                        error = {"code": -32603, "message": "cannot list roots"}
+                        await send(process.stdin, {"id": frame["id"], "error": error})
+                    elif frame.get("id") == request_id and "method" not in frame:
+                        return frame
+
+            await send(process.stdin, {"id": 1, "method": "initialize", "params": initialize})
+            initialized = await answer(1)
+            await send(process.stdin, {"method": "notifications/initialized"})
+            call_params = {"name": "memoryStats", "arguments": {}}
+            await send(process.stdin, {"id": 2, "method": "tools/call", "params": call_params})
+            stats = await answer(2)
+            await process.stdin.aclose()
+            rest = b""
+            with contextlib.suppress(anyio.EndOfStream, anyio.IncompleteRead):
+                while True:
+                    rest += await reader.receive()
+            assert await process.wait() == 0
+        errlog.seek(0)
+        stderr = errlog.read().decode()
+    assert rest.strip() == b""  # every byte on stdout was one of the frames above
+    assert all(frame["jsonrpc"] == "2.0" for frame in frames)
+    assert [f.get("method") for f in frames] == [None, "roots/list", None]
+    assert initialized["result"]["serverInfo"]["name"] == "memd"
+    result = stats["result"]
+    assert result["isError"] is False
+    assert result["structuredContent"]["workspace"] == str(workspace)
+    assert result["structuredContent"]["workspace_source"] == "current directory"
+    assert f"workspace {workspace} (from the current directory)" in result["content"][0]["text"]
+    assert "serving MCP on stdio" in stderr
+    assert "could not read the client's roots" in stderr
+    assert "the MCP client went away" in stderr
+
+
+def test_without_the_mcp_sdk_it_says_what_to_install(short_tmp: Path) -> None:
+    shadow = short_tmp / "shadow" / "mcp"
+    shadow.mkdir(parents=True)
+    (shadow / "__init__.py").write_text("raise ImportError('No module named mcp (test)')\n")
+    environ = dict(os.environ, PYTHONPATH=str(shadow.parent))
+    result = subprocess.run(
+        [sys.executable, "-m", "memd", "mcp"],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        env=environ,
+        timeout=60,
+        check=False,
+    )
+    assert result.returncode == 1
+    assert result.stdout == ""
+    assert result.stderr.count("\n") == 1
+    assert "pip install 'memd[mcp]'" in result.stderr
+    assert "Traceback" not in result.stderr
