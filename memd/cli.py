@@ -21,6 +21,7 @@ import msgspec
 
 from memd import __version__
 from memd.config import LOG_LEVELS
+from memd.core.render import entry_text
 from memd_client import (
     Client,
     DaemonUnavailable,
@@ -433,6 +434,11 @@ def run_client_verb(args: argparse.Namespace) -> int:
     return EXIT_OK if ok else EXIT_ERROR
 
 
+HOOK_MAX_TOKENS = 3000
+"""The hook's budget cap: 3,000 estimated tokens is at most 9,000 bytes, under the 10,000
+characters above which Claude Code shows a hook's context only as a short preview."""
+
+
 class ClaudePromptHook(msgspec.Struct):
     """The part of Claude Code's UserPromptSubmit hook input that memd reads."""
 
@@ -449,13 +455,14 @@ def run_context_hook(args: argparse.Namespace) -> int:
     """
     try:
         hook = msgspec.json.decode(sys.stdin.buffer.read(), type=ClaudePromptHook)
-    except msgspec.DecodeError as exc:
+    except (msgspec.DecodeError, ValueError) as exc:  # ValueError: bytes that are not UTF-8
         print(f"memd: not a Claude Code hook input ({exc}); no memory added.", file=sys.stderr)
         return EXIT_OK
     workspace = args.workspace or find_workspace(hook.cwd)
     try:
         with Client(args.socket, workspace=workspace, autostart=args.autostart) as client:
-            result = client.context(hook.prompt, file=args.file, budget_tokens=args.budget)
+            budget = min(args.budget, HOOK_MAX_TOKENS)
+            result = client.context(hook.prompt, file=args.file, budget_tokens=budget)
     except MemdError as exc:
         print(f"memd: {exc.message} No memory added.", file=sys.stderr)
         return EXIT_OK
@@ -540,12 +547,7 @@ def _list(client: Client, args: argparse.Namespace) -> Outcome:
 def _get(client: Client, args: argparse.Namespace) -> Outcome:
     if args.slug is None:
         return client.get(file=args.file, lines=args.lines), render_entries, True
-    if args.category is not None:
-        return client.get(category=args.category, slug=args.slug), render_entries, True
-    found = [e for e in client.list().entries if e.slug == args.slug]
-    if not found:
-        raise MemdError(f"No entry [{args.slug}] in any category; `memd list` shows the slugs.")
-    return p.EntriesResult(entries=found), render_entries, True
+    return client.get(category=args.category, slug=args.slug), render_entries, True
 
 
 def _delete(client: Client, args: argparse.Namespace) -> Outcome:
@@ -601,16 +603,12 @@ def render_event(event: p.Event) -> str:
     return f"{now} {event.file} changed ({who}): {count} {'entry' if count == 1 else 'entries'}"
 
 
-def _entry_line(category: str, slug: str | None, content: str) -> str:
-    return f"[{category}] [{slug}] {content}" if slug else f"[{category}] {content}"
-
-
 def render_query(result: p.QueryResult, text: str) -> str:
     """Return query results as readable lines."""
     if not result.results:
         return f'No memories match "{text}".' if text.strip() else "No memories stored yet."
     lines = [
-        f"{hit.score:7.3f}  {_entry_line(hit.category, hit.slug, hit.content)}"
+        f"{hit.score:7.3f}  {entry_text(hit.category, hit.slug, hit.content)}"
         f"  ({hit.file}:{hit.line})"
         for hit in result.results
     ]

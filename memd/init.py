@@ -7,7 +7,11 @@ Rules:
 - Category files are created with O_EXCL and the header the daemon gives a new file; an existing
   file (or one that appears meanwhile) is never touched. A symlinked `.memory` is refused.
 - Instruction files are replaced atomically and keep their mode (`storage.write_atomic`); one that
-  changed since it was read is not overwritten. Symlinked instruction files are refused.
+  changed since it was read is not overwritten.
+- A hard-linked instruction file (more than one link) is refused: replacing it would split it
+  from its other names. So is a symlinked one, except a symlink whose target is another file of
+  the same run, inside the workspace (CLAUDE.md -> AGENTS.md): that one is skipped with a line
+  saying it was updated through its target.
 - A file that cannot be done (malformed markers, not UTF-8, ...) is reported and left unchanged,
   the others are still done, and the exit code is 1.
 """
@@ -37,13 +41,17 @@ class InitError(Exception):
 
 
 class FilePlan(NamedTuple):
-    """An instruction file: where it is, how it is shown, its text now (None: absent) and next."""
+    """An instruction file: where it is, how it is shown, its text now (None: absent) and next.
+
+    `links` are the shown names of the symlinks to it that are updated through it.
+    """
 
     path: str
     shown: str
     old: str | None
     new: str
     fingerprint: storage.Fingerprint | None
+    links: tuple[str, ...] = ()
 
 
 def run_init(args: argparse.Namespace) -> int:
@@ -53,12 +61,19 @@ def run_init(args: argparse.Namespace) -> int:
         missing = _missing_memory_files(workspace)
     except InitError as exc:
         return _fail([str(exc)])
+    targets = _targets(workspace, args)
+    links = _links_to_targets(workspace, targets)
     plans, errors = [], []
-    for path in _targets(workspace, args):
+    for path in targets:
+        if path in links:
+            continue
         try:
-            plans.append(_plan_file(workspace, path))
+            plan = _plan_file(workspace, path)
         except InitError as exc:
             errors.append(str(exc))
+            continue
+        shown = tuple(_shown(workspace, link) for link, to in links.items() if to == path)
+        plans.append(plan._replace(links=shown))
     if args.dry_run:
         _show_plan(missing, plans)
     else:
@@ -112,23 +127,48 @@ def _targets(workspace: str, args: argparse.Namespace) -> list[str]:
     return list(dict.fromkeys(_join(workspace, name) for name in names))
 
 
+def _links_to_targets(workspace: str, targets: list[str]) -> dict[str, str]:
+    """Return the symlinks among `targets` whose target is another of them, inside `workspace`.
+
+    Each maps to that other target (a path of `targets` that is not a symlink).
+    """
+    plain: dict[str, str] = {}
+    for path in targets:
+        if not os.path.islink(path):
+            plain.setdefault(os.path.realpath(path), path)
+    root = os.path.realpath(workspace)
+    links = {}
+    for path in targets:
+        real = os.path.realpath(path)
+        if os.path.islink(path) and real in plain and os.path.commonpath([root, real]) == root:
+            links[path] = plain[real]
+    return links
+
+
 def _plan_file(workspace: str, path: str) -> FilePlan:
     """Read the instruction file at `path` and return what it would become.
 
     Raises:
-        InitError: it is a symlink or not a readable UTF-8 file, or its memd markers are malformed.
+        InitError: it is a symlink, hard-linked, or not a readable UTF-8 file, or its memd
+            markers are malformed or would fall in an unclosed code fence.
     """
     shown = _shown(workspace, path)
     try:
-        is_link = stat.S_ISLNK(os.lstat(path).st_mode)
+        st: os.stat_result | None = os.lstat(path)
     except FileNotFoundError:
-        is_link = False
+        st = None
     except OSError as exc:
         raise InitError(storage.storage_error("check", shown, exc).message) from None
-    if is_link:
+    if st is not None and stat.S_ISLNK(st.st_mode):
         raise InitError(
             f"{shown} is a symlink, which memd init does not write through; pass the file it "
             "points to with --file, or replace the link with a file."
+        )
+    if st is not None and stat.S_ISREG(st.st_mode) and st.st_nlink > 1:
+        raise InitError(
+            f"{shown} has {st.st_nlink} hard links, which memd init would break by replacing "
+            "it, so it was left unchanged; add the memd block by hand, or keep one file and "
+            "make the other names symlinks to it."
         )
     try:
         read = storage.read_text(path)
@@ -154,6 +194,7 @@ def _show_plan(missing: list[Category] | None, plans: list[FilePlan]) -> None:
     for plan in plans:
         if plan.old == plan.new:
             _say(f"{plan.shown} already up to date")
+        _say_links(plan, "already up to date" if plan.old == plan.new else "would be updated")
     for plan in plans:
         if plan.old != plan.new:
             sys.stdout.write(_diff(plan))
@@ -183,6 +224,8 @@ def _carry_out(workspace: str, missing: list[Category] | None, plans: list[FileP
             _say(_write_plan(plan))
         except (OSError, MemdError, storage.ChangedOnDisk) as exc:
             errors.append(_write_error(plan, exc))
+        else:
+            _say_links(plan, "already up to date" if plan.old == plan.new else "updated")
     return errors
 
 
@@ -239,8 +282,15 @@ def _write_plan(plan: FilePlan) -> str:
     _make_parents(os.path.dirname(plan.path))
 
     def unchanged_since_read() -> None:
-        if storage.current_fingerprint(plan.path) != plan.fingerprint:
-            raise storage.ChangedOnDisk
+        # lstat: a file replaced by a symlink meanwhile has another inode, so it counts as changed.
+        try:
+            st = os.lstat(plan.path)
+        except FileNotFoundError:
+            if plan.fingerprint is not None:
+                raise storage.ChangedOnDisk from None
+            return
+        if storage.fingerprint_of(st) != plan.fingerprint or st.st_nlink > 1:
+            raise storage.ChangedOnDisk  # a rerun reads it again (and refuses a new hard link)
 
     storage.write_atomic(plan.path, plan.new, before_replace=unchanged_since_read)
     if plan.old is None:
@@ -295,6 +345,12 @@ def _shown(workspace: str, path: str) -> str:
 
 def _lines(text: str) -> list[str]:
     return [line.text + line.eol for line in mdformat.parse(text).lines]
+
+
+def _say_links(plan: FilePlan, done: str) -> None:
+    """Report the symlinks updated through `plan`'s file: `done` says how it went."""
+    for link in plan.links:
+        _say(f"{link} is a link to {plan.shown}; {done} through it")
 
 
 def _say(line: str) -> None:

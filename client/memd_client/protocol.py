@@ -150,7 +150,8 @@ class QueryResult(_Result):
 
 
 class GetParams(_Params):
-    """Fetch entries by (`category`, `slug`) or by (`file`, `lines` "a-b")."""
+    """Fetch entries by `slug` (in `category`, or in every category when it is left out) or by
+    (`file`, `lines` "a-b")."""
 
     workspace: Workspace
     category: str | None = None

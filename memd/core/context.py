@@ -3,12 +3,15 @@
 Rules:
 - Layer A ("always"): every Security entry, then every Instruction entry, in file order. They
   are the rules an agent must honour whatever the prompt says.
-- Layer B ("relevant"): entries of the other categories ranked against the prompt (its text
-  plus the words of the file path it names), best first, keeping those scoring at least
-  MIN_RELATIVE_SCORE of the best hit.
+- Layer B ("relevant"): entries of the other categories ranked against the prompt (its first
+  MAX_QUERY_CHARS characters plus the words of the file path it names), best first, keeping
+  those scoring at least MIN_RELATIVE_SCORE of the best hit.
 - The block never exceeds the budget: layer A goes in first, in order, for as long as it fits
   (what does not fit is counted in `omitted`); layer B fills what is left, skipping any entry
   too long for the space that remains. No block at all when nothing fits.
+- Rules never go missing silently: when layer-A entries are left out, or a Security or
+  Instruction file cannot be read, layer A ends with a line saying so and where to read them
+  (room for it is kept first).
 - Tokens are estimated as UTF-8 bytes / 3, rounded up: deliberately pessimistic (tokenizers
   average about 4 bytes per token on English prose, fewer on code and identifiers), so the real
   size stays under the budget.
@@ -23,6 +26,7 @@ from typing import Literal
 
 from memd.core.categories import Category
 from memd.core.mdformat import Entry
+from memd.core.render import entry_text
 
 ALWAYS = (Category.SECURITY, Category.INSTRUCTION)
 """Layer A's categories, in the order they go into the block."""
@@ -30,6 +34,8 @@ BYTES_PER_TOKEN = 3
 MIN_RELATIVE_SCORE = 0.2
 RELEVANT_LIMIT = 50
 """At most this many ranked entries are considered for layer B."""
+MAX_QUERY_CHARS = 4096
+"""Only a long prompt's start is ranked against: its topic is there, and ranking stays fast."""
 TITLE = "## Project memory (memd)"
 ALWAYS_HEADING = "Always follow:"
 RELEVANT_HEADING = "Relevant to this prompt:"
@@ -72,31 +78,76 @@ def path_words(path: str | None) -> str:
 
 def entry_line(category: Category, entry: Entry) -> str:
     """One bullet: `- [Category] [slug] content` (the slug only when the entry has one)."""
-    slug = f" [{entry.slug}]" if entry.slug else ""
-    return f"- [{category.value}]{slug} {entry.content}"
+    return f"- {entry_text(category.value, entry.slug, entry.content)}"
 
 
 def build(
     always: Iterable[tuple[Category, Entry]],
     relevant: Sequence[tuple[Category, Entry, float]],
     budget_tokens: int,
+    unreadable: Sequence[Category] = (),
 ) -> Block:
-    """Pack layer A (`always`, in order) then layer B (`relevant`, best first) into the budget."""
+    """Pack layer A (`always`, in order) then layer B (`relevant`, best first) into the budget.
+
+    Layer A entries that do not fit, and layer-A files that cannot be read (`unreadable`), are
+    named in a closing line of layer A ("Not shown: ..."), so an agent knows rules are missing
+    and where to read them; room for that line is kept before anything else is packed.
+    """
+    rules = list(always)
+    block = _pack(rules, relevant, budget_tokens, unreadable, reserve=())
+    if block.omitted == 0 and not unreadable:
+        return block
+    worst = notice_lines([c for c, _ in rules], unreadable)
+    return _pack(rules, relevant, budget_tokens, unreadable, reserve=worst)
+
+
+def notice_lines(left_out: Sequence[Category], unreadable: Sequence[Category]) -> list[str]:
+    """The closing lines of layer A: rules left out for space, and files that cannot be read."""
+    lines = []
+    if left_out:
+        files = " and ".join(f".memory/{c.file}" for c in ALWAYS if c in left_out)
+        count = len(left_out)
+        noun = "entry" if count == 1 else "entries"
+        lines.append(
+            f"- Not shown for space: {count} more Security/Instruction {noun}; read {files}."
+        )
+    for category in unreadable:
+        lines.append(
+            f"- .memory/{category.file} cannot be read, so its rules are missing here; "
+            "see `memd stats`."
+        )
+    return lines
+
+
+def _pack(
+    rules: Sequence[tuple[Category, Entry]],
+    relevant: Sequence[tuple[Category, Entry, float]],
+    budget_tokens: int,
+    unreadable: Sequence[Category],
+    *,
+    reserve: Sequence[str],
+) -> Block:
     lines = [TITLE]
     placed: list[Placed] = []
-    omitted = 0
+    left_out: list[Category] = []
 
     def fits(*extra: str) -> bool:
         return estimate_tokens("\n".join([*lines, *extra]) + "\n") <= budget_tokens
 
-    for category, entry in always:
+    for category, entry in rules:
         line = entry_line(category, entry)
-        heading = () if any(p.layer == "always" for p in placed) else (ALWAYS_HEADING,)
-        if omitted == 0 and fits(*heading, line):
+        heading = () if placed else (ALWAYS_HEADING,)
+        if not left_out and fits(*heading, line, *reserve):
             lines.extend([*heading, line])
             placed.append(Placed("always", category, entry))
         else:
-            omitted += 1
+            left_out.append(category)
+    notices = notice_lines(left_out, unreadable)
+    if notices:
+        notices = [*(() if placed else (ALWAYS_HEADING,)), *notices]
+        if not fits(*notices):  # no room to say rules are missing: show nothing rather
+            return Block(markdown="", tokens=0, entries=(), omitted=len(rules))
+        lines.extend(notices)
     top = max((score for _, _, score in relevant), default=0.0)
     seen = {(p.category, p.entry.line) for p in placed}
     for category, entry, score in relevant:
@@ -107,12 +158,12 @@ def build(
         if fits(*heading, line):
             lines.extend([*heading, line])
             placed.append(Placed("relevant", category, entry, score))
-    if not placed:
-        return Block(markdown="", tokens=0, entries=(), omitted=omitted)
+    if len(lines) == 1:
+        return Block(markdown="", tokens=0, entries=(), omitted=len(left_out))
     markdown = "\n".join(lines) + "\n"
     return Block(
         markdown=markdown,
         tokens=estimate_tokens(markdown),
         entries=tuple(placed),
-        omitted=omitted,
+        omitted=len(left_out),
     )

@@ -87,22 +87,29 @@ class Methods:
         return p.QueryResult(results=hits, total=found.total)
 
     async def get(self, params: p.GetParams, session: Session) -> p.EntriesResult:
-        """Return the entry with a slug, or the entries within a line range of a file."""
+        """Return the entries with a slug (one per category searched), or the entries within a
+        line range of a file."""
         workspace = await self.registry.get(params.workspace)
         if params.slug is not None:
-            if params.category is None:
-                raise InvalidParams("get by slug needs `category` too.")
-            category = parse_category(params.category)
-            await workspace.refresh((category,))
-            found = [e for e in _loaded(workspace, category).entries if e.slug == params.slug]
+            categories = _categories(params.category)
+            await workspace.refresh(categories)
+            found = [
+                entry_info(category, entry)
+                for category in categories
+                for entry in _loaded(workspace, category).entries
+                if entry.slug == params.slug
+            ]
             if not found:
+                where = categories[0].file if len(categories) == 1 else "any category"
                 raise EntryNotFound(
-                    f"No entry [{params.slug}] in {category.file}; "
-                    "`list` shows the slugs that exist."
+                    f"No entry [{params.slug}] in {where}; list the entries (`list`) to see the "
+                    "slugs that exist."
                 )
-            return p.EntriesResult(entries=[entry_info(category, found[0])])
+            return p.EntriesResult(entries=found)
         if params.file is None or params.lines is None:
-            raise InvalidParams("get needs either `category` and `slug`, or `file` and `lines`.")
+            raise InvalidParams(
+                "get needs either `slug` (and maybe `category`), or `file` and `lines`."
+            )
         category = category_for_file(params.file)
         first, last = parse_line_range(params.lines)
         await workspace.refresh((category,))
@@ -203,26 +210,31 @@ class Methods:
     async def context(self, params: p.ContextParams, session: Session) -> p.ContextResult:
         """A prompt's memory block (see `memd.core.context` for the layers and the budget).
 
-        A category file that cannot be read contributes nothing here (`stats` reports it), so
-        a prompt hook never fails because of one bad file.
+        A category file that cannot be read does not fail the call (a prompt hook must not
+        fail over one bad file): an unreadable Security or Instruction file is named in the
+        block, other categories just contribute nothing (`stats` reports them).
         """
         workspace = await self.registry.get(params.workspace)
         await workspace.refresh(CATEGORIES)
         snapshots = {category: workspace.actor(category).snapshot for category in CATEGORIES}
         always = [(c, entry) for c in prompt_block.ALWAYS for entry in snapshots[c].entries]
-        query = " ".join(
-            part for part in (params.text, prompt_block.path_words(params.file)) if part
-        )
-        relevant: list[tuple[Category, Entry, float]] = []
-        if query.strip():
-            indexes = [
-                (c, snapshots[c].index)
-                for c in CATEGORIES
-                if c not in prompt_block.ALWAYS and snapshots[c].error is None
-            ]
-            found = ranking.search(indexes, query, limit=prompt_block.RELEVANT_LIMIT)
-            relevant = [(hit.category, hit.entry, hit.score) for hit in found.hits]
-        block = prompt_block.build(always, relevant, params.budget_tokens)
+        unreadable = [c for c in prompt_block.ALWAYS if snapshots[c].error is not None]
+        text = params.text[: prompt_block.MAX_QUERY_CHARS]
+        query = " ".join(part for part in (text, prompt_block.path_words(params.file)) if part)
+        indexes = [
+            (c, snapshots[c].index)
+            for c in CATEGORIES
+            if c not in prompt_block.ALWAYS and snapshots[c].error is None
+        ]
+
+        def pack() -> prompt_block.Block:
+            relevant: list[tuple[Category, Entry, float]] = []
+            if query.strip():
+                found = ranking.search(indexes, query, limit=prompt_block.RELEVANT_LIMIT)
+                relevant = [(hit.category, hit.entry, hit.score) for hit in found.hits]
+            return prompt_block.build(always, relevant, params.budget_tokens, unreadable)
+
+        block = await anyio.to_thread.run_sync(pack)  # ranking a long prompt takes a while
         return p.ContextResult(
             markdown=block.markdown,
             tokens=block.tokens,
@@ -248,7 +260,8 @@ class Methods:
         the others still go ahead."""
         workspace = await self.registry.get(params.workspace)
         candidates = []
-        for found in extraction.extract(params.text):
+        # Off the event loop: a long message takes a while to scan, and other clients wait.
+        for found in await anyio.to_thread.run_sync(extraction.extract, params.text):
             stored, error = None, None
             if params.store:
                 try:

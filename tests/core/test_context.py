@@ -6,9 +6,12 @@ from hypothesis import given, strategies as st
 
 from memd.core.categories import Category
 from memd.core.context import (
+    ALWAYS_HEADING,
+    TITLE,
     build,
     entry_line,
     estimate_tokens,
+    notice_lines,
     path_words,
 )
 from memd.core.mdformat import Entry
@@ -54,14 +57,28 @@ def test_weak_matches_are_left_out() -> None:
     assert "Barely related words." not in contents
 
 
-def test_a_tight_budget_keeps_security_first_and_counts_what_was_left_out() -> None:
-    just_security = estimate_tokens(
-        "## Project memory (memd)\nAlways follow:\n" + entry_line(*ALWAYS[0]) + "\n"
+def test_a_tight_budget_keeps_security_first_and_says_what_was_left_out() -> None:
+    security_and_notice = estimate_tokens(
+        "\n".join([TITLE, ALWAYS_HEADING, entry_line(*ALWAYS[0]), *notice_lines([SEC, INS], ())])
+        + "\n"
     )
-    block = build(ALWAYS, RELEVANT, just_security)
+    long_rule = (INS, entry(5, "Run make test before every commit; " * 8, "make-test"))
+    block = build([ALWAYS[0], long_rule], RELEVANT, security_and_notice)
     assert [p.category for p in block.entries] == [SEC]
     assert block.omitted == 1
-    assert block.tokens <= just_security
+    assert block.markdown.endswith(
+        "- Not shown for space: 1 more Security/Instruction entry; read .memory/instructions.md.\n"
+    )
+    assert block.tokens <= security_and_notice
+
+
+def test_an_unreadable_rules_file_is_named() -> None:
+    block = build(ALWAYS[1:], RELEVANT, 800, unreadable=[SEC])
+    assert (
+        "- .memory/security.md cannot be read, so its rules are missing here; see `memd stats`."
+        in block.markdown
+    )
+    assert [p.category for p in block.entries] == [INS, DEC, DEC]
 
 
 def test_nothing_fits_means_no_block() -> None:
@@ -105,3 +122,5 @@ def test_the_block_never_exceeds_the_budget(
     )
     assert estimate_tokens(block.markdown) == block.tokens <= budget
     assert len([p for p in block.entries if p.layer == "always"]) + block.omitted == len(always)
+    if block.omitted:  # rules are never left out silently
+        assert block.markdown == "" or "Not shown for space" in block.markdown

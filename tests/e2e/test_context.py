@@ -99,3 +99,26 @@ def test_claude_hook_never_blocks_without_a_daemon(short_tmp: Path, workspace: P
     )
     assert (result.returncode, result.stdout) == (0, "")
     assert "No memory added." in result.stderr
+
+
+def test_claude_hook_never_blocks_on_bytes_that_are_not_utf8(daemon: DaemonProcess) -> None:
+    hook = ["context", "--hook", "claude"]
+    result = subprocess.run(
+        [sys.executable, "-m", "memd", "--socket", str(daemon.socket_path), *hook],
+        input=b'{"prompt": "\xff\xfe"}',
+        capture_output=True,
+        timeout=60,
+    )
+    assert (result.returncode, result.stdout) == (0, b"")
+    assert b"Traceback" not in result.stderr
+
+
+def test_an_unreadable_security_file_is_named_not_skipped(
+    daemon: DaemonProcess, project: Path
+) -> None:
+    security = project / ".memory" / "security.md"
+    security.write_bytes(security.read_bytes() + b"- [bad] \xff\n")
+    with Client(daemon.socket_path, workspace=project) as client:
+        result = client.context("deploy")
+    assert ".memory/security.md cannot be read" in result.markdown
+    assert result.entries[0].category == "Instruction"

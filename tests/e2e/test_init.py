@@ -11,9 +11,11 @@ from pathlib import Path
 
 import pytest
 
+from memd import init as memd_init
 from memd.core import mdformat
 from memd.core.agent_files import END, START, render_block
 from memd.core.categories import CATEGORIES
+from memd.server import storage
 from tests.conftest import DaemonProcess
 
 pytestmark = pytest.mark.e2e
@@ -272,3 +274,132 @@ def test_workspace_defaults_to_the_nearest_git_root(tmp_path: Path) -> None:
     assert (tmp_path / ".memory" / "quirks.md").exists()
     assert (tmp_path / "AGENTS.md").read_text() == BLOCK
     assert not (nested / ".memory").exists()
+
+
+def test_hard_linked_files_are_refused_and_kept_linked(tmp_path: Path) -> None:
+    agents, claude = tmp_path / "AGENTS.md", tmp_path / "CLAUDE.md"
+    agents.write_text("# Shared\n")
+    os.link(agents, claude)
+    (tmp_path / ".github").mkdir()
+    (tmp_path / COPILOT).write_text("# Copilot\n")
+    for args in (("--agents", "--claude", "--copilot"), ()):
+        result = init(tmp_path, *args)
+        assert result.returncode == 1
+        assert result.stderr.splitlines() == [
+            f"memd: {name} has 2 hard links, which memd init would break by replacing it, so it "
+            "was left unchanged; add the memd block by hand, or keep one file and make the "
+            "other names symlinks to it."
+            for name in ("AGENTS.md", "CLAUDE.md")
+        ]
+        assert agents.read_text() == "# Shared\n"
+        assert agents.stat().st_nlink == claude.stat().st_nlink == 2
+        assert agents.stat().st_ino == claude.stat().st_ino
+        assert (tmp_path / COPILOT).read_text() == "# Copilot\n\n" + BLOCK  # the others are done
+        assert (tmp_path / ".memory" / "security.md").exists()
+
+
+def test_hard_link_made_after_reading_is_not_broken(tmp_path: Path) -> None:
+    agents = tmp_path / "AGENTS.md"
+    agents.write_text("# Agents\n")
+    plan = memd_init._plan_file(str(tmp_path), str(agents))  # in-process: link between the two
+    os.link(agents, tmp_path / "CLAUDE.md")
+    with pytest.raises(storage.ChangedOnDisk):
+        memd_init._write_plan(plan)
+    assert agents.read_text() == "# Agents\n"
+    assert agents.stat().st_nlink == 2
+
+
+def test_marker_examples_in_code_fences_are_kept(tmp_path: Path) -> None:
+    text = f"# Agents\n\nPaste this:\n\n~~~markdown\n{START}\nyour notes\n{END}\n~~~\n"
+    (tmp_path / "AGENTS.md").write_text(text)
+    result = init(tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "updated AGENTS.md (memd block added)" in result.stdout
+    assert (tmp_path / "AGENTS.md").read_text() == text + "\n" + BLOCK
+    assert init(tmp_path).stdout.splitlines()[-1] == "AGENTS.md already up to date"
+
+
+def test_unclosed_code_fence_at_the_end_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "AGENTS.md").write_text("# Agents\n\n```sh\nmake test\n")
+    result = init(tmp_path)
+    assert result.returncode == 1
+    assert result.stderr == (
+        "memd: AGENTS.md was left unchanged: line 3 opens a ``` code fence that is never closed, "
+        "so a memd block added at the end of the file would be code inside it; close the fence "
+        "with a ``` line, then rerun memd init.\n"
+    )
+    assert (tmp_path / "AGENTS.md").read_text() == "# Agents\n\n```sh\nmake test\n"
+
+
+def test_claude_md_linked_to_agents_md_is_updated_through_it(tmp_path: Path) -> None:
+    agents, claude = tmp_path / "AGENTS.md", tmp_path / "CLAUDE.md"
+    agents.write_text("# Agents\n")
+    claude.symlink_to("AGENTS.md")
+    dry = init(tmp_path, "--dry-run")
+    assert dry.returncode == 0, dry.stderr
+    assert "CLAUDE.md is a link to AGENTS.md; would be updated through it\n" in dry.stdout
+    assert "--- a/CLAUDE.md" not in dry.stdout
+    first = init(tmp_path)
+    assert first.returncode == 0, first.stderr
+    assert first.stderr == ""
+    assert first.stdout.splitlines()[-2:] == [
+        "updated AGENTS.md (memd block added)",
+        "CLAUDE.md is a link to AGENTS.md; updated through it",
+    ]
+    assert claude.is_symlink()
+    assert os.readlink(claude) == "AGENTS.md"
+    assert agents.read_text() == "# Agents\n\n" + BLOCK
+    again = init(tmp_path)
+    assert again.returncode == 0, again.stderr
+    assert again.stdout.splitlines()[-2:] == [
+        "AGENTS.md already up to date",
+        "CLAUDE.md is a link to AGENTS.md; already up to date through it",
+    ]
+
+
+def test_named_link_is_skipped_only_when_its_target_is_updated_too(tmp_path: Path) -> None:
+    agents, claude = tmp_path / "AGENTS.md", tmp_path / "CLAUDE.md"
+    agents.write_text("# Agents\n")
+    claude.symlink_to(agents)
+    alone = init(tmp_path, "--claude")
+    assert alone.returncode == 1
+    assert alone.stderr.startswith("memd: CLAUDE.md is a symlink, which memd init does not")
+    assert agents.read_text() == "# Agents\n"
+    both = init(tmp_path, "--claude", "--agents")
+    assert both.returncode == 0, both.stderr
+    assert both.stdout.splitlines()[-2:] == [
+        "updated AGENTS.md (memd block added)",
+        "CLAUDE.md is a link to AGENTS.md; updated through it",
+    ]
+    assert claude.is_symlink()
+    assert agents.read_text() == "# Agents\n\n" + BLOCK
+
+
+def test_link_to_a_file_outside_the_workspace_is_refused_even_if_updated(tmp_path: Path) -> None:
+    workspace, outside = tmp_path / "ws", tmp_path / "shared.md"
+    workspace.mkdir()
+    outside.write_text("# Shared\n")
+    (workspace / "CLAUDE.md").symlink_to(outside)
+    result = init(workspace, "--claude", "--file", str(outside))
+    assert result.returncode == 1
+    assert result.stderr.startswith("memd: CLAUDE.md is a symlink, which memd init does not")
+    assert outside.read_text() == "# Shared\n\n" + BLOCK  # the file named by --file is done
+    assert (workspace / "CLAUDE.md").is_symlink()
+
+
+def test_link_whose_target_fails_is_not_reported_as_updated(tmp_path: Path) -> None:
+    (tmp_path / "AGENTS.md").write_text(f"{START}\n")
+    (tmp_path / "CLAUDE.md").symlink_to("AGENTS.md")
+    result = init(tmp_path)
+    assert result.returncode == 1
+    assert "CLAUDE.md" not in result.stdout + result.stderr
+    assert result.stderr.startswith("memd: AGENTS.md was left unchanged: line 1 holds ")
+    assert (tmp_path / "AGENTS.md").read_text() == f"{START}\n"
+
+
+def test_old_mac_line_endings_get_no_doubled_ending(tmp_path: Path) -> None:
+    agents = tmp_path / "AGENTS.md"
+    agents.write_bytes(b"# Agents\rBe nice.\r")
+    assert init(tmp_path).returncode == 0
+    assert agents.read_bytes() == b"# Agents\rBe nice.\r\r" + render_block("\r").encode()
+    assert init(tmp_path).stdout.splitlines()[-1] == "AGENTS.md already up to date"

@@ -1,6 +1,8 @@
 """`memd mcp` driven as a real subprocess over stdio by the MCP SDK's own client, against a real
-daemon: tool list and schemas, results (text and structured), errors, workspace resolution
-(--workspace, the client's roots, the current directory), autostart, and a clean stdout."""
+daemon: tool list and schemas (output schemas derived from the protocol Structs), results (text
+and structured, checked against those schemas), errors (memd's and unexpected ones), workspace
+resolution (--workspace, the client's roots, the current directory), autostart, and a clean
+stdout."""
 
 from __future__ import annotations
 
@@ -16,15 +18,21 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import jsonschema  # type: ignore[import-untyped]  # a dependency of mcp, without type hints
+import msgspec
 import pytest
 from anyio.streams.buffered import BufferedByteReceiveStream
 from mcp import Client
 from mcp.client import ClientRequestContext
 from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult, ListRootsResult, Root, TextContent
 from pydantic import FileUrl
 
-from memd.mcp_bridge import workspace_from_roots
+from memd.mcp_bridge.text import render_context
+from memd.mcp_bridge.tools import guarded
+from memd.mcp_bridge.workspace import workspace_from_roots
+from memd_client import protocol as p
 from tests.conftest import STOP_TIMEOUT, DaemonProcess
 
 pytestmark = pytest.mark.e2e
@@ -32,6 +40,15 @@ pytestmark = pytest.mark.e2e
 TOOLS = {"storeMemory", "queryMemory", "getMemory", "memoryStats", "cleanupMemory", "memoryContext"}
 READ_ONLY = {"queryMemory", "getMemory", "memoryStats", "memoryContext"}
 CATEGORIES = ["Instruction", "Quirk", "Preference", "Decision", "Security"]
+RESULTS: dict[str, type[msgspec.Struct]] = {
+    "storeMemory": p.StoreResult,
+    "queryMemory": p.QueryResult,
+    "getMemory": p.EntriesResult,
+    "memoryStats": p.StatsResult,
+    "cleanupMemory": p.CleanupResult,
+    "memoryContext": p.ContextResult,
+}
+"""The protocol Struct each tool's structured content comes from."""
 
 
 # ---------------------------------------------------------------------------- helpers
@@ -89,10 +106,13 @@ def text(result: CallToolResult) -> str:
 
 
 async def call(client: Client, tool: str, **arguments: Any) -> tuple[str, dict[str, Any]]:
-    """Call a tool that must succeed; return its text and structured content."""
+    """Call a tool that must succeed; return its text and structured content, which must be
+    valid against the tool's published output schema."""
     result = await client.call_tool(tool, arguments)
     assert not result.is_error, text(result)
     assert result.structured_content is not None
+    schemas = {t.name: t.output_schema for t in (await client.list_tools()).tools}
+    jsonschema.validate(result.structured_content, schemas[tool])
     return text(result), result.structured_content
 
 
@@ -184,23 +204,36 @@ async def test_tools_keep_hacklm_names_and_schemas_and_a_daemon_that_cannot_star
             assert set(schema["properties"]) == {"category", "content", "slug"}  # roots: hidden
             assert all(p.get("description") for p in schema["properties"].values())
             query = tools["queryMemory"].input_schema["properties"]
-            assert (query["limit"]["minimum"], query["limit"]["maximum"]) == (1, 20)
+            assert query["limit"]["type"] == "integer" and query["limit"]["default"] == 10
+            assert "minimum" not in query["limit"] and "maximum" not in query["limit"]  # clamped
             assert query["category"]["anyOf"][0]["enum"] == CATEGORIES
             assert tools["getMemory"].input_schema["required"] == ["slug"]
             assert tools["memoryStats"].input_schema.get("properties", {}) == {}
             assert tools["cleanupMemory"].input_schema["properties"]["apply"]["default"] is False
             context = tools["memoryContext"].input_schema["properties"]
             assert set(context) == {"text", "file", "budget_tokens"}
-            output = tools["storeMemory"].output_schema
-            assert output is not None
-            assert {"action", "slug", "message", "workspace", "workspace_source"} <= set(
-                output["properties"]
-            )
+
+            # Output schemas come from the protocol's result Structs, plus the workspace used.
+            for name, struct in RESULTS.items():
+                output = tools[name].output_schema
+                assert output is not None
+                assert output["type"] == "object" and "$ref" not in output, name
+                assert output["title"] == struct.__name__
+                jsonschema.validators.validator_for(output).check_schema(output)
+                fields = {f.encode_name for f in msgspec.structs.fields(struct)} - {"dry_run"}
+                assert set(output["properties"]) == fields | {"workspace", "workspace_source"}
+                assert {"workspace", "workspace_source"} <= set(output["required"])
+            store_out = tools["storeMemory"].output_schema
+            query_out = tools["queryMemory"].output_schema
+            assert store_out is not None and query_out is not None
+            assert {"action", "slug", "message"} <= set(store_out["required"])
+            assert store_out["properties"]["action"]["enum"] == ["skipped", "stored", "updated"]
+            assert query_out["required"][:2] == ["results", "total"]
+            assert query_out["properties"]["results"]["items"] == {"$ref": "#/$defs/QueryHit"}
 
             # The schema rejects what HackLM's would, before anything reaches the daemon.
             message = await fails(c, "storeMemory", category="Nope", content="x")
             assert "Instruction" in message and "Security" in message
-            await fails(c, "queryMemory", query="x", limit=21)
             await fails(c, "storeMemory", category="Decision")
 
             # Then a call: no daemon answers, and the one autostart tries cannot serve there.
@@ -253,10 +286,12 @@ async def test_store_query_get_and_stats_give_text_and_structured_content(
             assert got == f"- [Decision] [{slug}] Lock, then write. (decisions.md:5)"
             assert [e["slug"] for e in entries["entries"]] == [slug]
         missing = await fails(c, "getMemory", slug="no-such-slug")
-        assert "No entry [no-such-slug] in any category" in missing
-        assert missing.endswith(f"This call used workspace {workspace} (from --workspace).")
+        assert "No entry [no-such-slug] in any category" in missing  # the daemon's sentence
+        hint = "With these tools, call queryMemory with an empty query to list the entries."
+        assert missing.endswith(f"{hint} This call used workspace {workspace} (from --workspace).")
         missing = await fails(c, "getMemory", slug="no-such-slug", category="Quirk")
         assert "No entry [no-such-slug] in quirks.md" in missing
+        assert hint in missing
 
         # Concurrent calls, each on its own connection to the daemon.
         results: list[CallToolResult] = []
@@ -334,6 +369,92 @@ async def test_a_missing_daemon_is_started_and_roots_work_on_2026_07_28(
         assert stored["workspace_source"] == "client root"
     assert len(serve_pids(autostart_socket)) == 1
     assert "started a daemon" in (short_tmp / "bridge.log").read_text()
+
+
+async def test_limit_is_clamped_over_limit_names_cleanup_and_get_looks_everywhere(
+    daemon: DaemonProcess, short_tmp: Path, env: dict[str, str], workspace: Path
+) -> None:
+    memory = workspace / ".memory"
+    memory.mkdir()
+    rules = "".join(f"- [rule-{n}] Rule {n}: keep the {n}-th gate z{n}q shut.\n" for n in range(30))
+    (memory / "security.md").write_text(f"# Security\n\n{rules}")
+    args = ("--socket", str(daemon.socket_path), "--workspace", str(workspace))
+    async with bridge(short_tmp, env, *args) as c:
+        # HackLM caps `limit` at 20 and never rejects a number; memd also raises one below 1.
+        for limit, expected in ((100, 20), (20, 20), (3, 3), (0, 1), (-5, 1)):
+            said, found = await call(c, "queryMemory", query="", limit=limit)
+            assert (len(found["results"]), found["total"]) == (expected, 30), limit
+            assert said.startswith(f"Found {expected} {'memory' if expected == 1 else 'memories'}")
+
+        # Security holds 30 of 30: one more is stored, and the text names the tool to clean up.
+        said, stored = await call(
+            c, "storeMemory", category="Security", content="Rotate the deploy keys every month."
+        )
+        assert stored["over_limit"] is True and stored["action"] == "stored"
+        assert "run `memd cleanup` to review." in said  # the daemon's sentence, shared with CLI
+        assert said.endswith("With these tools, call cleanupMemory to see the cleanup plan.")
+
+        # Without a category, getMemory finds the slug in every category (the daemon's `get`).
+        await call(c, "storeMemory", category="Quirk", content="Gate 7 sticks.", slug="rule-7")
+        got, entries = await call(c, "getMemory", slug="rule-7")
+        assert got.splitlines() == [
+            "- [Quirk] [rule-7] Gate 7 sticks. (quirks.md:5)",
+            "- [Security] [rule-7] Rule 7: keep the 7-th gate z7q shut. (security.md:10)",
+        ]
+        assert [e["category"] for e in entries["entries"]] == ["Quirk", "Security"]
+
+
+async def test_an_unexpected_error_is_one_sentence_and_a_logged_traceback(
+    daemon: DaemonProcess, short_tmp: Path, env: dict[str, str]
+) -> None:
+    # A directory whose name is not UTF-8: the path cannot go on memd's JSON wire.
+    odd = os.fsdecode(os.fsencode(short_tmp) + b"/caf\xe9")
+    os.mkdir(odd)
+    args = ("--socket", str(daemon.socket_path), "--workspace", odd)
+    async with bridge(short_tmp, env, *args) as c:
+        message = await fails(c, "memoryStats")
+        assert (await c.list_tools()).tools  # the session is still fine
+    assert message == (
+        "Error executing tool memoryStats: A path or text in this call is not valid UTF-8, which "
+        "memd's protocol cannot carry (UnicodeEncodeError: 'utf-8' codec can't encode character "
+        f"'\\udce9' in position {len(odd) - 1}: surrogates not allowed); use a UTF-8 path or "
+        f"text. This call used workspace {short_tmp}/caf\\xe9 (from --workspace)."
+    )
+    log = (short_tmp / "bridge.log").read_text()
+    assert "ERROR memd.mcp: memoryStats failed unexpectedly\nTraceback" in log
+    assert "UnicodeEncodeError" in log
+
+
+async def test_any_other_exception_becomes_a_tool_error_sentence(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    async def broken() -> None:
+        raise OSError(24, "Too many open files")
+
+    with pytest.raises(ToolError) as raised:
+        await guarded("memoryStats", broken)()
+    assert str(raised.value) == (
+        "memd's MCP server failed unexpectedly (OSError: [Errno 24] Too many open files); its "
+        "log on stderr has the traceback."
+    )
+    assert raised.value.__cause__ is None
+    (record,) = caplog.records
+    assert record.getMessage() == "memoryStats failed unexpectedly"
+    assert record.exc_info is not None and isinstance(record.exc_info[1], OSError)
+
+
+def test_a_block_pointing_at_a_cli_verb_also_names_the_tool() -> None:
+    unreadable = (
+        "- .memory/security.md cannot be read, so its rules are missing here; see `memd stats`."
+    )
+    block = p.ContextResult(
+        markdown=f"## Memory\n\n{unreadable}\n", tokens=20, budget_tokens=800, entries=[], omitted=0
+    )
+    assert render_context(block) == (
+        f"## Memory\n\n{unreadable}\n\nWith these tools, call memoryStats."
+    )
+    plain = msgspec.structs.replace(block, markdown="## Memory\n\n- [Quirk] x\n")
+    assert render_context(plain) == plain.markdown
 
 
 def test_file_uris_become_paths() -> None:

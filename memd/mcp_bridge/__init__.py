@@ -1,0 +1,75 @@
+"""`memd mcp`: an MCP server on stdio that forwards every tool call to the memd daemon.
+
+The package:
+- this module: `run_mcp` (the CLI's entry point), logging, and the sentence saying what to
+  install when the `mcp` extra is missing;
+- `workspace`: which workspace a call uses (`--workspace`, the client's first root, the cwd);
+- `tools`: the tools, their output schemas (derived from `memd_client.protocol`) and the path
+  from a call to the daemon and back;
+- `text`: what the agent reads.
+
+Rules:
+- stdout carries only MCP frames (the SDK moves the wire to a private descriptor and points
+  fd 1 at stderr while serving). Logs go to stderr, at WARNING unless `$MEMD_LOG_LEVEL` says
+  otherwise.
+- The `mcp` package is an optional extra (`pip install 'memd[mcp]'`). No module of this
+  package imports it at import time, so `memd mcp` without it prints one sentence saying what
+  to install and exits 1.
+"""
+
+import argparse
+import contextlib
+import importlib
+import logging
+import os
+import sys
+from typing import Literal
+
+import memd
+
+__all__ = ["run_mcp"]
+
+logger = logging.getLogger("memd.mcp")
+
+LogLevel = Literal["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"]
+LOG_LEVELS: tuple[LogLevel, ...] = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+
+
+def run_mcp(args: argparse.Namespace) -> int:
+    """Serve the MCP tools on stdin/stdout until the client goes away; return the exit code."""
+    try:
+        importlib.import_module("mcp.server.mcpserver")  # the optional extra
+    except ImportError as exc:
+        sys.stderr.write(
+            f"memd: `memd mcp` needs the MCP Python SDK, which is not installed ({exc}); "
+            "install it with `pip install 'memd[mcp]'`.\n"
+        )
+        return 1
+    from memd.mcp_bridge.tools import build_server
+
+    level = _configure_logging()
+    server = build_server(socket=args.socket, workspace=args.workspace, log_level=level)
+    logger.info(
+        "serving MCP on stdio (memd %s, socket %s, workspace %s)",
+        memd.__version__,
+        args.socket or "default",
+        args.workspace or "from the client's roots or the current directory",
+    )
+    with contextlib.suppress(KeyboardInterrupt):
+        server.run("stdio")
+    logger.info("the MCP client went away; exiting")
+    return 0
+
+
+def _configure_logging() -> LogLevel:
+    """Send every log line to stderr (stdout is the MCP wire), at $MEMD_LOG_LEVEL or WARNING."""
+    wanted = os.environ.get("MEMD_LOG_LEVEL", "").strip().upper() or "WARNING"
+    level: LogLevel = next((name for name in LOG_LEVELS if name == wanted), "WARNING")
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(
+        logging.Formatter("%(asctime)s memd-mcp[%(process)d] %(levelname)s %(name)s: %(message)s")
+    )
+    logging.basicConfig(level=level, handlers=[handler], force=True)
+    if wanted != level:
+        logger.warning("MEMD_LOG_LEVEL=%s is not one of %s; using WARNING", wanted, LOG_LEVELS)
+    return level

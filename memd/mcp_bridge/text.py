@@ -1,0 +1,163 @@
+"""What the agent reads: the text block of each tool result, and error sentences.
+
+Rules:
+- Entries are labelled `[Category] [slug]` with `memd.core.render.entry_label`, as in the CLI
+  and the prompt block.
+- Texts name tools, not CLI verbs: the agent cannot run `memd list`. A daemon sentence that
+  points at a CLI verb keeps its wording (it is shared with the CLI) and gets one more sentence
+  naming the tool that does the same (`name_tools`).
+- Every text that can carry a path goes through `printable`: a path that is not valid UTF-8
+  (a lone surrogate from a non-UTF-8 file name) would otherwise make the SDK fail to serialize
+  the whole reply.
+- An error is one sentence saying what went wrong and what to do, then, when the workspace is
+  known, "This call used workspace ... (from ...)."
+- Nothing here imports `mcp`: these are plain functions of memd's protocol Structs.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING, Any
+
+import msgspec
+
+from memd.core.render import entry_label
+from memd_client import protocol as p
+
+if TYPE_CHECKING:
+    from memd.mcp_bridge.workspace import Workspace
+
+_TOOL_HINTS: tuple[tuple[str, str], ...] = (
+    ("`list`", "With these tools, call queryMemory with an empty query to list the entries."),
+    ("`memd cleanup", "With these tools, call cleanupMemory to see the cleanup plan."),
+    ("`memd stats`", "With these tools, call memoryStats."),
+)
+"""A CLI verb a daemon sentence may mention, and the sentence naming the tool for it."""
+
+
+def printable(text: str) -> str:
+    """`text` with every character UTF-8 cannot carry escaped: the undecodable byte of a
+    non-UTF-8 file name as `\\xe9`, any other lone surrogate as `\\udc00`."""
+    try:
+        text.encode()
+    except UnicodeEncodeError:
+        try:
+            return os.fsencode(text).decode("utf-8", "backslashreplace")
+        except UnicodeEncodeError:  # a surrogate that no file name decodes to
+            return text.encode("utf-8", "backslashreplace").decode()
+    return text
+
+
+def tool_hints(text: str) -> list[str]:
+    """One sentence naming a tool for each CLI verb `text` mentions."""
+    return [hint for verb, hint in _TOOL_HINTS if verb in text]
+
+
+def name_tools(sentence: str) -> str:
+    """`sentence`, plus the `tool_hints` for it."""
+    return " ".join([sentence, *tool_hints(sentence)])
+
+
+def failure(sentence: str, workspace: Workspace | None) -> str:
+    """An error for the agent: memd's sentence, then the workspace the call used, if known."""
+    used = f" This call used {workspace.describe()}." if workspace is not None else ""
+    return printable(f"{name_tools(sentence)}{used}")
+
+
+def unexpected(exc: BaseException) -> str:
+    """One sentence for an exception that is not a memd error (its traceback goes to the log)."""
+    detail = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+    if isinstance(exc, UnicodeError):
+        return (
+            "A path or text in this call is not valid UTF-8, which memd's protocol cannot carry "
+            f"({detail}); use a UTF-8 path or text."
+        )
+    return f"memd's MCP server failed unexpectedly ({detail}); its log on stderr has the traceback."
+
+
+def render_store(result: p.StoreResult) -> str:
+    """The daemon's sentence about the store (naming cleanupMemory when over the limit)."""
+    return name_tools(result.message)
+
+
+def render_query(result: p.QueryResult, query: str) -> str:
+    """The hits as lines "- [Category] [slug] content (score 0.87)"."""
+    if not result.results:
+        if query.strip():
+            return f'No memories found matching "{query}".'
+        return "No memories stored yet."
+    count = len(result.results)
+    lines = [f"Found {count} {'memory' if count == 1 else 'memories'}:", ""]
+    lines += [
+        f"- {entry_label(hit.category, hit.slug)} {hit.content} (score {hit.score:.2f})"
+        for hit in result.results
+    ]
+    if result.total > count:
+        lines.append(f"({count} of {result.total} matches; raise limit to see more.)")
+    return "\n".join(lines)
+
+
+def render_entries(entries: list[p.EntryInfo]) -> str:
+    """Entries as lines "- [Category] [slug] content (file:line)"."""
+    return "\n".join(
+        f"- {entry_label(e.category, e.slug)} {e.content} ({e.file}:{e.line})" for e in entries
+    )
+
+
+def render_stats(result: p.StatsResult, workspace: Workspace) -> str:
+    """Per-category counts, headed by the workspace and where it came from."""
+    lines = [f"Memory of {workspace.describe()}:"]
+    for row in result.categories:
+        note = ""
+        if row.error:
+            note = f"; cannot be read: {row.error}"
+        elif not row.exists:
+            note = "; no file yet"
+        elif row.entries > row.limit:
+            note = "; over its limit, run cleanupMemory"
+        lines.append(f"- {row.category} ({row.file}): {row.entries} of {row.limit} entries{note}")
+    lines.append(f"Total: {result.total} {'entry' if result.total == 1 else 'entries'}.")
+    return printable("\n".join(lines))
+
+
+def render_cleanup(result: p.CleanupResult) -> str:
+    """The daemon's summary, then one line per merge, prune and slug."""
+    lines = [result.message]
+    for merge in result.merged:
+        removed = ", ".join(f"[{e.slug}]" if e.slug else f'"{e.content}"' for e in merge.removed)
+        lines.append(f"- merge in {merge.file}: keep [{merge.slug}], fold in {removed}")
+    for prune in result.pruned:
+        entry = prune.entry
+        lines.append(
+            f"- prune in {prune.file}: {entry_label(prune.category, entry.slug)} "
+            f"{entry.content} (score {prune.score})"
+        )
+    for slugged in result.slugged:
+        lines.append(
+            f"- slug in {slugged.file}:{slugged.entry.line}: "
+            f'"{slugged.entry.content}" becomes [{slugged.slug}]'
+        )
+    if not result.applied and (result.merged or result.pruned or result.slugged):
+        lines.append("Nothing was changed; call cleanupMemory with apply=true to carry this out.")
+    return "\n".join(lines)
+
+
+def render_context(result: p.ContextResult) -> str:
+    """The block itself (then the `tool_hints` for it, if any), or a sentence when memory has
+    nothing for this task."""
+    if not result.markdown.strip():
+        return "No memories to add for this task."
+    hints = tool_hints(result.markdown)
+    if not hints:
+        return result.markdown
+    return "\n\n".join([result.markdown.rstrip("\n"), " ".join(hints)])
+
+
+def structured(result: msgspec.Struct, workspace: Workspace, **extra: Any) -> dict[str, Any]:
+    """The daemon's result as JSON-ready builtins, with the workspace used (a result that names
+    its workspace, like `stats`, keeps the daemon's path)."""
+    data: dict[str, Any] = msgspec.to_builtins(result)
+    data.setdefault("workspace", workspace.path)
+    data["workspace_source"] = workspace.source
+    data.update(extra)
+    return data

@@ -1,0 +1,459 @@
+"""memd's MCP tools: their names, arguments and output schemas, and the path from a call to the
+daemon and back.
+
+Rules:
+- The tools keep HackLM Memory's names and argument shapes (`storeMemory`, `queryMemory`), so
+  instruction files written for HackLM keep working; the others (`getMemory`, `memoryStats`,
+  `cleanupMemory`, `memoryContext`) follow the same style.
+- The bridge holds no memory state. Each call opens its own `AsyncClient` (with autostart), so
+  concurrent calls run in parallel on separate connections.
+- Each result is a `CallToolResult`: text for the agent (`memd.mcp_bridge.text`) and structured
+  content, which is the daemon's result Struct as builtins plus `workspace` and
+  `workspace_source`.
+- The wire types are defined once, in `memd_client.protocol`. Each tool's published output
+  schema is derived from its result Struct (`output_schema`), never written by hand here.
+- Every failure reaches the agent as a `ToolError` with one sentence (then the workspace used,
+  when known): a memd error keeps memd's sentence; anything else is logged on stderr with its
+  traceback and summed up in one sentence (`guarded`). Never the SDK's bare "Error executing
+  tool X".
+- `mcp` is an optional extra: it is imported only inside functions. The tools are closures over
+  those local imports, and the SDK reads their annotations when it registers them, which is why
+  this module does not use `from __future__ import annotations`.
+"""
+
+import functools
+import inspect
+import json
+import logging
+import os
+from collections.abc import Awaitable, Callable, Iterable
+from typing import TYPE_CHECKING, Annotated, Any, Literal, ParamSpec, TypeVar, get_args
+
+import msgspec
+
+import memd
+from memd.mcp_bridge import LogLevel
+from memd.mcp_bridge.text import (
+    failure,
+    render_cleanup,
+    render_context,
+    render_entries,
+    render_query,
+    render_stats,
+    render_store,
+    structured,
+    unexpected,
+)
+from memd.mcp_bridge.workspace import Workspace, WorkspaceSource, pick_workspace, roots_resolver
+from memd_client import MemdError, protocol as p
+
+if TYPE_CHECKING:
+    from mcp.server.mcpserver import MCPServer
+    from mcp.server.mcpserver.tools import Tool
+    from mcp.types import CallToolResult, ListRootsResult, ToolAnnotations
+
+    from memd_client.aio import AsyncClient
+
+__all__ = ["Bridge", "build_server", "output_schema"]
+
+logger = logging.getLogger("memd.mcp")
+T = TypeVar("T")
+P = ParamSpec("P")
+
+Category = Literal["Instruction", "Quirk", "Preference", "Decision", "Security"]
+
+INSTRUCTIONS = """\
+memd holds this project's memory: short rules and lessons in .memory/*.md, shared with every \
+agent and editor on this machine (and with HackLM Memory).
+
+- At the start of a task, call memoryContext (or queryMemory with what the task is about) \
+before planning or answering questions about architecture, conventions or style.
+- Always follow every Security and Instruction entry you are given. They are rules, not hints.
+- When you learn something durable, store it with storeMemory before you end your turn. That \
+covers a preference or rule the user states (store it before acting), a correction, the cause \
+and fix of a failed build or command, and a decision or convention a task introduced. Write one \
+short sentence per entry. Give a kebab-case slug to update the entry later (same slug = update, \
+not duplicate). Do not store task progress or changelogs.
+"""
+
+CATEGORY_HELP = (
+    "Instruction: how to behave in this project. Quirk: project-specific weirdness, the "
+    "non-obvious stuff. Preference: style, design and naming choices. Decision: architectural "
+    "commitments. Security: rules that must never be broken."
+)
+
+# ---------------------------------------------------------------------------- output schemas
+
+
+def output_schema(result: type[msgspec.Struct], *, omit: Iterable[str] = ()) -> dict[str, Any]:
+    """The JSON schema of a tool's structured content: `result`'s schema as msgspec writes it,
+    with its definition inlined as the root (MCP wants an object schema there; `$defs` stays
+    for nested references), plus `workspace` and `workspace_source`, less the fields in `omit`
+    (which the tool drops from its content)."""
+    schema = msgspec.json.schema(result)
+    defs: dict[str, Any] = dict(schema["$defs"])
+    root: dict[str, Any] = defs[result.__name__]
+    if f'"{schema["$ref"]}"' not in json.dumps(defs):  # kept only for a recursive Struct
+        del defs[result.__name__]
+    properties: dict[str, Any] = dict(root["properties"])
+    required: list[str] = list(root.get("required", []))
+    for name in omit:
+        properties.pop(name, None)
+        if name in required:
+            required.remove(name)
+    properties["workspace"] = {
+        "type": "string",
+        "description": "The project root whose .memory/ this call used.",
+    }
+    properties["workspace_source"] = {
+        "enum": list(get_args(WorkspaceSource)),
+        "description": "Why that workspace: --workspace, the client's first root, or the cwd.",
+    }
+    required += [name for name in ("workspace", "workspace_source") if name not in required]
+    extra = {"$defs": defs} if defs else {}
+    return {**root, "properties": properties, "required": required, **extra}
+
+
+# ---------------------------------------------------------------------------- plumbing
+
+
+class Bridge:
+    """What every tool call shares: the socket, a fixed workspace if any, and the plumbing
+    from a call to the daemon and back."""
+
+    def __init__(self, socket: str | None, workspace: str | None) -> None:
+        self.socket = socket
+        self.fixed = Workspace(os.path.abspath(workspace), "--workspace") if workspace else None
+
+    async def call(
+        self,
+        roots: "ListRootsResult | None",
+        action: "Callable[[AsyncClient], Awaitable[T]]",
+    ) -> tuple[T, Workspace]:
+        """Run `action` on a fresh client (starting a daemon if none runs) for the call's
+        workspace. Any failure becomes a ToolError: one sentence, then the workspace used."""
+        from mcp.server.mcpserver.exceptions import ToolError
+
+        from memd_client.aio import AsyncClient
+
+        ws: Workspace | None = None
+        try:
+            ws = pick_workspace(self.fixed, roots)
+            async with AsyncClient(self.socket, workspace=ws.path, autostart=True) as client:
+                return await action(client), ws
+        except MemdError as exc:
+            raise ToolError(failure(exc.message, ws)) from None
+        except Exception as exc:
+            # Chained, so that `guarded` logs the traceback under the tool's name.
+            raise ToolError(failure(unexpected(exc), ws)) from exc
+
+    def reply(self, text: str, data: dict[str, Any]) -> "CallToolResult":
+        """Text for the agent plus structured content."""
+        from mcp.types import CallToolResult, TextContent
+
+        return CallToolResult(
+            content=[TextContent(type="text", text=text)], structured_content=data
+        )
+
+
+def guarded(name: str, fn: Callable[P, Awaitable[T]]) -> Callable[P, Awaitable[T]]:
+    """`fn`, turning every exception into a ToolError with one sentence. An unexpected one is
+    logged on stderr with its traceback (the SDK would log it too, but tell the agent only
+    "Error executing tool X")."""
+    from mcp.server.mcpserver.exceptions import ToolError
+
+    @functools.wraps(fn)  # the SDK reads the signature through __wrapped__
+    async def tool(*args: P.args, **kwargs: P.kwargs) -> T:
+        try:
+            return await fn(*args, **kwargs)
+        except ToolError as exc:
+            if exc.__cause__ is not None:  # Bridge.call's way of passing on a crash
+                logger.error("%s failed unexpectedly", name, exc_info=exc.__cause__)
+            raise
+        except MemdError as exc:
+            raise ToolError(failure(exc.message, None)) from None
+        except Exception as exc:
+            logger.exception("%s failed unexpectedly", name)
+            raise ToolError(failure(unexpected(exc), None)) from None
+
+    return tool
+
+
+def make_tool(
+    fn: Callable[..., Awaitable["CallToolResult"]],
+    *,
+    name: str,
+    annotations: "ToolAnnotations",
+    result: type[msgspec.Struct],
+    omit: Iterable[str] = (),
+) -> "Tool":
+    """The tool `name` for `MCPServer(tools=...)`: `fn` (`guarded`), described by its dedented
+    docstring, publishing `output_schema(result)`.
+
+    `Tool.from_function` is what `@server.tool` runs. The SDK derives an output schema only
+    from a return annotation, and these tools return a ready `CallToolResult`, so the schema is
+    set on the tool's `FuncMetadata`, whose fields the SDK reads live. A schema set without an
+    output model is published in `tools/list` but not checked by the server; the SDK's client
+    checks results against it.
+    """
+    from mcp.server.mcpserver.tools import Tool
+
+    tool = Tool.from_function(
+        guarded(name, fn),
+        name=name,
+        title=annotations.title,
+        description=inspect.cleandoc(fn.__doc__ or ""),
+        annotations=annotations,
+    )
+    tool.fn_metadata.output_schema = output_schema(result, omit=omit)
+    return tool
+
+
+def build_server(
+    *, socket: str | None, workspace: str | None, log_level: LogLevel = "WARNING"
+) -> "MCPServer[Any]":
+    """Return the MCP server with memd's tools; `socket` and `workspace` are the CLI's flags."""
+    from mcp.server.mcpserver import MCPServer
+
+    bridge = Bridge(socket, workspace)
+    resolver = roots_resolver(bridge.fixed)
+    return MCPServer(
+        "memd",
+        title="memd project memory",
+        version=memd.__version__,
+        instructions=INSTRUCTIONS,
+        log_level=log_level,
+        tools=[*_write_tools(bridge, resolver), *_read_tools(bridge, resolver)],
+    )
+
+
+# ---------------------------------------------------------------------------- the tools
+
+
+def _write_tools(bridge: Bridge, resolver: Callable[..., Awaitable[Any]]) -> list["Tool"]:
+    """storeMemory and cleanupMemory."""
+    from mcp.server.mcpserver import Resolve
+    from mcp.types import CallToolResult, ListRootsResult, ToolAnnotations
+    from pydantic import Field
+
+    Roots = Annotated[ListRootsResult | None, Resolve(resolver)]
+
+    async def store_memory(
+        category: Annotated[Category, Field(description=CATEGORY_HELP)],
+        content: Annotated[
+            str,
+            Field(
+                description=(
+                    "One short, self-contained sentence on one line (under 2000 characters), "
+                    'e.g. "Use a lock before writing. One write at a time."'
+                )
+            ),
+        ],
+        roots: Roots,
+        slug: Annotated[
+            str | None,
+            Field(
+                description=(
+                    "Optional kebab-case id (lowercase letters, digits, single hyphens; up to 64 "
+                    "characters), e.g. 'use-tabs'. An existing entry with this slug is updated "
+                    "in place; leave it out to get one derived from the content."
+                )
+            ),
+        ] = None,
+    ) -> CallToolResult:
+        """Save one durable lesson to the project's memory (.memory/<category>.md), shared
+        with every agent working on this project.
+
+        Call it when the user states a preference or rule (store it before acting), when the
+        user corrects you, when a build or command failed and you found the cause and fix, and
+        after a task for each new decision or convention it introduced. Write one sentence per
+        call. Pass a slug to update that entry later: same slug = update, not duplicate. A near
+        duplicate of an existing entry is skipped or merged, and the result says which.
+        """
+        result, ws = await bridge.call(
+            roots, lambda client: client.store(category=category, content=content, slug=slug)
+        )
+        data = structured(result, ws)
+        data.pop("dry_run", None)
+        return bridge.reply(render_store(result), data)
+
+    async def cleanup_memory(
+        roots: Roots,
+        apply: Annotated[
+            bool,
+            Field(
+                description=(
+                    "false (the default) only reports the plan. true rewrites the memory files; "
+                    "removed entries are kept in .memory/archive.md."
+                )
+            ),
+        ] = False,
+    ) -> CallToolResult:
+        """Plan or carry out a cleanup of the project's memory. It merges near-duplicate
+        entries, prunes categories over their limit (weakest entries first) and gives a slug to
+        every entry without one.
+
+        Call it without apply first and show the plan to the user. Pass apply=true only when
+        the user agrees.
+        """
+        result, ws = await bridge.call(roots, lambda client: client.cleanup(apply=apply))
+        return bridge.reply(render_cleanup(result), structured(result, ws))
+
+    return [
+        make_tool(
+            store_memory,
+            name="storeMemory",
+            annotations=ToolAnnotations(
+                title="Store a memory",
+                read_only_hint=False,
+                destructive_hint=False,
+                idempotent_hint=True,
+                open_world_hint=False,
+            ),
+            result=p.StoreResult,
+            omit=("dry_run",),
+        ),
+        make_tool(
+            cleanup_memory,
+            name="cleanupMemory",
+            annotations=ToolAnnotations(
+                title="Clean up memory",
+                read_only_hint=False,
+                destructive_hint=True,
+                open_world_hint=False,
+            ),
+            result=p.CleanupResult,
+        ),
+    ]
+
+
+def _read_tools(bridge: Bridge, resolver: Callable[..., Awaitable[Any]]) -> list["Tool"]:
+    """queryMemory, getMemory, memoryStats and memoryContext: read-only, closed-world."""
+    from mcp.server.mcpserver import Resolve
+    from mcp.types import CallToolResult, ListRootsResult, ToolAnnotations
+    from pydantic import Field
+
+    Roots = Annotated[ListRootsResult | None, Resolve(resolver)]
+
+    def read_only(title: str) -> ToolAnnotations:
+        return ToolAnnotations(title=title, read_only_hint=True, open_world_hint=False)
+
+    async def query_memory(
+        query: Annotated[
+            str,
+            Field(
+                description=(
+                    "What the task is about, in plain words, e.g. 'database migrations' or "
+                    "'error handling style'. An empty string lists entries."
+                )
+            ),
+        ],
+        roots: Roots,
+        category: Annotated[
+            Category | None, Field(description="Search only this category.")
+        ] = None,
+        limit: Annotated[
+            int,
+            Field(
+                description=(
+                    f"Most results to return, up to {p.MAX_QUERY_LIMIT}: a larger number counts "
+                    f"as {p.MAX_QUERY_LIMIT}, and one below 1 as 1."
+                )
+            ),
+        ] = p.DEFAULT_QUERY_LIMIT,
+    ) -> CallToolResult:
+        """Search the project's memory for entries relevant to a task.
+
+        Call it at the start of a task and before answering questions about architecture,
+        conventions, style or past decisions. Results are ranked by relevance and show each
+        entry's category, slug and score. Follow every Security and Instruction entry it
+        returns.
+        """
+        clamped = min(max(limit, 1), p.MAX_QUERY_LIMIT)  # HackLM caps at 20 and never rejects
+        result, ws = await bridge.call(
+            roots, lambda client: client.query(query, category=category, limit=clamped)
+        )
+        return bridge.reply(render_query(result, query), structured(result, ws))
+
+    async def get_memory(
+        slug: Annotated[str, Field(description="The entry's kebab-case slug, e.g. 'use-tabs'.")],
+        roots: Roots,
+        category: Annotated[
+            Category | None,
+            Field(description="The entry's category; leave it out to look in every category."),
+        ] = None,
+    ) -> CallToolResult:
+        """Fetch the current text of the entries with a given slug.
+
+        Use it when you know a slug (from queryMemory, memoryContext or an instruction file)
+        and need that exact entry. Slugs are unique within a category, so without a category
+        several entries may come back.
+        """
+        result, ws = await bridge.call(
+            roots, lambda client: client.get(slug=slug, category=category)
+        )
+        return bridge.reply(render_entries(result.entries), structured(result, ws))
+
+    async def memory_stats(roots: Roots) -> CallToolResult:
+        """Count the entries in each category against its limit, and say which workspace's
+        memory this server uses and why.
+
+        Use it to check the setup (is this the right project?) or whether a cleanup is due.
+        """
+        result, ws = await bridge.call(roots, lambda client: client.stats())
+        return bridge.reply(render_stats(result, ws), structured(result, ws))
+
+    async def memory_context(
+        roots: Roots,
+        text: Annotated[
+            str, Field(description="What the task or prompt is about, in plain words.")
+        ] = "",
+        file: Annotated[
+            str | None,
+            Field(description="A file the task is about; the words of its path count too."),
+        ] = None,
+        budget_tokens: Annotated[
+            int,
+            Field(
+                ge=1, le=100_000, description="The largest block to return, in estimated tokens."
+            ),
+        ] = p.DEFAULT_CONTEXT_BUDGET,
+    ) -> CallToolResult:
+        """Get a ready-to-read memory block for a task. It holds every Security and
+        Instruction entry first, then the entries most relevant to `text` (and `file`), within
+        a token budget.
+
+        Call it once at the start of a task, instead of several queryMemory calls. Always
+        follow the Security and Instruction entries in it.
+        """
+        result, ws = await bridge.call(
+            roots, lambda client: client.context(text, file=file, budget_tokens=budget_tokens)
+        )
+        return bridge.reply(render_context(result), structured(result, ws))
+
+    return [
+        make_tool(
+            query_memory,
+            name="queryMemory",
+            annotations=read_only("Search memory"),
+            result=p.QueryResult,
+        ),
+        make_tool(
+            get_memory,
+            name="getMemory",
+            annotations=read_only("Get a memory by slug"),
+            result=p.EntriesResult,
+        ),
+        make_tool(
+            memory_stats,
+            name="memoryStats",
+            annotations=read_only("Memory statistics"),
+            result=p.StatsResult,
+        ),
+        make_tool(
+            memory_context,
+            name="memoryContext",
+            annotations=read_only("Memory for this task"),
+            result=p.ContextResult,
+        ),
+    ]
