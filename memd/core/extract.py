@@ -13,7 +13,7 @@ Kinds and categories:
                 always|never|don't ever + use|prefer|pick|choose ...
                 don't use ... + a standing marker; use X everywhere
     correction  actually / no, / nope, / that's wrong, / correction:   Decision
-                + a statement; "we use X, not Y"; "the X is not Y but Z"
+                + a statement; "we use X, not Y" (a project subject)
     constraint  always|never|never ever|don't ever + other verbs       Instruction
                 you must|have to|need to|should always ...
                 make sure to always|never ...; <subject> must ...
@@ -22,22 +22,34 @@ Kinds and categories:
                 tokens, API/private/SSH keys, .env, permissions, auth,
                 JWT, PII ...
 
+The pipeline: `memd.core.sentences` (the lexer: lines, sentences, code-span masks) ->
+sentence checks -> clauses -> `memd.core.extract_rules` (the matchers) -> candidate checks ->
+rewriting. This module holds the pipeline, the checks and the rewriting.
+
 Rules:
-- Text is split into lines (every line break `str.splitlines` knows), then sentences at
-  `.`, `!`, `?` followed by white space; never inside a `code span`, after "e.g."/"i.e."/"vs.",
-  or inside `setup.py` or `3.11`. Fenced code blocks, `>` quoted lines and pasted tool output
-  ("Error: ...", "[WARN] ...", "file.py:12: ...", time stamps) are skipped: they are not the
-  user's own words. Sentences are cut into clauses at `;`, `: `, ` - ` and
-  `, and|but|so|also <trigger>`; a trigger counts only at the start of a clause.
-- Rejected: questions (a `?`, or a clause starting with should/do/can/why/let's ...), hedges
-  (maybe, probably, I think), clauses starting with if/when/unless/in case and no comma,
-  reported speech ("the docs say", "John prefers", "John uses X, not Y"), epistemic must
-  ("must have failed", "it must be", "must be running"), past narrative ("I actually tried"),
-  filler ("no, thanks", "never mind"), one-off task scope (now, yet, for now, this time, in this
-  PR/function, "the function must ...", "don't X" / "you need to X" with no standing marker such
-  as ever, again, anywhere, every time, in this repo, for all ...), deictic content
-  (it, this, that, them: meaningless once stored), payloads with no content word, contents
-  over 300 characters, clauses over 400 and sentences over 1000 characters.
+- Secrets are never stored: a candidate is dropped when its sentence or content carries a
+  secret value (`extract_rules.has_secret`: NAME=value, "the password is X", token prefixes
+  such as sk-/ghp_/AKIA/xoxb-/eyJ..., PEM keys, long random tokens). A rule that only names a
+  secret ("Never commit .env files", "Never log API keys") is kept, under Security.
+- A sentence yields nothing when it is a question (ends with "?", or a tag: ", right",
+  ", correct", "isn't it"), quotes someone ("... is what the book says", "according to",
+  "as the docs say"), or ties itself to the work at hand ("that's the bug we're fixing",
+  "that's what this PR fixes").
+- Sentences are cut into clauses at `;`, ` - ` and `: `, and at `, and|but|so|also <trigger>`;
+  a trigger counts only at the start of a clause. Before a colon, a label (nit, todo, fixme,
+  note, refactor, fix, chore, feat, docs, tests, error, warning, log, output, review,
+  suggestion ..., optionally "feat(api)" or "fix!") or a report ("pip says", "it keeps
+  failing with", "the installer printed") makes everything after it in the sentence someone
+  else's words or a one-off comment: nothing is extracted from it. A rule header ("We
+  decided:", "Convention:", "Note for the future:") makes the next clause standing.
+- Rejected clauses: questions (a `?`, or starting with should/do/can/why/let's ...), hedges
+  (maybe, probably, I think), an if/when/unless/in-case clause with no comma, reported
+  speech, epistemic or expectation modals, past narrative, filler ("no, thanks", "never
+  mind"), one-off task scope (now, yet, for now, this time, in this PR/function, "the
+  function must ..."), contents that point back into the conversation (it, this, that, them,
+  here, there, "the same X", "the second option", "the one you suggested", "what you ..."),
+  payloads with no content word, contents over 300 characters, clauses over 400 and sentences
+  over 1000 characters.
 - Rewriting: a trigger that carries no meaning is dropped ("Actually, we use pnpm" -> "We use
   pnpm."); one that does is kept in canonical form ("don't ever X" / "never ever X" -> "Never
   X."; "make sure to always X" -> "Always X."; "you must not X" -> "Do not X."; "you must X" ->
@@ -46,24 +58,40 @@ Rules:
   Fillers (please, pls, btw, from now on, thanks ...) are dropped at both ends; code spans,
   paths and identifiers are kept byte for byte. The first letter is capitalised, or a leading
   identifier is wrapped in backticks ("tests/ is ..." -> "`tests/` is ..."); a final "." is
-  added. Time is linear in the input: every regex runs on a clause of bounded length, and the
-  line and sentence scanners are single passes.
-- One module on purpose: the rules are one pipeline (sentences -> clauses -> matchers ->
-  checks -> rewriting); most of its length is vocabulary tables.
+  added. Time is linear in the input: every regex runs on a clause or sentence of bounded
+  length, and the line and sentence scanners are single passes.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import re
-from collections.abc import Callable, Iterator
-from typing import Final, Literal
+from collections.abc import Iterator
+from typing import Final
 
 import msgspec
 
 from memd.core.categories import Category
+from memd.core.extract_rules import (
+    IMPERATIVES,
+    Candidate,
+    Kind,
+    correction,
+    has_secret,
+    subject_must,
+    words,
+)
+from memd.core.sentences import Text, sentences, without_code
 
-Kind = Literal["preference", "correction", "constraint"]
+__all__ = [
+    "MAX_CLAUSE",
+    "MAX_CONTENT",
+    "MAX_SENTENCE",
+    "Found",
+    "Kind",
+    "category_of",
+    "extract",
+    "sentences",
+]
 
 MAX_CONTENT: Final = 300
 MAX_CLAUSE: Final = 400
@@ -74,10 +102,6 @@ _KIND_CATEGORY: Final[dict[Kind, Category]] = {
     "correction": Category.DECISION,
     "constraint": Category.INSTRUCTION,
 }
-
-
-def _words(text: str) -> frozenset[str]:
-    return frozenset(text.split())
 
 
 class Found(msgspec.Struct, frozen=True, kw_only=True):
@@ -97,7 +121,7 @@ def extract(text: str) -> list[Found]:
     for sentence in sentences(text):
         candidates, corrected = _sentence(sentence, corrected=corrected)
         for kind, content in candidates:
-            if content.casefold() not in seen:
+            if content.casefold() not in seen and not has_secret(content):
                 seen.add(content.casefold())
                 found.append(
                     Found(
@@ -115,119 +139,19 @@ def category_of(kind: Kind, content: str) -> Category:
     return Category.SECURITY if _SECURITY.search(content) else _KIND_CATEGORY[kind]
 
 
+# Letter boundaries, not word boundaries: `AWS_SECRET_ACCESS_KEY` names a secret, "tokenizer"
+# and "author" do not.
 _SECURITY = re.compile(
-    r"\b(?:secrets?|credentials?|passwords?|passwd|passphrases?|tokens?|"
+    r"(?<![^\W\d_])(?:secrets?|credentials?|passwords?|passwd|passphrases?|tokens?|"
     r"(?:api|private|ssh|access|signing|encryption|secret)[ _-]?keys?|"
     r"env\s+files?|dotenv|permissions?|auth|authn|authz|authenticat\w*|authori[sz]\w*|oauth|"
     r"jwts?|pii|personal\s+data|personally\s+identifiable|sudo|chmod|csrf|xss|injection|"
-    r"vulnerabilit\w*|2fa|mfa|ssl|tls|certificates?|encrypt\w*)\b|(?<![\w.])\.env\b",
+    r"vulnerabilit\w*|2fa|mfa|ssl|tls|certificates?|encrypt\w*)(?![^\W\d_])|(?<![\w.])\.env\b",
     re.IGNORECASE,
 )
 
 
 # ---- sentences -------------------------------------------------------------------------------
-
-_FENCE = re.compile(r"\s*(?:```|~~~)")
-_QUOTE = re.compile(r"\s*>")
-# Pasted tool output: "Error: ...", "[WARN] ...", "npm ERR! ...", "12:03:44 ...", "2024-05-01 ...".
-_TOOL_OUTPUT = re.compile(
-    r"(?:\[?[\w.-]{0,30}?(?:error|warning|warn|fatal|exception|err|critical|info|debug|panic|"
-    r"hint|trace(?:back)?)\]?\s*(?::|!)|\[\w+\]|\d{1,2}:\d{2}|\d{4}-\d{2}-\d{2}|"
-    r"(?:[\w./-]+:\d+:)|(?:npm|yarn|pnpm|pip|cargo|go)\s+(?:err|warn)\w*)",
-    re.IGNORECASE,
-)
-_LIST_MARKER = re.compile(r"(?:[-*+•]|\d{1,3}[.)])\s+")
-_TOKEN = re.compile(r"`[^`]*`|[.!?]+|[^`.!?]+|`")
-_ABBREVIATION = re.compile(
-    r"(?:^|[\s(])(e\.g|i\.e|eg|ie|vs|cf|approx|incl|esp|etc|viz|resp|wrt)$", re.IGNORECASE
-)
-
-
-def sentences(text: str) -> Iterator[str]:
-    """Yield the trimmed sentences of `text`, outside fenced code and `>` quotes, in order."""
-    in_fence = False
-    for line in text.splitlines():
-        if _FENCE.match(line):
-            in_fence = not in_fence
-            continue
-        if in_fence or _QUOTE.match(line) or _TOOL_OUTPUT.match(line.lstrip()):
-            continue
-        for start, end in _sentence_spans(line):
-            piece = line[start:end].strip()
-            marker = _LIST_MARKER.match(piece)
-            if marker and start == 0:
-                piece = piece[marker.end() :].strip()
-            if piece:
-                yield piece
-
-
-def _sentence_spans(line: str) -> Iterator[tuple[int, int]]:
-    start = 0
-    for m in _TOKEN.finditer(line):
-        if m.group()[0] not in ".!?":
-            continue
-        if m.end() < len(line) and not line[m.end()].isspace():
-            continue  # setup.py, 3.11, e.g.
-        if m.group() == "." and _is_abbreviation(line, start, m.start(), m.end()):
-            continue
-        yield start, m.end()
-        start = m.end()
-    yield start, len(line)
-
-
-def _is_abbreviation(line: str, start: int, dot: int, after: int) -> bool:
-    word = _ABBREVIATION.search(line[max(start, dot - 8) : dot])
-    if word is None:
-        return False
-    if word.group(1).lower() != "etc":
-        return True
-    rest = line[after : after + 3].lstrip()
-    return bool(rest) and rest[0].islower()
-
-
-# ---- text with a mask ------------------------------------------------------------------------
-
-_CODE = re.compile(r"`[^`]*`")
-
-
-@dataclasses.dataclass(frozen=True, slots=True)
-class _Text:
-    """A piece of the message and its mask: same length, code spans blanked to `xxx`."""
-
-    orig: str
-    mask: str
-
-    @classmethod
-    def of(cls, text: str) -> _Text:
-        masked = _CODE.sub(lambda m: "`" + "x" * (len(m.group()) - 2) + "`", text)
-        return cls(text, masked.replace("’", "'").replace("‘", "'"))
-
-    @classmethod
-    def lit(cls, text: str) -> _Text:
-        return cls(text, text)
-
-    def __getitem__(self, key: slice) -> _Text:
-        return _Text(self.orig[key], self.mask[key])
-
-    def __add__(self, other: _Text) -> _Text:
-        return _Text(self.orig + other.orig, self.mask + other.mask)
-
-    def strip(self) -> _Text:
-        left = len(self.mask) - len(self.mask.lstrip())
-        return self[left : len(self.mask.rstrip())]
-
-    def after(self, m: re.Match[str] | None) -> _Text:
-        return self if m is None else self[m.end() :]
-
-
-@dataclasses.dataclass(frozen=True, slots=True)
-class _Candidate:
-    kind: Kind
-    content: _Text
-    payload: _Text  # what follows the trigger: must hold a content word
-
-
-# ---- sentence and clause pipeline ------------------------------------------------------------
 
 _FILLER = re.compile(
     r"(?:please|pls|plz|also|and|but|oh|ok|okay|so|btw|fyi|just|hey|hi|hmm+|well|"
@@ -247,12 +171,35 @@ _CORRECTION = re.compile(
     r"|correction\s*:\s*",
     re.IGNORECASE,
 )
-_HARD_BREAK = re.compile(r";|:(?=\s)|\s[-–—]{1,3}\s|—")
-_SOFT_BREAK = re.compile(
-    r",\s*(?:and|but|so|also|plus|then)\s+(?=(?:(?:please|pls|also|then)\s+)?(?:always|never|"
-    r"don't|dont|do\s+not|make\s+sure|you\s+(?:must|have\s+to|need\s+to|should)|"
-    r"i(?:'d|\s+would)?\s+(?:prefer|rather|like)|use|prefer|stick|pick|choose|go\s+with|"
-    r"switch\s+to)\b)",
+# A question without "?": "..., right", "..., correct", "... isn't it".
+_TAG_QUESTION = re.compile(
+    r"(?:,\s*(?:right|correct|yeah|yes|eh|huh|innit|no|yep|true)|"
+    r",\s*(?:is|are|does|do|did|will|would|should|can|has|have)\s+(?:it|they|we|you|he|she|"
+    r"there|that|i)|"
+    r"(?:,\s*|\s)(?:isn't|aren't|doesn't|don't|didn't|won't|wouldn't|shouldn't|can't|hasn't|"
+    r"haven't|mustn't)\s+(?:it|they|we|you|he|she|there|that|i))[\s\"')\]*_.!]*$",
+    re.IGNORECASE,
+)
+# Someone else's words: "... is what the book says", "as the docs put it", "according to".
+_QUOTING = re.compile(
+    r"\b(?:is|was)\s+what\s+[^,;.]{0,40}?\b(?:says?|said|recommends?|recommended|suggests?|"
+    r"suggested|teaches|taught|claims?|claimed|writes|wrote|advises|advised|preaches|"
+    r"puts\s+it)\b"
+    r"|\b(?:as|like)\s+(?:the|my|our|his|her|their|a|an)\s+[\w-]+(?:\s+[\w-]+){0,2}\s+"
+    r"(?:says?|said|puts\s+it|recommends?|suggests?)\b"
+    r"|\baccording\s+to\b"
+    r"|\b(?:book|docs?|documentation|article|blog|guide|post|tutorial|manual|readme|spec|rfc|"
+    r"pep|author|talk|course|video|paper)\s+(?:says?|said|recommends?|suggests?|claims?|"
+    r"states?|tells?|told|wrote|argues?)\b",
+    re.IGNORECASE,
+)
+# The work at hand: "the bug we're fixing", "the ticket I'm on", "what this PR fixes".
+_WORK = r"(?:bug|issue|ticket|task|story|problem|pr|mr|pull\s+request|fix|change|feature)s?"
+_CURRENT_WORK = re.compile(
+    rf"\b{_WORK}\s+(?:(?:that|which)\s+)?(?:we're|we\s+are|i'm|i\s+am|you're|you\s+are)\s+"
+    r"(?:fixing|working\s+on|on|doing|solving|addressing|handling|implementing|writing|"
+    r"reviewing|debugging|chasing)\b"
+    rf"|\bthis\s+{_WORK}\s+(?:fixes|addresses|is\s+about|implements|adds|needs)\b",
     re.IGNORECASE,
 )
 
@@ -261,19 +208,24 @@ def _sentence(sentence: str, *, corrected: bool) -> tuple[list[tuple[Kind, str]]
     """Return the memories in one sentence, and whether it was only a correction ("No.")."""
     if len(sentence) > MAX_SENTENCE or sentence.rstrip("\"')]*_ ").endswith("?"):
         return [], False
-    text, standing, stripped_correction = _strip_lead(_Text.of(sentence))
+    text, standing, stripped_correction = _strip_lead(Text.of(sentence))
     corrected = corrected or stripped_correction
     if not text.mask.strip(" ,.!:;-–—"):
         return [], stripped_correction
+    mask = without_code(text.mask)
+    if _TAG_QUESTION.search(mask[-40:]) or _QUOTING.search(mask) or _CURRENT_WORK.search(mask):
+        return [], False
+    if has_secret(sentence):
+        return [], False
     results: list[tuple[Kind, str]] = []
-    for number, clause in enumerate(_clauses(text)):
-        found = _clause(clause, corrected=corrected and number == 0, standing=standing)
+    for number, (clause, header) in enumerate(_clauses(text)):
+        found = _clause(clause, corrected=corrected and number == 0, standing=standing or header)
         if found is not None:
             results.append(found)
     return results, False
 
 
-def _strip_lead(text: _Text) -> tuple[_Text, bool, bool]:
+def _strip_lead(text: Text) -> tuple[Text, bool, bool]:
     """Drop leading fillers and correction triggers; return (rest, standing, corrected)."""
     standing = corrected = False
     for _ in range(6):
@@ -289,20 +241,82 @@ def _strip_lead(text: _Text) -> tuple[_Text, bool, bool]:
     return text, standing, corrected
 
 
-def _clauses(text: _Text) -> Iterator[_Text]:
+# ---- clauses ---------------------------------------------------------------------------------
+
+_HARD_BREAK = re.compile(r";|:(?=\s)|\s[-–—]{1,3}\s|—")
+_SOFT_BREAK = re.compile(
+    r",\s*(?:and|but|so|also|plus|then)\s+(?=(?:(?:please|pls|also|then)\s+)?(?:always|never|"
+    r"don't|dont|do\s+not|make\s+sure|you\s+(?:must|have\s+to|need\s+to|should)|"
+    r"i(?:'d|\s+would)?\s+(?:prefer|rather|like)|use|prefer|stick|pick|choose|go\s+with|"
+    r"switch\s+to)\b)",
+    re.IGNORECASE,
+)
+# Labels that never head a rule: code annotations, review comments, commit types, log words.
+_LABELS = (
+    r"nits?|nitpicks?|todos?|fixmes?|xxx|hack|notes?|nb|refactor(?:ing)?|fix(?:es|ed)?|bugfix|"
+    r"hotfix|chore|feat|feature|tests|testing|revert|wip|errors?|warnings?|warn|info|debug|"
+    r"logs?|output|stdout|stderr|console|terminal|results?|traceback|exception|trace|response|"
+    r"status|review|comments?|suggestions?|questions?|q|examples?|typo|cleanup"
+)
+# Commit types that are also topic headers ("Style: prefer f-strings"): labels only in the
+# commit convention, lower case or with a scope or "!" ("docs:", "ci(deps):", "Build!:").
+_COMMIT_TYPES = r"docs?|style|perf|test|ci|build|deps"
+_LABEL = re.compile(
+    rf"(?:^|[\s,(\[])(?:(?i:{_LABELS})(?:\([^)]{{0,40}}\))?!?|(?:{_COMMIT_TYPES})!?|"
+    rf"(?i:{_COMMIT_TYPES})(?:\([^)]{{0,40}}\)!?|!))\s*$"
+)
+_LABEL_WORDS: Final = 4  # "nit", "CI output", "Here's my only nit"
+_BRACKET_LABEL = re.compile(rf"[\[(](?i:{_LABELS}|{_COMMIT_TYPES})[\])]")
+_REPORT = re.compile(
+    r"\b(?:says?|said|saying|prints?|printed|printing|shows?|showed|shown|showing|outputs?|"
+    r"outputted|returns?|returned|returning|reports?|reported|complains?|complained|tells?|"
+    r"told|recommends?|recommended|suggests?|suggested|claims?|claimed|states?|stated|"
+    r"mentions?|mentioned|reads|responds?|responded|repl(?:y|ies|ied)|answers?|answered|"
+    r"asks?|asked|errors?|errored|warns?|warned|fails?|failed|failing|crash\w*|dies|died|"
+    r"exits?|exited|exiting|throws?|threw|thrown|raises?|raised|logs?|logged|gives?|gave|"
+    r"getting|got|gets|see|saw|seeing|seen|goes|went|puts\s+it|quotes?|quoted|quoting|"
+    r"according\s+to|wrote|writes|written|spits?|spat|yells?|yelled|dumps?|dumped|emits?|"
+    r"emitted)\b",
+    re.IGNORECASE,
+)
+# A rule header makes the clause after it standing: "We decided: use dataclasses for models."
+_HEADER = re.compile(
+    r"(?:^|(?<=[\s,]))(?:(?:[\w-]+\s+){0,3}(?:rules?|conventions?|polic(?:y|ies)|guidelines?|"
+    r"decisions?|standards?)(?:\s+of\s+thumb)?|(?:we|the\s+team)\s+(?:have\s+)?(?:decided|agreed|"
+    r"settled\s+on|standardi[sz]ed\s+on)|(?:[\w-]+\s+){0,3}?(?:(?:for|in)\s+(?:the\s+)?future|"
+    r"from\s+now\s+on|going\s+forward|for\s+future\s+reference))\s*$",
+    re.IGNORECASE,
+)
+
+
+def _clauses(text: Text) -> Iterator[tuple[Text, bool]]:
+    """Yield (clause, after a rule header); stop after a label ("nit:", "[todo]", "fix -") or
+    at a colon after a report ("pip says:")."""
+    if _BRACKET_LABEL.match(text.mask):
+        return
     start = 0
+    header = False
     for m in _HARD_BREAK.finditer(text.mask):
-        yield from _soft_clauses(text[start : m.start()])
+        piece = text[start : m.start()]
+        yield from _soft_clauses(piece, header=header)
+        header = False
+        if m.group() != ";":  # a colon or a dash
+            prefix = piece.mask.strip()
+            if len(prefix.split()) <= _LABEL_WORDS and _LABEL.search(prefix):
+                return
+            if m.group() == ":" and _REPORT.search(prefix):
+                return
+            header = m.group() == ":" and _HEADER.search(prefix) is not None
         start = m.end()
-    yield from _soft_clauses(text[start:])
+    yield from _soft_clauses(text[start:], header=header)
 
 
-def _soft_clauses(text: _Text) -> Iterator[_Text]:
+def _soft_clauses(text: Text, *, header: bool) -> Iterator[tuple[Text, bool]]:
     start = 0
     for m in _SOFT_BREAK.finditer(text.mask):
-        yield text[start : m.start()].strip()
-        start = m.end()
-    yield text[start:].strip()
+        yield text[start : m.start()].strip(), header
+        start, header = m.end(), False
+    yield text[start:].strip(), header
 
 
 _QUESTION_START = re.compile(
@@ -323,14 +337,14 @@ _CONDITION = re.compile(
 _CONDITION_CLAUSE = re.compile(r"[^,]{1,120},\s*")
 
 
-def _clause(text: _Text, *, corrected: bool, standing: bool) -> tuple[Kind, str] | None:
+def _clause(text: Text, *, corrected: bool, standing: bool) -> tuple[Kind, str] | None:
     text, more_standing, more_corrected = _strip_lead(text)
     standing, corrected = standing or more_standing, corrected or more_corrected
     if not text.mask or len(text.mask) > MAX_CLAUSE:
         return None
     if "?" in text.mask or _HEDGE.search(text.mask) or _QUESTION_START.match(text.mask):
         return None
-    condition: _Text | None = None
+    condition: Text | None = None
     if _CONDITION.match(text.mask):
         m = _CONDITION_CLAUSE.match(text.mask)
         if m is None:
@@ -338,7 +352,7 @@ def _clause(text: _Text, *, corrected: bool, standing: bool) -> tuple[Kind, str]
         condition, text = text[: m.end()], text.after(m)
     candidate = _imperative(text, standing=standing)
     if candidate is None and condition is None:
-        candidate = _correction(text, corrected=corrected)
+        candidate = correction(text, corrected=corrected)
     if candidate is None or not _acceptable(candidate, conditional=condition is not None):
         return None
     content = candidate.content
@@ -348,340 +362,21 @@ def _clause(text: _Text, *, corrected: bool, standing: bool) -> tuple[Kind, str]
     return None if final is None else (candidate.kind, final)
 
 
-# ---- imperatives: preferences and constraints ------------------------------------------------
-
-_USE_VERB = re.compile(
-    r"(?:use|using|prefer|pick|choose|go\s+with|stick\s+(?:with|to)|switch\s+to|opt\s+for|"
-    r"default\s+to)\b",
-    re.IGNORECASE,
-)
-_NOT_A_VERB = _words(
-    "a an the my your our his her their its this that these those it i you we they he she there "
-    "here so too very more less mind again ever been sure true false fine good great nice happy "
-    "glad fun same know knew say said when if and or but worry bother care gonna going works "
-    "worked fails failed returns returned happens happened seems seemed is was were are did "
-    "does had has thought think gets got wanted liked not no anything nothing something "
-    "everything what"
-)
-_STANDING = re.compile(
-    r"\b(?:always|never|ever|again|anymore|any\s+more|anywhere|everywhere|every\s+time|"
-    r"each\s+time|whenever|from\s+now\s+on|going\s+forward|in\s+(?:the\s+)?future|"
-    r"in\s+general|by\s+default|as\s+a\s+rule|for\s+everything|"
-    r"(?:in|for|across|on)\s+(?:all|every|each|any)|"
-    r"in\s+(?:this|the|our)\s+(?:repo|repository|project|codebase|code\s+base|package|monorepo|"
-    r"workspace))\b",
-    re.IGNORECASE,
-)
-
-_PREFER_I = re.compile(
-    r"i(?:'d|\s+would)?\s+(?:(?:really|much|strongly|generally|usually|definitely|personally|"
-    r"always)\s+)?prefer\s+(?!it\b|if\b|that\b|you\b|we\b|when\b)(?=\w|`)",
-    re.IGNORECASE,
-)
-_RATHER = re.compile(r"i(?:'d|\s+would)\s+(?:much\s+)?rather\s+", re.IGNORECASE)
-_RATHER_YOU_NOT = re.compile(r"(?:you|we)\s+(?:didn't|didnt|did\s+not)\s+(?=\w)", re.IGNORECASE)
-_RATHER_NOT = re.compile(r"not\s+(?=\w)", re.IGNORECASE)
-_PRONOUN = re.compile(r"(?:you|we|they|it|he|she|i|that|this|those|these)\b", re.IGNORECASE)
-_THAN = re.compile(r"\bthan\b", re.IGNORECASE)
-_LIKE = re.compile(r"i\s+(?:really\s+|much\s+)?like\s+(?=\w|`)", re.IGNORECASE)
-_BETTER = re.compile(r"\s+(?:better|more)\b(?:\s+than\s+)?", re.IGNORECASE)
-_BETTER_TAIL = re.compile(r"(?:$|[,;(.!]|(?:for|in|when|with|because|as|since)\b)", re.IGNORECASE)
-_ALWAYS_NEVER = re.compile(
-    r"(always|never\s+ever|never|(?:don't|dont|do\s+not)\s+(?:you\s+)?ever)\s+(?=\w|`)",
-    re.IGNORECASE,
-)
-_MAKE_SURE = re.compile(
-    r"make\s+sure\s+(?:to\s+|(?:that\s+)?you\s+)?(always|never)\s+(?=\w|`)", re.IGNORECASE
-)
-_YOU_MODAL = re.compile(
-    r"you\s+(?:(always|never)\s+)?(must\s+not|mustn't|must|have\s+to|need\s+to|should\s+not|"
-    r"shouldn't|should|'ve\s+got\s+to|gotta)\s+(?:(always|never|ever)\s+)?(?=\w|`)",
-    re.IGNORECASE,
-)
-_EPISTEMIC = re.compile(
-    r"(?:'ve|have\s+(?:been|\w+ed|gone|done|seen|made|had|got|forgotten|broken)|"
-    r"be\s+(?:a|an|the|some|something|because|why|joking|kidding|wrong|broken|outdated|stale|"
-    r"cached|missing|fine|right|correct|off|down|failing|it|that|mistaken|confused|tired|due|"
-    r"related|somewhere|here|there|\w+ing))\b",
-    re.IGNORECASE,
-)
-_DONT = re.compile(
-    r"(?:don't|dont|do\s+not)\s+(?!you\b|worry\b|bother\b|mind\b|care\b|know\b|think\b|"
-    r"forget\b)(?=\w|`)",
-    re.IGNORECASE,
-)
-_WE_ALWAYS = re.compile(r"we\s+(?:always|never)\s+(?=\w)", re.IGNORECASE)
-_PREFER = re.compile(r"prefer\s+(?=\w|`)", re.IGNORECASE)
-_USE = re.compile(
-    r"(?:use|pick|choose|go\s+with|stick\s+(?:with|to)|switch\s+to|opt\s+for|default\s+to)\s+"
-    r"(?=\w|`)",
-    re.IGNORECASE,
-)
-_INSTEAD = re.compile(r"\b(?:instead\s+of|rather\s+than|over|not)\b", re.IGNORECASE)
-_SUBJECT_START = re.compile(
-    r"(?:the|a|an|our|my|your|this|that|these|those|it|its|it's|we|we're|i|you|they|there|all|"
-    r"every|each|some|no)\b",
-    re.IGNORECASE,
-)
-_PAST = re.compile(
-    r"\w+ed|did|was|were|had|tried|got|went|made|thought|knew|said|could|would|might|may",
-    re.IGNORECASE,
-)
-
-
-def _verb_first(payload: _Text) -> bool:
-    word = re.match(r"[\w']+", payload.mask)
-    return word is not None and word.group().lower() not in _NOT_A_VERB
-
-
-def _by_verb(payload: _Text) -> Kind:
-    return "preference" if _USE_VERB.match(payload.mask) else "constraint"
-
-
-def _prefer_i(text: _Text, standing: bool) -> _Candidate | None:
-    m = _PREFER_I.match(text.mask)
-    if m is None:
-        return None
-    payload = text.after(m)
-    return _Candidate("preference", _Text.lit("Prefer ") + payload, payload)
-
-
-def _rather(text: _Text, standing: bool) -> _Candidate | None:
-    m = _RATHER.match(text.mask)
-    if m is None:
-        return None
-    rest = text.after(m)
-    negated = _RATHER_YOU_NOT.match(rest.mask) or _RATHER_NOT.match(rest.mask)
-    if negated is None and _PRONOUN.match(rest.mask):
-        return None
-    payload = rest.after(negated)
-    than = _THAN.search(payload.mask)
-    if than is not None:
-        payload = payload[: than.start()] + _Text.lit("rather than") + payload[than.end() :]
-    lead = "Prefer not to " if negated else "Prefer to "
-    return _Candidate("preference", _Text.lit(lead) + payload, payload)
-
-
-def _like_better(text: _Text, standing: bool) -> _Candidate | None:
-    m = _LIKE.match(text.mask)
-    better = None if m is None else _BETTER.search(text.mask, m.end())
-    if m is None or better is None:
-        return None
-    liked, rest = text[m.end() : better.start()], text[better.end() :].strip()
-    if better.group().rstrip().lower().endswith("than"):
-        over = _Text.lit(" over ")
-    elif _BETTER_TAIL.match(rest.mask):  # "I like X better, for Y" but not "I like having more Z"
-        over = _Text.lit(" " if rest.mask[:1].isalnum() else "")
-    else:
-        return None
-    return _Candidate("preference", _Text.lit("Prefer ") + liked + over + rest, liked)
-
-
-def _always_never(text: _Text, standing: bool) -> _Candidate | None:
-    m = _ALWAYS_NEVER.match(text.mask)
-    if m is None or not _verb_first(text.after(m)):
-        return None
-    lead = "Always " if m.group(1).lower() == "always" else "Never "
-    payload = text.after(m)
-    return _Candidate(_by_verb(payload), _Text.lit(lead) + payload, payload)
-
-
-def _make_sure(text: _Text, standing: bool) -> _Candidate | None:
-    m = _MAKE_SURE.match(text.mask)
-    if m is None or not _verb_first(text.after(m)):
-        return None
-    payload = text.after(m)
-    return _Candidate("constraint", _Text.lit(m.group(1).capitalize() + " ") + payload, payload)
-
-
-def _you_modal(text: _Text, standing: bool) -> _Candidate | None:
-    m = _YOU_MODAL.match(text.mask)
-    if m is None:
-        return None
-    payload = text.after(m)
-    adverb = (m.group(1) or m.group(3) or "").lower()
-    modal = m.group(2).lower()
-    negated = "not" in modal or "n't" in modal
-    if _EPISTEMIC.match(payload.mask) or not _verb_first(payload):
-        return None
-    unforced = not modal.startswith("must") and adverb not in ("always", "never")
-    if unforced and not (standing or _STANDING.search(payload.mask)):
-        return None
-    if adverb == "never" or (negated and adverb == "ever"):
-        lead = "Never "
-    elif negated:
-        lead = "Do not "
-    else:
-        lead = "Always " if adverb == "always" else ""
-    return _Candidate("constraint", _Text.lit(lead) + payload, payload)
-
-
-def _dont(text: _Text, standing: bool) -> _Candidate | None:
-    m = _DONT.match(text.mask)
-    if m is None or not _verb_first(text.after(m)):
-        return None
-    payload = text.after(m)
-    if not (standing or _STANDING.search(payload.mask)):
-        return None
-    return _Candidate(_by_verb(payload), _Text.lit("Do not ") + payload, payload)
-
-
-def _we_always(text: _Text, standing: bool) -> _Candidate | None:
-    m = _WE_ALWAYS.match(text.mask)
-    if m is None or not _verb_first(text.after(m)) or _PAST.fullmatch(_first_word(text.after(m))):
-        return None
-    return _Candidate("constraint", text, text.after(m))
-
-
-def _use(text: _Text, standing: bool) -> _Candidate | None:
-    m = _PREFER.match(text.mask)
-    if m is not None:
-        return _Candidate("preference", text, text.after(m))
-    m = _USE.match(text.mask)
-    if m is None:
-        return None
-    payload = text.after(m)
-    if _INSTEAD.search(payload.mask) or standing or _STANDING.search(payload.mask):
-        return _Candidate("preference", text, payload)
-    return None
-
-
-def _standing_imperative(text: _Text, standing: bool) -> _Candidate | None:
-    if not standing or _SUBJECT_START.match(text.mask) or not _verb_first(text):
-        return None
-    return _Candidate(_by_verb(text), text, text)
-
-
-_IMPERATIVES: Final[tuple[Callable[[_Text, bool], _Candidate | None], ...]] = (
-    _prefer_i,
-    _rather,
-    _like_better,
-    _make_sure,
-    _always_never,
-    _you_modal,
-    _dont,
-    _we_always,
-    _use,
-    _standing_imperative,
-)
-
-
-def _imperative(text: _Text, *, standing: bool) -> _Candidate | None:
-    for matcher in _IMPERATIVES:
+def _imperative(text: Text, *, standing: bool) -> Candidate | None:
+    for matcher in IMPERATIVES:
         candidate = matcher(text, standing)
         if candidate is not None:
             return candidate
-    return _subject_must(text)
-
-
-_NP_MUST = re.compile(
-    r"((?:[\w`./'-]+\s+){1,5}?)(?:must|shall)\s+(?:(?:not|never|always)\s+)?", re.IGNORECASE
-)
-_BAD_SUBJECT = re.compile(
-    r"(?:i|you|it|that|this|there|he|she|they|something|someone|somebody|which|what|who|my|his|"
-    r"her|their|one|if|when|unless)\b",
-    re.IGNORECASE,
-)
-_REPORTED = re.compile(
-    r"\b(?:says?|said|thinks?|thought|told|tells|claims?|believes?|mentioned|wrote|writes|"
-    r"reckons?|insists?|suggests?|suggested)\b",
-    re.IGNORECASE,
-)
-# "The function must return a list": a definite code unit is the one being worked on.
-_TASK_SUBJECT = re.compile(
-    r"(?:the|this|that)\s+(?:\w+\s+)?(?:function|method|class|test|file|variable|loop|script|"
-    r"query|component|helper|handler|param\w*|argument|value|field|form|button|page|regex|"
-    r"snippet|line|call|output)\s",
-    re.IGNORECASE,
-)
-_TASK_NOUN = re.compile(
-    r"\b(?:bugs?|fix|errors?|issues?|problems?|failures?|crash|exceptions?|traceback|typo|diff|"
-    r"patch|output|results?|answer|suggestion)\b",
-    re.IGNORECASE,
-)
-
-
-def _subject_must(text: _Text) -> _Candidate | None:
-    """`<subject> must ...`: a rule stated about something ("All timestamps must be in UTC")."""
-    m = _NP_MUST.match(text.mask)
-    if m is None:
-        return None
-    subject, payload = m.group(1), text.after(m)
-    if _BAD_SUBJECT.match(subject) or _TASK_SUBJECT.match(subject):
-        return None
-    if _REPORTED.search(subject) or _TASK_NOUN.search(subject):
-        return None
-    if _EPISTEMIC.match(payload.mask):
-        return None
-    return _Candidate("constraint", text, payload)
-
-
-# ---- corrections -----------------------------------------------------------------------------
-
-_PRESENT = _words(
-    "is are isn't aren't has have lives live runs run uses use needs need requires require goes "
-    "go gets get belongs belong comes come points point expects expect returns return reads "
-    "read writes write loads load stores store deploys deploy builds build calls call contains "
-    "contain depends depend sits sit stays stay starts start handles handle means mean defaults "
-    "default targets target supports support"
-)
-_ADVERB = r"(?:(?:only|always|never|still|now|no\s+longer|currently|also|just)\s+)?"
-_NEGATION = r"(?:(?:don't|doesn't|do\s+not|does\s+not|aren't|isn't)\s+)?"
-_WE_STATEMENT = re.compile(
-    rf"(we(?:'re|'ve|'ll)?)\s+(actually\s+)?{_ADVERB}{_NEGATION}([\w']+)", re.IGNORECASE
-)
-_STATEMENT = re.compile(
-    r"((?:(?:all|both|only)\s+)?(?:the|our|this|these|every|each|all|any)\s+[\w`./'-]+"
-    r"(?:\s+[\w`./'-]+){0,4}?|`x*`|[\w-]*[/_.][\w./-]*|(?-i:[A-Z])[\w.-]*)"
-    rf"\s+(actually\s+)?{_ADVERB}{_NEGATION}"
-    rf"({'|'.join(sorted(_PRESENT, key=len, reverse=True))})\b",
-    re.IGNORECASE,
-)
-_DECISION_PAST = _words(
-    "moved switched migrated decided dropped chose standardised standardized replaced removed "
-    "deprecated agreed went settled adopted"
-)
-_BAD_WE_VERB = _words(
-    "tried did was were had could would might may should can meant thought think need want "
-    "wanted used got"
-)
-_CONTRAST = re.compile(r",\s*not\b|\bnot\s[^,]{1,80}?\sbut\b", re.IGNORECASE)
-_NAME = re.compile(r"[A-Z][a-z]*")
-_TRANSIENT = re.compile(
-    r"\b(?:is|are|was|were|'s|'re)\s+(?:still\s+|now\s+|currently\s+|all\s+|also\s+)?"
-    r"(?:broken|failing|down|green|red|fixed|done|ready|fine|working|flaky|passing|good|ok|"
-    r"okay|wrong|correct|right|better|worse)\b",
-    re.IGNORECASE,
-)
-
-
-def _correction(text: _Text, *, corrected: bool) -> _Candidate | None:
-    """A statement after a correction trigger, or one that contrasts ("X, not Y")."""
-    m = _WE_STATEMENT.match(text.mask) or _STATEMENT.match(text.mask)
-    if m is None or _TASK_NOUN.search(m.group(1)) or _TRANSIENT.search(text.mask):
-        return None
-    subject, verb = m.group(1).lower(), m.group(3).lower()
-    if subject == "we" and (
-        verb in _BAD_WE_VERB or (_PAST.fullmatch(verb) is not None and verb not in _DECISION_PAST)
-    ):
-        return None
-    if not (corrected or m.group(2) or _CONTRAST.search(text.mask)):
-        return None
-    if not (corrected or m.re is _WE_STATEMENT) and _NAME.fullmatch(m.group(1)):
-        # "John uses tabs, not spaces": about someone else unless it corrects the agent
-        return None
-    if m.group(2):  # "we actually use X" -> "we use X"
-        text = text[: m.start(2)] + text[m.end(2) :]
-    return _Candidate("correction", text, text)
+    return subject_must(text)
 
 
 # ---- checks and rewriting --------------------------------------------------------------------
 
 _TASK = re.compile(
-    r"\b(?:right\s+now|for\s+now|just\s+now|(?<!from\s)now|yet|this\s+time|today|tonight|at\s+the\s+moment|"
-    r"for\s+the\s+moment|(?:for|in)\s+this\s+(?!repo\b|repository\b|project\b|codebase\b|"
-    r"code\s+base\b|team\b|company\b|org\b|monorepo\b|package\b|app\b|service\b|workspace\b)\w+)"
-    r"\b",
+    r"\b(?:right\s+now|for\s+now|just\s+now|(?<!from\s)now|yet|this\s+time|today|tonight|"
+    r"at\s+the\s+moment|for\s+the\s+moment|(?:for|in)\s+this\s+(?!repo\b|repository\b|"
+    r"project\b|codebase\b|code\s+base\b|team\b|company\b|org\b|monorepo\b|package\b|app\b|"
+    r"service\b|workspace\b)\w+)\b",
     re.IGNORECASE,
 )
 _DEICTIC = re.compile(
@@ -691,23 +386,43 @@ _DEICTIC = re.compile(
     re.IGNORECASE,
 )
 _CONDITIONAL_DEICTIC = re.compile(r"\b(?:these|those|this|that)\b", re.IGNORECASE)
+# Pointing back into the conversation: "the second option", "the one you suggested", "here".
+_ORDINAL = r"(?:first|second|third|fourth|fifth|last|latter|former|other|previous|earlier|original)"
+_CHOICE = (
+    r"options?|approach(?:es)?|versions?|solutions?|suggestions?|proposals?|variants?|"
+    r"alternatives?|ideas?|drafts?|attempts?|implementations?|plans?|designs?|choices?"
+)
+_POINTER = re.compile(
+    rf"\b(?:(?:{_ORDINAL}|new|old|same|the|your|my)\s+ones?\b(?!-)"
+    rf"|{_ORDINAL}\s+(?:[\w-]+\s+)?(?:{_CHOICE}|snippets?|answers?|examples?|fix(?:es)?|"
+    r"patch(?:es)?|diffs?)\b"
+    rf"|your\s+(?:[\w-]+\s+)?(?:{_CHOICE})\b"
+    r"|you\s+(?:just\s+|originally\s+)?(?:gave|suggested|proposed|showed|shown|sent|wrote|"
+    r"offered|mentioned|recommended|listed|posted|shared|described|had|did|made|pasted|picked|"
+    r"chose|came\s+up\s+with)\b"
+    r"|what\s+you\b|here\b|there\b(?!\s+(?:is|are|was|were|will|would|should|must|may|might|"
+    r"can|could|has|have|be)\b|')"
+    r"|same\b(?![^,;.]{0,60}?\b(?:as|for\s+(?:all|every|each|both)|across|everywhere|"
+    r"throughout)\b))",
+    re.IGNORECASE,
+)
 _WORD = re.compile(r"`x*`|[\w'-]+")
-_EMPTY_WORDS = _words(
+_EMPTY_WORDS = words(
     "do does it this that these those them again mind so ever anything everything one there "
     "here please pls thanks me us the a an to of and or now then use using just that's it's "
     "thing things stuff not"
 )
 
 
-def _acceptable(candidate: _Candidate, *, conditional: bool) -> bool:
-    mask = _without_code(candidate.content.mask)
+def _acceptable(candidate: Candidate, *, conditional: bool) -> bool:
+    mask = without_code(candidate.content.mask)
     deictic = _CONDITIONAL_DEICTIC if conditional else _DEICTIC
-    if deictic.search(mask):
+    if deictic.search(mask) or _POINTER.search(mask):
         return False
     if candidate.kind != "correction" and _TASK.search(mask):
         return False
-    words = (w.lower() for w in _WORD.findall(candidate.payload.mask))
-    return any(w not in _EMPTY_WORDS for w in words)
+    payload = (w.lower() for w in _WORD.findall(candidate.payload.mask))
+    return any(w not in _EMPTY_WORDS for w in payload)
 
 
 _TAIL_WORD = re.compile(
@@ -720,7 +435,7 @@ _IDENTIFIER = re.compile(r"[\w./\\-]+")
 _CODE_LIKE = re.compile(r"[_/\\.()\[\]{}<>=#$@0-9]|[a-z][A-Z]")
 
 
-def _finish_text(text: _Text) -> _Text:
+def _finish_text(text: Text) -> Text:
     """Drop trailing fillers and punctuation."""
     for _ in range(4):
         text = text[: len(text.mask.rstrip(_TAIL_PUNCT))]
@@ -731,7 +446,7 @@ def _finish_text(text: _Text) -> _Text:
     return text
 
 
-def _finish(text: _Text) -> str | None:
+def _finish(text: Text) -> str | None:
     """Return `text` as a storable sentence, or None when it cannot be one."""
     text = _finish_text(text.strip())
     content = text.orig
@@ -751,18 +466,9 @@ def _finish(text: _Text) -> str | None:
     return content
 
 
-def _lower_first(text: _Text) -> _Text:
+def _lower_first(text: Text) -> Text:
     """Lower the first letter, so "Always pin it" can follow "When you add a dependency, "."""
     first = text.orig[:1]
     if len(text.orig) > 1 and first.isupper() and not text.orig[1].isupper():
-        return _Text.lit(first.lower()) + text[1:]
+        return Text.lit(first.lower()) + text[1:]
     return text
-
-
-def _without_code(mask: str) -> str:
-    return _CODE.sub("`x`", mask)
-
-
-def _first_word(text: _Text) -> str:
-    word = re.match(r"[\w']+", text.mask)
-    return "" if word is None else word.group()

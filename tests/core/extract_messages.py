@@ -8,6 +8,17 @@ instruction, a deictic "it"/"that" that means nothing out of context, ...).
 
 Some labels are known misses on purpose (typos in the trigger word, rules stated mid-sentence,
 polite questions): they stay, so the recall figure is honest.
+
+Batches (docs/extract.md has the figures of each):
+- `POSITIVES`, `NEGATIVES`: round-1 tuning, written before the first rules.
+- `HELD_OUT_POSITIVES`, `HELD_OUT_NEGATIVES` (`HELD_OUT_1`): written after the first rules,
+  measured once before looking.
+- `REVIEW_NEGATIVES`, `LOOKALIKES_2`, `POSITIVES_2`: round-2 tuning, the review's false
+  positives verbatim plus new look-alikes and real rules with the same surface words, all
+  labelled before the second round of rules.
+- `HELD_OUT_2_POSITIVES`, `HELD_OUT_2_NEGATIVES` (`HELD_OUT_2`): written before the second
+  round of rules, measured once, then used to check the fixes.
+- `HELD_OUT_3`: written after the second round of rules, measured once.
 """
 
 from __future__ import annotations
@@ -534,6 +545,337 @@ HELD_OUT_NEGATIVES: Final[tuple[Case, ...]] = (
     ("Always fun debugging CSS, huh.", ()),
 )
 
-TUNING: Final[tuple[Case, ...]] = POSITIVES + NEGATIVES
-HELD_OUT: Final[tuple[Case, ...]] = HELD_OUT_POSITIVES + HELD_OUT_NEGATIVES
+
+# ---- second round (review of the first version) ---------------------------------------------
+# Written and labelled before the second round of rules, then used to tune them.
+
+# Found by the review: every one of these was extracted by the first version.
+REVIEW_NEGATIVES: Final[tuple[Case, ...]] = (
+    # A secret value would land in security.md, which is injected into every prompt.
+    ("Always use the API key sk-live-4f9a8b7c6d5e for staging.", ()),
+    ("Actually, the staging DB password is Tr0ub4dor&3.", ()),
+    (
+        "Use AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY instead of the old "
+        "one.",
+        (),
+    ),
+    # A label or a report before a colon.
+    ("It keeps failing with: never received a response from upstream", ()),
+    ("pip says: you must give at least one requirement to install", ()),
+    ("Tests: always green locally.", ()),
+    ("TODO: always validate input in the new endpoint", ()),
+    ("nit: prefer f-strings here", ()),
+    ("Nit: use a context manager here instead of try/finally.", ()),
+    ("Refactor: use dataclasses instead of namedtuples in models.py", ()),
+    # Contrasts and corrections that report what code does.
+    ("The daemon uses the old socket, not the new one.", ()),
+    ("The logs show the job runs twice, not once.", ()),
+    ("So the frontend calls the v1 endpoint, not v2 — that explains the 404.", ()),
+    ("`foo()` returns a dict, not a list, in the old version.", ()),
+    ("Hmm, the compose file uses postgres:13, not 15.", ()),
+    ("Nope. The script reads the wrong env var.", ()),
+    ("No, the parser returns an empty list there.", ()),
+    ("No, the function depends on the global config.", ()),
+    ("Actually the function returns a tuple.", ()),
+    ("Actually, we use the same token for staging.", ()),
+    # Modals that are not rules for the agent.
+    ("The migration must have run twice.", ()),
+    ("You should always get a 200 from the health endpoint.", ()),
+    ("The scheduler must run jobs in order, right", ()),
+    ("Sessions must be invalidated on logout -- that's the bug we're fixing.", ()),
+    ("The user must not be able to delete their own admin role.", ()),
+    # Choices within the conversation, quotes, contradicted preferences.
+    ("I prefer the second option you gave.", ()),
+    ("I like the first approach better.", ()),
+    ("Prefer composition over inheritance is what the book says.", ()),
+    ("I like pytest better than unittest, but the team uses unittest.", ()),
+    # About the agent's steps: "Prefer to review the diff before you commit" would lose who
+    # reviews, so first-person preferences that mention "you" are dropped (docs/extract.md).
+    ("I prefer to review the diff before you commit.", ()),
+)
+
+# More look-alikes in the same families, written for the second round.
+LOOKALIKES_2: Final[tuple[Case, ...]] = (
+    # code review comments
+    ("nit: always sort imports alphabetically", ()),
+    ("Suggestion: use `enumerate` instead of a manual counter here.", ()),
+    ("Review: never mutate the input list in place", ()),
+    # commit messages
+    ("fix: never retry on 4xx responses", ()),
+    ("chore: use ruff instead of flake8", ()),
+    ("feat(api): always return ISO timestamps", ()),
+    ("docs: prefer the async client in examples", ()),
+    # log excerpts and tool output quoted inline
+    ("Output: you must restart the shell for changes to take effect", ()),
+    ("The installer printed: always run as administrator", ()),
+    ("Traceback says: never awaited coroutine", ()),
+    ("log: never retrying, giving up after 5 attempts", ()),
+    # bug reports and observations about code
+    ("The worker uses Redis 6, not 7, on the old cluster.", ()),
+    ("No, the test fixture creates two users, not one.", ()),
+    ("Actually the loop reads the file twice.", ()),
+    ("Nope, the handler swallows the exception.", ()),
+    ("The logs say the worker never acks the message.", ()),
+    ("Looks like the nightly job always times out at 2am.", ()),
+    # epistemic and expectation modals
+    ("The build must have used the cached layer.", ()),
+    ("You must've pushed to the wrong branch.", ()),
+    ("The import must have broken when we moved the package.", ()),
+    ("You should never see this warning in production.", ()),
+    ("You should always receive an email after signing up.", ()),
+    ("The endpoint must return JSON in that case, right", ()),
+    ("The config must be reloaded on SIGHUP, correct", ()),
+    # product requirements
+    ("Admins must be able to export all invoices.", ()),
+    ("Customers must not be able to cancel after shipping.", ()),
+    ("Guests must be redirected to the login page -- that's the ticket I'm on.", ()),
+    # choices among what the agent offered
+    ("I prefer the second one.", ()),
+    ("I'd prefer the last version you sent.", ()),
+    ("I like that solution more.", ()),
+    ("Go with the third option.", ()),
+    ("Use the approach you proposed, but keep the old name.", ()),
+    ("I prefer your first suggestion.", ()),
+    # quoting docs and books
+    ('"Never use a mutable default" is what the Python docs say.', ()),
+    ("The style guide says: prefer composition over inheritance.", ()),
+    ("The docs recommend: always set a timeout on requests.", ()),
+    # contradicted in the same sentence
+    ("I like Django better than Flask, but we're stuck with Flask.", ()),
+    # secret values
+    ("Secrets: the staging API token is ghp_Zx9Yw8Vu7Ts6Rq5Po4Nm3Lk2Ji1Hg0FeDcBa", ()),
+    ("Never use the prod key AKIAJ7Q2XK4M5N6P7R8S in local scripts.", ()),
+    ("Always set DATABASE_PASSWORD=s3cr3t-pa55 in your local .env.", ()),
+    ("The Slack bot token is xoxb-123456789012-abcdefABCDEF, never share it.", ()),
+    ("Our JWT secret: 9f8e7d6c5b4a39281706f5e4d3c2b1a0ffee", ()),
+    ("Use this key for staging: -----BEGIN OPENSSH PRIVATE KEY-----", ()),
+)
+
+# The same surface words used for real rules.
+POSITIVES_2: Final[tuple[Case, ...]] = (
+    ("From now on, prefer f-strings.", (pref("Prefer f-strings."),)),
+    ("We decided: use dataclasses for models.", (pref("Use dataclasses for models."),)),
+    ("Note for the future: never push to main.", (cons("Never push to main."),)),
+    (
+        "Going forward, use a context manager instead of try/finally for locks.",
+        (pref("Use a context manager instead of try/finally for locks."),),
+    ),
+    (
+        "Actually, we use dataclasses instead of namedtuples in all models.",
+        (corr("We use dataclasses instead of namedtuples in all models."),),
+    ),
+    (
+        "No, our backend calls the v2 endpoints everywhere.",
+        (corr("Our backend calls the v2 endpoints everywhere."),),
+    ),
+    (
+        "Convention: always validate input at the API boundary.",
+        (cons("Always validate input at the API boundary."),),
+    ),
+    (
+        "We always run the tests locally before pushing, not just on CI.",
+        (cons("We always run the tests locally before pushing, not just on CI."),),
+    ),
+    (
+        "You must never log the raw password; hash it first.",
+        (cons("Never log the raw password.", SECURITY),),
+    ),
+    (
+        "Never commit API keys: use the secrets manager instead.",
+        (cons("Never commit API keys.", SECURITY),),
+    ),
+    (
+        "We moved to uv, not pip-tools, for all Python projects.",
+        (corr("We moved to uv, not pip-tools, for all Python projects."),),
+    ),
+    (
+        "Always use `secrets.token_urlsafe()` for reset tokens.",
+        (pref("Always use `secrets.token_urlsafe()` for reset tokens.", SECURITY),),
+    ),
+    (
+        "Never put the `AWS_SECRET_ACCESS_KEY` in the repo; read it from the environment.",
+        (cons("Never put the `AWS_SECRET_ACCESS_KEY` in the repo.", SECURITY),),
+    ),
+    (
+        "Tip: we never mock the database in integration tests.",
+        (cons("We never mock the database in integration tests."),),
+    ),
+)
+
+# Second held-out batch: written before the second round of rules, run once, then kept.
+HELD_OUT_2_POSITIVES: Final[tuple[Case, ...]] = (
+    (
+        "From now on, never paste tokens into commit messages.",
+        (cons("Never paste tokens into commit messages.", SECURITY),),
+    ),
+    (
+        "We decided to keep all config in TOML, not YAML.",
+        (corr("We decided to keep all config in TOML, not YAML."),),
+    ),
+    (
+        "Note: we always run the e2e suite before tagging a release.",
+        (cons("We always run the e2e suite before tagging a release."),),
+    ),
+    (
+        "Please always use `logging.getLogger(__name__)`, not the root logger.",
+        (pref("Always use `logging.getLogger(__name__)`, not the root logger."),),
+    ),
+    (
+        "Our services talk to each other over gRPC, not REST.",
+        (corr("Our services talk to each other over gRPC, not REST."),),
+    ),
+    (
+        "No, we keep migrations in `db/migrations`, not in the app folder.",
+        (corr("We keep migrations in `db/migrations`, not in the app folder."),),
+    ),
+    (
+        "Never store the Stripe secret key in the frontend bundle.",
+        (cons("Never store the Stripe secret key in the frontend bundle.", SECURITY),),
+    ),
+    (
+        "I prefer explicit `return None` over falling off the end of a function.",
+        (pref("Prefer explicit `return None` over falling off the end of a function."),),
+    ),
+    (
+        "Going forward, keep PR descriptions short and link the ticket.",
+        (cons("Keep PR descriptions short and link the ticket."),),
+    ),
+    (
+        "Use `structlog` instead of the stdlib logger in new services.",
+        (pref("Use `structlog` instead of the stdlib logger in new services."),),
+    ),
+    (
+        "Do not ever echo environment variables in CI logs.",
+        (cons("Never echo environment variables in CI logs."),),
+    ),
+    (
+        "Heads up: we never use ORMs in the reporting service.",
+        (cons("We never use ORMs in the reporting service."),),
+    ),
+    (
+        "Actually, the team uses Conventional Commits for every repo.",
+        (corr("The team uses Conventional Commits for every repo."),),
+    ),
+    (
+        "Passwords must be hashed with argon2.",
+        (cons("Passwords must be hashed with argon2.", SECURITY),),
+    ),
+    (
+        "Two rules: never commit to main directly; always open a PR.",
+        (cons("Never commit to main directly."), cons("Always open a PR.")),
+    ),
+    (
+        "Note for everyone: always rebase on main before opening a PR.",
+        (cons("Always rebase on main before opening a PR."),),
+    ),
+    (
+        "Tip: prefer `pathlib` over `os.path` in new code.",
+        (pref("Prefer `pathlib` over `os.path` in new code."),),
+    ),
+)
+
+HELD_OUT_2_NEGATIVES: Final[tuple[Case, ...]] = (
+    ("The password for the test account is hunter2, use that.", ()),
+    (
+        "Always export GITHUB_TOKEN=ghp_a1B2c3D4e5F6g7H8i9J0kLmNoPqRsTuVwXyZ before running the "
+        "release script.",
+        (),
+    ),
+    ("Never commit this: AKIAIOSFODNN7EXAMPLE", ()),
+    (
+        "From now on use the token eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0In0.abc123 for the "
+        "staging API.",
+        (),
+    ),
+    ("CI output: never retrying failed job after 3 attempts", ()),
+    ("fixme: always returns an empty dict when the cache is cold", ()),
+    ("feat: use the new billing API instead of the legacy one", ()),
+    ("The handler retries three times, not five, so the timeout math is off.", ()),
+    ("No, the cache returns stale entries after a deploy.", ()),
+    ("Actually the endpoint returns 204, not 200.", ()),
+    ("You must have forgotten to run the migrations.", ()),
+    ("The worker must've crashed overnight.", ()),
+    ("You should always see a log line when the job starts.", ()),
+    ("The retry logic must handle timeouts too, right", ()),
+    ("Users must not be able to see other tenants' invoices.", ()),
+    ("I prefer the third option, the one with the cache.", ()),
+    ("I like your second version better.", ()),
+    ("Use the other approach, the one without the lock.", ()),
+    ("The book says to never use inheritance for code reuse.", ()),
+    ("Must be a race condition in the scheduler.", ()),
+    ("Hmm, the Makefile uses python3.9, not 3.12.", ()),
+    ("Nope. The job reads the old config file.", ()),
+    ("TODO: never call `flush()` inside the loop", ()),
+    ("Review comment: always check the return value here.", ()),
+    ("The doc comment says: you must call `init()` first.", ()),
+    ("I'd rather go with what you proposed earlier.", ()),
+    ("Uploads must be capped at 10 MB; that's what this PR fixes.", ()),
+)
+
+# Third held-out batch: written after the second round of rules, run once, then kept.
+HELD_OUT_3: Final[tuple[Case, ...]] = (
+    (
+        "From now on, run `ruff check --fix` before every commit.",
+        (cons("Run `ruff check --fix` before every commit."),),
+    ),
+    (
+        "Actually, we publish wheels to our internal index, not PyPI.",
+        (corr("We publish wheels to our internal index, not PyPI."),),
+    ),
+    (
+        "Never hardcode the staging URL; read it from settings.",
+        (cons("Never hardcode the staging URL."),),
+    ),
+    (
+        "I'd rather keep migrations small and reversible.",
+        (pref("Prefer to keep migrations small and reversible."),),
+    ),
+    (
+        "Please always use `Decimal` for currency amounts.",
+        (pref("Always use `Decimal` for currency amounts."),),
+    ),
+    (
+        "Security rule: never disable CSRF protection on forms.",
+        (cons("Never disable CSRF protection on forms.", SECURITY),),
+    ),
+    (
+        "No, the frontend lives in `web/`, not `client/`.",
+        (corr("The frontend lives in `web/`, not `client/`."),),
+    ),
+    (
+        "Don't ever store session tokens in localStorage.",
+        (cons("Never store session tokens in localStorage.", SECURITY),),
+    ),
+    (
+        "We never ship on Fridays, no exceptions.",
+        (cons("We never ship on Fridays, no exceptions."),),
+    ),
+    (
+        "All API responses must use camelCase keys.",
+        (cons("All API responses must use camelCase keys."),),
+    ),
+    ("review: never call the DB inside the render loop", ()),
+    ("The linter output: always use const", ()),
+    ("Nope, the worker returns early when the queue is empty.", ()),
+    ("You should always see the banner on startup.", ()),
+    ("The cron job must have skipped a run last night.", ()),
+    ("Customers must be able to reset their password by email.", ()),
+    ("I prefer the version you posted first.", ()),
+    ("Let's use the third approach then.", ()),
+    ("Use DEPLOY_TOKEN=dt_9aF3kL2mQ8xZ7pR4 for the deploy step.", ()),
+    ("Always connect with postgres://admin:S3cretPass!@db.internal:5432/app in staging.", ()),
+    ("The docs say you must never call `flush()` twice.", ()),
+    ("So the API returns 500, not 404 — that's the bug.", ()),
+    ("fix(auth): always hash passwords with bcrypt", ()),
+    ("I like the old layout better, but whatever works.", ()),
+    ("Hmm, it must be the proxy stripping headers.", ()),
+    ("The payment handler must have retried three times.", ()),
+)
+
+TUNING: Final[tuple[Case, ...]] = (
+    POSITIVES + NEGATIVES + REVIEW_NEGATIVES + LOOKALIKES_2 + POSITIVES_2
+)
+HELD_OUT_1: Final[tuple[Case, ...]] = HELD_OUT_POSITIVES + HELD_OUT_NEGATIVES
+HELD_OUT_2: Final[tuple[Case, ...]] = HELD_OUT_2_POSITIVES + HELD_OUT_2_NEGATIVES
+HELD_OUT: Final[tuple[Case, ...]] = HELD_OUT_1 + HELD_OUT_2 + HELD_OUT_3
 MESSAGES: Final[tuple[Case, ...]] = TUNING + HELD_OUT

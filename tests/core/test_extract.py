@@ -12,11 +12,22 @@ from hypothesis import given, settings, strategies as st
 
 from memd.core.categories import Category
 from memd.core.extract import MAX_CONTENT, Found, Kind, category_of, extract, sentences
+from memd.core.extract_rules import has_secret
 from tests.core.extract_messages import (
     HELD_OUT,
+    HELD_OUT_1,
+    HELD_OUT_2,
+    HELD_OUT_2_NEGATIVES,
+    HELD_OUT_2_POSITIVES,
+    HELD_OUT_3,
+    HELD_OUT_NEGATIVES,
+    HELD_OUT_POSITIVES,
+    LOOKALIKES_2,
     MESSAGES,
     NEGATIVES,
     POSITIVES,
+    POSITIVES_2,
+    REVIEW_NEGATIVES,
     TUNING,
     Case,
 )
@@ -53,11 +64,17 @@ def _one(text: str) -> tuple[Kind, Category, str]:
 def test_labelled_set_is_large_and_balanced_enough() -> None:
     positives = [case for case in MESSAGES if case[1]]
     negatives = [case for case in MESSAGES if not case[1]]
-    assert len(MESSAGES) >= 80
-    assert len(negatives) >= 35
-    assert len(positives) >= 40
-    assert all(labels for _, labels in POSITIVES)
-    assert not any(labels for _, labels in NEGATIVES)
+    assert len(MESSAGES) >= 300
+    assert len(negatives) >= 150
+    assert len(positives) >= 120
+    assert len(HELD_OUT_2) >= 30 and len(LOOKALIKES_2) >= 30 and len(POSITIVES_2) >= 10
+    for labelled in (POSITIVES, POSITIVES_2, HELD_OUT_POSITIVES, HELD_OUT_2_POSITIVES):
+        assert all(labels for _, labels in labelled)
+    for unlabelled in (NEGATIVES, REVIEW_NEGATIVES, LOOKALIKES_2, HELD_OUT_NEGATIVES):
+        assert not any(labels for _, labels in unlabelled)
+    assert not any(labels for _, labels in HELD_OUT_2_NEGATIVES)
+    texts = [text for text, _ in MESSAGES]
+    assert len(texts) == len(set(texts))
 
 
 def test_labels_are_storable_sentences() -> None:
@@ -67,7 +84,15 @@ def test_labels_are_storable_sentences() -> None:
             assert content.endswith(".") and "\n" not in content and len(content) <= MAX_CONTENT
 
 
-@pytest.mark.parametrize(("name", "cases"), [("tuning", TUNING), ("held-out", HELD_OUT)])
+@pytest.mark.parametrize(
+    ("name", "cases"),
+    [
+        ("tuning", TUNING),
+        ("held-out 1", HELD_OUT_1),
+        ("held-out 2", HELD_OUT_2),
+        ("held-out 3", HELD_OUT_3),
+    ],
+)
 def test_each_subset_is_measured(name: str, cases: tuple[Case, ...]) -> None:
     tp, fp, fn = _score(cases)
     print(f"{name}: {len(cases)} messages, TP={tp} FP={fp} FN={fn}")  # noqa: T201
@@ -75,6 +100,7 @@ def test_each_subset_is_measured(name: str, cases: tuple[Case, ...]) -> None:
 
 
 def test_precision_and_recall_over_the_labelled_set() -> None:
+    assert set(MESSAGES) == set(TUNING) | set(HELD_OUT)
     tp, fp, fn = _score(MESSAGES)
     precision, recall = tp / (tp + fp), tp / (tp + fn)
     report = f"TP={tp} FP={fp} FN={fn} precision={precision:.3f} recall={recall:.3f}"
@@ -133,9 +159,10 @@ def test_preferences(text: str, content: str) -> None:
         ("Wrong — we're on Postgres 15", "We're on Postgres 15."),
         ("We use Jest, not Mocha.", "We use Jest, not Mocha."),
         (
-            "The assets are not in static/ but in public/.",
+            "No, the assets are not in static/ but in public/.",
             "The assets are not in static/ but in public/.",
         ),
+        ("Our services talk over gRPC, not REST.", "Our services talk over gRPC, not REST."),
         ("we actually vendor our protobufs", "We vendor our protobufs."),
         ("No, we switched to Renovate last year.", "We switched to Renovate last year."),
         ("Actually, Redis is only used for caching.", "Redis is only used for caching."),
@@ -279,6 +306,148 @@ def test_look_alikes_yield_nothing(family: str, text: str) -> None:
     assert extract(text) == [], family
 
 
+@pytest.mark.parametrize(
+    ("family", "text"),
+    [
+        ("label", "nit: prefer f-strings here"),
+        ("label", "Nit - always sort imports"),
+        ("label", "[nit] always sort imports"),
+        ("label", "TODO: always validate input in the new endpoint"),
+        ("label", "Tests: always green locally."),
+        ("label", "CI output: never retrying failed job after 3 attempts"),
+        ("commit", "fix: never retry on 4xx responses"),
+        ("commit", "feat(api): always return ISO timestamps"),
+        ("commit", "docs: prefer the async client in examples"),
+        ("report", "pip says: you must give at least one requirement to install"),
+        ("report", "It keeps failing with: never received a response from upstream"),
+        ("report", "The installer printed: always run as administrator"),
+        ("observation", "The daemon uses the old socket, not the new one."),
+        ("observation", "The logs show the job runs twice, not once."),
+        ("observation", "`foo()` returns a dict, not a list, in the old version."),
+        ("observation", "No, the function depends on the global config."),
+        ("observation", "Actually the function returns a tuple."),
+        ("observation", "Nope. The script reads the wrong env var."),
+        ("observation", "Actually the endpoint returns 204, not 200."),
+        ("epistemic", "The migration must have run twice."),
+        ("epistemic", "You must have forgotten to run the migrations."),
+        ("expectation", "You should always get a 200 from the health endpoint."),
+        ("expectation", "You should never have to restart the server."),
+        ("tag question", "The scheduler must run jobs in order, right"),
+        ("tag question", "The config must be reloaded on SIGHUP, correct"),
+        ("tag question", "We always squash, don't we"),
+        ("current work", "Sessions must be invalidated on logout -- that's the bug we're fixing."),
+        ("current work", "Uploads must be capped at 10 MB; that's what this PR fixes."),
+        ("product", "The user must not be able to delete their own admin role."),
+        ("product", "Admins must be able to export all invoices."),
+        ("choice", "I prefer the second option you gave."),
+        ("choice", "I like the first approach better."),
+        ("choice", "Use the approach you proposed, but keep the old name."),
+        ("choice", "I'd rather go with what you proposed earlier."),
+        ("choice", "Always use pnpm here."),
+        ("choice", "Actually, we use the same token for staging."),
+        ("quoting", "Prefer composition over inheritance is what the book says."),
+        ("quoting", "According to the README, never run the migrations by hand."),
+        ("concession", "I like pytest better than unittest, but the team uses unittest."),
+        ("agent's steps", "I prefer to review the diff before you commit."),
+        ("the unit at hand", "No, the function is in utils.py."),
+    ],
+)
+def test_second_round_look_alikes_yield_nothing(family: str, text: str) -> None:
+    assert extract(text) == [], family
+
+
+@pytest.mark.parametrize(
+    ("text", "content"),
+    [
+        ("From now on, prefer f-strings.", "Prefer f-strings."),
+        ("We decided: use dataclasses for models.", "Use dataclasses for models."),
+        ("Note for the future: never push to main.", "Never push to main."),
+        ("Style: prefer f-strings.", "Prefer f-strings."),
+        ("CI: never skip the lint job.", "Never skip the lint job."),
+        ("Heads up - we never deploy on Fridays.", "We never deploy on Fridays."),
+        ("Never delete the logs - they are needed for audits.", "Never delete the logs."),
+        ("Use the same logger for all modules.", "Use the same logger for all modules."),
+        ("This repo uses tabs, not spaces.", "This repo uses tabs, not spaces."),
+        ("No, the config lives in pyproject.toml.", "The config lives in pyproject.toml."),
+        (
+            "Actually, the handlers live in `app/handlers/`.",
+            "The handlers live in `app/handlers/`.",
+        ),
+        ("Always test your fixes before pushing.", "Always test your fixes before pushing."),
+        (
+            "Never force-push; that's the problem with rebasing shared branches.",
+            "Never force-push.",
+        ),
+    ],
+)
+def test_the_same_surface_words_in_real_rules(text: str, content: str) -> None:
+    assert [f.content for f in extract(text)] == [content]
+
+
+# ---- secrets ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Always use the API key sk-live-4f9a8b7c6d5e for staging.",
+        "Actually, the staging DB password is Tr0ub4dor&3.",
+        "Use AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY from now on.",
+        "Always set DATABASE_PASSWORD=changeme in the local env file.",
+        "The staging password is swordfish.",
+        "Never share the password 'hunter2' with anyone.",
+        "Always export GITHUB_TOKEN=ghp_a1B2c3D4e5F6g7H8i9J0kLmNoPqRsTuVwXyZ first.",
+        "Never use the prod key AKIAJ7Q2XK4M5N6P7R8S in local scripts.",
+        "Always send the token eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0In0.sig for staging.",
+        "Always use glpat-abcdefghij1234567890 for the GitLab API.",
+        "Never paste -----BEGIN RSA PRIVATE KEY----- into chat logs.",
+        "Always use `xoxb-123456789012-abcdefABCDEF` for the bot.",
+        "We always sign with 9f8e7d6c5b4a39281706f5e4d3c2b1a0ffee as the secret.",
+        "Always pass Zx9Yw8Vu7Ts6Rq5Po4Nm3Lk2Ji1Hg0F to the client.",
+        "Always connect with mysql://root:hunter2@localhost/app in dev.",
+    ],
+)
+def test_a_secret_value_is_never_stored(text: str) -> None:
+    assert extract(text) == []
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Never commit .env files.",
+        "Never log API keys.",
+        "Never put the `AWS_SECRET_ACCESS_KEY` in the repo.",
+        "Always use `secrets.token_urlsafe()` for reset tokens.",
+        "Passwords must be hashed with argon2.",
+        "Always read API_KEY=$API_KEY from the environment.",
+    ],
+)
+def test_a_rule_that_only_names_a_secret_is_kept_under_security(text: str) -> None:
+    assert _one(text)[1] is Category.SECURITY
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "JSON keys are camelCase.",
+        "The key is to keep functions small.",
+        "Token TTL is 3600 seconds.",
+        "Set TOKEN_TTL=3600 in prod.",
+        "Use sort_key=name in list calls.",
+        "Always pin numpy==1.26 in requirements.",
+        "Edit src/components/UserProfileCard/index.tsx.",
+        "Never call getUserByIdAndTenantV2 from handlers.",
+        "Deploy to our-service-prod-eu-west-1-cluster.",
+        "The API key is in 1Password.",
+        "Use `${{ secrets.GITHUB_TOKEN }}` in workflows.",
+        "Connect with postgres://app:${DB_PASSWORD}@db/app everywhere.",
+        "Docs live at https://example.com/docs/setup.",
+    ],
+)
+def test_names_identifiers_and_settings_are_not_secret_values(text: str) -> None:
+    assert not has_secret(text)
+
+
 # ---- categories ------------------------------------------------------------------------------
 
 
@@ -329,6 +498,7 @@ def test_security_words_need_word_boundaries() -> None:
     assert category_of("constraint", "Load settings from config.environment.") is not (
         Category.SECURITY
     )
+    assert category_of("constraint", "Never print `AWS_SECRET_ACCESS_KEY`.") is Category.SECURITY
 
 
 # ---- rewriting -------------------------------------------------------------------------------
@@ -454,6 +624,30 @@ _FRAGMENTS = st.sampled_from(
         "é",
         "\x85",
         "\t",
+        "nit: ",
+        "TODO: ",
+        "feat(api): ",
+        "pip says: ",
+        "[nit] ",
+        ", right",
+        " isn't it",
+        "password is ",
+        "hunter2 ",
+        "API_KEY=",
+        "sk-live-4f9a8b7c6d5e ",
+        "Zx9Yw8Vu7Ts6Rq5Po4Nm3Lk2 ",
+        "the same ",
+        "the second option ",
+        "you gave ",
+        "here ",
+        "is what the book says ",
+        "that's the bug we're fixing ",
+        "We decided: ",
+        "must have run ",
+        "must be able to ",
+        "you should always get ",
+        ", not ",
+        "the function returns ",
     ]
 )
 _MESSAGES = st.one_of(
@@ -494,6 +688,19 @@ def test_extract_is_deterministic(text: str) -> None:
         "I'd rather " + "than " * 20_000,
         "Always use pnpm. " * 6_000,
         "never commit secrets\n" * 5_000,
+        ("a" + " " * 990 + ".\n") * 100,
+        "nit: " * 20_000,
+        ("never: " * 140 + "\n") * 100,
+        ("the password is " * 60 + "\n") * 100,
+        ("API_KEY" + "=" * 900 + "\n") * 100,
+        "Ab1" * 33_000,
+        ("Ab1" * 300 + ". ") * 110,
+        ("A" * 990 + "b.\n") * 100,
+        ("always use the same " + "x " * 480 + ".\n") * 100,
+        ("prefer x is what " + "y " * 480 + ".\n") * 100,
+        ("Always do x, that's the " + "y " * 480 + ".\n") * 100,
+        (", " + " " * 996 + "isn't it\n") * 100,
+        ("token " * 160 + ".\n") * 100,
     ],
 )
 def test_a_100_kb_message_is_handled(text: str) -> None:
