@@ -149,3 +149,37 @@ def store_frames(workspace: Path, category: str, count: int, *, prefix: str) -> 
         + b"\n"
         for n in range(count)
     )
+
+
+def serve_processes(socket_path: Path) -> list[int]:
+    """Return the pids of `memd serve` processes for `socket_path` (read from /proc)."""
+    pids = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            argv = (entry / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if b"serve" in argv and os.fsencode(socket_path) in argv:
+            pids.append(int(entry.name))
+    return pids
+
+
+def wait_gone(pid: int) -> None:
+    """Wait (up to STOP_TIMEOUT) until process `pid` no longer exists."""
+    deadline = time.monotonic() + STOP_TIMEOUT
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return
+        time.sleep(0.02)
+    raise AssertionError(f"process {pid} is still running")
+
+
+def stop_serving(socket_path: Path) -> None:
+    """SIGTERM every `memd serve` for `socket_path` (such as an autostarted one); wait for each."""
+    for pid in serve_processes(socket_path):
+        os.kill(pid, signal.SIGTERM)
+        wait_gone(pid)

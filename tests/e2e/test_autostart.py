@@ -4,10 +4,8 @@ to start one (one daemon, every request answered, nothing left behind)."""
 from __future__ import annotations
 
 import os
-import signal
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -15,7 +13,7 @@ import pytest
 
 from memd_client import Client, DaemonUnavailable
 from memd_client.aio import AsyncClient
-from tests.conftest import STOP_TIMEOUT
+from tests.conftest import serve_processes, stop_serving, wait_gone
 
 pytestmark = pytest.mark.e2e
 
@@ -28,32 +26,6 @@ FACTS = (
     "Sockets stay private to their user.",
 )
 CLIENTS = len(FACTS)
-
-
-def serve_processes(socket_path: Path) -> list[int]:
-    """Return the pids of `memd serve` processes for `socket_path` (read from /proc)."""
-    pids = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            argv = (entry / "cmdline").read_bytes().split(b"\0")
-        except OSError:
-            continue
-        if b"serve" in argv and os.fsencode(socket_path) in argv:
-            pids.append(int(entry.name))
-    return pids
-
-
-def wait_gone(pid: int) -> None:
-    deadline = time.monotonic() + STOP_TIMEOUT
-    while time.monotonic() < deadline:
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return
-        time.sleep(0.02)
-    raise AssertionError(f"process {pid} is still running")
 
 
 @pytest.fixture
@@ -75,9 +47,7 @@ def socket_path(short_tmp: Path) -> Iterator[Path]:
     """A socket path with no daemon; any daemon started on it is stopped on teardown."""
     path = short_tmp / "auto" / "memd.sock"
     yield path
-    for pid in serve_processes(path):
-        os.kill(pid, signal.SIGTERM)
-        wait_gone(pid)
+    stop_serving(path)
 
 
 def memd(env: dict[str, str], *args: str) -> subprocess.Popen[str]:

@@ -9,10 +9,8 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import signal
 import subprocess
 import sys
-import time
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
@@ -33,7 +31,7 @@ from memd.mcp_bridge.text import render_context
 from memd.mcp_bridge.tools import guarded
 from memd.mcp_bridge.workspace import workspace_from_roots
 from memd_client import protocol as p
-from tests.conftest import STOP_TIMEOUT, DaemonProcess
+from tests.conftest import DaemonProcess, serve_processes, stop_serving
 
 pytestmark = pytest.mark.e2e
 
@@ -126,36 +124,6 @@ async def fails(client: Client, tool: str, **arguments: Any) -> str:
     return message
 
 
-def serve_pids(socket_path: Path) -> list[int]:
-    """The pids of `memd serve` processes for `socket_path` (from /proc)."""
-    pids = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            argv = (entry / "cmdline").read_bytes().split(b"\0")
-        except OSError:
-            continue
-        if b"serve" in argv and os.fsencode(socket_path) in argv:
-            pids.append(int(entry.name))
-    return pids
-
-
-def stop_all(socket_path: Path) -> None:
-    """SIGTERM every daemon serving `socket_path` and wait until each is gone."""
-    for pid in serve_pids(socket_path):
-        os.kill(pid, signal.SIGTERM)
-        deadline = time.monotonic() + STOP_TIMEOUT
-        while time.monotonic() < deadline:
-            try:
-                os.kill(pid, 0)
-            except ProcessLookupError:
-                break
-            time.sleep(0.02)
-        else:
-            raise AssertionError(f"memd serve {pid} is still running")
-
-
 @pytest.fixture
 def autostart_socket(short_tmp: Path) -> Iterator[Path]:
     """A socket path nothing serves yet; any daemon started on it is stopped afterwards."""
@@ -163,7 +131,7 @@ def autostart_socket(short_tmp: Path) -> Iterator[Path]:
     try:
         yield path
     finally:
-        stop_all(path)
+        stop_serving(path)
 
 
 # ---------------------------------------------------------------------------- tools
@@ -239,7 +207,7 @@ async def test_tools_keep_hacklm_names_and_schemas_and_a_daemon_that_cannot_star
             # Then a call: no daemon answers, and the one autostart tries cannot serve there.
             message = await fails(c, "memoryStats")
     finally:
-        stop_all(blocked)
+        stop_serving(blocked)
     assert f"Could not start memd on {blocked}" in message
     assert "exists and is not a socket" in message
     assert message.endswith(f"This call used workspace {workspace} (from --workspace).")
@@ -367,7 +335,7 @@ async def test_a_missing_daemon_is_started_and_roots_work_on_2026_07_28(
         assert stored["action"] == "stored"
         assert stored["workspace"] == str(workspace)
         assert stored["workspace_source"] == "client root"
-    assert len(serve_pids(autostart_socket)) == 1
+    assert len(serve_processes(autostart_socket)) == 1
     assert "started a daemon" in (short_tmp / "bridge.log").read_text()
 
 
