@@ -1,5 +1,5 @@
 """`python -m memd` runs the CLI."""
 
-from memd.cli import main
+from memd.entry import main
 
 raise SystemExit(main())

@@ -22,6 +22,7 @@ import msgspec
 from memd import __version__
 from memd.config import LOG_LEVELS
 from memd.core.render import entry_text
+from memd.hook import HOOK_MAX_TOKENS, hook_output
 from memd_client import (
     Client,
     DaemonUnavailable,
@@ -39,8 +40,9 @@ if TYPE_CHECKING:
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_UNREACHABLE = 0, 1, 2, 3
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Run the CLI with `argv` (default: sys.argv[1:]) and return the exit code."""
+def main(argv: Sequence[str] | None = None, *, stdin: bytes | None = None) -> int:
+    """Run the CLI with `argv` (default: sys.argv[1:]) and return the exit code; `stdin` is
+    what was already read from standard input (by the prompt hook's fast path)."""
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.verb is None:
@@ -58,7 +60,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.verb == "watch":
         return run_watch(args)
     if args.verb == "context" and args.hook == "claude":
-        return run_context_hook(args)
+        return run_context_hook(args, sys.stdin.buffer.read() if stdin is None else stdin)
     if args.verb == "service":
         from memd.service import run_service
 
@@ -434,11 +436,6 @@ def run_client_verb(args: argparse.Namespace) -> int:
     return EXIT_OK if ok else EXIT_ERROR
 
 
-HOOK_MAX_TOKENS = 3000
-"""The hook's budget cap: 3,000 estimated tokens is at most 9,000 bytes, under the 10,000
-characters above which Claude Code shows a hook's context only as a short preview."""
-
-
 class ClaudePromptHook(msgspec.Struct):
     """The part of Claude Code's UserPromptSubmit hook input that memd reads."""
 
@@ -446,15 +443,16 @@ class ClaudePromptHook(msgspec.Struct):
     cwd: str | None = None
 
 
-def run_context_hook(args: argparse.Namespace) -> int:
-    """Answer a Claude Code UserPromptSubmit hook: read its JSON on stdin, print the memory block
-    as `hookSpecificOutput.additionalContext`.
+def run_context_hook(args: argparse.Namespace, data: bytes) -> int:
+    """Answer a Claude Code UserPromptSubmit hook: read its JSON (`data`, from stdin), print the
+    memory block as `hookSpecificOutput.additionalContext` (`memd.hook` is the fast path for the
+    plain command; this is the full one).
 
     A prompt hook must never block the user: every failure exits 0 with a one-line note on
     stderr and nothing on stdout, so the prompt goes on without memory.
     """
     try:
-        hook = msgspec.json.decode(sys.stdin.buffer.read(), type=ClaudePromptHook)
+        hook = msgspec.json.decode(data, type=ClaudePromptHook)
     except (msgspec.DecodeError, ValueError) as exc:  # ValueError: bytes that are not UTF-8
         print(f"memd: not a Claude Code hook input ({exc}); no memory added.", file=sys.stderr)
         return EXIT_OK
@@ -466,14 +464,8 @@ def run_context_hook(args: argparse.Namespace) -> int:
     except MemdError as exc:
         print(f"memd: {exc.message} No memory added.", file=sys.stderr)
         return EXIT_OK
-    if result.markdown:
-        output = {
-            "hookSpecificOutput": {
-                "hookEventName": "UserPromptSubmit",
-                "additionalContext": result.markdown,
-            }
-        }
-        print(msgspec.json.encode(output).decode())
+    if text := hook_output(result.markdown):
+        print(text)
     return EXIT_OK
 
 

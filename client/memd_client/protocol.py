@@ -18,11 +18,12 @@ from typing import Annotated, Any, Literal
 import msgspec
 from msgspec import UNSET, Meta, Raw, UnsetType
 
+from memd_client._constants import (
+    DEFAULT_CONTEXT_BUDGET as DEFAULT_CONTEXT_BUDGET,
+    PROTOCOL_VERSION as PROTOCOL_VERSION,
+)
 from memd_client.errors import ErrorObject
 
-PROTOCOL_VERSION = 1
-"""The protocol's major version: a client works only with a daemon of the same one. Additions
-that old clients can ignore (new methods, new result fields) keep it."""
 MAX_QUERY_LIMIT = 20
 DEFAULT_QUERY_LIMIT = 10
 
@@ -313,8 +314,6 @@ class UnsubscribeResult(_Result):
 
 
 # ---------------------------------------------------------------------------- context
-
-DEFAULT_CONTEXT_BUDGET = 800
 
 
 class ContextParams(_Params):

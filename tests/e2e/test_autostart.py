@@ -3,6 +3,7 @@ to start one (one daemon, every request answered, nothing left behind)."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -53,6 +54,7 @@ def socket_path(short_tmp: Path) -> Iterator[Path]:
 def memd(env: dict[str, str], *args: str) -> subprocess.Popen[str]:
     return subprocess.Popen(
         [sys.executable, "-m", "memd", *args],
+        stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -157,4 +159,14 @@ def test_a_service_on_another_socket_does_not_stop_autostart(
     result = memd(dict(env, MEMD_SOCKET=str(socket_path)), "stats", "-w", str(workspace))
     _, stderr = result.communicate(timeout=60)
     assert result.returncode == 0, stderr
+    assert len(serve_processes(socket_path)) == 1
+
+
+def test_the_prompt_hook_starts_a_daemon_when_none_runs(
+    env: dict[str, str], socket_path: Path, workspace: Path
+) -> None:
+    hook_input = json.dumps({"prompt": "deploy", "cwd": str(workspace)})
+    hook = memd(env, "--socket", str(socket_path), "context", "--hook", "claude")
+    stdout, stderr = hook.communicate(hook_input, timeout=60)
+    assert (hook.returncode, stdout) == (0, ""), stderr  # nothing stored yet: no block
     assert len(serve_processes(socket_path)) == 1

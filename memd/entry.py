@@ -1,0 +1,27 @@
+"""The `memd` command's entry point.
+
+The Claude Code prompt hook (`memd context --hook claude`) first tries `memd.hook`'s fast path,
+which needs only the standard library; everything else, and the hook whenever the fast path
+declines, runs `memd.cli`.
+"""
+
+from __future__ import annotations
+
+import sys
+
+
+def main() -> int:
+    """Run `memd` with `sys.argv` and return the exit code."""
+    argv = sys.argv[1:]
+    from memd import hook
+
+    plan = hook.fast_plan(argv)
+    stdin = None
+    if plan is not None:
+        stdin = sys.stdin.buffer.read()
+        answered = hook.answer(plan, stdin)
+        if answered is not None:
+            return answered
+    from memd.cli import main as cli_main
+
+    return cli_main(argv, stdin=stdin)
