@@ -5,16 +5,28 @@ Rules:
   not a letter or digit, so "fs.open" is "fs" + "open" and "don't" is "don" + "t". Digits are
   kept ("utf8", "2023"). Stop words (`STOP_WORDS`, including "not", "never" and the
   contraction pieces "s", "t", "ll"...) are dropped, the rest stemmed with the Porter2 `stem`.
+- Identifiers are split into their words: at `_`, `-`, `.` and `/` joins and at case changes
+  ("sendLmRequest" is send + lm + request), and the whole identifier is also one term
+  ("=sendlmrequest", at `IDENTIFIER_WEIGHT`), so `snake_case`, `kebab-case` and `file.ts` match
+  their parts and, better, themselves.
 - An entry is indexed as its content terms plus its slug's terms (the slug split on "-") at
   `SLUG_WEIGHT`: a slug term adds that much to the term's frequency and the entry's length.
   Two terms that are adjacent in the content (after stop words are dropped) also form a phrase
   ("bigram") term.
+- A query word found nowhere, at least `PREFIX_MIN` characters long, is taken as a partial
+  word: the indexed words starting with it (the `PREFIX_EXPANSIONS` most frequent) match at
+  `PREFIX_WEIGHT`.
 - Scoring is Okapi BM25 with `K1` and `B`, idf = ln(1 + (N - df + 0.5) / (df + 0.5)). N, the
   document frequencies and the average entry length are taken over every index passed to one
   `search` call, so one category is ranked against its own corpus and all five against theirs.
 - Each distinct query term counts once, however often the query repeats it. Each adjacent
   pair of query terms that is also a phrase term of an entry adds `BIGRAM_WEIGHT` times its
   own BM25 score.
+- Scores are normalised to 0..1: an entry's BM25 sum divided by the ideal entry's (one holding
+  every query word and phrase found in the corpus, saturated; a query word found nowhere still
+  counts, at the highest idf, so matching part of a query scores below 1), times the category's
+  `PRIORITY` (Security and Instruction slightly above the rest), capped at 1. So `min_score`
+  means the same for every query.
 - Scores are rounded to 4 decimals. Hits are ordered by score descending, then category in
   `CATEGORIES` order, then line number; entries scoring 0 (or below `min_score`) are not hits.
 - A query without searchable terms (empty, punctuation, only stop words) lists every entry in
@@ -23,6 +35,7 @@ Rules:
 
 from __future__ import annotations
 
+import bisect
 import itertools
 import math
 import re
@@ -39,6 +52,12 @@ K1 = 1.0
 B = 0.3
 SLUG_WEIGHT = 0.5
 BIGRAM_WEIGHT = 0.3
+IDENTIFIER_WEIGHT = 0.5
+PREFIX_WEIGHT = 0.6
+PREFIX_MIN = 3
+PREFIX_EXPANSIONS = 8
+PRIORITY = {Category.SECURITY: 1.1, Category.INSTRUCTION: 1.05}
+"""Score factors by category (others 1.0): Security and Instruction rank above near-equals."""
 DECIMALS = 4
 _UNIT = 10.0**-DECIMALS
 _NORM_CACHE_SIZE = 8
@@ -57,6 +76,9 @@ yourselves
 STOP_WORDS = frozenset(_STOP_WORDS_TEXT.split())
 
 _TOKEN = re.compile(r"[^\W_]+")
+_COMPOUND = re.compile(r"[^\W_]+(?:[_\-./][^\W_]+)*")
+_CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+|[^\W\d_]+")
+_WHOLE_PREFIX = "="
 _BIGRAM_SEPARATOR = " "
 
 _CATEGORY_ORDER = {category: position for position, category in enumerate(CATEGORIES)}
@@ -91,7 +113,7 @@ class CategoryIndex:
     Entries are kept sorted by line number; postings refer to them by position.
     """
 
-    __slots__ = ("_entries", "_lengths", "_norms", "_postings", "_total_length")
+    __slots__ = ("_entries", "_lengths", "_norms", "_postings", "_total_length", "_vocabulary")
 
     def __init__(
         self,
@@ -105,6 +127,7 @@ class CategoryIndex:
         self._postings = postings
         self._total_length = math.fsum(lengths)
         self._norms: dict[tuple[float, float], tuple[float, ...]] = {}
+        self._vocabulary = tuple(sorted(term for term in postings if _is_word(term)))
 
     @property
     def entries(self) -> tuple[Entry, ...]:
@@ -135,6 +158,16 @@ class CategoryIndex:
             self._norms[key] = found
         return found
 
+    def words_starting(self, prefix: str) -> list[str]:
+        """Return the indexed word terms that start with `prefix` (not `prefix` itself)."""
+        start = bisect.bisect_right(self._vocabulary, prefix)
+        found = []
+        for term in self._vocabulary[start:]:
+            if not term.startswith(prefix):
+                break
+            found.append(term)
+        return found
+
     def postings(self, term: str) -> Postings | None:
         """Return the entries holding `term` with its frequencies, or None."""
         return self._postings.get(term)
@@ -157,10 +190,36 @@ def tokenize(text: str) -> list[str]:
     Returns:
         Stemmed, lowercase terms without stop words; may be empty.
     """
-    folded = unicodedata.normalize("NFKD", text.lower())
+    return _terms(text)[0]
+
+
+def identifiers(text: str) -> list[str]:
+    """Return the whole-identifier terms of `text`: each `sendLmRequest`, `snake_case`,
+    `kebab-case` or `file.ts` as one term (its parts joined, lowercase), in order."""
+    return _terms(text)[1]
+
+
+def _terms(text: str) -> tuple[list[str], list[str]]:
+    """Split `text` into word terms and whole-identifier terms (see the module rules)."""
+    folded = unicodedata.normalize("NFKD", text)
     if not folded.isascii():
         folded = "".join(ch for ch in folded if not unicodedata.combining(ch))
-    return [stem(token) for token in _TOKEN.findall(folded) if token not in STOP_WORDS]
+    words: list[str] = []
+    wholes: list[str] = []
+    for compound in _COMPOUND.findall(folded):
+        parts = [part.lower() for run in _TOKEN.findall(compound) for part in _camel_parts(run)]
+        words.extend(stem(part) for part in parts if part not in STOP_WORDS)
+        if len(parts) > 1:
+            wholes.append(_WHOLE_PREFIX + "".join(parts))
+    return words, wholes
+
+
+def _camel_parts(run: str) -> list[str]:
+    """Split one letters-and-digits run at case changes: "sendLMRequest2" gives send, LM,
+    Request, 2; a run in one case stays whole."""
+    if run.islower() or run.isupper() or run.isdigit():
+        return [run]
+    return _CAMEL.findall(run) or [run]
 
 
 def bigrams(terms: Sequence[str]) -> list[str]:
@@ -195,8 +254,9 @@ def build_index(entries: Sequence[Entry]) -> CategoryIndex:
 
 
 def _entry_terms(entry: Entry) -> tuple[dict[str, float], float]:
-    """Return an entry's weighted term frequencies (words, phrases, slug words) and length."""
-    words = tokenize(entry.content)
+    """Return an entry's weighted term frequencies (words, phrases, whole identifiers, slug
+    words) and length."""
+    words, wholes = _terms(entry.content)
     slug_words = tokenize(entry.slug.replace("-", " ")) if entry.slug else []
     counts: dict[str, float] = {}
     get = counts.get
@@ -204,9 +264,12 @@ def _entry_terms(entry: Entry) -> tuple[dict[str, float], float]:
         counts[term] = get(term, 0.0) + 1.0
     for term in bigrams(words):
         counts[term] = get(term, 0.0) + 1.0
+    for term in wholes:
+        counts[term] = get(term, 0.0) + IDENTIFIER_WEIGHT
     for term in slug_words:
         counts[term] = get(term, 0.0) + SLUG_WEIGHT
-    return counts, len(words) + SLUG_WEIGHT * len(slug_words)
+    length = len(words) + IDENTIFIER_WEIGHT * len(wholes) + SLUG_WEIGHT * len(slug_words)
+    return counts, length
 
 
 def search(
@@ -268,10 +331,12 @@ def query_weights(query: str) -> dict[str, float]:
         Each distinct word term (weight 1) and adjacent-word phrase term (`BIGRAM_WEIGHT`);
         empty when the query has no searchable terms.
     """
-    words = tokenize(query)
+    words, wholes = _terms(query)
     weights = dict.fromkeys(words, 1.0)
     for pair in bigrams(words):
         weights.setdefault(pair, BIGRAM_WEIGHT)
+    for whole in wholes:
+        weights.setdefault(whole, IDENTIFIER_WEIGHT)
     return weights
 
 
@@ -290,24 +355,72 @@ def _first_rounding_to(ascending: list[float], smallest: float) -> int:
 def _score(
     ordered: Sequence[tuple[Category, CategoryIndex]], weights: dict[str, float]
 ) -> list[dict[int, float]]:
-    """Return the raw BM25 score of every entry holding a query term, per index by position."""
+    """Return every matching entry's score in 0..1, per index by position.
+
+    An entry's BM25 sum is divided by the ideal score (every query term present and
+    saturated; a term found nowhere counts at the highest idf), times its category's
+    `PRIORITY`, capped at 1.
+    """
     count = sum(len(index) for _, index in ordered)
     average = math.fsum(index.total_length for _, index in ordered) / max(count, 1) or 1.0
+    highest_idf = math.log(1.0 + (count + 0.5) / 0.5)
     plans: list[list[tuple[float, Postings]]] = [[] for _ in ordered]
+    ideal = 0.0
     for term, weight in weights.items():
         found = [index.postings(term) for _, index in ordered]
         frequency = sum(len(postings.docs) for postings in found if postings)
         if not frequency:
+            if _is_word(term):  # a missing word makes every match partial; a phrase does not
+                ideal += weight * highest_idf * (K1 + 1.0)
+                if len(term) >= PREFIX_MIN:
+                    for longer in _expansions(ordered, term):
+                        _plan_term(ordered, plans, longer, PREFIX_WEIGHT * weight, count)
             continue
         idf = math.log(1.0 + (count - frequency + 0.5) / (frequency + 0.5))
+        ideal += weight * idf * (K1 + 1.0)
         for plan, postings in zip(plans, found, strict=True):
             if postings:
                 plan.append((weight * idf * (K1 + 1.0), postings))
     factors = (K1 * (1.0 - B), K1 * B / average)
-    return [
-        _accumulate(index.norms(*factors), plan)
-        for (_, index), plan in zip(ordered, plans, strict=True)
-    ]
+    results = []
+    for (category, index), plan in zip(ordered, plans, strict=True):
+        scale = PRIORITY.get(category, 1.0) / ideal if ideal else 0.0
+        raw = _accumulate(index.norms(*factors), plan)
+        results.append({doc: min(1.0, value * scale) for doc, value in raw.items()})
+    return results
+
+
+def _is_word(term: str) -> bool:
+    """True for a word term (not a phrase term nor a whole identifier)."""
+    return term[0] != _WHOLE_PREFIX and " " not in term
+
+
+def _expansions(ordered: Sequence[tuple[Category, CategoryIndex]], prefix: str) -> list[str]:
+    """The indexed words a partial query word may mean: those starting with it, the most
+    frequent first (then alphabetical), at most PREFIX_EXPANSIONS."""
+    frequency: dict[str, int] = {}
+    for _, index in ordered:
+        for term in index.words_starting(prefix):
+            postings = index.postings(term)
+            frequency[term] = frequency.get(term, 0) + (len(postings.docs) if postings else 0)
+    ranked = sorted(frequency, key=lambda term: (-frequency[term], term))
+    return ranked[:PREFIX_EXPANSIONS]
+
+
+def _plan_term(
+    ordered: Sequence[tuple[Category, CategoryIndex]],
+    plans: list[list[tuple[float, Postings]]],
+    term: str,
+    weight: float,
+    count: int,
+) -> None:
+    """Add `term`'s BM25 contributions, at `weight`, to each index's plan."""
+    found = [index.postings(term) for _, index in ordered]
+    frequency = sum(len(postings.docs) for postings in found if postings)
+    idf = math.log(1.0 + (count - frequency + 0.5) / (frequency + 0.5))
+    for plan, postings in zip(plans, found, strict=True):
+        if postings:
+            plan.append((weight * idf * (K1 + 1.0), postings))
 
 
 def _accumulate(norm: tuple[float, ...], plan: list[tuple[float, Postings]]) -> dict[int, float]:

@@ -131,30 +131,37 @@ def test_scores_are_rounded_to_four_decimals() -> None:
         assert hit.score == round(hit.score, 4)
 
 
-def test_identical_entries_tie_in_category_then_line_order() -> None:
+def test_identical_entries_rank_by_category_priority_then_category_and_line() -> None:
     same = "Rotate the signing key every quarter"
     indexes = [
         (category, build_index(_entries(["Something else", same, same], first_line=1)))
         for category in reversed(CATEGORIES)
     ]
     hits = search(indexes, "signing key", limit=20).hits
+    others = [c for c in CATEGORIES if c not in (Category.SECURITY, Category.INSTRUCTION)]
+    order = [Category.SECURITY, Category.INSTRUCTION, *others]
     assert [(hit.category, hit.entry.line) for hit in hits] == [
-        (category, line) for category in CATEGORIES for line in (3, 5)
+        (category, line) for category in order for line in (3, 5)
     ]
-    assert len({hit.score for hit in hits}) == 1
+    assert len({hit.score for hit in hits if hit.category in others}) == 1
 
 
 def test_statistics_cover_exactly_the_indexes_searched() -> None:
     instructions = build_index(_entries(["Lock the file", "Lock the door", "Lock the gate"]))
     security = build_index(_entries(["Lock the vault", "Audit the logs"]))
     alone = search([(Category.SECURITY, security)], "lock", limit=5)
-    together = search(
-        [(Category.INSTRUCTION, instructions), (Category.SECURITY, security)], "lock", limit=5
-    )
+    search([(Category.INSTRUCTION, instructions), (Category.SECURITY, security)], "lock", limit=5)
     assert [hit.category for hit in alone.hits] == [Category.SECURITY]
-    vault_alone = alone.hits[0].score
-    vault_together = next(hit.score for hit in together.hits if hit.category is Category.SECURITY)
-    assert vault_together < vault_alone  # "lock" is commoner in the larger corpus
+    audit = "audit lock"  # "Audit the logs" matches half of it
+    audit_alone = search([(Category.SECURITY, security)], audit, limit=5).hits
+    audit_together = search(
+        [(Category.INSTRUCTION, instructions), (Category.SECURITY, security)], audit, limit=5
+    ).hits
+    alone_score = next(hit.score for hit in audit_alone if hit.entry.content == "Audit the logs")
+    together_score = next(
+        hit.score for hit in audit_together if hit.entry.content == "Audit the logs"
+    )
+    assert together_score > alone_score  # "lock" is commoner in the larger corpus, so weighs less
 
 
 @pytest.mark.parametrize("query", ["", "   ", "?!.,", "the and of it", "not never"])
@@ -240,3 +247,70 @@ def test_hits_are_sorted_and_positive(workspace: dict[Category, list[Entry]], qu
         assert all(hit.score > 0 for hit in hits)
     else:
         assert all(hit == Hit(category=hit.category, entry=hit.entry, score=0.0) for hit in hits)
+
+
+CODE = (
+    "Call sendLmRequest only from the worker thread",
+    "Send the request body as UTF-8",
+    "Column names use snake_case in every migration",
+    "The kebab-case slug is derived from the content",
+    "Types for the UI live in src/file.ts",
+    "Deployments go through the staging cluster first",
+)
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ("sendLmRequest", "Call sendLmRequest only from the worker thread"),
+        ("send_lm_request", "Call sendLmRequest only from the worker thread"),
+        ("snake_case", "Column names use snake_case in every migration"),
+        ("kebab-case", "The kebab-case slug is derived from the content"),
+        ("file.ts", "Types for the UI live in src/file.ts"),
+    ],
+)
+def test_identifiers_match_as_a_whole(query: str, expected: str) -> None:
+    assert search(_one(CODE), query, limit=3).hits[0].entry.content == expected
+
+
+def test_identifier_parts_match_their_words() -> None:
+    contents = {hit.entry.content for hit in search(_one(CODE), "snake", limit=10).hits}
+    assert "Column names use snake_case in every migration" in contents
+    found = [hit.entry.content for hit in search(_one(CODE), "lm request", limit=10).hits]
+    assert found[0] == "Call sendLmRequest only from the worker thread"
+
+
+def test_a_partial_word_matches_by_prefix_below_a_whole_word() -> None:
+    partial = search(_one(CODE), "deplo", limit=5).hits
+    assert [hit.entry.content for hit in partial] == [
+        "Deployments go through the staging cluster first"
+    ]
+    whole = search(_one(CODE), "deployments", limit=5).hits
+    assert partial[0].score < whole[0].score
+    assert search(_one(CODE), "de", limit=5).hits == ()  # too short to expand
+
+
+def test_scores_are_between_0_and_1_and_a_full_match_scores_highest() -> None:
+    full = search(_one(RULES), "take the lock before writing the file", limit=10).hits
+    assert [hit.entry.content for hit in full] == ["Take the lock before writing the file"]
+    assert 0.5 < full[0].score <= 1
+    partial = search(_one(RULES), "lock file cache", limit=10).hits
+    assert [hit.entry.content for hit in partial][:2] == [
+        "Take the lock before writing the file",
+        "The CI cache is keyed by the lockfile hash",
+    ]
+    assert full[0].score > partial[0].score > partial[1].score > 0
+
+
+def test_security_and_instruction_rank_above_an_equal_match() -> None:
+    same = "Rotate the signing key every quarter"
+    indexes = [(c, build_index(_entries([same]))) for c in CATEGORIES]
+    ranked = [hit.category for hit in search(indexes, "signing key", limit=5).hits]
+    assert ranked[:2] == [Category.SECURITY, Category.INSTRUCTION]
+
+
+@given(query=st.text(max_size=40))
+@settings(max_examples=200)
+def test_scores_stay_in_0_to_1(query: str) -> None:
+    for hit in search(_one(RULES + CODE), query, limit=20).hits:
+        assert 0.0 <= hit.score <= 1.0
