@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import os
 import shutil
 import subprocess
 import sys
@@ -17,14 +18,24 @@ STARTUP_TIMEOUT = 20.0
 
 
 @contextlib.contextmanager
-def running_daemon() -> Iterator[tuple[Path, Path]]:
-    """Run a daemon on a temp socket; yield (socket path, empty workspace); stop and clean up."""
+def running_daemon(*, private_state: bool = False) -> Iterator[tuple[Path, Path]]:
+    """Run a daemon on a temp socket; yield (socket path, empty workspace); stop and clean up.
+
+    With `private_state`, the daemon's XDG_STATE_HOME is a fresh directory inside the temp root,
+    so it starts with no saved state and leaves none behind in the user's home.
+    """
     root = Path(tempfile.mkdtemp(prefix="memd-bench-", dir="/tmp"))
     workspace = root / "ws"
     workspace.mkdir()
     socket_path = root / "memd.sock"
+    environ = dict(os.environ)
+    if private_state:
+        (root / "state").mkdir()
+        environ["XDG_STATE_HOME"] = str(root / "state")
     command = [sys.executable, "-m", "memd", "serve", "--socket", str(socket_path)]
-    daemon = subprocess.Popen([*command, "--log-level", "WARNING"], stderr=subprocess.DEVNULL)
+    daemon = subprocess.Popen(
+        [*command, "--log-level", "WARNING"], stderr=subprocess.DEVNULL, env=environ
+    )
     try:
         _wait_until_serving(str(socket_path), daemon)
         yield socket_path, workspace

@@ -33,6 +33,7 @@ METRICS = ("r@5", "r@10", "mrr", "hit@5")
 
 _SESSION = re.compile(r"session_(\d+)")
 _DIA_ID = re.compile(r"D:?(\d+):(\d+)")
+_LINE_BREAKS = re.compile(r"[ \t]*[\r\n]+[ \t]*")
 
 
 class Question(msgspec.Struct, frozen=True, kw_only=True):
@@ -40,6 +41,7 @@ class Question(msgspec.Struct, frozen=True, kw_only=True):
 
     text: str
     evidence: tuple[str, ...]
+    category: int = 0
 
 
 class Conversation(msgspec.Struct, frozen=True, kw_only=True):
@@ -79,7 +81,11 @@ def load_conversation(path: Path) -> Conversation:
             entries.append(Entry(line=len(entries) + 1, slug=None, content=memory_line(turn)))
             dia_ids.append(str(turn["dia_id"]))
     questions = tuple(
-        Question(text=str(qa["question"]), evidence=_evidence(qa["evidence"]))
+        Question(
+            text=str(qa["question"]),
+            evidence=_evidence(qa["evidence"]),
+            category=int(qa["category"]),
+        )
         for qa in raw.get("qa", [])
         if qa.get("category") in QUESTION_CATEGORIES and qa.get("evidence")
     )
@@ -89,10 +95,15 @@ def load_conversation(path: Path) -> Conversation:
 
 
 def memory_line(turn: dict[str, Any]) -> str:
-    """Return the memory line of one turn: `Speaker: text [shares a photo: caption]`."""
+    """Return the memory line of one turn: `Speaker: text [shares a photo: caption]`.
+
+    A line break inside the text (a few turns have one) becomes a space, so the turn stays one
+    line when written to a category file.
+    """
     line = f"{turn['speaker']}: {turn['text']}"
     caption = turn.get("blip_caption")
-    return f"{line} [shares a photo: {caption}]" if caption else line
+    line = f"{line} [shares a photo: {caption}]" if caption else line
+    return _LINE_BREAKS.sub(" ", line)
 
 
 def _evidence(raw: list[str]) -> tuple[str, ...]:
@@ -138,7 +149,8 @@ def evaluate(
     return scores
 
 
-def _mean(rows: list[dict[str, float]]) -> dict[str, float]:
+def mean_metrics(rows: list[dict[str, float]]) -> dict[str, float]:
+    """Return the mean of each metric over `rows` (0 when empty) and "questions", their count."""
     summary = {m: sum(row[m] for row in rows) / len(rows) if rows else 0.0 for m in METRICS}
     summary["questions"] = float(len(rows))
     return summary
@@ -170,9 +182,9 @@ def run(
     everything: list[dict[str, float]] = []
     for path in paths:
         rows = evaluate(load_conversation(path), max_questions=max_questions)
-        _print_row(path.stem, _mean(rows))
+        _print_row(path.stem, mean_metrics(rows))
         everything.extend(rows)
-    overall = _mean(everything)
+    overall = mean_metrics(everything)
     _print_row("overall", overall)
     return overall
 
