@@ -24,6 +24,8 @@ import sys
 import time
 from collections.abc import Mapping
 
+from memd.config import state_dir
+
 READY_TIMEOUT = 10.0
 LOG_ROTATE_BYTES = 1 << 20
 
@@ -55,12 +57,11 @@ class Reporter:
 def default_log_path(env: Mapping[str, str] | None = None, platform: str = sys.platform) -> str:
     """Return where a background daemon logs: `~/Library/Logs/memd.log` on macOS, else
     `$XDG_STATE_HOME/memd/memd.log` (default `~/.local/state/memd/memd.log`)."""
-    environ = os.environ if env is None else env
-    home = environ.get("HOME") or os.path.expanduser("~")
     if platform == "darwin":
+        environ = os.environ if env is None else env
+        home = environ.get("HOME") or os.path.expanduser("~")
         return os.path.join(home, "Library", "Logs", "memd.log")
-    state = environ.get("XDG_STATE_HOME") or os.path.join(home, ".local", "state")
-    return os.path.join(state, "memd", "memd.log")
+    return os.path.join(state_dir(env), "memd.log")
 
 
 def detach(log_path: str, *, timeout: float = READY_TIMEOUT) -> int | Reporter:

@@ -79,6 +79,9 @@ def main(argv: Sequence[str] | None = None, *, stdin: bytes | None = None) -> in
 # ---------------------------------------------------------------------------- arguments
 
 
+TAG_HELP = "only entries with this #tag, given with or without the '#' (repeatable: all must match)"
+
+
 def build_parser() -> argparse.ArgumentParser:
     """Return the argument parser for every verb."""
     common = argparse.ArgumentParser(add_help=False)
@@ -165,6 +168,7 @@ def build_parser() -> argparse.ArgumentParser:
     query.add_argument("--category", "-c")
     query.add_argument("--limit", "-n", type=_positive_int, default=p.DEFAULT_QUERY_LIMIT)
     query.add_argument("--min-score", type=float)
+    query.add_argument("--tag", "-t", action="append", dest="tags", metavar="TAG", help=TAG_HELP)
     query.add_argument("query", nargs="*", help="words to search for (none: list entries)")
 
     cleanup = verbs.add_parser("cleanup", parents=[common], help="merge, prune and slug")
@@ -172,6 +176,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     listing = verbs.add_parser("list", parents=[common], help="list entries")
     listing.add_argument("--category", "-c")
+    listing.add_argument("--tag", "-t", action="append", dest="tags", metavar="TAG", help=TAG_HELP)
 
     get = verbs.add_parser("get", parents=[common], help="show entries by slug or lines")
     get.add_argument("--category", "-c", help="default: look in every category")
@@ -524,8 +529,10 @@ def _store(client: Client, args: argparse.Namespace) -> Outcome:
 
 def _query(client: Client, args: argparse.Namespace) -> Outcome:
     text = " ".join(args.query)
-    result = client.query(text, category=args.category, limit=args.limit, min_score=args.min_score)
-    return result, lambda r: render_query(r, text), True
+    result = client.query(
+        text, category=args.category, limit=args.limit, min_score=args.min_score, tags=args.tags
+    )
+    return result, lambda r: render_query(r, text, args.tags), True
 
 
 def _cleanup(client: Client, args: argparse.Namespace) -> Outcome:
@@ -533,7 +540,8 @@ def _cleanup(client: Client, args: argparse.Namespace) -> Outcome:
 
 
 def _list(client: Client, args: argparse.Namespace) -> Outcome:
-    return client.list(category=args.category), render_entries, True
+    result = client.list(category=args.category, tags=args.tags)
+    return result, lambda r: render_entries(r, args.tags), True
 
 
 def _get(client: Client, args: argparse.Namespace) -> Outcome:
@@ -595,10 +603,13 @@ def render_event(event: p.Event) -> str:
     return f"{now} {event.file} changed ({who}): {count} {'entry' if count == 1 else 'entries'}"
 
 
-def render_query(result: p.QueryResult, text: str) -> str:
+def render_query(result: p.QueryResult, text: str, tags: list[str] | None = None) -> str:
     """Return query results as readable lines."""
     if not result.results:
-        return f'No memories match "{text}".' if text.strip() else "No memories stored yet."
+        tagged = f" tagged {tag_words(tags)}" if tags else ""
+        if text.strip():
+            return f'No memories{tagged} match "{text}".'
+        return f"No memories{tagged}." if tags else "No memories stored yet."
     lines = [
         f"{hit.score:7.3f}  {entry_text(hit.category, hit.slug, hit.content)}"
         f"  ({hit.file}:{hit.line})"
@@ -610,10 +621,16 @@ def render_query(result: p.QueryResult, text: str) -> str:
     return "\n".join(lines)
 
 
-def render_entries(result: p.EntriesResult) -> str:
+def tag_words(tags: list[str]) -> str:
+    """Return tags as the user would write them: "#security and #db"."""
+    words = [tag if tag.startswith("#") else f"#{tag}" for tag in tags]
+    return " and ".join(words)
+
+
+def render_entries(result: p.EntriesResult, tags: list[str] | None = None) -> str:
     """Return entries grouped by file."""
     if not result.entries:
-        return "No entries."
+        return f"No entries tagged {tag_words(tags)}." if tags else "No entries."
     lines: list[str] = []
     current = ""
     for entry in result.entries:
@@ -638,6 +655,11 @@ def render_cleanup(result: p.CleanupResult) -> str:
         )
     for slugged in result.slugged:
         lines.append(f"  slug   {slugged.file}:{slugged.entry.line} -> [{slugged.slug}]")
+    if result.unused:
+        lines.append("Not recalled for 180 days (archive candidates; cleanup leaves them):")
+    for entry in result.unused:
+        text = entry_text(entry.category, entry.slug, entry.content)
+        lines.append(f"  unused {entry.file}:{entry.line} {text}")
     return "\n".join(lines)
 
 

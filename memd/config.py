@@ -47,6 +47,14 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=
     idle_exit: Seconds | None = None
 
 
+def state_dir(env: Mapping[str, str] | None = None) -> str:
+    """Return memd's state directory: `$XDG_STATE_HOME/memd` (default `~/.local/state/memd`)."""
+    environ = os.environ if env is None else env
+    home = environ.get("HOME") or os.path.expanduser("~")
+    state = environ.get("XDG_STATE_HOME") or os.path.join(home, ".local", "state")
+    return os.path.join(state, "memd")
+
+
 def default_config_path(env: Mapping[str, str] | None = None) -> str:
     """Return `$XDG_CONFIG_HOME/memd/config.toml`, or `~/.config/memd/config.toml`."""
     environ = os.environ if env is None else env

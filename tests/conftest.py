@@ -73,7 +73,8 @@ def start_daemon(
     notify_path.unlink(missing_ok=True)  # left by an earlier daemon started in `directory`
     receiver = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
     receiver.bind(str(notify_path))
-    env = dict(os.environ, NOTIFY_SOCKET=str(notify_path))
+    # Usage history (the daemon's state) goes under `directory`, never the user's own.
+    env = dict(os.environ, NOTIFY_SOCKET=str(notify_path), XDG_STATE_HOME=str(directory / "state"))
     env.pop("MEMD_SOCKET", None)
     with log.open("wb") as sink:
         process = subprocess.Popen(

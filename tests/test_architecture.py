@@ -7,6 +7,7 @@ from pathlib import Path
 
 CORE = Path(__file__).resolve().parent.parent / "memd" / "core"
 ALLOWED = {
+    "bisect",
     "__future__",
     "collections",
     "dataclasses",

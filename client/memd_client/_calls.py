@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 from typing import Any, NamedTuple
 
 import msgspec
@@ -39,11 +40,21 @@ def store(workspace: str, category: str, content: str, slug: str | None, dry_run
 
 
 def query(
-    workspace: str, query: str, category: str | None, limit: int, min_score: float | None
+    workspace: str,
+    query: str,
+    category: str | None,
+    limit: int,
+    min_score: float | None,
+    tags: Iterable[str] | None = None,
 ) -> Call:
     """Prepare a `query` request."""
     params = p.QueryParams(
-        workspace=workspace, query=query, category=category, limit=limit, min_score=min_score
+        workspace=workspace,
+        query=query,
+        category=category,
+        limit=limit,
+        min_score=min_score,
+        tags=tag_list(tags),
     )
     return Call("query", params, p.QueryResult)
 
@@ -56,9 +67,22 @@ def get(
     return Call("get", params, p.EntriesResult)
 
 
-def list_entries(workspace: str, category: str | None) -> Call:
+def list_entries(workspace: str, category: str | None, tags: Iterable[str] | None = None) -> Call:
     """Prepare a `list` request."""
-    return Call("list", p.ListParams(workspace=workspace, category=category), p.EntriesResult)
+    params = p.ListParams(workspace=workspace, category=category, tags=tag_list(tags))
+    return Call("list", params, p.EntriesResult)
+
+
+def tag_list(tags: Iterable[str] | None) -> list[str] | None:
+    """Return `tags` as the wire's list, or None (not sent) when there are none.
+
+    Raises:
+        TypeError: `tags` is a single string (pass a list: `tags=["security"]`).
+    """
+    if isinstance(tags, str):
+        raise TypeError(f"tags must be a list of tags, not one string: tags=[{tags!r}].")
+    chosen = list(tags or ())
+    return chosen or None
 
 
 def delete(workspace: str, category: str, slug: str) -> Call:

@@ -6,7 +6,7 @@ import contextlib
 import os
 import socket
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from types import TracebackType
 from typing import Any
 
@@ -204,11 +204,13 @@ class Client(ClientBase):
         category: str | None = None,
         limit: int = p.DEFAULT_QUERY_LIMIT,
         min_score: float | None = None,
+        tags: Iterable[str] | None = None,
         workspace: str | os.PathLike[str] | None = None,
     ) -> p.QueryResult:
-        """Search memories by relevance; an empty query lists entries."""
+        """Search memories by relevance; an empty query lists entries. With `tags` (e.g.
+        `["security"]`), only entries carrying every one of those #tags count."""
         ws = _calls.workspace_path(workspace, self.workspace)
-        result: p.QueryResult = self.call(_calls.query(ws, query, category, limit, min_score))
+        result: p.QueryResult = self.call(_calls.query(ws, query, category, limit, min_score, tags))
         return result
 
     def get(
@@ -276,11 +278,16 @@ class Client(ClientBase):
         return result
 
     def list(
-        self, *, category: str | None = None, workspace: str | os.PathLike[str] | None = None
+        self,
+        *,
+        category: str | None = None,
+        tags: Iterable[str] | None = None,
+        workspace: str | os.PathLike[str] | None = None,
     ) -> p.EntriesResult:
-        """List every entry, or those of one category."""
+        """List every entry, or those of one category; with `tags`, only the entries carrying
+        every one of those #tags."""
         ws = _calls.workspace_path(workspace, self.workspace)
-        result: p.EntriesResult = self.call(_calls.list_entries(ws, category))
+        result: p.EntriesResult = self.call(_calls.list_entries(ws, category, tags))
         return result
 
 

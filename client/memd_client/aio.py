@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 import os
 from collections import deque
+from collections.abc import Iterable
 from types import TracebackType
 from typing import Any
 
@@ -140,11 +141,15 @@ class AsyncClient(ClientBase):
         category: str | None = None,
         limit: int = p.DEFAULT_QUERY_LIMIT,
         min_score: float | None = None,
+        tags: Iterable[str] | None = None,
         workspace: str | os.PathLike[str] | None = None,
     ) -> p.QueryResult:
-        """Search memories by relevance; an empty query lists entries."""
+        """Search memories by relevance; an empty query lists entries. With `tags` (e.g.
+        `["security"]`), only entries carrying every one of those #tags count."""
         ws = _calls.workspace_path(workspace, self.workspace)
-        result: p.QueryResult = await self.call(_calls.query(ws, query, category, limit, min_score))
+        result: p.QueryResult = await self.call(
+            _calls.query(ws, query, category, limit, min_score, tags)
+        )
         return result
 
     async def get(
@@ -212,11 +217,16 @@ class AsyncClient(ClientBase):
         return result
 
     async def list(
-        self, *, category: str | None = None, workspace: str | os.PathLike[str] | None = None
+        self,
+        *,
+        category: str | None = None,
+        tags: Iterable[str] | None = None,
+        workspace: str | os.PathLike[str] | None = None,
     ) -> p.EntriesResult:
-        """List every entry, or those of one category."""
+        """List every entry, or those of one category; with `tags`, only the entries carrying
+        every one of those #tags."""
         ws = _calls.workspace_path(workspace, self.workspace)
-        result: p.EntriesResult = await self.call(_calls.list_entries(ws, category))
+        result: p.EntriesResult = await self.call(_calls.list_entries(ws, category, tags))
         return result
 
 

@@ -63,14 +63,28 @@ class _Result(msgspec.Struct, kw_only=True):
 Workspace = Annotated[str, Meta(min_length=1, description="Absolute path to a project root.")]
 
 
-class EntryInfo(msgspec.Struct, kw_only=True):
-    """A memory as the daemon reports it."""
+Tags = Annotated[
+    list[str],
+    Meta(
+        max_length=64,
+        description=(
+            "Inline #tags an entry must all carry, with or without the '#', in any case "
+            "(e.g. ['security', '#db-migrations'])."
+        ),
+    ),
+]
+
+
+class EntryInfo(msgspec.Struct, kw_only=True, omit_defaults=True):
+    """A memory as the daemon reports it; `tags` are its inline #tags, folded, without the
+    `#`, sorted (left out of the message when there are none)."""
 
     category: str
     file: str
     line: int
     slug: str | None
     content: str
+    tags: list[str] = []
 
 
 class MatchedEntry(msgspec.Struct, kw_only=True):
@@ -120,17 +134,19 @@ class StoreResult(_Result):
 
 
 class QueryParams(_Params):
-    """Search a workspace's memories by relevance."""
+    """Search a workspace's memories by relevance; with `tags`, only among the entries carrying
+    all of them (an empty `query` then lists those entries)."""
 
     workspace: Workspace
     query: str
     category: str | None = None
     limit: Annotated[int, Meta(ge=1, le=MAX_QUERY_LIMIT)] = DEFAULT_QUERY_LIMIT
     min_score: float | None = None
+    tags: Tags | None = None
 
 
-class QueryHit(_Result):
-    """One search result."""
+class QueryHit(_Result, omit_defaults=True):
+    """One search result; `tags` as in `EntryInfo`."""
 
     category: str
     file: str
@@ -138,6 +154,7 @@ class QueryHit(_Result):
     slug: str | None
     content: str
     score: float
+    tags: list[str] = []
 
 
 class QueryResult(_Result):
@@ -168,10 +185,12 @@ class EntriesResult(_Result):
 
 
 class ListParams(_Params):
-    """List every entry of a workspace, or of one category."""
+    """List every entry of a workspace, or of one category; with `tags`, only the entries
+    carrying all of them."""
 
     workspace: Workspace
     category: str | None = None
+    tags: Tags | None = None
 
 
 class DeleteParams(_Params):
@@ -230,7 +249,8 @@ class SlugInfo(_Result):
 
 
 class CleanupResult(_Result):
-    """The cleanup plan, and whether it was applied."""
+    """The cleanup plan, and whether it was applied; `unused` lists entries stored long ago
+    and not recalled since (archive candidates: reported, never removed by cleanup)."""
 
     applied: bool
     merged: list[MergeInfo]
@@ -238,6 +258,7 @@ class CleanupResult(_Result):
     slugged: list[SlugInfo]
     archive: str
     message: str
+    unused: list[EntryInfo] = []
 
 
 # ---------------------------------------------------------------------------- stats / status

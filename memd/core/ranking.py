@@ -40,7 +40,7 @@ import itertools
 import math
 import re
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import msgspec
 
@@ -278,6 +278,8 @@ def search(
     *,
     limit: int,
     min_score: float | None = None,
+    boost: Callable[[Category, Entry], float] | None = None,
+    keep: Callable[[Category, Entry], bool] | None = None,
 ) -> SearchResult:
     """Rank the entries of `indexes` by BM25 relevance to `query`.
 
@@ -286,6 +288,10 @@ def search(
         query: Free text. Without searchable terms every entry is listed (see module rules).
         limit: The most hits to return; at least 1.
         min_score: When given, hits must score at least this much (after rounding).
+        boost: A factor per matching entry (usage signals, `memd.core.usage.nudge`); the
+            boosted score is still capped at 1.
+        keep: When given, only entries it accepts can be hits (and count in `total`); the
+            others still shape the statistics, so scores do not depend on the filter.
 
     Returns:
         The best `limit` hits, best first, and the number of entries that matched.
@@ -295,6 +301,11 @@ def search(
     if not weights:
         return _list_all(ordered, limit)
     scores = _score(ordered, weights)
+    if boost is not None or keep is not None:
+        scores = [
+            _adjust(category, index, found, boost, keep)
+            for (category, index), found in zip(ordered, scores, strict=True)
+        ]
     raw: list[float] = []
     for found in scores:
         raw.extend(found.values())
@@ -319,6 +330,22 @@ def search(
         for negated, number, doc in best
     )
     return SearchResult(hits=hits, total=total)
+
+
+def _adjust(
+    category: Category,
+    index: CategoryIndex,
+    found: dict[int, float],
+    boost: Callable[[Category, Entry], float] | None,
+    keep: Callable[[Category, Entry], bool] | None,
+) -> dict[int, float]:
+    """Drop the entries `keep` refuses and apply `boost` (capped at 1)."""
+    adjusted = {}
+    for doc, value in found.items():
+        entry = index.entries[doc]
+        if keep is None or keep(category, entry):
+            adjusted[doc] = value if boost is None else min(1.0, value * boost(category, entry))
+    return adjusted
 
 
 def query_weights(query: str) -> dict[str, float]:

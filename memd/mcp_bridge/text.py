@@ -80,12 +80,15 @@ def render_store(result: p.StoreResult) -> str:
     return name_tools(result.message)
 
 
-def render_query(result: p.QueryResult, query: str) -> str:
+def render_query(result: p.QueryResult, query: str, tags: list[str] | None = None) -> str:
     """The hits as lines "- [Category] [slug] content (score 0.87)"."""
     if not result.results:
+        tagged = ""
+        if tags:
+            tagged = " tagged " + " and ".join(f"#{tag.removeprefix('#')}" for tag in tags)
         if query.strip():
-            return f'No memories found matching "{query}".'
-        return "No memories stored yet."
+            return f'No memories{tagged} found matching "{query}".'
+        return f"No memories{tagged} found." if tags else "No memories stored yet."
     count = len(result.results)
     lines = [f"Found {count} {'memory' if count == 1 else 'memories'}:", ""]
     lines += [
@@ -139,6 +142,11 @@ def render_cleanup(result: p.CleanupResult) -> str:
         )
     if not result.applied and (result.merged or result.pruned or result.slugged):
         lines.append("Nothing was changed; call cleanupMemory with apply=true to carry this out.")
+    for entry in result.unused:
+        lines.append(
+            f"- unused for 180 days: {entry_label(entry.category, entry.slug)} {entry.content} "
+            f"({entry.file}:{entry.line}); ask the user whether it still holds"
+        )
     return "\n".join(lines)
 
 

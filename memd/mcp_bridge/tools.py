@@ -361,19 +361,29 @@ def _read_tools(bridge: Bridge, resolver: Callable[..., Awaitable[Any]]) -> list
                 )
             ),
         ] = p.DEFAULT_QUERY_LIMIT,
+        tags: Annotated[
+            list[str] | None,
+            Field(
+                description=(
+                    "Only entries carrying every one of these inline #tags, e.g. ['security'] "
+                    "or ['#db', 'migrations']; with an empty query, lists those entries."
+                )
+            ),
+        ] = None,
     ) -> CallToolResult:
         """Search the project's memory for entries relevant to a task.
 
         Call it at the start of a task and before answering questions about architecture,
         conventions, style or past decisions. Results are ranked by relevance and show each
         entry's category, slug and score. Follow every Security and Instruction entry it
-        returns.
+        returns. Entries can carry inline #tags (e.g. "#db"); pass tags to search only those.
         """
         clamped = min(max(limit, 1), p.MAX_QUERY_LIMIT)  # HackLM caps at 20 and never rejects
         result, ws = await bridge.call(
-            roots, lambda client: client.query(query, category=category, limit=clamped)
+            roots,
+            lambda client: client.query(query, category=category, limit=clamped, tags=tags),
         )
-        return bridge.reply(render_query(result, query), structured(result, ws))
+        return bridge.reply(render_query(result, query, tags), structured(result, ws))
 
     async def get_memory(
         slug: Annotated[str, Field(description="The entry's kebab-case slug, e.g. 'use-tabs'.")],

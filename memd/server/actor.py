@@ -39,7 +39,7 @@ from typing import Any
 import anyio
 from anyio.abc import TaskStatus
 
-from memd.core import mdformat, ranking, transitions
+from memd.core import mdformat, ranking, tags as tagging, transitions
 from memd.core.archive import ArchivedEntry
 from memd.core.categories import Category
 from memd.core.mdformat import Document, Entry
@@ -74,6 +74,12 @@ class Snapshot:
     def index(self) -> ranking.CategoryIndex:
         """The search index, built on first use."""
         return ranking.build_index(self.entries)
+
+    @functools.cached_property
+    def tags(self) -> dict[int, frozenset[str]]:
+        """The inline #tags of each entry that has any, by line number; built on first use."""
+        found = {entry.line: tagging.tags_of(entry.content) for entry in self.entries}
+        return {line: tags for line, tags in found.items() if tags}
 
 
 LockCheck = Callable[[], None]

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import datetime
 import os
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 import anyio
@@ -21,6 +21,7 @@ from memd.core.archive import ARCHIVE_FILE
 from memd.core.categories import CATEGORIES, Category, category_for_file, parse_category
 from memd.core.cleanup import CleanupPlan
 from memd.core.mdformat import Entry
+from memd.core.tags import InvalidTag, normalize_tag
 from memd.server.actor import Snapshot
 from memd.server.session import Session
 from memd.server.wire import entry_info
@@ -29,6 +30,8 @@ from memd_client import protocol as p
 from memd_client.errors import EntryNotFound, InvalidParams, RpcError
 
 Handler = Callable[[Any, Session], Awaitable[Any]]
+
+_NO_TAGS: frozenset[str] = frozenset()
 
 
 class Methods:
@@ -62,18 +65,39 @@ class Methods:
         )
         outcome = await workspace.actor(category).submit(command)
         assert isinstance(outcome, transitions.StoreOutcome)
+        if outcome.action != "skipped" and not outcome.dry_run:
+            stored = Entry(line=outcome.line, slug=outcome.slug, content=outcome.content)
+            workspace.usage.stored(category, stored)
         return store_result(category, outcome)
 
     async def query(self, params: p.QueryParams, session: Session) -> p.QueryResult:
-        """Rank the workspace's entries against the query."""
+        """Rank the workspace's entries against the query; with `tags`, only the entries that
+        carry them all (filtered before `limit`, so `total` counts matching entries only)."""
+        wanted = _wanted_tags(params.tags)
         workspace = await self.registry.get(params.workspace)
         categories = _categories(params.category)
         await workspace.refresh(categories)
-        indexes = [(c, _loaded(workspace, c).index) for c in categories]
-        found = ranking.search(
-            indexes, params.query, limit=params.limit, min_score=params.min_score
-        )
-        hits = [
+        snapshots = {c: _loaded(workspace, c) for c in categories}
+        allowed = _tagged_lines(snapshots, wanted) if wanted else None
+        hits: Sequence[ranking.Hit]
+        if allowed is not None and (not allowed or not params.query.strip()):
+            hits, total = _list_tagged(snapshots, allowed, params.limit)
+        else:
+            # With tags, every entry still shapes the statistics (so each score is the one it
+            # has without tags); only tagged entries can be hits, before `limit`.
+            keep = None if allowed is None else _in(allowed)
+            found = ranking.search(
+                [(c, snapshot.index) for c, snapshot in snapshots.items()],
+                params.query,
+                limit=params.limit,
+                min_score=params.min_score,
+                boost=workspace.usage.boost,
+                keep=keep,
+            )
+            hits, total = found.hits, found.total
+            if params.query.strip():
+                workspace.usage.recalled((hit.category, hit.entry) for hit in hits)
+        results = [
             p.QueryHit(
                 category=hit.category.value,
                 file=hit.category.file,
@@ -81,10 +105,11 @@ class Methods:
                 slug=hit.entry.slug,
                 content=hit.entry.content,
                 score=hit.score,
+                tags=sorted(snapshots[hit.category].tags.get(hit.entry.line, ())),
             )
-            for hit in found.hits
+            for hit in hits
         ]
-        return p.QueryResult(results=hits, total=found.total)
+        return p.QueryResult(results=results, total=total)
 
     async def get(self, params: p.GetParams, session: Session) -> p.EntriesResult:
         """Return the entries with a slug (one per category searched), or the entries within a
@@ -94,7 +119,7 @@ class Methods:
             categories = _categories(params.category)
             await workspace.refresh(categories)
             found = [
-                entry_info(category, entry)
+                (category, entry)
                 for category in categories
                 for entry in _loaded(workspace, category).entries
                 if entry.slug == params.slug
@@ -105,7 +130,8 @@ class Methods:
                     f"No entry [{params.slug}] in {where}; list the entries (`list`) to see the "
                     "slugs that exist."
                 )
-            return p.EntriesResult(entries=found)
+            workspace.usage.recalled(found)
+            return p.EntriesResult(entries=[entry_info(c, entry) for c, entry in found])
         if params.file is None or params.lines is None:
             raise InvalidParams(
                 "get needs either `slug` (and maybe `category`), or `file` and `lines`."
@@ -119,17 +145,20 @@ class Methods:
         )
 
     async def list(self, params: p.ListParams, session: Session) -> p.EntriesResult:
-        """Return every entry of the workspace, or of one category."""
+        """Return every entry of the workspace, or of one category; with `tags`, only those
+        carrying them all."""
+        wanted = _wanted_tags(params.tags)
         workspace = await self.registry.get(params.workspace)
         categories = _categories(params.category)
         await workspace.refresh(categories)
-        return p.EntriesResult(
-            entries=[
-                entry_info(category, entry)
-                for category in categories
-                for entry in _loaded(workspace, category).entries
-            ]
-        )
+        entries: list[p.EntryInfo] = []
+        for category in categories:
+            snapshot = _loaded(workspace, category)
+            for entry in snapshot.entries:
+                tags = snapshot.tags.get(entry.line, _NO_TAGS)
+                if wanted <= tags:
+                    entries.append(entry_info(category, entry, tags))
+        return p.EntriesResult(entries=entries)
 
     async def delete(self, params: p.DeleteParams, session: Session) -> p.DeleteResult:
         """Delete one entry by slug, archiving it."""
@@ -170,7 +199,14 @@ class Methods:
                 tg.start_soon(run, category)
         if errors:
             raise errors[0]
-        return cleanup_result(workspace, {c: outcomes[c].plan for c in CATEGORIES}, params.apply)
+        result = cleanup_result(workspace, {c: outcomes[c].plan for c in CATEGORIES}, params.apply)
+        result.unused = [
+            entry_info(c, entry)
+            for c in CATEGORIES
+            for entry in workspace.actor(c).snapshot.entries
+            if workspace.usage.unused(c, entry)
+        ]
+        return result
 
     async def stats(self, params: p.StatsParams, session: Session) -> p.StatsResult:
         """Per-category entry counts, limits and the time the files were last read."""
@@ -310,6 +346,56 @@ def _loaded(workspace: Workspace, category: Category) -> Snapshot:
     if snapshot.error is not None:
         raise snapshot.error
     return snapshot
+
+
+def _wanted_tags(tags: list[str] | None) -> frozenset[str]:
+    """Return the folded tags a query or list asks for (empty: no filter).
+
+    Raises:
+        InvalidParams: one of them cannot be a tag (the message names it).
+    """
+    try:
+        return frozenset(normalize_tag(tag) for tag in tags or ())
+    except InvalidTag as exc:
+        raise InvalidParams(f"tags: {exc}") from None
+
+
+TaggedLines = dict[Category, set[int]]
+"""Per category (only those with any), the lines of the entries carrying the wanted tags."""
+
+
+def _tagged_lines(snapshots: dict[Category, Snapshot], wanted: frozenset[str]) -> TaggedLines:
+    """Return where the entries carrying every `wanted` tag are, in `snapshots`' order."""
+    return {
+        category: lines
+        for category, snapshot in snapshots.items()
+        if (lines := {line for line, tags in snapshot.tags.items() if wanted <= tags})
+    }
+
+
+def _list_tagged(
+    snapshots: dict[Category, Snapshot], allowed: TaggedLines, limit: int
+) -> tuple[Sequence[ranking.Hit], int]:
+    """A blank query with tags: the first `limit` tagged entries in (category, line) order with
+    score 0.0 (as a blank query lists every entry), and how many there are; nothing is ranked."""
+    listed: list[ranking.Hit] = []
+    for category, lines in allowed.items():
+        for entry in snapshots[category].entries:
+            if len(listed) == limit:
+                break
+            if entry.line in lines:
+                listed.append(ranking.Hit(category=category, entry=entry, score=0.0))
+    return listed, sum(len(lines) for lines in allowed.values())
+
+
+def _in(allowed: TaggedLines) -> Callable[[Category, Entry], bool]:
+    """Return the test "is this entry one of the tagged ones"."""
+    untagged: set[int] = set()
+
+    def tagged(category: Category, entry: Entry) -> bool:
+        return entry.line in allowed.get(category, untagged)
+
+    return tagged
 
 
 def _categories(name: str | None) -> tuple[Category, ...]:

@@ -32,6 +32,7 @@ from memd.server import storage
 from memd.server.actor import CategoryActor, LockCheck, Snapshot
 from memd.server.hacklm_lock import DEFAULT_TIMEOUT, LOCK_FILE, MemoryDirLock
 from memd.server.session import Session, notification_frame
+from memd.server.usage_store import UsageStore
 from memd.server.watcher import WorkspaceWatcher
 from memd.server.wire import entry_info
 from memd_client import protocol as p
@@ -57,6 +58,8 @@ class Workspace:
         self._sweep_scope = anyio.CancelScope()
         self._subscribers: set[Session] = set()
         self.watcher = WorkspaceWatcher(root, self.memory_dir, self._external_change)
+        self.usage = UsageStore(root, clock=clock)
+        self._usage_scope = anyio.CancelScope()
         self.actors = {
             category: CategoryActor(
                 self.memory_dir,
@@ -81,16 +84,23 @@ class Workspace:
     async def run(self, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
         """Load every category file, start watching, report ready, and serve until closed."""
         async with anyio.create_task_group() as tg:
+            await anyio.to_thread.run_sync(self.usage.load)
             for actor in self.actors.values():
                 await tg.start(actor.run)
             await tg.start(self.watcher.run)
             tg.start_soon(self._sweep_at_load)
+            tg.start_soon(self._keep_usage)
             task_status.started()
+
+    async def _keep_usage(self) -> None:
+        with self._usage_scope:
+            await self.usage.keep_saving()
 
     def close(self) -> None:
         """Stop taking writes and stop watching; queued writes still finish."""
         self.watcher.stop()
         self._sweep_scope.cancel()
+        self._usage_scope.cancel()  # saves the usage history once more
         for actor in self.actors.values():
             actor.close()
 
@@ -200,7 +210,10 @@ class Workspace:
             category=category.value,
             file=category.file,
             source=source,
-            entries=[entry_info(category, entry) for entry in snapshot.entries],
+            entries=[
+                entry_info(category, entry, snapshot.tags.get(entry.line, frozenset()))
+                for entry in snapshot.entries
+            ],
             error=None if snapshot.error is None else snapshot.error.message,
         )
         frame = notification_frame("changed", changed)

@@ -1,0 +1,128 @@
+"""The usage sidecar of one workspace: `$XDG_STATE_HOME/memd/usage/<id>.json`.
+
+Rules:
+- The Markdown stays the source of truth: usage lives here, never in `.memory/`.
+- One file per workspace, named after a hash of its real path (the path is inside too). It is
+  read once when the workspace loads; a missing file means no history; an unreadable or
+  malformed one is renamed aside (`.bad`), logged, and replaced by an empty history, so bad
+  state never stops the daemon.
+- Changes are kept in memory and written (atomically and durably, like memory files) at most
+  every SAVE_INTERVAL seconds while there are any, and once more when the workspace closes.
+  Losing the last few seconds of counts in a crash is acceptable; losing a memory is not, and
+  usage never touches memories.
+- Only the workspace's actors and handlers call it, on the event loop; the file is written in
+  a worker thread.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import logging
+import os
+from collections.abc import Callable, Iterable, Mapping
+
+import anyio
+import msgspec
+
+from memd.config import state_dir
+from memd.core import usage
+from memd.core.categories import Category
+from memd.core.mdformat import Entry
+from memd.server import storage
+from memd_client.errors import RpcError
+
+logger = logging.getLogger(__name__)
+
+SAVE_INTERVAL = 10.0
+
+
+class UsageFile(msgspec.Struct, kw_only=True):
+    """What the sidecar file holds."""
+
+    workspace: str
+    entries: dict[str, usage.Usage] = {}
+
+
+_decoder = msgspec.json.Decoder(UsageFile)
+_encoder = msgspec.json.Encoder()
+
+
+def usage_path(root: str, env: Mapping[str, str] | None = None) -> str:
+    """Return the sidecar path for workspace `root`."""
+    digest = hashlib.sha256(os.fsencode(root)).hexdigest()[:16]
+    return os.path.join(state_dir(env), "usage", f"{digest}.json")
+
+
+class UsageStore:
+    """One workspace's usage history, in memory, saved to its sidecar file."""
+
+    def __init__(self, root: str, *, clock: Callable[[], float], path: str | None = None) -> None:
+        self.root = root
+        self.path = path or usage_path(root)
+        self._clock = clock
+        self.entries: dict[str, usage.Usage] = {}
+        self._dirty = False
+
+    def load(self) -> None:
+        """Read the sidecar (blocking; run it in a thread); see the module rules."""
+        try:
+            with open(self.path, "rb") as handle:
+                data = _decoder.decode(handle.read())
+        except FileNotFoundError:
+            return
+        except (OSError, msgspec.DecodeError, ValueError) as exc:
+            logger.warning("usage history %s is unreadable (%s); starting afresh", self.path, exc)
+            with contextlib.suppress(OSError):
+                os.replace(self.path, self.path + ".bad")
+            return
+        self.entries = dict(data.entries)
+
+    def recalled(self, found: Iterable[tuple[Category, Entry]]) -> None:
+        """Count one recall of each entry in `found`."""
+        now = self._clock()
+        for category, entry in found:
+            name = usage.key(category, entry)
+            self.entries[name] = usage.recall(self.entries.get(name), now)
+            self._dirty = True
+
+    def stored(self, category: Category, entry: Entry) -> None:
+        """Record that `entry` was stored or updated now."""
+        name = usage.key(category, entry)
+        self.entries[name] = usage.store(self.entries.get(name), self._clock())
+        self._dirty = True
+
+    def boost(self, category: Category, entry: Entry) -> float:
+        """The ranking nudge for `entry` (see `memd.core.usage.nudge`)."""
+        return usage.nudge(self.entries.get(usage.key(category, entry)), self._clock())
+
+    def unused(self, category: Category, entry: Entry) -> bool:
+        """True when `entry` is an archive candidate (see `memd.core.usage.unused`)."""
+        return usage.unused(self.entries.get(usage.key(category, entry)), self._clock())
+
+    async def keep_saving(self) -> None:
+        """Save every SAVE_INTERVAL seconds while there are changes; save once more at the end."""
+        try:
+            while True:
+                await anyio.sleep(SAVE_INTERVAL)
+                await self.save()
+        finally:
+            with anyio.CancelScope(shield=True), anyio.move_on_after(5):
+                await self.save()
+
+    async def save(self) -> None:
+        """Write the history if it changed (atomic and durable; errors are logged, not raised)."""
+        if not self._dirty:
+            return
+        self._dirty = False
+        data = _encoder.encode(UsageFile(workspace=self.root, entries=self.entries))
+        try:
+            await anyio.to_thread.run_sync(self._write, data)
+        except (OSError, RpcError) as exc:
+            self._dirty = True
+            message = exc.message if isinstance(exc, RpcError) else str(exc)
+            logger.warning("cannot save usage history %s: %s", self.path, message)
+
+    def _write(self, data: bytes) -> None:
+        os.makedirs(os.path.dirname(self.path), mode=0o700, exist_ok=True)
+        storage.write_atomic(self.path, data.decode())

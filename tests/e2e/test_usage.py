@@ -1,0 +1,90 @@
+"""Usage signals end to end: recalls and stores kept in a sidecar under XDG_STATE_HOME (never
+in `.memory/`), a bad sidecar set aside without stopping anything, unused entries reported by
+cleanup."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+
+import msgspec
+import pytest
+
+from memd.server.usage_store import usage_path
+from memd_client import Client
+from tests.conftest import start_daemon
+
+pytestmark = pytest.mark.e2e
+
+DAY = 86400
+
+
+def sidecar(short_tmp: Path, workspace: Path) -> Path:
+    return Path(
+        usage_path(os.path.realpath(workspace), {"XDG_STATE_HOME": str(short_tmp / "state")})
+    )
+
+
+def test_recalls_and_stores_are_saved_outside_the_memory_files(
+    short_tmp: Path, workspace: Path
+) -> None:
+    daemon = start_daemon(short_tmp)
+    try:
+        with Client(daemon.socket_path, workspace=workspace) as client:
+            client.store(category="Decision", content="We deploy with Helm.", slug="helm")
+            client.query("deploy helm")
+            client.query("helm")
+            client.get(slug="helm")
+            client.list()  # listing is not recalling
+    finally:
+        assert daemon.stop() == 0
+    saved = json.loads(sidecar(short_tmp, workspace).read_text())
+    assert saved["workspace"] == os.path.realpath(workspace)
+    record = saved["entries"]["Decision/helm"]
+    assert record["recalls"] == 3
+    assert record["stored_at"] > 0
+    assert sorted(p.name for p in (workspace / ".memory").iterdir()) == ["decisions.md"]
+
+
+def test_a_bad_sidecar_is_set_aside(short_tmp: Path, workspace: Path) -> None:
+    path = sidecar(short_tmp, workspace)
+    path.parent.mkdir(parents=True)
+    path.write_text("{not json")
+    daemon = start_daemon(short_tmp)
+    try:
+        with Client(daemon.socket_path, workspace=workspace) as client:
+            client.store(category="Quirk", content="The cache warms slowly.")
+            assert client.query("cache").total == 1
+    finally:
+        assert daemon.stop() == 0
+    assert path.with_name(path.name + ".bad").read_text() == "{not json"
+    assert "unreadable" in daemon.stderr()
+
+
+def test_cleanup_reports_entries_nobody_recalls(short_tmp: Path, workspace: Path) -> None:
+    memory = workspace / ".memory"
+    memory.mkdir()
+    (memory / "decisions.md").write_text(
+        "# Decisions\n\n- [old-way] We used to deploy by hand.\n- [new-way] We deploy with Helm.\n"
+    )
+    long_ago = time.time() - 365 * DAY
+    history = {
+        "workspace": os.path.realpath(workspace),
+        "entries": {
+            "Decision/old-way": {"recalls": 0, "recalled_at": 0.0, "stored_at": long_ago},
+            "Decision/new-way": {"recalls": 4, "recalled_at": time.time(), "stored_at": long_ago},
+        },
+    }
+    path = sidecar(short_tmp, workspace)
+    path.parent.mkdir(parents=True)
+    path.write_bytes(msgspec.json.encode(history))
+    daemon = start_daemon(short_tmp)
+    try:
+        with Client(daemon.socket_path, workspace=workspace) as client:
+            plan = client.cleanup()
+    finally:
+        assert daemon.stop() == 0
+    assert [entry.slug for entry in plan.unused] == ["old-way"]
+    assert (memory / "decisions.md").read_text().count("- [") == 2  # reported, not removed
