@@ -113,15 +113,25 @@ class CategoryIndex:
     Entries are kept sorted by line number; postings refer to them by position.
     """
 
-    __slots__ = ("_entries", "_lengths", "_norms", "_postings", "_total_length", "_vocabulary")
+    __slots__ = (
+        "_entries",
+        "_lengths",
+        "_norms",
+        "_postings",
+        "_terms",
+        "_total_length",
+        "_vocabulary",
+    )
 
     def __init__(
         self,
         entries: tuple[Entry, ...],
         lengths: tuple[float, ...],
         postings: dict[str, Postings],
+        terms: dict[tuple[str | None, str], EntryTerms] | None = None,
     ) -> None:
         """Wrap prepared index data; use `build_index` instead of calling this directly."""
+        self._terms = terms or {}
         self._entries = entries
         self._lengths = lengths
         self._postings = postings
@@ -227,20 +237,32 @@ def bigrams(terms: Sequence[str]) -> list[str]:
     return [first + _BIGRAM_SEPARATOR + second for first, second in itertools.pairwise(terms)]
 
 
-def build_index(entries: Sequence[Entry]) -> CategoryIndex:
+EntryTerms = tuple[dict[str, float], float]
+"""An entry's weighted term frequencies and its length."""
+
+
+def build_index(entries: Sequence[Entry], previous: CategoryIndex | None = None) -> CategoryIndex:
     """Build the inverted index of one category's entries.
 
     Args:
         entries: The category's entries, normally in file order.
+        previous: The index of the file's previous version, if there is one: entries whose
+            slug and content did not change reuse its terms instead of being tokenised again,
+            so a store or an edit costs only what changed (plus assembling the postings).
 
     Returns:
         An immutable index to pass to `search` together with its category.
     """
     ordered = tuple(sorted(entries, key=lambda entry: entry.line))
+    known = previous._terms if previous is not None else {}
+    terms: dict[tuple[str | None, str], EntryTerms] = {}
     lists: dict[str, tuple[list[int], list[float]]] = {}
     lengths: list[float] = []
     for position, entry in enumerate(ordered):
-        counts, length = _entry_terms(entry)
+        key = (entry.slug, entry.content)
+        entry_terms = terms.get(key) or known.get(key) or _entry_terms(entry)
+        terms[key] = entry_terms
+        counts, length = entry_terms
         lengths.append(length)
         for term, freq in counts.items():
             found = lists.get(term)
@@ -250,7 +272,7 @@ def build_index(entries: Sequence[Entry]) -> CategoryIndex:
                 found[0].append(position)
                 found[1].append(freq)
     postings = {term: Postings(tuple(docs), tuple(freqs)) for term, (docs, freqs) in lists.items()}
-    return CategoryIndex(ordered, tuple(lengths), postings)
+    return CategoryIndex(ordered, tuple(lengths), postings, terms)
 
 
 def _entry_terms(entry: Entry) -> tuple[dict[str, float], float]:

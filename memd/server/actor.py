@@ -63,17 +63,26 @@ class Snapshot:
     """
 
     def __init__(
-        self, doc: Document | None, loaded_at: float, *, error: RpcError | None = None
+        self,
+        doc: Document | None,
+        loaded_at: float,
+        *,
+        error: RpcError | None = None,
+        previous: Snapshot | None = None,
     ) -> None:
         self.doc = doc
         self.loaded_at = loaded_at
         self.error = error
         self.entries: tuple[Entry, ...] = mdformat.entries(doc) if doc is not None else ()
+        self._previous = previous
 
     @functools.cached_property
     def index(self) -> ranking.CategoryIndex:
-        """The search index, built on first use."""
-        return ranking.build_index(self.entries)
+        """The search index, built on first use, from the previous version's index when that
+        one was built (so only changed entries are tokenised again)."""
+        previous, self._previous = self._previous, None  # never keep a chain of versions
+        built = previous.__dict__.get("index") if previous is not None else None
+        return ranking.build_index(self.entries, built)
 
     @functools.cached_property
     def tags(self) -> dict[int, frozenset[str]]:
@@ -243,7 +252,7 @@ class CategoryActor:
             self.snapshot = Snapshot(None, self._clock())
         else:
             text, self._fingerprint = loaded
-            self.snapshot = Snapshot(mdformat.parse(text), self._clock())
+            self.snapshot = Snapshot(mdformat.parse(text), self._clock(), previous=self.snapshot)
 
     async def _commit(self, batch: list[_Envelope]) -> None:
         writes = any(transitions.may_write(envelope.command) for envelope in batch)
@@ -316,7 +325,7 @@ class CategoryActor:
         self._fingerprint = await anyio.to_thread.run_sync(
             functools.partial(storage.write_atomic, self.path, text, before_replace=still_safe)
         )
-        self.snapshot = Snapshot(doc, self._clock())
+        self.snapshot = Snapshot(doc, self._clock(), previous=self.snapshot)
         self.commits += 1
         self._on_change(self.category, self.snapshot, "memd")
 

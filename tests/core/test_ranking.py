@@ -314,3 +314,27 @@ def test_security_and_instruction_rank_above_an_equal_match() -> None:
 def test_scores_stay_in_0_to_1(query: str) -> None:
     for hit in search(_one(RULES + CODE), query, limit=20).hits:
         assert 0.0 <= hit.score <= 1.0
+
+
+def test_an_index_built_from_the_previous_one_tokenises_only_what_changed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from memd.core import ranking
+
+    first = build_index(_entries(RULES))
+    changed = [*_entries(RULES[:-1]), Entry(line=99, slug="new", content="A brand new rule")]
+    calls: list[str] = []
+    original = ranking._entry_terms
+
+    def counting(entry: Entry) -> tuple[dict[str, float], float]:
+        calls.append(entry.content)
+        return original(entry)
+
+    monkeypatch.setattr(ranking, "_entry_terms", counting)
+    incremental = build_index(changed, first)
+    assert calls == ["A brand new rule"]
+    fresh = build_index(changed)
+    for query in ("lock file", "brand new", "secrets", "deplo"):
+        assert search([(Category.DECISION, incremental)], query, limit=5) == search(
+            [(Category.DECISION, fresh)], query, limit=5
+        )
