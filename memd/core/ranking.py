@@ -227,8 +227,8 @@ def _terms(text: str) -> tuple[list[str], list[str]]:
 def _camel_parts(run: str) -> list[str]:
     """Split one letters-and-digits run at case changes: "sendLMRequest2" gives send, LM,
     Request, 2; a run in one case stays whole."""
-    if run.islower() or run.isupper() or run.isdigit():
-        return [run]
+    if not run.isascii() or run.islower() or run.isupper() or run.isdigit():
+        return [run]  # case changes split ASCII identifiers only, never words like "Straße"
     return _CAMEL.findall(run) or [run]
 
 
@@ -321,7 +321,7 @@ def search(
     ordered = sorted(indexes, key=lambda pair: _CATEGORY_ORDER[pair[0]])
     weights = query_weights(query)
     if not weights:
-        return _list_all(ordered, limit)
+        return _list_all(ordered, limit, keep)
     scores = _score(ordered, weights)
     if boost is not None or keep is not None:
         scores = [
@@ -489,12 +489,20 @@ def _accumulate(norm: tuple[float, ...], plan: list[tuple[float, Postings]]) -> 
     return scores
 
 
-def _list_all(ordered: Sequence[tuple[Category, CategoryIndex]], limit: int) -> SearchResult:
-    """Return every entry in (category, line) order with score 0.0: the empty-query listing."""
+def _list_all(
+    ordered: Sequence[tuple[Category, CategoryIndex]],
+    limit: int,
+    keep: Callable[[Category, Entry], bool] | None = None,
+) -> SearchResult:
+    """Return every entry (that `keep` accepts) in (category, line) order with score 0.0: the
+    empty-query listing."""
     hits: list[Hit] = []
+    total = 0
     for category, index in ordered:
-        if len(hits) >= limit:
-            break
-        wanted = index.entries[: limit - len(hits)]
-        hits.extend(Hit(category=category, entry=entry, score=0.0) for entry in wanted)
-    return SearchResult(hits=tuple(hits), total=sum(len(index) for _, index in ordered))
+        for entry in index.entries:
+            if keep is not None and not keep(category, entry):
+                continue
+            total += 1
+            if len(hits) < limit:
+                hits.append(Hit(category=category, entry=entry, score=0.0))
+    return SearchResult(hits=tuple(hits), total=total)

@@ -39,7 +39,7 @@ _TRAILING = "./_-"
 _OPENERS = "\\s(\\[{\"'*,;\u201c\u2018\u00ab"  # a regex character-set body
 _TAG = re.compile(rf"(?<![^{_OPENERS}])#({_BODY})")
 _WHOLE_BODY = re.compile(_BODY)
-_CODE_SPAN = re.compile(r"(?<!`)(`+)(?!`).+?(?<!`)\1(?!`)")
+_BACKTICKS = re.compile(r"`+")
 _EMPTY: frozenset[str] = frozenset()
 
 
@@ -50,6 +50,32 @@ class InvalidTag(ValueError):
 def _fold(text: str) -> str:
     """Return `text` NFKC-normalised and case-folded (idempotent)."""
     return unicodedata.normalize("NFKC", text).casefold()
+
+
+def _mask_code_spans(text: str) -> str:
+    """Replace each code span with a space, in linear time: a backtick run opens a span that the
+    next run of the same length closes (CommonMark); a run with no partner is plain text."""
+    runs = [(match.start(), match.end()) for match in _BACKTICKS.finditer(text)]
+    partner: list[int | None] = [None] * len(runs)
+    last: dict[int, int] = {}
+    for number in range(len(runs) - 1, -1, -1):
+        length = runs[number][1] - runs[number][0]
+        partner[number] = last.get(length)
+        last[length] = number
+    pieces = []
+    position = 0
+    number = 0
+    while number < len(runs):
+        closing = partner[number]
+        if closing is None or runs[closing][0] == runs[number][1]:
+            number += 1
+            continue
+        pieces.append(text[position : runs[number][0]])
+        pieces.append(" ")
+        position = runs[closing][1]
+        number = closing + 1
+    pieces.append(text[position:])
+    return "".join(pieces)
 
 
 def tags_of(content: str) -> frozenset[str]:
@@ -67,7 +93,7 @@ def tags_of(content: str) -> frozenset[str]:
     if "#" not in folded:
         return _EMPTY
     if "`" in folded:
-        folded = _CODE_SPAN.sub(" ", folded)
+        folded = _mask_code_spans(folded)
     return frozenset(match.group(1).rstrip(_TRAILING) for match in _TAG.finditer(folded))
 
 

@@ -12,8 +12,9 @@ Rules:
   recall. The nudge is at most `MAX_NUDGE` of a score (half freshness, half how often it was
   recalled, saturating at `RECALLS_FOR_FULL_CREDIT`): enough to order near-equal matches,
   never enough to lift an entry over a match that is clearly (more than MAX_NUDGE) better.
-- An entry is an archive candidate when it was stored more than `UNUSED_DAYS` ago and not
-  recalled in that time (entries with no history at all are not judged).
+- An entry is an archive candidate when neither stored nor recalled in the last `UNUSED_DAYS`
+  (entries with no history at all are not judged).
+- History of entries that no longer exist is dropped when `cleanup` runs (`forget_missing`).
 """
 
 from __future__ import annotations
@@ -75,7 +76,5 @@ def nudge(usage: Usage | None, now: float) -> float:
 
 def unused(usage: Usage | None, now: float) -> bool:
     """True when the entry is an archive candidate (see the module rules)."""
-    if usage is None or not usage.stored_at:
-        return False
-    cutoff = now - UNUSED_DAYS * DAY
-    return usage.stored_at < cutoff and usage.recalled_at < cutoff
+    latest = max(usage.stored_at, usage.recalled_at) if usage is not None else 0.0
+    return bool(latest) and latest < now - UNUSED_DAYS * DAY

@@ -74,15 +74,18 @@ class Snapshot:
         self.loaded_at = loaded_at
         self.error = error
         self.entries: tuple[Entry, ...] = mdformat.entries(doc) if doc is not None else ()
-        self._previous = previous
+        # Only an index is handed on (the last one built), never the older snapshots.
+        self._previous_index: ranking.CategoryIndex | None = None
+        if previous is not None:
+            built = previous.__dict__.get("index")
+            self._previous_index = built if built is not None else previous._previous_index
 
     @functools.cached_property
     def index(self) -> ranking.CategoryIndex:
         """The search index, built on first use, from the previous version's index when that
         one was built (so only changed entries are tokenised again)."""
-        previous, self._previous = self._previous, None  # never keep a chain of versions
-        built = previous.__dict__.get("index") if previous is not None else None
-        return ranking.build_index(self.entries, built)
+        previous, self._previous_index = self._previous_index, None
+        return ranking.build_index(self.entries, previous)
 
     @functools.cached_property
     def tags(self) -> dict[int, frozenset[str]]:

@@ -200,12 +200,9 @@ class Methods:
         if errors:
             raise errors[0]
         result = cleanup_result(workspace, {c: outcomes[c].plan for c in CATEGORIES}, params.apply)
-        result.unused = [
-            entry_info(c, entry)
-            for c in CATEGORIES
-            for entry in workspace.actor(c).snapshot.entries
-            if workspace.usage.unused(c, entry)
-        ]
+        present = [(c, e) for c in CATEGORIES for e in workspace.actor(c).snapshot.entries]
+        workspace.usage.forget_missing(present)
+        result.unused = [entry_info(c, e) for c, e in present if workspace.usage.unused(c, e)]
         return result
 
     async def stats(self, params: p.StatsParams, session: Session) -> p.StatsResult:

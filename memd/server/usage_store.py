@@ -100,6 +100,16 @@ class UsageStore:
         """True when `entry` is an archive candidate (see `memd.core.usage.unused`)."""
         return usage.unused(self.entries.get(usage.key(category, entry)), self._clock())
 
+    def forget_missing(self, present: Iterable[tuple[Category, Entry]]) -> int:
+        """Drop the history of entries not in `present` (deleted, merged, edited away); return
+        how many records were dropped."""
+        keep = {usage.key(category, entry) for category, entry in present}
+        gone = [name for name in self.entries if name not in keep]
+        for name in gone:
+            del self.entries[name]
+        self._dirty = self._dirty or bool(gone)
+        return len(gone)
+
     async def keep_saving(self) -> None:
         """Save every SAVE_INTERVAL seconds while there are changes; save once more at the end."""
         try:

@@ -338,3 +338,18 @@ def test_an_index_built_from_the_previous_one_tokenises_only_what_changed(
         assert search([(Category.DECISION, incremental)], query, limit=5) == search(
             [(Category.DECISION, fresh)], query, limit=5
         )
+
+
+def test_words_with_non_ascii_letters_are_not_split_at_case_changes() -> None:
+    indexes = _one(["Meet at the Straße corner", "Søren owns the release"])
+    assert [hit.entry.line for hit in search(indexes, "straße", limit=5).hits] == [5]
+    assert [hit.entry.line for hit in search(indexes, "søren", limit=5).hits] == [7]
+
+
+def test_a_filter_applies_to_a_query_of_stop_words_too() -> None:
+    def first_only(category: Category, entry: Entry) -> bool:
+        return entry.line == 5
+
+    listed = search(_one(RULES), "the and of", limit=10, keep=first_only)
+    assert [hit.entry.line for hit in listed.hits] == [5]
+    assert listed.total == 1

@@ -77,3 +77,8 @@ def test_usage_orders_near_equals_but_never_beats_a_clearly_better_match() -> No
     assert [hit.entry.slug for hit in plain][:2] == ["a", "b"]
     assert [hit.entry.slug for hit in nudged][:2] == ["b", "a"]  # equal matches: usage decides
     assert nudged[-1].entry.slug == "c"  # a weak match stays below, however often recalled
+
+
+def test_a_recall_long_ago_without_a_store_counts_as_unused() -> None:
+    recalled_once = usage.recall(None, NOW - 400 * DAY)
+    assert usage.unused(recalled_once, NOW)
