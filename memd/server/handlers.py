@@ -202,7 +202,13 @@ class Methods:
         result = cleanup_result(workspace, {c: outcomes[c].plan for c in CATEGORIES}, params.apply)
         present = [(c, e) for c in CATEGORIES for e in workspace.actor(c).snapshot.entries]
         workspace.usage.forget_missing(present)
-        result.unused = [entry_info(c, e) for c, e in present if workspace.usage.unused(c, e)]
+        # Security and Instruction entries go into every prompt block, which is use that no
+        # recall count sees: they are never reported as unused.
+        result.unused = [
+            entry_info(c, e)
+            for c, e in present
+            if c not in prompt_block.ALWAYS and workspace.usage.unused(c, e)
+        ]
         return result
 
     async def stats(self, params: p.StatsParams, session: Session) -> p.StatsResult:

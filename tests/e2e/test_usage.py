@@ -88,3 +88,25 @@ def test_cleanup_reports_entries_nobody_recalls(short_tmp: Path, workspace: Path
         assert daemon.stop() == 0
     assert [entry.slug for entry in plan.unused] == ["old-way"]
     assert (memory / "decisions.md").read_text().count("- [") == 2  # reported, not removed
+
+
+def test_rules_every_prompt_carries_are_never_reported_unused(
+    short_tmp: Path, workspace: Path
+) -> None:
+    memory = workspace / ".memory"
+    memory.mkdir()
+    (memory / "security.md").write_text("# Security\n\n- [no-env] Never commit .env files.\n")
+    long_ago = time.time() - 365 * DAY
+    history = {
+        "workspace": os.path.realpath(workspace),
+        "entries": {"Security/no-env": {"recalls": 0, "recalled_at": 0.0, "stored_at": long_ago}},
+    }
+    path = sidecar(short_tmp, workspace)
+    path.parent.mkdir(parents=True)
+    path.write_bytes(msgspec.json.encode(history))
+    daemon = start_daemon(short_tmp)
+    try:
+        with Client(daemon.socket_path, workspace=workspace) as client:
+            assert client.cleanup().unused == []
+    finally:
+        assert daemon.stop() == 0
