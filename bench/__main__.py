@@ -11,9 +11,17 @@ import time
 from collections.abc import Sequence
 from types import ModuleType
 
-from bench import locomo, retrieval, search_speed, store_load, watch_latency
+from bench import lifecycle, locomo, query, retrieval, search_speed, store, watch_latency
 
-BENCHMARKS: tuple[ModuleType, ...] = (locomo, retrieval, search_speed, store_load, watch_latency)
+BENCHMARKS: tuple[ModuleType, ...] = (
+    locomo,
+    retrieval,
+    search_speed,
+    store,
+    query,
+    lifecycle,
+    watch_latency,
+)
 
 
 def _name(module: ModuleType) -> str:

@@ -1,19 +1,66 @@
-"""Tiny runs of the daemon benchmarks (store load, watch latency), so they cannot rot; no timing
-is asserted."""
+"""Tiny runs of the daemon benchmarks (store, watch latency), so they cannot rot; no timing is
+asserted."""
 
 from __future__ import annotations
 
+import json
+import random
+from pathlib import Path
+
 import pytest
 
-from bench import store_load, watch_latency
+from bench import store, watch_latency
+from memd.core import dedup
+from memd.core.mdformat import Entry
 
 
 @pytest.mark.e2e
-def test_store_load_benchmark_runs_and_every_store_lands() -> None:
-    figures = store_load.run(clients=3, per_client=4)
-    assert figures["stores"] == 12
-    assert figures["entries_in_file"] == 12
-    assert figures["p99_ms"] >= figures["p50_ms"] > 0
+def test_store_benchmark_runs_quick_and_every_store_lands(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    output = tmp_path / "store.json"
+    report = store.run(store.QUICK, output=output)
+    table = capsys.readouterr().out
+    for row in (
+        "| memd store over the socket |",
+        "| floor: atomic rewrite in-process |",
+        "| memd ÷ floor |",
+        "| sequential fsync-per-store, no daemon | 1 |",
+    ):
+        assert row in table
+    for workload in store.workloads(store.QUICK):
+        counts = (
+            store.QUICK.clients if workload.key == "one_category" else store.QUICK.spread_clients
+        )
+        for clients in counts:
+            assert f"| {workload.label} | {clients} |" in table
+    latency = report["latency"]
+    assert latency["stores"] == store.QUICK.latency_stores
+    for key in ("memd_p50_ms", "memd_p99_ms", "floor_p50_ms", "floor_p99_ms"):
+        assert latency[key] > 0
+    assert report["baseline"]["stores_per_s"] > 0
+    assert len(report["throughput"]) == len(store.QUICK.clients) + 2 * len(
+        store.QUICK.spread_clients
+    )
+    for row in report["throughput"]:
+        for system in store.SYSTEMS:
+            figures = row[system]
+            assert figures["clients"] == row["clients"]
+            assert figures["stores"] > 0
+            assert figures["stores_per_s"] > 0
+            assert figures["p99_ms"] >= figures["p50_ms"] > 0
+            assert figures["entries_in_files"] == figures["stores"]  # every store landed
+        assert row["memd"]["not_stored"] == 0
+    assert set(report["targets"]) >= {"p50_over_floor_met", "many_over_one_met"}
+    assert json.loads(output.read_text())["benchmark"] == "store"
+
+
+def test_entries_are_distinct_enough_not_to_be_deduplicated() -> None:
+    rng = random.Random("t")
+    texts = [store.sentence(rng, "c0", n) for n in range(200)]
+    entries = [Entry(line=n, slug=None, content=text) for n, text in enumerate(texts)]
+    for number, text in enumerate(texts[1:], 1):
+        assert dedup.find_match(text, entries[:number]).verdict is dedup.Verdict.STORE
 
 
 @pytest.mark.e2e

@@ -1,0 +1,717 @@
+"""Store benchmark: latency and throughput of durable stores through a real `memd serve`, each
+figure beside its floor or baseline measured in the same run.
+
+- Latency, one client: p50/p99 of `store` over the socket, beside the floor: the same atomic
+  rewrite (temp file, write, fsync, rename, fsync of the directory) of the same file, done
+  directly in this process. The floor is interleaved with the stores and writes, each time, the
+  text memd's file holds after that store, so both grow the same way.
+- Throughput: 1, 8, 32 and 64 client processes (forked, one `Client` each) store distinct
+  entries for a fixed time into one category, spread over the five categories, and spread over
+  four workspaces; stores/s and p50/p99, beside the baseline: one process rewriting a category
+  file atomically per store (fsync-per-store, sequential, no daemon).
+- HackLM-style peer on the same workloads: each client process, per store, takes
+  `.memory/.lock` as HackLM does (exclusive create of `{"pid":N,"ts":ms}`; if held: break it if
+  stale, else sleep 50 x attempt ms, up to 20 attempts), reads the category file, appends the
+  line, releases. Like HackLM it never fsyncs (so it is not durable), and it leaves out HackLM's
+  parse and dedup of the files: it is the protocol's cost only.
+
+Every memd store must come back "stored" (the entries are random words plus a unique token, so
+dedup never skips one) and land in the files; the benchmark fails otherwise. `--quick` runs a
+tiny version (seconds) for the smoke test. Results: a Markdown table on stdout and
+`bench/results/store.json` (`store-quick.json` with `--quick`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import functools
+import json
+import multiprocessing
+import os
+import platform
+import random
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from multiprocessing.connection import Connection
+from multiprocessing.synchronize import Barrier
+from pathlib import Path
+from typing import Any
+
+from bench._daemon import percentile, running_daemon
+from memd.core import mdformat
+from memd.core.categories import CATEGORIES, Category
+from memd_client import Client
+
+RESULTS_DIR = Path(__file__).resolve().parent / "results"
+LATENCY_CATEGORY = Category.DECISION
+TARGET_CLIENTS = 32
+TARGET_RATIO_TO_ONE = 5.0  # throughput(32 clients) / throughput(1 client), one category
+TARGET_STORES_PER_S = 5000.0
+TARGET_P50_OVER_FLOOR = 2.5
+BARRIER_TIMEOUT = 120.0
+CLIENT_TIMEOUT = 120.0
+
+# HackLM's lock constants (hacklm-spec.md §5.3, §5.4).
+HACKLM_MAX_RETRIES = 20
+HACKLM_RETRY_BASE_S = 0.05
+HACKLM_STALE_MS = 10_000
+
+
+@dataclass(frozen=True)
+class Settings:
+    """How much to run."""
+
+    latency_stores: int = 400
+    warmup: int = 10
+    duration: float = 2.5  # seconds each client process stores for, per throughput run
+    clients: tuple[int, ...] = (1, 8, 32, 64)
+    spread_clients: tuple[int, ...] = (8, 32, 64)
+    workspaces: int = 4
+
+
+FULL = Settings()
+QUICK = Settings(latency_stores=12, warmup=2, duration=0.2, clients=(1, 3), spread_clients=(3,))
+
+
+@dataclass(frozen=True)
+class Workload:
+    """Where client k stores: workspace k mod `workspaces`, category k mod `categories`."""
+
+    key: str
+    label: str
+    categories: int
+    workspaces: int
+
+
+def workloads(settings: Settings) -> tuple[Workload, ...]:
+    """The three workloads: one category, five categories, several workspaces."""
+    return (
+        Workload("one_category", "one category", 1, 1),
+        Workload("five_categories", "five categories", len(CATEGORIES), 1),
+        Workload("workspaces", f"{settings.workspaces} workspaces", 1, settings.workspaces),
+    )
+
+
+# ---------------------------------------------------------------------------- entries
+
+_WORD_LIST = (
+    "adapter allocator anchor archive backoff badge banner batch beacon binder bitmap bracket "
+    "bucket buffer bundle cache canary capsule cargo cascade channel charter checksum chunk "
+    "cipher cluster codec column compass console cursor daemon dashboard debounce decoder "
+    "delta digest dispatcher docker domain driver ember emitter encoder engine envelope "
+    "falcon fence fixture flag folder fragment frame funnel gateway gauge glacier gradient "
+    "granite graph harbor harness header heap helmet hopper index inode invoice journal kernel "
+    "keystone ladder lantern latch ledger lexer linker locker lumen manifest marker matrix "
+    "meadow mirror module monitor mortar nebula needle network nozzle offset orbit packet "
+    "paddle palette parser pebble pencil pigment pipeline pivot planner plugin pointer portal "
+    "prism probe quarry queue quiver radar ranger reactor record relay render replica ribbon "
+    "router runner saddle sampler scanner schema sentinel sequence shard shelter signal "
+    "socket spindle splitter sprocket stencil stream summit switch tablet tandem tensor "
+    "thimble ticket timber token tracer tractor tunnel turbine uplink valve vector velvet "
+    "vertex voucher wallet warden widget window wrapper yardstick zephyr zipper"
+)
+_WORDS = _WORD_LIST.split()
+
+
+def sentence(rng: random.Random, tag: str, number: int) -> str:
+    """A one-sentence entry of eight random words and a token unique to (`tag`, `number`), so
+    no two share more than a few keywords and dedup never skips one."""
+    words = rng.sample(_WORDS, 8)
+    return (
+        f"The {words[0]} {words[1]} feeds the {words[2]} {words[3]} before each "
+        f"{words[4]} {words[5]} reaches the {words[6]} {words[7]} (ref {tag}n{number})."
+    )
+
+
+# ---------------------------------------------------------------------------- the floor
+
+
+def atomic_rewrite(directory: str, name: str, data: bytes) -> None:
+    """Replace `directory/name` with `data` durably: temp file, write, fsync, rename, fsync
+    the directory (memd's recipe without its checks)."""
+    dir_fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        temp = f".{name}.floor.tmp"
+        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644, dir_fd=dir_fd)
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(temp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+        os.fsync(dir_fd)
+    finally:
+        os.close(dir_fd)
+
+
+# ---------------------------------------------------------------------------- HackLM's lock
+
+
+class HackLMLockTimeout(Exception):
+    """HackLM's `[crossProcessLock] Could not acquire lock after 20 retries`."""
+
+
+def _hacklm_read_lock(lock_path: str) -> dict[str, Any] | None:
+    try:
+        with open(lock_path, encoding="utf-8") as handle:
+            value = json.loads(handle.read())
+    except (OSError, ValueError):
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def _hacklm_is_stale(content: dict[str, Any]) -> bool:
+    ts, pid = content.get("ts"), content.get("pid")
+    if not isinstance(ts, int) or time.time() * 1000 - ts > HACKLM_STALE_MS:
+        return True
+    try:
+        os.kill(pid if isinstance(pid, int) else -1, 0)
+    except (OSError, OverflowError):
+        return True
+    return False
+
+
+def _hacklm_acquire(lock_path: str) -> None:
+    for attempt in range(HACKLM_MAX_RETRIES):
+        try:
+            fd = os.open(lock_path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        except FileExistsError:
+            content = _hacklm_read_lock(lock_path)
+            if content is not None and _hacklm_is_stale(content):
+                with contextlib.suppress(OSError):
+                    os.unlink(lock_path)
+                continue
+            time.sleep(HACKLM_RETRY_BASE_S * (attempt + 1))
+            continue
+        try:
+            os.write(fd, b'{"pid":%d,"ts":%d}' % (os.getpid(), int(time.time() * 1000)))
+        finally:
+            os.close(fd)
+        return
+    raise HackLMLockTimeout(lock_path)
+
+
+def hacklm_append(memory_file: str, content: str, *, durable: bool = False) -> None:
+    """One HackLM-style store: clear a stale lock, take the lock, read the file, append the
+    entry, release. HackLM never fsyncs; `durable` adds an fsync of the file before release."""
+    lock_path = os.path.join(os.path.dirname(memory_file), ".lock")
+    stale = _hacklm_read_lock(lock_path)  # HackLM's "startup" sweep runs before every append
+    if stale is not None and _hacklm_is_stale(stale):
+        with contextlib.suppress(OSError):
+            os.unlink(lock_path)
+    _hacklm_acquire(lock_path)
+    try:
+        with open(memory_file, "rb") as handle:
+            handle.read()
+        fd = os.open(memory_file, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            os.write(fd, f"\n- {content}\n".encode())
+            if durable:
+                os.fsync(fd)
+        finally:
+            os.close(fd)
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(lock_path)
+
+
+def hacklm_bootstrap(workspace: Path) -> None:
+    """Create `.memory/` and the five files as HackLM's activation does (hacklm-spec §1.3)."""
+    memory = workspace / ".memory"
+    memory.mkdir(parents=True)
+    for category in CATEGORIES:
+        header = f"# {category.value}\n\nMemories stored by HackLM Memory.\n\n"
+        (memory / category.file).write_text(header, encoding="utf-8")
+
+
+# ---------------------------------------------------------------------------- client processes
+
+
+@dataclass
+class WorkerResult:
+    """What one client process did in its window (times from `time.monotonic`)."""
+
+    started: float
+    ended: float
+    latencies: list[float]
+    not_stored: int = 0
+    failures: int = 0
+    cpu_s: float = 0.0
+    error: str = ""
+
+
+Store = Callable[[str], None]
+Maker = Callable[[], tuple[Store, Callable[[], None]]]
+"""Run in a client process before the start: returns its `store(content)` and its `close()`."""
+
+
+def _worker(
+    make_store: Maker,
+    tag: str,
+    duration: float,
+    barrier: Barrier,
+    conn: Connection,
+) -> None:
+    """A client process: get ready, wait for the others, store for `duration` seconds, report."""
+    try:
+        rng = random.Random(tag)
+        store, close = make_store()
+        try:
+            barrier.wait()
+            cpu = time.process_time()
+            started = time.monotonic()
+            deadline = started + duration
+            latencies: list[float] = []
+            result = WorkerResult(started, started, latencies)
+            number = 0
+            while (began := time.monotonic()) < deadline:
+                content = sentence(rng, tag, number)
+                number += 1
+                try:
+                    store(content)
+                except HackLMLockTimeout:
+                    result.failures += 1
+                    continue
+                except _NotStored:
+                    result.not_stored += 1
+                result.ended = time.monotonic()
+                latencies.append(result.ended - began)
+            result.cpu_s = time.process_time() - cpu
+        finally:
+            close()
+        conn.send(result)
+    except BaseException as exc:
+        with contextlib.suppress(BaseException):
+            barrier.abort()
+        conn.send(WorkerResult(0.0, 0.0, [], error=f"{type(exc).__name__}: {exc}"))
+    finally:
+        conn.close()
+
+
+class _NotStored(Exception):
+    """memd answered a store with an action other than "stored"."""
+
+
+def _memd_client(socket_path: str, workspace: str, category: str) -> Maker:
+    def make() -> tuple[Store, Callable[[], None]]:
+        client = Client(socket_path, workspace=workspace, timeout=CLIENT_TIMEOUT)
+        client.status()  # connected before the window opens
+
+        def store(content: str) -> None:
+            if client.store(category=category, content=content).action != "stored":
+                raise _NotStored
+
+        return store, client.close
+
+    return make
+
+
+def _hacklm_client(memory_file: str, durable: bool) -> Maker:
+    def make() -> tuple[Store, Callable[[], None]]:
+        return functools.partial(hacklm_append, memory_file, durable=durable), _nothing
+
+    return make
+
+
+def _nothing() -> None:
+    pass
+
+
+def run_clients(makers: list[Maker], tags: list[str], duration: float) -> RunFigures:
+    """Fork one process per maker, start them together, and pool what they report."""
+    context = multiprocessing.get_context("fork")
+    barrier = context.Barrier(len(makers) + 1, timeout=BARRIER_TIMEOUT)
+    processes, pipes = [], []
+    for make, tag in zip(makers, tags, strict=True):
+        receiver, sender = context.Pipe(duplex=False)
+        process = context.Process(target=_worker, args=(make, tag, duration, barrier, sender))
+        process.start()
+        sender.close()
+        processes.append(process)
+        pipes.append(receiver)
+    try:
+        with contextlib.suppress(threading.BrokenBarrierError):  # a client failed: it says why
+            barrier.wait()
+        results = [pipe.recv() for pipe in pipes]
+    finally:
+        for process in processes:
+            process.join(timeout=BARRIER_TIMEOUT)
+            if process.is_alive():
+                process.kill()
+                process.join()
+    errors = sorted({result.error for result in results if result.error})
+    if errors:
+        raise RuntimeError(f"client processes failed: {'; '.join(errors)}")
+    return RunFigures.pool(results)
+
+
+@dataclass
+class RunFigures:
+    """Pooled figures of one throughput run."""
+
+    clients: int
+    stores: int
+    seconds: float
+    stores_per_s: float
+    p50_ms: float
+    p99_ms: float
+    not_stored: int
+    failures: int
+    client_cpu_ms_per_store: float
+    daemon_cpu_ms_per_store: float = 0.0
+    entries_in_files: int = 0
+
+    @classmethod
+    def pool(cls, results: list[WorkerResult]) -> RunFigures:
+        latencies = sorted(value for result in results for value in result.latencies)
+        seconds = max(r.ended for r in results) - min(r.started for r in results)
+        stores = len(latencies)
+        return cls(
+            clients=len(results),
+            stores=stores,
+            seconds=seconds,
+            stores_per_s=stores / seconds if seconds > 0 else 0.0,
+            p50_ms=percentile(latencies, 0.50) * 1000 if latencies else 0.0,
+            p99_ms=percentile(latencies, 0.99) * 1000 if latencies else 0.0,
+            not_stored=sum(r.not_stored for r in results),
+            failures=sum(r.failures for r in results),
+            client_cpu_ms_per_store=sum(r.cpu_s for r in results) * 1000 / max(stores, 1),
+        )
+
+
+# ---------------------------------------------------------------------------- the runs
+
+
+def _cpu_seconds(pid: int) -> float:
+    """User + system CPU time of process `pid` (all its threads), or 0 where /proc is missing."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _count_entries(files: list[Path]) -> int:
+    return sum(
+        len(mdformat.entries(mdformat.parse(path.read_text(encoding="utf-8"))))
+        for path in files
+        if path.exists()
+    )
+
+
+def measure_latency(
+    socket_path: Path, workspace: Path, floor_dir: Path, settings: Settings
+) -> dict[str, Any]:
+    """One client storing sequentially, each store followed by the floor rewrite of the text
+    memd's file then holds."""
+    category = LATENCY_CATEGORY
+    memd_file = workspace / ".memory" / category.file
+    floor_dir.mkdir(parents=True)
+    rng = random.Random("latency")
+    memd_times: list[float] = []
+    floor_times: list[float] = []
+    with Client(socket_path, workspace=workspace, timeout=CLIENT_TIMEOUT) as client:
+        for number in range(settings.warmup + settings.latency_stores):
+            content = sentence(rng, "latency", number)
+            began = time.perf_counter()
+            action = client.store(category=category.value, content=content).action
+            elapsed = time.perf_counter() - began
+            if action != "stored":
+                raise AssertionError(f"store {number} was {action!r}, not 'stored'")
+            data = memd_file.read_bytes()
+            began = time.perf_counter()
+            atomic_rewrite(str(floor_dir), category.file, data)
+            floor_elapsed = time.perf_counter() - began
+            if number >= settings.warmup:
+                memd_times.append(elapsed)
+                floor_times.append(floor_elapsed)
+    memd_times.sort()
+    floor_times.sort()
+    memd_p50, memd_p99 = percentile(memd_times, 0.5) * 1000, percentile(memd_times, 0.99) * 1000
+    floor_p50 = percentile(floor_times, 0.5) * 1000
+    floor_p99 = percentile(floor_times, 0.99) * 1000
+    return {
+        "stores": len(memd_times),
+        "final_file_bytes": memd_file.stat().st_size,
+        "memd_p50_ms": memd_p50,
+        "memd_p99_ms": memd_p99,
+        "floor_p50_ms": floor_p50,
+        "floor_p99_ms": floor_p99,
+        "p50_over_floor": memd_p50 / floor_p50,
+        "p99_over_floor": memd_p99 / floor_p99,
+    }
+
+
+def measure_sequential_baseline(directory: Path, duration: float) -> RunFigures:
+    """One process, no daemon: append an entry to the text and rewrite the file atomically,
+    per store, for `duration` seconds."""
+    category = LATENCY_CATEGORY
+    directory.mkdir(parents=True)
+    text = f"# {category.value}\n\nMemories stored by HackLM Memory.\n\n"
+    rng = random.Random("sequential")
+    latencies: list[float] = []
+    cpu = time.process_time()
+    started = ended = time.monotonic()
+    deadline = started + duration
+    while (began := time.monotonic()) < deadline:
+        text += f"\n- {sentence(rng, 'sequential', len(latencies))}\n"
+        atomic_rewrite(str(directory), category.file, text.encode())
+        ended = time.monotonic()
+        latencies.append(ended - began)
+    result = WorkerResult(started, ended, latencies, cpu_s=time.process_time() - cpu)
+    figures = RunFigures.pool([result])
+    figures.entries_in_files = figures.stores
+    return figures
+
+
+def _targets(workload: Workload, clients: int) -> list[tuple[Path, Category]]:
+    """(workspace index as a path part, category) of each client."""
+    return [
+        (Path(f"ws{k % workload.workspaces}"), CATEGORIES[k % workload.categories])
+        for k in range(clients)
+    ]
+
+
+def measure_memd(
+    socket_path: Path, root: Path, workload: Workload, clients: int, duration: float, pid: int
+) -> RunFigures:
+    """`clients` processes storing through memd into fresh workspaces under `root`."""
+    targets = _targets(workload, clients)
+    for index in range(workload.workspaces):
+        (root / f"ws{index}").mkdir(parents=True)
+    makers = [
+        _memd_client(str(socket_path), str(root / part), category.value)
+        for part, category in targets
+    ]
+    tags = [f"m{workload.key[0]}{clients}c{k}" for k in range(clients)]
+    cpu = _cpu_seconds(pid)
+    figures = run_clients(makers, tags, duration)
+    figures.daemon_cpu_ms_per_store = (_cpu_seconds(pid) - cpu) * 1000 / max(figures.stores, 1)
+    files = sorted({root / part / ".memory" / category.file for part, category in targets})
+    figures.entries_in_files = _count_entries(files)
+    acknowledged = figures.stores - figures.not_stored
+    if figures.not_stored or figures.entries_in_files != acknowledged:
+        raise AssertionError(
+            f"memd {workload.label} x{clients}: {figures.stores} stores, {figures.not_stored} "
+            f"not 'stored', {figures.entries_in_files} entries in the files"
+        )
+    return figures
+
+
+def measure_hacklm(
+    root: Path, workload: Workload, clients: int, duration: float, *, durable: bool
+) -> RunFigures:
+    """`clients` processes storing HackLM's way into fresh workspaces under `root`."""
+    targets = _targets(workload, clients)
+    for index in range(workload.workspaces):
+        hacklm_bootstrap(root / f"ws{index}")
+    makers = [
+        _hacklm_client(str(root / part / ".memory" / category.file), durable)
+        for part, category in targets
+    ]
+    tags = [f"h{workload.key[0]}{clients}c{k}" for k in range(clients)]
+    figures = run_clients(makers, tags, duration)
+    files = sorted({root / part / ".memory" / category.file for part, category in targets})
+    figures.entries_in_files = _count_entries(files)
+    if figures.entries_in_files != figures.stores:
+        raise AssertionError(
+            f"HackLM {workload.label} x{clients}: {figures.stores} stores, "
+            f"{figures.entries_in_files} entries in the files"
+        )
+    return figures
+
+
+SYSTEMS = {"memd": "memd", "hacklm": "HackLM", "hacklm_fsync": "HackLM+fsync"}
+
+
+def run(settings: Settings = FULL, *, output: Path | None = None) -> dict[str, Any]:
+    """Run every measurement, print the tables, write the JSON report to `output`."""
+    began = time.perf_counter()
+    machine = _machine()  # the load average before this run: was anything else running?
+    rows: list[dict[str, Any]] = []
+    with running_daemon(private_state=True) as (socket_path, workspace):
+        root = workspace.parent
+        with Client(socket_path, timeout=CLIENT_TIMEOUT) as client:
+            pid = client.status().pid
+        latency = measure_latency(socket_path, workspace, root / "floor", settings)
+        baseline = measure_sequential_baseline(root / "sequential", settings.duration)
+        for workload in workloads(settings):
+            counts = settings.clients if workload.key == "one_category" else settings.spread_clients
+            for clients in counts:
+                name = f"{workload.key}-{clients}"
+                duration = settings.duration
+                figures = {
+                    "memd": measure_memd(
+                        socket_path, root / f"memd-{name}", workload, clients, duration, pid
+                    ),
+                    "hacklm": measure_hacklm(
+                        root / f"hacklm-{name}", workload, clients, duration, durable=False
+                    ),
+                    "hacklm_fsync": measure_hacklm(
+                        root / f"fsync-{name}", workload, clients, duration, durable=True
+                    ),
+                }
+                row: dict[str, Any] = {
+                    "workload": workload.key,
+                    "label": workload.label,
+                    "clients": clients,
+                }
+                memd_rate = figures["memd"].stores_per_s
+                for system, found in figures.items():
+                    row[system] = vars(found) | {
+                        "over_baseline": found.stores_per_s / baseline.stores_per_s,
+                        "memd_over_this": memd_rate / found.stores_per_s,
+                    }
+                rows.append(row)
+    report = {
+        "benchmark": "store",
+        "quick": settings != FULL,
+        "settings": vars(settings),
+        "machine": machine,
+        "latency": latency,
+        "baseline": vars(baseline),
+        "throughput": rows,
+        "targets": _verdicts(latency, rows),
+        "seconds": time.perf_counter() - began,
+    }
+    print(markdown(report))
+    if output is not None:
+        output.parent.mkdir(parents=True, exist_ok=True)
+        output.write_text(json.dumps(_rounded(report), indent=2) + "\n", encoding="utf-8")
+        print(f"\nwritten: {output}")
+    return report
+
+
+def _verdicts(latency: dict[str, Any], rows: list[dict[str, Any]]) -> dict[str, Any]:
+    one = {row["clients"]: row["memd"] for row in rows if row["workload"] == "one_category"}
+    many = TARGET_CLIENTS if TARGET_CLIENTS in one else max(one)
+    ratio = one[many]["stores_per_s"] / one[1]["stores_per_s"]
+    return {
+        "p50_over_floor": latency["p50_over_floor"],
+        "p50_over_floor_target": TARGET_P50_OVER_FLOOR,
+        "p50_over_floor_met": latency["p50_over_floor"] <= TARGET_P50_OVER_FLOOR,
+        "many_clients": many,
+        "many_over_one": ratio,
+        "many_over_one_target": TARGET_RATIO_TO_ONE,
+        "many_over_one_met": ratio >= TARGET_RATIO_TO_ONE,
+        "many_stores_per_s": one[many]["stores_per_s"],
+        "many_stores_per_s_target": TARGET_STORES_PER_S,
+        "many_stores_per_s_met": one[many]["stores_per_s"] >= TARGET_STORES_PER_S,
+    }
+
+
+def _machine() -> dict[str, Any]:
+    return {
+        "cpus": os.cpu_count(),
+        "load_average_1m_at_start": os.getloadavg()[0],
+        "python": platform.python_version(),
+        "system": f"{platform.system()} {platform.release()}",
+    }
+
+
+# ---------------------------------------------------------------------------- the report
+
+
+def markdown(report: dict[str, Any]) -> str:
+    """The report as Markdown: latency table, throughput table, verdicts."""
+    lat = report["latency"]
+    base = report["baseline"]
+    lines = [
+        f"Store latency, one client, {lat['stores']} stores into one category "
+        f"(the file grows to {lat['final_file_bytes'] / 1024:.0f} KiB)",
+        "",
+        "| store latency | p50 ms | p99 ms |",
+        "|---|---|---|",
+        f"| memd store over the socket | {lat['memd_p50_ms']:.2f} | {lat['memd_p99_ms']:.2f} |",
+        f"| floor: atomic rewrite in-process | {lat['floor_p50_ms']:.2f} | "
+        f"{lat['floor_p99_ms']:.2f} |",
+        f"| memd ÷ floor | {lat['p50_over_floor']:.2f}× | {lat['p99_over_floor']:.2f}× |",
+        "",
+        f"Store throughput: client processes storing for {report['settings']['duration']:g} s; "
+        "×seq = ÷ the sequential fsync-per-store baseline; memd÷ = memd's stores/s ÷ the peer's",
+        "",
+        "| workload | clients | memd stores/s | ×seq | p50 ms | p99 ms | daemon CPU ms/store "
+        "| HackLM stores/s | p50 ms | p99 ms | memd÷ "
+        "| HackLM+fsync stores/s | p50 ms | p99 ms | memd÷ |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        f"| sequential fsync-per-store, no daemon | 1 | {base['stores_per_s']:.0f} | 1.00× | "
+        f"{base['p50_ms']:.2f} | {base['p99_ms']:.2f} | | | | | | | | | |",
+    ]
+    failures = []
+    for row in report["throughput"]:
+        memd = row["memd"]
+        cells = [
+            row["label"],
+            str(row["clients"]),
+            f"{memd['stores_per_s']:.0f}",
+            f"{memd['over_baseline']:.2f}×",
+            f"{memd['p50_ms']:.2f}",
+            f"{memd['p99_ms']:.2f}",
+            f"{memd['daemon_cpu_ms_per_store']:.2f}",
+        ]
+        for system in ("hacklm", "hacklm_fsync"):
+            peer = row[system]
+            cells += [
+                f"{peer['stores_per_s']:.0f}",
+                f"{peer['p50_ms']:.2f}",
+                f"{peer['p99_ms']:.2f}",
+                f"{peer['memd_over_this']:.2f}×",
+            ]
+            if peer["failures"]:
+                failures.append(
+                    f"{SYSTEMS[system]} {row['label']} x{row['clients']}: {peer['failures']}"
+                )
+        lines.append("| " + " | ".join(cells) + " |")
+    t = report["targets"]
+    lines += [
+        "",
+        "HackLM-style peer: per store, take `.memory/.lock` (HackLM's protocol and back-off), "
+        "read the category file, append the entry, release; HackLM never fsyncs (not durable), "
+        "HackLM+fsync adds an fsync before release; neither parses nor dedups.",
+        "HackLM lock failures (20 attempts exhausted; not counted as stores): "
+        + ("; ".join(failures) if failures else "none"),
+        "",
+        f"- memd store p50 ÷ floor: {t['p50_over_floor']:.2f}× "
+        f"(target ≤ {t['p50_over_floor_target']:g}×: {_met(t['p50_over_floor_met'])})",
+        f"- memd throughput, {t['many_clients']} clients ÷ 1 client, one category: "
+        f"{t['many_over_one']:.2f}× (target ≥ {t['many_over_one_target']:g}×: "
+        f"{_met(t['many_over_one_met'])})",
+        f"- memd throughput, {t['many_clients']} clients, one category: "
+        f"{t['many_stores_per_s']:.0f} stores/s (target ≥ {t['many_stores_per_s_target']:g}: "
+        f"{_met(t['many_stores_per_s_met'])})",
+    ]
+    return "\n".join(lines)
+
+
+def _met(flag: bool) -> str:
+    return "met" if flag else "NOT met"
+
+
+def _rounded(value: Any) -> Any:
+    if isinstance(value, float):
+        return round(value, 4)
+    if isinstance(value, dict):
+        return {key: _rounded(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_rounded(item) for item in value]
+    return value
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Run the benchmark from the command line (`--quick`: a few seconds)."""
+    parser = argparse.ArgumentParser(prog="python -m bench.store", description=__doc__)
+    parser.add_argument("--quick", action="store_true", help="tiny counts, for the smoke test")
+    args = parser.parse_args(argv)
+    if args.quick:
+        run(QUICK, output=RESULTS_DIR / "store-quick.json")
+    else:
+        run(FULL, output=RESULTS_DIR / "store.json")
+
+
+if __name__ == "__main__":
+    main()
