@@ -416,20 +416,14 @@ def _score(
     plans: list[list[tuple[float, Postings]]] = [[] for _ in ordered]
     ideal = 0.0
     for term, weight in weights.items():
-        found = [index.postings(term) for _, index in ordered]
-        frequency = sum(len(postings.docs) for postings in found if postings)
-        if not frequency:
-            if _is_word(term):  # a missing word makes every match partial; a phrase does not
-                ideal += weight * highest_idf * (K1 + 1.0)
-                if len(term) >= PREFIX_MIN:
-                    for longer in _expansions(ordered, term):
-                        _plan_term(ordered, plans, longer, PREFIX_WEIGHT * weight, count)
-            continue
-        idf = math.log(1.0 + (count - frequency + 0.5) / (frequency + 0.5))
-        ideal += weight * idf * (K1 + 1.0)
-        for plan, postings in zip(plans, found, strict=True):
-            if postings:
-                plan.append((weight * idf * (K1 + 1.0), postings))
+        idf = _plan_term(ordered, plans, term, weight, count)
+        if idf:
+            ideal += weight * idf * (K1 + 1.0)
+        elif _is_word(term):  # a missing word makes every match partial; a phrase does not
+            ideal += weight * highest_idf * (K1 + 1.0)
+            if len(term) >= PREFIX_MIN:
+                for longer in _expansions(ordered, term):
+                    _plan_term(ordered, plans, longer, PREFIX_WEIGHT * weight, count)
     factors = (K1 * (1.0 - B), K1 * B / average)
     results = []
     for (category, index), plan in zip(ordered, plans, strict=True):
@@ -462,14 +456,18 @@ def _plan_term(
     term: str,
     weight: float,
     count: int,
-) -> None:
-    """Add `term`'s BM25 contributions, at `weight`, to each index's plan."""
+) -> float:
+    """Add `term`'s BM25 contributions, at `weight`, to each index's plan; return its idf
+    (0.0, and nothing added, when no entry holds it)."""
     found = [index.postings(term) for _, index in ordered]
     frequency = sum(len(postings.docs) for postings in found if postings)
+    if not frequency:
+        return 0.0
     idf = math.log(1.0 + (count - frequency + 0.5) / (frequency + 0.5))
     for plan, postings in zip(plans, found, strict=True):
         if postings:
             plan.append((weight * idf * (K1 + 1.0), postings))
+    return idf
 
 
 def _accumulate(norm: tuple[float, ...], plan: list[tuple[float, Postings]]) -> dict[int, float]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import datetime
 import os
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import anyio
@@ -78,25 +78,21 @@ class Methods:
         categories = _categories(params.category)
         await workspace.refresh(categories)
         snapshots = {c: _loaded(workspace, c) for c in categories}
-        allowed = _tagged_lines(snapshots, wanted) if wanted else None
-        hits: Sequence[ranking.Hit]
-        if allowed is not None and (not allowed or not params.query.strip()):
-            hits, total = _list_tagged(snapshots, allowed, params.limit)
-        else:
-            # With tags, every entry still shapes the statistics (so each score is the one it
-            # has without tags); only tagged entries can be hits, before `limit`.
-            keep = None if allowed is None else _in(allowed)
-            found = ranking.search(
-                [(c, snapshot.index) for c, snapshot in snapshots.items()],
-                params.query,
-                limit=params.limit,
-                min_score=params.min_score,
-                boost=workspace.usage.boost,
-                keep=keep,
-            )
-            hits, total = found.hits, found.total
-            if params.query.strip():
-                workspace.usage.recalled((hit.category, hit.entry) for hit in hits)
+        # With tags, every entry still shapes the statistics (so each score is the one it has
+        # without tags); only tagged entries can be hits, before `limit` (a query without
+        # words lists them, as it lists every entry without tags).
+        keep = _in(_tagged_lines(snapshots, wanted)) if wanted else None
+        found = ranking.search(
+            [(c, snapshot.index) for c, snapshot in snapshots.items()],
+            params.query,
+            limit=params.limit,
+            min_score=params.min_score,
+            boost=workspace.usage.booster(),
+            keep=keep,
+        )
+        hits, total = found.hits, found.total
+        # A listing (score 0) is not a recall.
+        workspace.usage.recalled((hit.category, hit.entry) for hit in hits if hit.score > 0)
         results = [
             p.QueryHit(
                 category=hit.category.value,
@@ -374,21 +370,6 @@ def _tagged_lines(snapshots: dict[Category, Snapshot], wanted: frozenset[str]) -
         for category, snapshot in snapshots.items()
         if (lines := {line for line, tags in snapshot.tags.items() if wanted <= tags})
     }
-
-
-def _list_tagged(
-    snapshots: dict[Category, Snapshot], allowed: TaggedLines, limit: int
-) -> tuple[Sequence[ranking.Hit], int]:
-    """A blank query with tags: the first `limit` tagged entries in (category, line) order with
-    score 0.0 (as a blank query lists every entry), and how many there are; nothing is ranked."""
-    listed: list[ranking.Hit] = []
-    for category, lines in allowed.items():
-        for entry in snapshots[category].entries:
-            if len(listed) == limit:
-                break
-            if entry.line in lines:
-                listed.append(ranking.Hit(category=category, entry=entry, score=0.0))
-    return listed, sum(len(lines) for lines in allowed.values())
 
 
 def _in(allowed: TaggedLines) -> Callable[[Category, Entry], bool]:

@@ -92,9 +92,17 @@ class UsageStore:
         self.entries[name] = usage.store(self.entries.get(name), self._clock())
         self._dirty = True
 
-    def boost(self, category: Category, entry: Entry) -> float:
-        """The ranking nudge for `entry` (see `memd.core.usage.nudge`)."""
-        return usage.nudge(self.entries.get(usage.key(category, entry)), self._clock())
+    def booster(self) -> Callable[[Category, Entry], float]:
+        """Return the ranking nudge per entry for one search (see `memd.core.usage.nudge`);
+        the clock is read once, and entries without history cost one lookup."""
+        now = self._clock()
+        entries = self.entries
+
+        def boost(category: Category, entry: Entry) -> float:
+            found = entries.get(usage.key(category, entry)) if entries else None
+            return usage.nudge(found, now)
+
+        return boost
 
     def unused(self, category: Category, entry: Entry) -> bool:
         """True when `entry` is an archive candidate (see `memd.core.usage.unused`)."""

@@ -27,6 +27,25 @@ def sidecar(short_tmp: Path, workspace: Path) -> Path:
     )
 
 
+def plant_history(short_tmp: Path, workspace: Path, entries: dict[str, dict[str, float]]) -> None:
+    """Write a usage sidecar for `workspace` before its daemon starts."""
+    path = sidecar(short_tmp, workspace)
+    path.parent.mkdir(parents=True)
+    history = {"workspace": os.path.realpath(workspace), "entries": entries}
+    path.write_bytes(msgspec.json.encode(history))
+
+
+def cleanup_plan(short_tmp: Path, workspace: Path) -> list[str | None]:
+    """Run `cleanup` (a plan) on a fresh daemon; return the slugs reported unused."""
+    daemon = start_daemon(short_tmp)
+    try:
+        with Client(daemon.socket_path, workspace=workspace) as client:
+            plan = client.cleanup()
+    finally:
+        assert daemon.stop() == 0
+    return [entry.slug for entry in plan.unused]
+
+
 def test_recalls_and_stores_are_saved_outside_the_memory_files(
     short_tmp: Path, workspace: Path
 ) -> None:
@@ -70,23 +89,15 @@ def test_cleanup_reports_entries_nobody_recalls(short_tmp: Path, workspace: Path
         "# Decisions\n\n- [old-way] We used to deploy by hand.\n- [new-way] We deploy with Helm.\n"
     )
     long_ago = time.time() - 365 * DAY
-    history = {
-        "workspace": os.path.realpath(workspace),
-        "entries": {
+    plant_history(
+        short_tmp,
+        workspace,
+        {
             "Decision/old-way": {"recalls": 0, "recalled_at": 0.0, "stored_at": long_ago},
             "Decision/new-way": {"recalls": 4, "recalled_at": time.time(), "stored_at": long_ago},
         },
-    }
-    path = sidecar(short_tmp, workspace)
-    path.parent.mkdir(parents=True)
-    path.write_bytes(msgspec.json.encode(history))
-    daemon = start_daemon(short_tmp)
-    try:
-        with Client(daemon.socket_path, workspace=workspace) as client:
-            plan = client.cleanup()
-    finally:
-        assert daemon.stop() == 0
-    assert [entry.slug for entry in plan.unused] == ["old-way"]
+    )
+    assert cleanup_plan(short_tmp, workspace) == ["old-way"]
     assert (memory / "decisions.md").read_text().count("- [") == 2  # reported, not removed
 
 
@@ -97,16 +108,9 @@ def test_rules_every_prompt_carries_are_never_reported_unused(
     memory.mkdir()
     (memory / "security.md").write_text("# Security\n\n- [no-env] Never commit .env files.\n")
     long_ago = time.time() - 365 * DAY
-    history = {
-        "workspace": os.path.realpath(workspace),
-        "entries": {"Security/no-env": {"recalls": 0, "recalled_at": 0.0, "stored_at": long_ago}},
-    }
-    path = sidecar(short_tmp, workspace)
-    path.parent.mkdir(parents=True)
-    path.write_bytes(msgspec.json.encode(history))
-    daemon = start_daemon(short_tmp)
-    try:
-        with Client(daemon.socket_path, workspace=workspace) as client:
-            assert client.cleanup().unused == []
-    finally:
-        assert daemon.stop() == 0
+    plant_history(
+        short_tmp,
+        workspace,
+        {"Security/no-env": {"recalls": 0, "recalled_at": 0.0, "stored_at": long_ago}},
+    )
+    assert cleanup_plan(short_tmp, workspace) == []
