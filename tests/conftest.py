@@ -31,6 +31,14 @@ def anyio_backend() -> str:
     return "asyncio"
 
 
+@pytest.fixture(autouse=True)
+def _private_state(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Keep every test's memd state (usage history, kept indexes) out of the user's home."""
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path_factory.mktemp("state")))
+
+
 @pytest.fixture
 def short_tmp() -> Iterator[Path]:
     """A fresh directory under /tmp with a short path (Unix socket paths max out at ~104 bytes)."""

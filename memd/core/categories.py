@@ -21,6 +21,10 @@ class Category(enum.Enum):
     DECISION = "Decision"
     SECURITY = "Security"
 
+    # Members are singletons compared by identity, so the identity hash is right, and it is
+    # computed in C: categories key many dictionaries that ranking reads per matching entry.
+    __hash__ = object.__hash__
+
     @property
     def file(self) -> str:
         """The bare file name inside `.memory/`."""

@@ -1,18 +1,9 @@
 """BM25 relevance ranking of memory entries, over one inverted index per category file.
 
 Rules:
-- Text is NFKD-normalised with accents dropped, lowercased and split on every character that is
-  not a letter or digit, so "fs.open" is "fs" + "open" and "don't" is "don" + "t". Digits are
-  kept ("utf8", "2023"). Stop words (`STOP_WORDS`, including "not", "never" and the
-  contraction pieces "s", "t", "ll"...) are dropped, the rest stemmed with the Porter2 `stem`.
-- Identifiers are split into their words: at `_`, `-`, `.` and `/` joins and at case changes
-  ("sendLmRequest" is send + lm + request), and the whole identifier is also one term
-  ("=sendlmrequest", at `IDENTIFIER_WEIGHT`), so `snake_case`, `kebab-case` and `file.ts` match
-  their parts and, better, themselves.
-- An entry is indexed as its content terms plus its slug's terms (the slug split on "-") at
-  `SLUG_WEIGHT`: a slug term adds that much to the term's frequency and the entry's length.
-  Two terms that are adjacent in the content (after stop words are dropped) also form a phrase
-  ("bigram") term.
+- Entries and queries are split into terms as `memd.core.terms` says: stemmed words without
+  stop words, whole identifiers (at `IDENTIFIER_WEIGHT`), adjacent-word phrases, slug words (at
+  `SLUG_WEIGHT`).
 - A query word found nowhere, at least `PREFIX_MIN` characters long, is taken as a partial
   word: the indexed words starting with it (the `PREFIX_EXPANSIONS` most frequent) match at
   `PREFIX_WEIGHT`.
@@ -27,61 +18,100 @@ Rules:
   counts, at the highest idf, so matching part of a query scores below 1), times the category's
   `PRIORITY` (Security and Instruction slightly above the rest), capped at 1. So `min_score`
   means the same for every query.
-- Scores are rounded to 4 decimals. Hits are ordered by score descending, then category in
-  `CATEGORIES` order, then line number; entries scoring 0 (or below `min_score`) are not hits.
+- Scores are rounded to 4 decimals. An entry is a match when its score (before any `boost`)
+  rounds to at least `min_score`, and to more than 0. `total` counts the matches; the hits are
+  the best `limit` of them by boosted score, then category in `CATEGORIES` order, then line.
+- A `boost` (the usage nudge) multiplies a match's score by a factor from 1 to `MAX_BOOST`,
+  capped at 1: it reorders near-equal matches, it never makes or unmakes a match.
 - A query without searchable terms (empty, punctuation, only stop words) lists every entry in
   (category order, line) order with score 0.0, and `min_score` is ignored.
+
+How it stays fast (exact results, less work): an entry holding one query term scores what its
+impact class gives (see `memd.core.index`), so for each term only its best classes are walked,
+and each class's first `limit` entries in line order stand for the rest; classes are counted,
+not visited. Entries holding two or more query terms are found by intersecting the terms'
+postings and scored one by one. A walk stops at the first class that cannot beat the `limit`
+best found so far. With `keep`, every matching entry is scored instead.
 """
 
 from __future__ import annotations
 
 import bisect
-import itertools
+import heapq
 import math
-import re
-import unicodedata
 from collections.abc import Callable, Sequence
 
 import msgspec
 
 from memd.core.categories import CATEGORIES, Category
+from memd.core.index import (
+    CLASS_SHIFT,
+    DOC_MASK,
+    CategoryIndex,
+    Ranked,
+    Saturations,
+    TermView,
+    build_index,
+)
 from memd.core.mdformat import Entry
-from memd.core.stemmer import stem
+from memd.core.terms import (
+    IDENTIFIER_WEIGHT,
+    SLUG_WEIGHT,
+    STOP_WORDS,
+    bigrams,
+    identifiers,
+    is_word,
+    split_terms,
+    tokenize,
+)
+
+__all__ = [
+    "BIGRAM_WEIGHT",
+    "DECIMALS",
+    "IDENTIFIER_WEIGHT",
+    "K1",
+    "MAX_BOOST",
+    "PREFIX_EXPANSIONS",
+    "PREFIX_MIN",
+    "PREFIX_WEIGHT",
+    "PRIORITY",
+    "SLUG_WEIGHT",
+    "STOP_WORDS",
+    "B",
+    "Boost",
+    "CategoryIndex",
+    "Hit",
+    "Keep",
+    "SearchResult",
+    "build_index",
+    "identifiers",
+    "query_weights",
+    "search",
+    "tokenize",
+]
 
 K1 = 1.0
 B = 0.3
-SLUG_WEIGHT = 0.5
 BIGRAM_WEIGHT = 0.3
-IDENTIFIER_WEIGHT = 0.5
 PREFIX_WEIGHT = 0.6
 PREFIX_MIN = 3
 PREFIX_EXPANSIONS = 8
 PRIORITY = {Category.SECURITY: 1.1, Category.INSTRUCTION: 1.05}
 """Score factors by category (others 1.0): Security and Instruction rank above near-equals."""
+MAX_BOOST = 1.05
+"""The largest factor a `boost` may give."""
 DECIMALS = 4
 _UNIT = 10.0**-DECIMALS
-_NORM_CACHE_SIZE = 8
 
-_STOP_WORDS_TEXT = """
-a about above after again against all am an and any are aren as at be because been before being
-below between both but by can cannot could couldn d did didn do does doesn doing don down
-during each few for from further had hadn has hasn have haven having he her here hers herself
-him himself his how i if in into is isn it its itself just ll m me more most mustn my myself
-never no nor not now o of off on once only or other ought our ours ourselves out over own re s
-same shan she should shouldn so some such t than that the their theirs them themselves then
-there these they this those through to too under until up ve very was wasn we were weren what
-when where which while who whom why will with won would wouldn y you your yours yourself
-yourselves
-"""
-STOP_WORDS = frozenset(_STOP_WORDS_TEXT.split())
-
-_TOKEN = re.compile(r"[^\W_]+")
-_COMPOUND = re.compile(r"[^\W_]+(?:[_\-./][^\W_]+)*")
-_CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+|[^\W\d_]+")
-_WHOLE_PREFIX = "="
-_BIGRAM_SEPARATOR = " "
+_PAIRWISE_MOST = 8
+"""Up to this many terms, shared entries are found pair by pair (cheapest for short queries)."""
 
 _CATEGORY_ORDER = {category: position for position, category in enumerate(CATEGORIES)}
+
+Boost = Callable[[Category, Entry], float]
+"""A match's score factor, from 1 to MAX_BOOST."""
+Keep = Callable[[Category, Entry], bool]
+"""Whether an entry may be a hit."""
 
 
 class Hit(msgspec.Struct, frozen=True, kw_only=True):
@@ -99,209 +129,14 @@ class SearchResult(msgspec.Struct, frozen=True, kw_only=True):
     total: int
 
 
-class Postings(msgspec.Struct, frozen=True):
-    """The entries (by position in the index) holding one term, with the term's frequency."""
-
-    docs: tuple[int, ...]
-    freqs: tuple[float, ...]
-
-
-class CategoryIndex:
-    """An immutable inverted index over the entries of one category file.
-
-    Build it with `build_index` once per version of the file; `search` combines several.
-    Entries are kept sorted by line number; postings refer to them by position.
-    """
-
-    __slots__ = (
-        "_entries",
-        "_lengths",
-        "_norms",
-        "_postings",
-        "_terms",
-        "_total_length",
-        "_vocabulary",
-    )
-
-    def __init__(
-        self,
-        entries: tuple[Entry, ...],
-        lengths: tuple[float, ...],
-        postings: dict[str, Postings],
-        terms: dict[tuple[str | None, str], EntryTerms] | None = None,
-    ) -> None:
-        """Wrap prepared index data; use `build_index` instead of calling this directly."""
-        self._terms = terms or {}
-        self._entries = entries
-        self._lengths = lengths
-        self._postings = postings
-        self._total_length = math.fsum(lengths)
-        self._norms: dict[tuple[float, float], tuple[float, ...]] = {}
-        self._vocabulary = tuple(sorted(term for term in postings if _is_word(term)))
-
-    @property
-    def entries(self) -> tuple[Entry, ...]:
-        """The indexed entries, sorted by line number."""
-        return self._entries
-
-    @property
-    def lengths(self) -> tuple[float, ...]:
-        """Each entry's length in terms (slug terms weighted), by position."""
-        return self._lengths
-
-    @property
-    def total_length(self) -> float:
-        """The sum of all entry lengths."""
-        return self._total_length
-
-    def norms(self, base: float, per_length: float) -> tuple[float, ...]:
-        """Return `base + per_length * length` for each entry (memoised per pair of factors).
-
-        The memo is an invisible cache: the index never changes observably.
-        """
-        key = (base, per_length)
-        found = self._norms.get(key)
-        if found is None:
-            found = tuple(base + per_length * length for length in self._lengths)
-            if len(self._norms) >= _NORM_CACHE_SIZE:
-                self._norms.clear()
-            self._norms[key] = found
-        return found
-
-    def words_starting(self, prefix: str) -> list[str]:
-        """Return the indexed word terms that start with `prefix` (not `prefix` itself)."""
-        start = bisect.bisect_right(self._vocabulary, prefix)
-        found = []
-        for term in self._vocabulary[start:]:
-            if not term.startswith(prefix):
-                break
-            found.append(term)
-        return found
-
-    def postings(self, term: str) -> Postings | None:
-        """Return the entries holding `term` with its frequencies, or None."""
-        return self._postings.get(term)
-
-    def __len__(self) -> int:
-        """Return the number of indexed entries."""
-        return len(self._entries)
-
-    def __repr__(self) -> str:
-        """Return a short description (entry and term counts)."""
-        return f"CategoryIndex(entries={len(self._entries)}, terms={len(self._postings)})"
-
-
-def tokenize(text: str) -> list[str]:
-    """Return the searchable terms of `text`, in order (see the module rules).
-
-    Args:
-        text: Any text: entry content, a slug's words or a query.
-
-    Returns:
-        Stemmed, lowercase terms without stop words; may be empty.
-    """
-    return _terms(text)[0]
-
-
-def identifiers(text: str) -> list[str]:
-    """Return the whole-identifier terms of `text`: each `sendLmRequest`, `snake_case`,
-    `kebab-case` or `file.ts` as one term (its parts joined, lowercase), in order."""
-    return _terms(text)[1]
-
-
-def _terms(text: str) -> tuple[list[str], list[str]]:
-    """Split `text` into word terms and whole-identifier terms (see the module rules)."""
-    folded = unicodedata.normalize("NFKD", text)
-    if not folded.isascii():
-        folded = "".join(ch for ch in folded if not unicodedata.combining(ch))
-    words: list[str] = []
-    wholes: list[str] = []
-    for compound in _COMPOUND.findall(folded):
-        parts = [part.lower() for run in _TOKEN.findall(compound) for part in _camel_parts(run)]
-        words.extend(stem(part) for part in parts if part not in STOP_WORDS)
-        if len(parts) > 1:
-            wholes.append(_WHOLE_PREFIX + "".join(parts))
-    return words, wholes
-
-
-def _camel_parts(run: str) -> list[str]:
-    """Split one letters-and-digits run at case changes: "sendLMRequest2" gives send, LM,
-    Request, 2; a run in one case stays whole."""
-    if not run.isascii() or run.islower() or run.isupper() or run.isdigit():
-        return [run]  # case changes split ASCII identifiers only, never words like "Straße"
-    return _CAMEL.findall(run) or [run]
-
-
-def bigrams(terms: Sequence[str]) -> list[str]:
-    """Return the phrase terms of `terms`: each adjacent pair joined by a space."""
-    return [first + _BIGRAM_SEPARATOR + second for first, second in itertools.pairwise(terms)]
-
-
-EntryTerms = tuple[dict[str, float], float]
-"""An entry's weighted term frequencies and its length."""
-
-
-def build_index(entries: Sequence[Entry], previous: CategoryIndex | None = None) -> CategoryIndex:
-    """Build the inverted index of one category's entries.
-
-    Args:
-        entries: The category's entries, normally in file order.
-        previous: The index of the file's previous version, if there is one: entries whose
-            slug and content did not change reuse its terms instead of being tokenised again,
-            so a store or an edit costs only what changed (plus assembling the postings).
-
-    Returns:
-        An immutable index to pass to `search` together with its category.
-    """
-    ordered = tuple(sorted(entries, key=lambda entry: entry.line))
-    known = previous._terms if previous is not None else {}
-    terms: dict[tuple[str | None, str], EntryTerms] = {}
-    lists: dict[str, tuple[list[int], list[float]]] = {}
-    lengths: list[float] = []
-    for position, entry in enumerate(ordered):
-        key = (entry.slug, entry.content)
-        entry_terms = terms.get(key) or known.get(key) or _entry_terms(entry)
-        terms[key] = entry_terms
-        counts, length = entry_terms
-        lengths.append(length)
-        for term, freq in counts.items():
-            found = lists.get(term)
-            if found is None:
-                lists[term] = ([position], [freq])
-            else:
-                found[0].append(position)
-                found[1].append(freq)
-    postings = {term: Postings(tuple(docs), tuple(freqs)) for term, (docs, freqs) in lists.items()}
-    return CategoryIndex(ordered, tuple(lengths), postings, terms)
-
-
-def _entry_terms(entry: Entry) -> tuple[dict[str, float], float]:
-    """Return an entry's weighted term frequencies (words, phrases, whole identifiers, slug
-    words) and length."""
-    words, wholes = _terms(entry.content)
-    slug_words = tokenize(entry.slug.replace("-", " ")) if entry.slug else []
-    counts: dict[str, float] = {}
-    get = counts.get
-    for term in words:
-        counts[term] = get(term, 0.0) + 1.0
-    for term in bigrams(words):
-        counts[term] = get(term, 0.0) + 1.0
-    for term in wholes:
-        counts[term] = get(term, 0.0) + IDENTIFIER_WEIGHT
-    for term in slug_words:
-        counts[term] = get(term, 0.0) + SLUG_WEIGHT
-    length = len(words) + IDENTIFIER_WEIGHT * len(wholes) + SLUG_WEIGHT * len(slug_words)
-    return counts, length
-
-
 def search(
     indexes: Sequence[tuple[Category, CategoryIndex]],
     query: str,
     *,
     limit: int,
     min_score: float | None = None,
-    boost: Callable[[Category, Entry], float] | None = None,
-    keep: Callable[[Category, Entry], bool] | None = None,
+    boost: Boost | None = None,
+    keep: Keep | None = None,
 ) -> SearchResult:
     """Rank the entries of `indexes` by BM25 relevance to `query`.
 
@@ -309,9 +144,9 @@ def search(
         indexes: The categories to search, each with its index; their order does not matter.
         query: Free text. Without searchable terms every entry is listed (see module rules).
         limit: The most hits to return; at least 1.
-        min_score: When given, hits must score at least this much (after rounding).
-        boost: A factor per matching entry (usage signals, `memd.core.usage.nudge`); the
-            boosted score is still capped at 1.
+        min_score: When given, matches must score at least this much (after rounding).
+        boost: A factor per match (usage signals, `memd.core.usage.nudge`), from 1 to
+            `MAX_BOOST`; the boosted score is still capped at 1.
         keep: When given, only entries it accepts can be hits (and count in `total`); the
             others still shape the statistics, so scores do not depend on the filter.
 
@@ -322,52 +157,10 @@ def search(
     weights = query_weights(query)
     if not weights:
         return _list_all(ordered, limit, keep)
-    scores = _score(ordered, weights)
-    if boost is not None or keep is not None:
-        scores = [
-            _adjust(category, index, found, boost, keep)
-            for (category, index), found in zip(ordered, scores, strict=True)
-        ]
-    raw: list[float] = []
-    for found in scores:
-        raw.extend(found.values())
-    raw.sort()
-    smallest = max(_UNIT, 0.0 if min_score is None else min_score)
-    first = _first_rounding_to(raw, smallest)
-    total = len(raw) - first
-    if not total:
-        return SearchResult(hits=(), total=0)
-    cut = round(raw[max(first, len(raw) - limit)], DECIMALS)
-    threshold = raw[_first_rounding_to(raw, cut)]
-    best = sorted(
-        [
-            (-round(value, DECIMALS), number, doc)
-            for number, found in enumerate(scores)
-            for doc, value in found.items()
-            if value >= threshold
-        ]
-    )[:limit]
-    hits = tuple(
-        Hit(category=ordered[number][0], entry=ordered[number][1].entries[doc], score=-negated)
-        for negated, number, doc in best
-    )
-    return SearchResult(hits=hits, total=total)
-
-
-def _adjust(
-    category: Category,
-    index: CategoryIndex,
-    found: dict[int, float],
-    boost: Callable[[Category, Entry], float] | None,
-    keep: Callable[[Category, Entry], bool] | None,
-) -> dict[int, float]:
-    """Drop the entries `keep` refuses and apply `boost` (capped at 1)."""
-    adjusted = {}
-    for doc, value in found.items():
-        entry = index.entries[doc]
-        if keep is None or keep(category, entry):
-            adjusted[doc] = value if boost is None else min(1.0, value * boost(category, entry))
-    return adjusted
+    plan = _Plan(ordered, weights, smallest=max(_UNIT, min_score or 0.0))
+    if keep is not None:
+        return _search_every_match(plan, limit, boost, keep)
+    return _search_best(plan, limit, boost)
 
 
 def query_weights(query: str) -> dict[str, float]:
@@ -380,7 +173,7 @@ def query_weights(query: str) -> dict[str, float]:
         Each distinct word term (weight 1) and adjacent-word phrase term (`BIGRAM_WEIGHT`);
         empty when the query has no searchable terms.
     """
-    words, wholes = _terms(query)
+    words, wholes = split_terms(query)
     weights = dict.fromkeys(words, 1.0)
     for pair in bigrams(words):
         weights.setdefault(pair, BIGRAM_WEIGHT)
@@ -389,53 +182,275 @@ def query_weights(query: str) -> dict[str, float]:
     return weights
 
 
-def _first_rounding_to(ascending: list[float], smallest: float) -> int:
-    """Return the first position whose value rounds to at least `smallest` (binary search)."""
-    low, high = 0, len(ascending)
-    while low < high:
-        middle = (low + high) // 2
-        if round(ascending[middle], DECIMALS) >= smallest:
-            high = middle
+class _Plan:
+    """What one search needs: per index, the query terms it holds with their BM25 gains,
+    each impact class's saturation, and the score scale (see the module rules)."""
+
+    def __init__(
+        self,
+        ordered: Sequence[tuple[Category, CategoryIndex]],
+        weights: dict[str, float],
+        *,
+        smallest: float,
+    ) -> None:
+        self.ordered = ordered
+        self.smallest = smallest
+        count = sum(len(index) for _, index in ordered)
+        average = math.fsum(index.total_length for _, index in ordered) / max(count, 1) or 1.0
+        self.terms: list[list[tuple[float, str]]] = [[] for _ in ordered]
+        highest_idf = math.log(1.0 + (count + 0.5) / 0.5)
+        ideal = 0.0
+        for term, weight in weights.items():
+            idf = self._add_term(term, weight, count)
+            if idf:
+                ideal += weight * idf * (K1 + 1.0)
+            elif is_word(term):  # a missing word makes every match partial; a phrase does not
+                ideal += weight * highest_idf * (K1 + 1.0)
+                if len(term) >= PREFIX_MIN:
+                    for longer in _expansions(ordered, term):
+                        self._add_term(longer, PREFIX_WEIGHT * weight, count)
+        self.scales = [
+            PRIORITY.get(category, 1.0) / ideal if ideal else 0.0 for category, _ in ordered
+        ]
+        self._base = K1 * (1.0 - B)
+        self._per_length = K1 * B / average
+
+    def _add_term(self, term: str, weight: float, count: int) -> float:
+        """Plan `term` at `weight` in each index holding it; return its idf (0.0: none does)."""
+        found = [index.frequency(term) for _, index in self.ordered]
+        frequency = sum(found)
+        if not frequency:
+            return 0.0
+        idf = math.log(1.0 + (count - frequency + 0.5) / (frequency + 0.5))
+        for terms, holding in zip(self.terms, found, strict=True):
+            if holding:
+                terms.append((weight * idf * (K1 + 1.0), term))
+        return idf
+
+    def saturations(self, index: CategoryIndex) -> Saturations:
+        """Return `tf / (tf + norm)` for each of `index`'s impact classes."""
+        return index.saturations(self._base, self._per_length)
+
+
+class _Best:
+    """The candidates for the hits, and the `limit` best final scores seen so far."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.finals: list[float] = []  # a min-heap of at most `limit` scores
+        self.candidates: list[tuple[float, int, int, Entry]] = []
+
+    def beats(self, score: float) -> bool:
+        """True when `limit` candidates already score more than `score` (so it cannot be a
+        hit; equal scores are ordered by category and line, so they can)."""
+        return len(self.finals) >= self.limit and self.finals[0] > score
+
+    def add(self, final: float, number: int, entry: Entry) -> None:
+        """Add one candidate hit: its final score and the number of its category's index."""
+        self.candidates.append((-final, number, entry.line, entry))
+        if len(self.finals) < self.limit:
+            heapq.heappush(self.finals, final)
+        elif final > self.finals[0]:
+            heapq.heapreplace(self.finals, final)
+
+    def hits(self, ordered: Sequence[tuple[Category, CategoryIndex]]) -> tuple[Hit, ...]:
+        """The best `limit` candidates as hits, best first."""
+        best = heapq.nsmallest(self.limit, self.candidates, key=lambda item: item[:3])
+        return tuple(
+            Hit(category=ordered[number][0], entry=entry, score=-negated)
+            for negated, number, _, entry in best
+        )
+
+
+def _search_best(plan: _Plan, limit: int, boost: Boost | None) -> SearchResult:
+    """The search without a filter: walk each term's best classes (see the module docstring)."""
+    best = _Best(limit)
+    total = 0
+    pending: list[tuple[float, _Walk, set[int], _Found, float]] = []
+    for number, (category, index) in enumerate(plan.ordered):
+        if not plan.terms[number]:
+            continue
+        scale = plan.scales[number]
+        saturation = plan.saturations(index)
+        walks: list[_Walk] = []
+        for gain, term in plan.terms[number]:
+            view = index.view(term)
+            if view is not None:
+                walks.append(_Walk(gain, scale, plan.smallest, view, view.ranked(saturation)))
+        several = _in_several([walk.view for walk in walks])
+        # Entries holding one query term: their classes are counted, not visited. Entries
+        # holding several are scored one by one (and taken back out of those counts).
+        total += sum(walk.running[walk.matching] for walk in walks)
+        found = _Found(best, number, category, index, boost)
+        if several:
+            scored, counted_twice = _score_several(several, walks, saturation, scale, plan.smallest)
+            total += len(scored) - counted_twice
+            for score, doc in scored:
+                if not found.consider(score, doc):
+                    break
+        pending.extend((walk.top * scale, walk, several, found, scale) for walk in walks)
+    # The walks go best first across all categories, so that most of them stop at once.
+    pending.sort(key=lambda item: item[0], reverse=True)
+    for _, walk, several, found, scale in pending:
+        _walk_classes(walk, scale, several, found)
+    return SearchResult(hits=best.hits(plan.ordered), total=total)
+
+
+def _score_several(
+    several: set[int], walks: list[_Walk], saturation: Saturations, scale: float, smallest: float
+) -> tuple[list[tuple[float, int]], int]:
+    """Score the entries holding several query terms; return the matches, best first, with
+    how many of their single-term classes were counted as matches of their own."""
+    scored: list[tuple[float, int]] = []
+    counted = 0
+    lookups = [(walk.view.class_of.get, walk.gain, walk.counted) for walk in walks]
+    for doc in several:
+        value = 0.0
+        for class_of, gain, counted_classes in lookups:
+            klass = class_of(doc)
+            if klass is not None:
+                value += gain * saturation[klass]
+                if klass in counted_classes:
+                    counted += 1
+        score = min(1.0, value * scale)
+        if round(score, DECIMALS) >= smallest:
+            scored.append((score, doc))
+    scored.sort(reverse=True)
+    return scored, counted
+
+
+def _walk_classes(walk: _Walk, scale: float, several: set[int], found: _Found) -> None:
+    """Offer the entries holding only `walk`'s term, best class first, until no entry left
+    can be a hit; without a boost, a class's first `limit` entries stand for the rest."""
+    postings, gain = walk.view.postings, walk.gain
+    best, boost, most = found.best, found.boost, found.most
+    limit, number, category, entry_of = best.limit, found.number, found.category, found.index.entry
+    for level, (_, start, stop) in zip(walk.levels, walk.spans[: walk.matching], strict=False):
+        score = min(1.0, gain * level * scale)
+        if best.beats(round(min(1.0, score * most), DECIMALS)):
+            return
+        rounded = round(score, DECIMALS)
+        taken = 0
+        for position in range(start, stop):
+            doc = postings[position] & DOC_MASK
+            if doc in several:
+                continue
+            entry = entry_of(doc)
+            if boost is None:
+                best.add(rounded, number, entry)
+                taken += 1
+                if taken == limit:
+                    break  # the rest of the class ties with these, on later lines
+            else:
+                best.add(round(min(1.0, score * boost(category, entry)), DECIMALS), number, entry)
+
+
+class _Found:
+    """Offers one index's matches to the best candidates, boosted."""
+
+    __slots__ = ("best", "boost", "category", "index", "most", "number")
+
+    def __init__(
+        self,
+        best: _Best,
+        number: int,
+        category: Category,
+        index: CategoryIndex,
+        boost: Boost | None,
+    ) -> None:
+        self.best = best
+        self.number = number
+        self.category = category
+        self.index = index
+        self.boost = boost
+        self.most = MAX_BOOST if boost is not None else 1.0
+
+    def consider(self, score: float, doc: int) -> bool:
+        """Offer a match unless `limit` better ones are known; False when it could not be a hit
+        even boosted (so no lower score can either)."""
+        if self.best.beats(round(min(1.0, score * self.most), DECIMALS)):
+            return False
+        self.offer(score, doc)
+        return True
+
+    def offer(self, score: float, doc: int) -> None:
+        """Add a match (by document number, with its score before the boost)."""
+        entry = self.index.entry(doc)
+        if self.boost is not None:
+            score = min(1.0, score * self.boost(self.category, entry))
+        self.best.add(round(score, DECIMALS), self.number, entry)
+
+
+class _Walk:
+    """One query term in one index, ready to walk: its classes by saturation, how many of
+    them hold matches (`matching`: a single-term score that rounds to at least `smallest`),
+    and those classes (`counted`)."""
+
+    __slots__ = ("gain", "levels", "matching", "running", "spans", "top", "view")
+
+    def __init__(
+        self, gain: float, scale: float, smallest: float, view: TermView, ranked: Ranked
+    ) -> None:
+        self.gain = gain
+        self.view = view
+        levels, self.spans, self.running = ranked
+        self.levels = levels
+        if round(min(1.0, gain * levels[-1] * scale), DECIMALS) >= smallest:
+            self.matching = len(levels)  # the usual case: every class holds matches
         else:
-            low = middle + 1
-    return low
+            self.matching = bisect.bisect_left(
+                levels,
+                True,
+                key=lambda level: round(min(1.0, gain * level * scale), DECIMALS) < smallest,
+            )
+        self.top = gain * levels[0] if self.matching else 0.0
+
+    @property
+    def counted(self) -> set[int]:
+        """The classes whose entries count as matches on this term alone."""
+        return {klass for klass, _, _ in self.spans[: self.matching]}
 
 
-def _score(
-    ordered: Sequence[tuple[Category, CategoryIndex]], weights: dict[str, float]
-) -> list[dict[int, float]]:
-    """Return every matching entry's score in 0..1, per index by position.
-
-    An entry's BM25 sum is divided by the ideal score (every query term present and
-    saturated; a term found nowhere counts at the highest idf), times its category's
-    `PRIORITY`, capped at 1.
-    """
-    count = sum(len(index) for _, index in ordered)
-    average = math.fsum(index.total_length for _, index in ordered) / max(count, 1) or 1.0
-    highest_idf = math.log(1.0 + (count + 0.5) / 0.5)
-    plans: list[list[tuple[float, Postings]]] = [[] for _ in ordered]
-    ideal = 0.0
-    for term, weight in weights.items():
-        idf = _plan_term(ordered, plans, term, weight, count)
-        if idf:
-            ideal += weight * idf * (K1 + 1.0)
-        elif _is_word(term):  # a missing word makes every match partial; a phrase does not
-            ideal += weight * highest_idf * (K1 + 1.0)
-            if len(term) >= PREFIX_MIN:
-                for longer in _expansions(ordered, term):
-                    _plan_term(ordered, plans, longer, PREFIX_WEIGHT * weight, count)
-    factors = (K1 * (1.0 - B), K1 * B / average)
-    results = []
-    for (category, index), plan in zip(ordered, plans, strict=True):
-        scale = PRIORITY.get(category, 1.0) / ideal if ideal else 0.0
-        raw = _accumulate(index.norms(*factors), plan)
-        results.append({doc: min(1.0, value * scale) for doc, value in raw.items()})
-    return results
+def _in_several(views: list[TermView]) -> set[int]:
+    """The entries (document numbers) that hold two or more of the viewed terms."""
+    several: set[int] = set()
+    if len(views) <= _PAIRWISE_MOST:
+        for position, first in enumerate(views):
+            for second in views[position + 1 :]:
+                several |= first.class_of.keys() & second.class_of.keys()
+        return several
+    seen: set[int] = set()
+    for view in views:  # a long query (a prompt): linear in the postings, not quadratic
+        several |= seen & view.class_of.keys()
+        seen |= view.class_of.keys()
+    return several
 
 
-def _is_word(term: str) -> bool:
-    """True for a word term (not a phrase term nor a whole identifier)."""
-    return term[0] != _WHOLE_PREFIX and " " not in term
+def _search_every_match(plan: _Plan, limit: int, boost: Boost | None, keep: Keep) -> SearchResult:
+    """The search with a filter: score every entry that holds a query term."""
+    best = _Best(limit)
+    total = 0
+    for number, (category, index) in enumerate(plan.ordered):
+        scale = plan.scales[number]
+        saturation = plan.saturations(index)
+        values: dict[int, float] = {}
+        get = values.get
+        for gain, term in plan.terms[number]:
+            for packed in index.postings(term) or ():
+                doc = packed & DOC_MASK
+                values[doc] = get(doc, 0.0) + gain * saturation[packed >> CLASS_SHIFT]
+        for doc, value in values.items():
+            score = min(1.0, value * scale)
+            if round(score, DECIMALS) < plan.smallest:
+                continue
+            entry = index.entry(doc)
+            if not keep(category, entry):
+                continue
+            total += 1
+            if boost is not None:
+                score = min(1.0, score * boost(category, entry))
+            best.add(round(score, DECIMALS), number, entry)
+    return SearchResult(hits=best.hits(plan.ordered), total=total)
 
 
 def _expansions(ordered: Sequence[tuple[Category, CategoryIndex]], prefix: str) -> list[str]:
@@ -444,53 +459,13 @@ def _expansions(ordered: Sequence[tuple[Category, CategoryIndex]], prefix: str) 
     frequency: dict[str, int] = {}
     for _, index in ordered:
         for term in index.words_starting(prefix):
-            postings = index.postings(term)
-            frequency[term] = frequency.get(term, 0) + (len(postings.docs) if postings else 0)
+            frequency[term] = frequency.get(term, 0) + index.frequency(term)
     ranked = sorted(frequency, key=lambda term: (-frequency[term], term))
     return ranked[:PREFIX_EXPANSIONS]
 
 
-def _plan_term(
-    ordered: Sequence[tuple[Category, CategoryIndex]],
-    plans: list[list[tuple[float, Postings]]],
-    term: str,
-    weight: float,
-    count: int,
-) -> float:
-    """Add `term`'s BM25 contributions, at `weight`, to each index's plan; return its idf
-    (0.0, and nothing added, when no entry holds it)."""
-    found = [index.postings(term) for _, index in ordered]
-    frequency = sum(len(postings.docs) for postings in found if postings)
-    if not frequency:
-        return 0.0
-    idf = math.log(1.0 + (count - frequency + 0.5) / (frequency + 0.5))
-    for plan, postings in zip(plans, found, strict=True):
-        if postings:
-            plan.append((weight * idf * (K1 + 1.0), postings))
-    return idf
-
-
-def _accumulate(norm: tuple[float, ...], plan: list[tuple[float, Postings]]) -> dict[int, float]:
-    """Sum BM25 contributions `gain * tf / (tf + norm)` per entry, longest postings first."""
-    if not plan:
-        return {}
-    plan.sort(key=lambda item: len(item[1].docs), reverse=True)
-    gain, postings = plan[0]
-    scores = {
-        doc: gain * tf / (tf + norm[doc])
-        for doc, tf in zip(postings.docs, postings.freqs, strict=True)
-    }
-    get = scores.get
-    for gain, postings in plan[1:]:
-        for doc, tf in zip(postings.docs, postings.freqs, strict=True):
-            scores[doc] = get(doc, 0.0) + gain * tf / (tf + norm[doc])
-    return scores
-
-
 def _list_all(
-    ordered: Sequence[tuple[Category, CategoryIndex]],
-    limit: int,
-    keep: Callable[[Category, Entry], bool] | None = None,
+    ordered: Sequence[tuple[Category, CategoryIndex]], limit: int, keep: Keep | None
 ) -> SearchResult:
     """Return every entry (that `keep` accepts) in (category, line) order with score 0.0: the
     empty-query listing."""

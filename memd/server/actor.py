@@ -43,7 +43,7 @@ from memd.core import mdformat, ranking, tags as tagging, transitions
 from memd.core.archive import ArchivedEntry
 from memd.core.categories import Category
 from memd.core.mdformat import Document, Entry
-from memd.server import storage
+from memd.server import index_cache, storage
 from memd_client.errors import RpcError, ServerBusy, ShuttingDown, StorageError
 from memd_client.protocol import Source
 
@@ -54,6 +54,7 @@ MAILBOX_SIZE = 256
 MAX_BATCH = 512
 SUBMIT_TIMEOUT = 30.0
 REPLY_TIMEOUT = 120.0
+KEEP_INDEX_TIMEOUT = 5.0
 
 
 class Snapshot:
@@ -69,23 +70,34 @@ class Snapshot:
         *,
         error: RpcError | None = None,
         previous: Snapshot | None = None,
+        indexed: tuple[tuple[Entry, ...], ranking.CategoryIndex] | None = None,
     ) -> None:
         self.doc = doc
         self.loaded_at = loaded_at
         self.error = error
-        self.entries: tuple[Entry, ...] = mdformat.entries(doc) if doc is not None else ()
-        # Only an index is handed on (the last one built), never the older snapshots.
+        if indexed is not None:  # the entries of `doc` and their index, made in a worker thread
+            self.entries, self.__dict__["index"] = indexed
+        else:
+            self.entries = mdformat.entries(doc) if doc is not None else ()
+        # Only an index is handed on (the last one built), never the older snapshots. The
+        # index moves: the previous snapshot no longer has it (it would build its own).
         self._previous_index: ranking.CategoryIndex | None = None
         if previous is not None:
-            built = previous.__dict__.get("index")
+            built = previous.__dict__.pop("index", None)
             self._previous_index = built if built is not None else previous._previous_index
+            previous._previous_index = None
 
     @functools.cached_property
     def index(self) -> ranking.CategoryIndex:
-        """The search index, built on first use, from the previous version's index when that
-        one was built (so only changed entries are tokenised again)."""
+        """The search index, built on first use by updating the previous version's index when
+        there is one (so only changed entries are indexed again)."""
         previous, self._previous_index = self._previous_index, None
         return ranking.build_index(self.entries, previous)
+
+    @property
+    def has_index(self) -> bool:
+        """True when this snapshot has its index built, or one to update."""
+        return "index" in self.__dict__ or self._previous_index is not None
 
     @functools.cached_property
     def tags(self) -> dict[int, frozenset[str]]:
@@ -170,6 +182,7 @@ class CategoryActor:
         self._send, self._receive = anyio.create_memory_object_stream[_Envelope](MAILBOX_SIZE)
         self._fingerprint: storage.Fingerprint | None = None
         self._file_mutex = anyio.Lock()
+        self._kept_key = ""  # the key of the text whose index is kept on disk, if known
         self.snapshot = Snapshot(None, clock())
         self.commits = 0
 
@@ -184,15 +197,19 @@ class CategoryActor:
         except RpcError as error:
             logger.warning("cannot load %s: %s", self.path, error.message)
         task_status.started()
-        async with self._receive:
-            async for first in self._receive:
-                batch = [first]
-                while len(batch) < MAX_BATCH:
-                    try:
-                        batch.append(self._receive.receive_nowait())
-                    except (anyio.WouldBlock, anyio.EndOfStream):
-                        break
-                await self._commit(batch)
+        try:
+            async with self._receive:
+                async for first in self._receive:
+                    batch = [first]
+                    while len(batch) < MAX_BATCH:
+                        try:
+                            batch.append(self._receive.receive_nowait())
+                        except (anyio.WouldBlock, anyio.EndOfStream):
+                            break
+                    await self._commit(batch)
+        finally:
+            with anyio.CancelScope(shield=True), anyio.move_on_after(KEEP_INDEX_TIMEOUT):
+                await self._keep_index()
 
     def close(self) -> None:
         """Stop taking commands; queued ones are still carried out."""
@@ -243,6 +260,20 @@ class CategoryActor:
         outcome: transitions.Outcome = envelope.reply.result()  # or the command's error
         return outcome
 
+    async def _keep_index(self) -> None:
+        """Save the index for the next run if it changed since it was loaded or kept."""
+        snapshot = self.snapshot
+        index = snapshot.__dict__.get("index")
+        if index is None or snapshot.doc is None or snapshot.error is not None:
+            return
+        text = mdformat.render(snapshot.doc)
+        key = index_cache.text_key(text)
+        if key != self._kept_key:
+            await anyio.to_thread.run_sync(
+                index_cache.save, self.path, index, key, abandon_on_cancel=True
+            )
+            self._kept_key = key
+
     async def _reload(self) -> None:
         try:
             loaded = await anyio.to_thread.run_sync(storage.read_text, self.path)
@@ -252,10 +283,16 @@ class CategoryActor:
             raise
         if loaded is None:
             self._fingerprint = None
-            self.snapshot = Snapshot(None, self._clock())
-        else:
-            text, self._fingerprint = loaded
+            self.snapshot = Snapshot(None, self._clock(), previous=self.snapshot)
+        elif self.snapshot.has_index:
+            text, self._fingerprint = loaded  # the index follows the change when next searched
             self.snapshot = Snapshot(mdformat.parse(text), self._clock(), previous=self.snapshot)
+        else:  # the first load: parse and index off the event loop (or take the kept index)
+            text, self._fingerprint = loaded
+            doc, indexed, self._kept_key = await anyio.to_thread.run_sync(
+                _load_indexed, self.path, text
+            )
+            self.snapshot = Snapshot(doc, self._clock(), indexed=indexed)
 
     async def _commit(self, batch: list[_Envelope]) -> None:
         writes = any(transitions.may_write(envelope.command) for envelope in batch)
@@ -331,6 +368,20 @@ class CategoryActor:
         self.snapshot = Snapshot(doc, self._clock(), previous=self.snapshot)
         self.commits += 1
         self._on_change(self.category, self.snapshot, "memd")
+
+
+def _load_indexed(
+    path: str, text: str
+) -> tuple[Document, tuple[tuple[Entry, ...], ranking.CategoryIndex], str]:
+    """Parse a category file's text and index it, or take its kept index (blocking)."""
+    doc = mdformat.parse(text)
+    entries = mdformat.entries(doc)
+    key = index_cache.text_key(text)
+    index = index_cache.load(path, key, entries)
+    if index is None:
+        index = ranking.build_index(entries)
+        index_cache.save(path, index, key)
+    return doc, (entries, index), key
 
 
 def _differs(before: Snapshot, after: Snapshot) -> bool:

@@ -16,7 +16,7 @@ import anyio
 import msgspec
 
 from memd import __version__
-from memd.core import context as prompt_block, extract as extraction, ranking, transitions
+from memd.core import context as prompt_block, ranking, tags as tagging, transitions
 from memd.core.archive import ARCHIVE_FILE
 from memd.core.categories import CATEGORIES, Category, category_for_file, parse_category
 from memd.core.cleanup import CleanupPlan
@@ -101,7 +101,7 @@ class Methods:
                 slug=hit.entry.slug,
                 content=hit.entry.content,
                 score=hit.score,
-                tags=sorted(snapshots[hit.category].tags.get(hit.entry.line, ())),
+                tags=sorted(tagging.tags_of(hit.entry.content)),
             )
             for hit in hits
         ]
@@ -296,6 +296,8 @@ class Methods:
         workspace = await self.registry.get(params.workspace)
         candidates = []
         # Off the event loop: a long message takes a while to scan, and other clients wait.
+        from memd.core import extract as extraction  # a large rule set: loaded on first use
+
         for found in await anyio.to_thread.run_sync(extraction.extract, params.text):
             stored, error = None, None
             if params.store:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import logging
+import math
 import os
 from collections.abc import Callable, Iterable, Mapping
 
@@ -35,6 +36,7 @@ from memd_client.errors import RpcError
 logger = logging.getLogger(__name__)
 
 SAVE_INTERVAL = 10.0
+NUDGE_TTL = 600.0
 
 
 class UsageFile(msgspec.Struct, kw_only=True):
@@ -63,6 +65,8 @@ class UsageStore:
         self._clock = clock
         self.entries: dict[str, usage.Usage] = {}
         self._dirty = False
+        self._nudges: dict[str, float] = {}
+        self._nudged_at = -math.inf
 
     def load(self) -> None:
         """Read the sidecar (blocking; run it in a thread); see the module rules."""
@@ -77,6 +81,7 @@ class UsageStore:
                 os.replace(self.path, self.path + ".bad")
             return
         self.entries = dict(data.entries)
+        self._nudges.clear()
 
     def recalled(self, found: Iterable[tuple[Category, Entry]]) -> None:
         """Count one recall of each entry in `found`."""
@@ -84,23 +89,40 @@ class UsageStore:
         for category, entry in found:
             name = usage.key(category, entry)
             self.entries[name] = usage.recall(self.entries.get(name), now)
+            self._nudges.pop(name, None)
             self._dirty = True
 
     def stored(self, category: Category, entry: Entry) -> None:
         """Record that `entry` was stored or updated now."""
         name = usage.key(category, entry)
         self.entries[name] = usage.store(self.entries.get(name), self._clock())
+        self._nudges.pop(name, None)
         self._dirty = True
 
     def booster(self) -> Callable[[Category, Entry], float]:
-        """Return the ranking nudge per entry for one search (see `memd.core.usage.nudge`);
-        the clock is read once, and entries without history cost one lookup."""
+        """Return the ranking nudge per entry for one search (see `memd.core.usage.nudge`).
+
+        Nudges are memoised per entry until its history changes, and all of them for at most
+        NUDGE_TTL seconds (they drift by about a millionth of a score per minute); an entry
+        without history costs one lookup.
+        """
         now = self._clock()
-        entries = self.entries
+        if not self._nudged_at <= now < self._nudged_at + NUDGE_TTL:
+            self._nudges.clear()
+            self._nudged_at = now
+        entries, nudges, then = self.entries, self._nudges, self._nudged_at
 
         def boost(category: Category, entry: Entry) -> float:
-            found = entries.get(usage.key(category, entry)) if entries else None
-            return usage.nudge(found, now)
+            if not entries:
+                return 1.0
+            name = usage.key(category, entry)
+            found = nudges.get(name)
+            if found is None:
+                history = entries.get(name)
+                if history is None:
+                    return 1.0
+                found = nudges[name] = usage.nudge(history, then)
+            return found
 
         return boost
 
@@ -115,6 +137,7 @@ class UsageStore:
         gone = [name for name in self.entries if name not in keep]
         for name in gone:
             del self.entries[name]
+            self._nudges.pop(name, None)
         self._dirty = self._dirty or bool(gone)
         return len(gone)
 

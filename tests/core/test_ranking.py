@@ -319,20 +319,21 @@ def test_scores_stay_in_0_to_1(query: str) -> None:
 def test_an_index_built_from_the_previous_one_tokenises_only_what_changed(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from memd.core import ranking
+    from memd.core import index as indexing
+    from memd.core.terms import entry_terms
 
     first = build_index(_entries(RULES))
     changed = [*_entries(RULES[:-1]), Entry(line=99, slug="new", content="A brand new rule")]
     calls: list[str] = []
-    original = ranking._entry_terms
+    original = entry_terms
 
     def counting(entry: Entry) -> tuple[dict[str, float], float]:
         calls.append(entry.content)
         return original(entry)
 
-    monkeypatch.setattr(ranking, "_entry_terms", counting)
+    monkeypatch.setattr(indexing, "entry_terms", counting)
     incremental = build_index(changed, first)
-    assert calls == ["A brand new rule"]
+    assert calls == [RULES[-1], "A brand new rule"]  # the removed entry's terms, the new one's
     fresh = build_index(changed)
     for query in ("lock file", "brand new", "secrets", "deplo"):
         assert search([(Category.DECISION, incremental)], query, limit=5) == search(

@@ -1,0 +1,425 @@
+"""`CategoryIndex`: the inverted index of one category file's entries, updated incrementally.
+
+Layout, chosen so that a search touches little and an edit costs only what changed:
+- Each entry has a document number (`doc`). Numbers follow line order: the entries' numbers
+  increase with their line numbers. An entry replaced in place keeps its number, an entry added
+  after the last one gets the next number, a removed one leaves an unused number behind.
+- An entry's *impact class* for a term is its (term frequency, entry length) pair. BM25's
+  saturation `tf / (tf + k1 * (1 - b + b * length / average))` depends on nothing else but the
+  corpus-wide average, so a search computes it once per class, not once per entry.
+- A term's postings are one sorted list of `class << 32 | doc`: grouped by class, each class's
+  entries in line order. So a search can walk a term's entries from the highest saturation down,
+  and count a class's entries without visiting them.
+
+Updating: `build_index(entries, previous)` compares the new entries with the ones `previous` was
+built for. The common start and end are kept; only the entries in between are removed and
+added (their terms recomputed), so a store costs its own terms. The previous index is taken
+over and must not be used again. A change that cannot keep numbers in line order (more entries
+inserted between two kept ones than were removed there) or that leaves too many unused numbers
+rebuilds the index from scratch.
+"""
+
+from __future__ import annotations
+
+import bisect
+import operator
+from collections.abc import Iterable, Sequence
+from typing import NamedTuple
+
+import msgspec
+
+from memd.core.mdformat import Entry
+from memd.core.terms import entry_terms, is_word
+
+CLASS_SHIFT = 32
+DOC_MASK = (1 << CLASS_SHIFT) - 1
+_VIEW_BUDGET_MIN = 4096
+"""Cached term views hold at least this many postings (and up to 4 per entry) per index."""
+
+_line = operator.attrgetter("line")
+
+IMAGE_VERSION = 1
+
+
+class IndexImage(msgspec.Struct, array_like=True, frozen=True):
+    """An index as data, to keep between runs: `key` names the entries it indexes (the
+    caller's choice, e.g. a digest of the file), numbered 0, 1, ... in line order."""
+
+    version: int
+    key: str
+    entries: int
+    classes: list[tuple[float, float]]
+    postings: dict[str, list[int]]
+    total_length: float
+
+
+class TermView:
+    """One term's postings, read for searching: its classes' spans and each entry's class.
+
+    `spans` lists (class, start, end): the postings positions holding that class's entries.
+    """
+
+    __slots__ = ("_ranked", "class_of", "postings", "size", "spans")
+
+    def __init__(self, postings: list[int]) -> None:
+        self.postings = postings
+        self.size = len(postings)
+        self._ranked: tuple[object, Ranked] | None = None
+        spans: list[tuple[int, int, int]] = []
+        start, end = 0, len(postings)
+        while start < end:
+            klass = postings[start] >> CLASS_SHIFT
+            stop = bisect.bisect_left(postings, (klass + 1) << CLASS_SHIFT, start)
+            spans.append((klass, start, stop))
+            start = stop
+        self.spans = spans
+        self.class_of = {value & DOC_MASK: value >> CLASS_SHIFT for value in postings}
+
+    def ranked(self, saturations: Saturations) -> Ranked:
+        """Return the spans ordered by their class's saturation, highest first, with those
+        saturations and the running total of entries (memoised per `saturations`)."""
+        if self._ranked is not None and self._ranked[0] is saturations:
+            return self._ranked[1]
+        order = sorted(self.spans, key=lambda span: saturations[span[0]], reverse=True)
+        running = [0]
+        for _, start, stop in order:
+            running.append(running[-1] + stop - start)
+        ranked = Ranked([saturations[klass] for klass, _, _ in order], order, running)
+        self._ranked = (saturations, ranked)
+        return ranked
+
+
+class Ranked(NamedTuple):
+    """A term's spans by saturation: `levels[i]` is the saturation of `spans[i]`, and
+    `running[i]` the number of entries in the spans before `i`."""
+
+    levels: list[float]
+    spans: list[tuple[int, int, int]]
+    running: list[int]
+
+
+Saturations = list[float]
+"""Each impact class's `tf / (tf + norm)` for one average entry length, by class number."""
+
+
+class CategoryIndex:
+    """The inverted index of one category file's entries (see the module docstring).
+
+    Build it with `build_index`; `memd.core.ranking.search` reads it. Readers see it as
+    immutable: only `build_index` changes an index, and only one it takes over.
+    """
+
+    __slots__ = (
+        "_class_ids",
+        "_classes",
+        "_docs",
+        "_entries",
+        "_postings",
+        "_retired",
+        "_saturations",
+        "_slots",
+        "_total_length",
+        "_view_postings",
+        "_views",
+        "_vocabulary",
+    )
+
+    def __init__(self) -> None:
+        """Create an empty index; use `build_index` instead of calling this directly."""
+        self._entries: tuple[Entry, ...] = ()
+        self._docs: list[int] = []
+        self._slots: list[Entry | None] = []
+        self._postings: dict[str, list[int]] = {}
+        self._classes: list[tuple[float, float]] = []
+        self._class_ids: dict[float, dict[float, int]] = {}
+        self._vocabulary: list[str] = []
+        self._total_length = 0.0
+        self._views: dict[str, TermView] = {}
+        self._view_postings = 0
+        self._saturations: tuple[tuple[float, float, int], Saturations] | None = None
+        self._retired = False
+
+    @property
+    def entries(self) -> tuple[Entry, ...]:
+        """The indexed entries, sorted by line number."""
+        self._check()
+        return self._entries
+
+    @property
+    def total_length(self) -> float:
+        """The sum of all entry lengths (in terms, slug and identifier terms weighted)."""
+        return self._total_length
+
+    @property
+    def classes(self) -> Sequence[tuple[float, float]]:
+        """Each impact class's (term frequency, entry length), by class number."""
+        return self._classes
+
+    def saturations(self, base: float, per_length: float) -> Saturations:
+        """Return `tf / (tf + base + per_length * length)` for each impact class (memoised
+        for the last pair of factors; the same list object while they and the classes last)."""
+        key = (base, per_length, len(self._classes))
+        if self._saturations is None or self._saturations[0] != key:
+            levels = [tf / (tf + base + per_length * length) for tf, length in self._classes]
+            self._saturations = (key, levels)
+        return self._saturations[1]
+
+    def entry(self, doc: int) -> Entry:
+        """Return the entry with document number `doc` (one found in the postings)."""
+        found = self._slots[doc]
+        assert found is not None, "postings never hold a removed entry"
+        return found
+
+    def frequency(self, term: str) -> int:
+        """Return how many entries hold `term`."""
+        found = self._postings.get(term)
+        return len(found) if found is not None else 0
+
+    def postings(self, term: str) -> list[int] | None:
+        """Return `term`'s postings (`class << 32 | doc`, sorted; do not change them), or None."""
+        self._check()
+        return self._postings.get(term)
+
+    def view(self, term: str) -> TermView | None:
+        """Return `term`'s view for searching (memoised until the term's postings change)."""
+        self._check()
+        found = self._views.pop(term, None)
+        if found is None:
+            postings = self._postings.get(term)
+            if postings is None:
+                return None
+            found = TermView(postings)
+            self._view_postings += found.size
+            budget = max(_VIEW_BUDGET_MIN, 4 * len(self._entries))
+            while self._view_postings > budget and self._views:
+                oldest = next(iter(self._views))
+                self._drop_view(oldest)
+        self._views[term] = found  # (re)inserted last: the least recently used go first
+        return found
+
+    def words_starting(self, prefix: str) -> list[str]:
+        """Return the indexed word terms that start with `prefix` (not `prefix` itself)."""
+        self._check()
+        vocabulary = self._vocabulary
+        found = []
+        for position in range(bisect.bisect_right(vocabulary, prefix), len(vocabulary)):
+            term = vocabulary[position]
+            if not term.startswith(prefix):
+                break
+            found.append(term)
+        return found
+
+    def __len__(self) -> int:
+        """Return the number of indexed entries."""
+        return len(self._entries)
+
+    def __repr__(self) -> str:
+        """Return a short description (entry and term counts)."""
+        return f"CategoryIndex(entries={len(self._entries)}, terms={len(self._postings)})"
+
+    # ------------------------------------------------------------------ building
+
+    def _check(self) -> None:
+        if self._retired:
+            raise RuntimeError("this index was taken over by a newer one; search that one")
+
+    def _class(self, tf: float, length: float) -> int:
+        by_tf = self._class_ids.get(length)
+        if by_tf is None:
+            by_tf = self._class_ids[length] = {}
+        found = by_tf.get(tf)
+        if found is None:
+            found = by_tf[tf] = len(self._classes)
+            self._classes.append((tf, length))
+        return found
+
+    def _fill(self, ordered: tuple[Entry, ...]) -> None:
+        """Index `ordered` (sorted by line) into this empty index, numbering them 0, 1, ..."""
+        lists: dict[str, list[int]] = {}
+        total = 0.0
+        for doc, entry in enumerate(ordered):
+            counts, length = entry_terms(entry)
+            total += length
+            by_tf = self._class_ids.get(length)  # this loop is most of a cold start: kept tight
+            for term, tf in counts.items():
+                klass = by_tf.get(tf) if by_tf is not None else None
+                if klass is None:
+                    klass = self._class(tf, length)
+                    by_tf = self._class_ids[length]
+                found = lists.get(term)
+                if found is None:
+                    lists[term] = [klass << CLASS_SHIFT | doc]
+                else:
+                    found.append(klass << CLASS_SHIFT | doc)
+        for postings in lists.values():
+            if len(postings) > 1:
+                postings.sort()
+        self._entries = ordered
+        self._docs = list(range(len(ordered)))
+        self._slots = list(ordered)
+        self._postings = lists
+        self._vocabulary = sorted(term for term in lists if is_word(term))
+        self._total_length = total
+
+    def _add(self, doc: int, entry: Entry) -> None:
+        counts, length = entry_terms(entry)
+        for term, tf in counts.items():
+            value = self._class(tf, length) << CLASS_SHIFT | doc
+            postings = self._postings.get(term)
+            if postings is None:
+                self._postings[term] = [value]
+                if is_word(term):
+                    bisect.insort(self._vocabulary, term)
+            else:
+                self._drop_view(term)
+                bisect.insort(postings, value)
+        self._slots[doc] = entry
+        self._total_length += length
+
+    def _remove(self, doc: int, entry: Entry) -> None:
+        counts, length = entry_terms(entry)
+        for term, tf in counts.items():
+            value = self._class(tf, length) << CLASS_SHIFT | doc
+            postings = self._postings[term]
+            self._drop_view(term)
+            del postings[bisect.bisect_left(postings, value)]
+            if not postings:
+                del self._postings[term]
+                if is_word(term):
+                    del self._vocabulary[bisect.bisect_left(self._vocabulary, term)]
+        self._slots[doc] = None
+        self._total_length -= length
+
+    def _drop_view(self, term: str) -> None:
+        dropped = self._views.pop(term, None)
+        if dropped is not None:
+            self._view_postings -= dropped.size
+
+    def _take_over(self, ordered: tuple[Entry, ...]) -> CategoryIndex | None:
+        """Return an index of `ordered` made by updating this one (which is retired), or None
+        when a rebuild is needed (see the module docstring)."""
+        old = self._entries
+        old_count, new_count = len(old), len(ordered)
+        start = old_count if ordered[:old_count] == old else _common_start(old, ordered)
+        end = _common_end(old, ordered, min(old_count, new_count) - start)
+        removed = range(start, old_count - end)
+        added = ordered[start : new_count - end]
+        if end and len(added) > len(removed):
+            return None  # no numbers left between the kept neighbours
+        slots_after = len(self._slots) + (0 if end else len(added))
+        if slots_after > 2 * new_count + 64:
+            return None  # mostly unused numbers: a fresh, dense index is smaller and faster
+        docs = self._docs
+        for position in removed:
+            self._remove(docs[position], old[position])
+        if end:
+            numbers = docs[start : start + len(added)]
+        else:
+            numbers = list(range(len(self._slots), slots_after))
+            self._slots.extend([None] * len(added))
+        for doc, entry in zip(numbers, added, strict=True):
+            self._add(doc, entry)
+        kept = docs[old_count - end :]
+        for doc, entry in zip(kept, ordered[new_count - end :], strict=True):
+            self._slots[doc] = entry  # the same entry, maybe on another line now
+        updated = CategoryIndex()
+        for name in self.__slots__:
+            setattr(updated, name, getattr(self, name))
+        updated._entries = ordered
+        updated._docs = docs[:start] + numbers + kept
+        self._retire()
+        return updated
+
+    def _retire(self) -> None:
+        self._retired = True
+        self._postings, self._views, self._slots, self._docs = {}, {}, [], []
+
+
+def _common_start(old: tuple[Entry, ...], new: tuple[Entry, ...]) -> int:
+    """The number of leading entries that are equal in both."""
+    count = 0
+    for before, after in zip(old, new, strict=False):
+        if before != after:
+            break
+        count += 1
+    return count
+
+
+def _common_end(old: tuple[Entry, ...], new: tuple[Entry, ...], most: int) -> int:
+    """The number of trailing entries (at most `most`) with the same slug and content in both;
+    their lines may differ (lines above them were added or removed)."""
+    count = 0
+    while count < most:
+        before, after = old[-1 - count], new[-1 - count]
+        if before.slug != after.slug or before.content != after.content:
+            break
+        count += 1
+    return count
+
+
+def to_image(index: CategoryIndex, key: str) -> IndexImage:
+    """Return `index` as data (numbered densely, whatever numbers it uses), under `key`."""
+    index._check()
+    renumber = {doc: position for position, doc in enumerate(index._docs)}
+    dense = all(doc == position for doc, position in renumber.items())
+    postings = (
+        index._postings
+        if dense
+        else {
+            term: sorted(
+                value >> CLASS_SHIFT << CLASS_SHIFT | renumber[value & DOC_MASK] for value in values
+            )
+            for term, values in index._postings.items()
+        }
+    )
+    return IndexImage(
+        version=IMAGE_VERSION,
+        key=key,
+        entries=len(index._entries),
+        classes=list(index._classes),
+        postings=postings,
+        total_length=index._total_length,
+    )
+
+
+def from_image(entries: Iterable[Entry], image: IndexImage, key: str) -> CategoryIndex | None:
+    """Return the index `image` holds for `entries`, or None when it is not theirs (another
+    `key`, entry count or format version)."""
+    ordered = tuple(sorted(entries, key=_line))
+    if image.version != IMAGE_VERSION or image.key != key or image.entries != len(ordered):
+        return None
+    index = CategoryIndex()
+    index._entries = ordered
+    index._docs = list(range(len(ordered)))
+    index._slots = list(ordered)
+    index._postings = image.postings
+    index._classes = [(float(tf), float(length)) for tf, length in image.classes]
+    for number, (tf, length) in enumerate(index._classes):
+        index._class_ids.setdefault(length, {})[tf] = number
+    index._vocabulary = sorted(term for term in image.postings if is_word(term))
+    index._total_length = image.total_length
+    return index
+
+
+def build_index(entries: Iterable[Entry], previous: CategoryIndex | None = None) -> CategoryIndex:
+    """Build the inverted index of one category's entries.
+
+    Args:
+        entries: The category's entries, in any order.
+        previous: The index of the file's previous version, if there is one. It is taken over:
+            the entries both versions share keep their place and only the changed ones are
+            indexed, so a store or an edit costs only what changed. Do not use it afterwards.
+
+    Returns:
+        An index to pass to `memd.core.ranking.search` together with its category.
+    """
+    ordered = tuple(sorted(entries, key=_line))
+    if previous is not None:
+        previous._check()
+        updated = previous._take_over(ordered)
+        if updated is not None:
+            return updated
+        previous._retire()
+    index = CategoryIndex()
+    index._fill(ordered)
+    return index

@@ -1,0 +1,147 @@
+"""Search terms: how entry text and queries are split into the terms the index holds.
+
+Rules:
+- Text is NFKD-normalised with accents dropped, lowercased and split on every character that is
+  not a letter or digit, so "fs.open" is "fs" + "open" and "don't" is "don" + "t". Digits are
+  kept ("utf8", "2023"). Stop words (`STOP_WORDS`, including "not", "never" and the
+  contraction pieces "s", "t", "ll"...) are dropped, the rest stemmed with the Porter2 `stem`.
+- Identifiers are split into their words: at `_`, `-`, `.` and `/` joins and at case changes
+  ("sendLmRequest" is send + lm + request), and the whole identifier is also one term
+  ("=sendlmrequest", at `IDENTIFIER_WEIGHT`), so `snake_case`, `kebab-case` and `file.ts` match
+  their parts and, better, themselves.
+- An entry is indexed as its content terms plus its slug's terms (the slug split on "-") at
+  `SLUG_WEIGHT`: a slug term adds that much to the term's frequency and the entry's length.
+  Two terms that are adjacent in the content (after stop words are dropped) also form a phrase
+  ("bigram") term, joined by a space.
+
+Splitting a run of text ("sendLmRequest", "fs.open") is memoised, since the same words recur
+across entries: indexing costs a dictionary lookup per word once a word has been seen.
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import re
+import unicodedata
+from collections.abc import Sequence
+
+from memd.core.mdformat import Entry
+from memd.core.stemmer import stem
+
+SLUG_WEIGHT = 0.5
+IDENTIFIER_WEIGHT = 0.5
+
+_STOP_WORDS_TEXT = """
+a about above after again against all am an and any are aren as at be because been before being
+below between both but by can cannot could couldn d did didn do does doesn doing don down
+during each few for from further had hadn has hasn have haven having he her here hers herself
+him himself his how i if in into is isn it its itself just ll m me more most mustn my myself
+never no nor not now o of off on once only or other ought our ours ourselves out over own re s
+same shan she should shouldn so some such t than that the their theirs them themselves then
+there these they this those through to too under until up ve very was wasn we were weren what
+when where which while who whom why will with won would wouldn y you your yours yourself
+yourselves
+"""
+STOP_WORDS = frozenset(_STOP_WORDS_TEXT.split())
+
+WHOLE_PREFIX = "="
+"""Marks a whole-identifier term ("=sendlmrequest"); phrase terms hold a space instead."""
+
+_TOKEN = re.compile(r"[^\W_]+")
+_COMPOUND = re.compile(r"[^\W_]+(?:[_\-./][^\W_]+)*")
+_CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+|[^\W\d_]+")
+_BIGRAM_SEPARATOR = " "
+_COMPOUND_CACHE_SIZE = 1 << 16
+
+EntryTerms = tuple[dict[str, float], float]
+"""An entry's weighted term frequencies and its length."""
+
+
+def tokenize(text: str) -> list[str]:
+    """Return the searchable terms of `text`, in order (see the module rules).
+
+    Args:
+        text: Any text: entry content, a slug's words or a query.
+
+    Returns:
+        Stemmed, lowercase terms without stop words; may be empty.
+    """
+    return split_terms(text)[0]
+
+
+def identifiers(text: str) -> list[str]:
+    """Return the whole-identifier terms of `text`: each `sendLmRequest`, `snake_case`,
+    `kebab-case` or `file.ts` as one term (its parts joined, lowercase), in order."""
+    return split_terms(text)[1]
+
+
+def split_terms(text: str) -> tuple[list[str], list[str]]:
+    """Split `text` into word terms and whole-identifier terms (see the module rules)."""
+    if not text.isascii():
+        folded = unicodedata.normalize("NFKD", text)
+        text = "".join(ch for ch in folded if not unicodedata.combining(ch))
+    words: list[str] = []
+    wholes: list[str] = []
+    for compound in _COMPOUND.findall(text):
+        stems, whole = _compound_terms(compound)
+        words.extend(stems)
+        if whole:
+            wholes.append(whole)
+    return words, wholes
+
+
+@functools.lru_cache(maxsize=_COMPOUND_CACHE_SIZE)
+def _compound_terms(compound: str) -> tuple[tuple[str, ...], str]:
+    """The stemmed word terms of one compound ("sendLmRequest", "fs.open", "Writing") and its
+    whole-identifier term ("" when it is a single word)."""
+    parts = [part.lower() for run in _TOKEN.findall(compound) for part in _camel_parts(run)]
+    stems = tuple(stem(part) for part in parts if part not in STOP_WORDS)
+    return stems, (WHOLE_PREFIX + "".join(parts) if len(parts) > 1 else "")
+
+
+def _camel_parts(run: str) -> list[str]:
+    """Split one letters-and-digits run at case changes: "sendLMRequest2" gives send, LM,
+    Request, 2; a run in one case stays whole."""
+    if not run.isascii() or run.islower() or run.isupper() or run.isdigit():
+        return [run]  # case changes split ASCII identifiers only, never words like "Straße"
+    return _CAMEL.findall(run) or [run]
+
+
+def bigrams(terms: Sequence[str]) -> list[str]:
+    """Return the phrase terms of `terms`: each adjacent pair joined by a space."""
+    return [first + _BIGRAM_SEPARATOR + second for first, second in itertools.pairwise(terms)]
+
+
+def is_word(term: str) -> bool:
+    """True for a word term (not a phrase term nor a whole identifier)."""
+    return term[0] != WHOLE_PREFIX and _BIGRAM_SEPARATOR not in term
+
+
+def entry_terms(entry: Entry) -> EntryTerms:
+    """Return an entry's weighted term frequencies (words, phrases, whole identifiers, slug
+    words) and its length."""
+    words, wholes = split_terms(entry.content)
+    slug_words = _slug_words(entry.slug) if entry.slug else ()
+    counts: dict[str, float] = dict.fromkeys(words, 0.0)
+    for term in words:
+        counts[term] += 1.0
+    previous = ""
+    for term in words:  # the phrase terms: each adjacent pair
+        if previous:
+            pair = previous + _BIGRAM_SEPARATOR + term
+            counts[pair] = counts.get(pair, 0.0) + 1.0
+        previous = term
+    get = counts.get
+    for term in wholes:
+        counts[term] = get(term, 0.0) + IDENTIFIER_WEIGHT
+    for term in slug_words:
+        counts[term] = get(term, 0.0) + SLUG_WEIGHT
+    length = len(words) + IDENTIFIER_WEIGHT * len(wholes) + SLUG_WEIGHT * len(slug_words)
+    return counts, length
+
+
+@functools.lru_cache(maxsize=_COMPOUND_CACHE_SIZE)
+def _slug_words(slug: str) -> tuple[str, ...]:
+    """A slug's word terms (its parts are joined by "-")."""
+    return tuple(tokenize(slug.replace("-", " ")))

@@ -1,0 +1,74 @@
+"""Search indexes kept between runs, so that a restarted daemon answers at once.
+
+Rules:
+- A category file's index is saved as `$XDG_STATE_HOME/memd/index/<digest of its path>.idx`
+  (msgpack), under the digest of the exact text it indexes (`text_key`); it is used only for a
+  file holding exactly that text, so a stale image is never read, only rebuilt.
+- It is a cache: a missing, unreadable, corrupt or stale image costs a rebuild and nothing
+  else, and saving is best effort (atomic, not fsynced; a failure is logged and ignored).
+- Blocking: call these from a worker thread.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import logging
+import os
+import tempfile
+from collections.abc import Iterable
+
+import msgspec
+
+from memd.config import state_dir
+from memd.core.index import CategoryIndex, IndexImage, from_image, to_image
+from memd.core.mdformat import Entry
+
+logger = logging.getLogger(__name__)
+
+_encoder = msgspec.msgpack.Encoder()
+_decoder = msgspec.msgpack.Decoder(IndexImage)
+
+
+def image_path(path: str) -> str:
+    """Return where the index of the category file `path` is kept."""
+    digest = hashlib.sha256(os.fsencode(os.path.abspath(path))).hexdigest()[:24]
+    return os.path.join(state_dir(), "index", f"{digest}.idx")
+
+
+def text_key(text: str) -> str:
+    """Return the key of an index of `text`: a digest of the text."""
+    return hashlib.blake2b(text.encode("utf-8"), digest_size=16).hexdigest()
+
+
+def load(path: str, key: str, entries: Iterable[Entry]) -> CategoryIndex | None:
+    """Return the kept index of `path` if it indexes `entries` under `key`, else None."""
+    try:
+        with open(image_path(path), "rb") as handle:
+            image = _decoder.decode(handle.read())
+    except FileNotFoundError:
+        return None
+    except (OSError, msgspec.DecodeError, ValueError) as exc:
+        logger.info("ignoring the kept index of %s (%s); rebuilding it", path, exc)
+        return None
+    return from_image(entries, image, key)
+
+
+def save(path: str, index: CategoryIndex, key: str) -> None:
+    """Keep `index` (of the text whose key is `key`) for the next run; never raises."""
+    target = image_path(path)
+    try:
+        data = _encoder.encode(to_image(index, key))
+        directory = os.path.dirname(target)
+        os.makedirs(directory, mode=0o700, exist_ok=True)
+        fd, temp = tempfile.mkstemp(dir=directory, prefix=".tmp-", suffix=".idx")
+        try:
+            with open(fd, "wb") as handle:
+                handle.write(data)
+            os.replace(temp, target)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(temp)
+            raise
+    except (OSError, ValueError, RuntimeError) as exc:
+        logger.info("could not keep the index of %s (%s)", path, exc)

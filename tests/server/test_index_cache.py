@@ -1,0 +1,98 @@
+"""Kept indexes: used only for exactly the text they index; anything else costs a rebuild."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from memd.core import mdformat
+from memd.core.categories import Category
+from memd.core.index import build_index
+from memd.core.mdformat import Entry
+from memd.core.ranking import search
+from memd.server import index_cache
+from memd.server.actor import _load_indexed
+
+TEXT = (
+    "# Quirks\n\nThings that surprise.\n\n"
+    "- [lock-first] Take the lock before writing the file\n"
+    "- [cache-key] The CI cache is keyed by the lockfile hash\n"
+    "- Run the tests with pytest before pushing\n"
+)
+QUERIES = ("lock", "cache hash", "pytest", "loc", "nothing here")
+
+
+def _entries(text: str) -> tuple[Entry, ...]:
+    return mdformat.entries(mdformat.parse(text))
+
+
+def _answers(index: object) -> list[object]:
+    return [search([(Category.QUIRK, index)], query, limit=5) for query in QUERIES]  # type: ignore[list-item]
+
+
+def test_a_kept_index_answers_like_a_fresh_one(tmp_path: Path) -> None:
+    path = str(tmp_path / "quirks.md")
+    key = index_cache.text_key(TEXT)
+    index_cache.save(path, build_index(_entries(TEXT)), key)
+    kept = index_cache.load(path, key, _entries(TEXT))
+    assert kept is not None
+    assert _answers(kept) == _answers(build_index(_entries(TEXT)))
+
+
+def test_an_updated_index_is_kept_renumbered(tmp_path: Path) -> None:
+    path = str(tmp_path / "quirks.md")
+    edited = TEXT.replace("- [lock-first] Take the lock before writing the file\n", "")
+    edited += "- Deploy through staging first\n"
+    updated = build_index(_entries(edited), build_index(_entries(TEXT)))
+    key = index_cache.text_key(edited)
+    index_cache.save(path, updated, key)
+    kept = index_cache.load(path, key, _entries(edited))
+    assert kept is not None
+    assert _answers(kept) == _answers(build_index(_entries(edited)))
+
+
+def test_an_image_of_other_text_is_not_used(tmp_path: Path) -> None:
+    path = str(tmp_path / "quirks.md")
+    index_cache.save(path, build_index(_entries(TEXT)), index_cache.text_key(TEXT))
+    other = TEXT + "- One more rule\n"
+    assert index_cache.load(path, index_cache.text_key(other), _entries(other)) is None
+
+
+@pytest.mark.parametrize("damage", ["garbage", "missing"])
+def test_a_corrupt_or_missing_image_is_not_used(tmp_path: Path, damage: str) -> None:
+    path = str(tmp_path / "quirks.md")
+    index_cache.save(path, build_index(_entries(TEXT)), index_cache.text_key(TEXT))
+    image = Path(index_cache.image_path(path))
+    if damage == "garbage":
+        image.write_bytes(b"\x93not an index")
+    else:
+        image.unlink()
+    assert index_cache.load(path, index_cache.text_key(TEXT), _entries(TEXT)) is None
+
+
+def test_the_first_load_keeps_the_index_and_the_next_takes_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = str(tmp_path / "quirks.md")
+    _, (entries, first), _ = _load_indexed(path, TEXT)
+    assert Path(index_cache.image_path(path)).exists()
+
+    def no_build(*args: object) -> object:
+        raise AssertionError("the kept index should have been used")
+
+    monkeypatch.setattr("memd.server.actor.ranking.build_index", no_build)
+    _, (again, second), _ = _load_indexed(path, TEXT)
+    assert again == entries
+    assert _answers(second) == _answers(first)
+
+
+def test_an_unwritable_state_directory_only_costs_the_cache(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    blocked = tmp_path / "state"
+    blocked.write_text("a file where the state directory should be")
+    monkeypatch.setenv("XDG_STATE_HOME", str(blocked))
+    path = str(tmp_path / "quirks.md")
+    index_cache.save(path, build_index(_entries(TEXT)), index_cache.text_key(TEXT))  # no raise
+    assert index_cache.load(path, index_cache.text_key(TEXT), _entries(TEXT)) is None
