@@ -22,8 +22,9 @@ rebuilds the index from scratch.
 from __future__ import annotations
 
 import bisect
+import contextlib
 import operator
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import NamedTuple
 
 import msgspec
@@ -115,6 +116,7 @@ class CategoryIndex:
         "_docs",
         "_entries",
         "_postings",
+        "_readers",
         "_retired",
         "_saturations",
         "_slots",
@@ -137,6 +139,7 @@ class CategoryIndex:
         self._views: dict[str, TermView] = {}
         self._view_postings = 0
         self._saturations: tuple[tuple[float, float, int], Saturations] | None = None
+        self._readers = 0
         self._retired = False
 
     @property
@@ -216,6 +219,18 @@ class CategoryIndex:
     def __repr__(self) -> str:
         """Return a short description (entry and term counts)."""
         return f"CategoryIndex(entries={len(self._entries)}, terms={len(self._postings)})"
+
+    @contextlib.contextmanager
+    def reading(self) -> Iterator[CategoryIndex]:
+        """Keep this index unchanged while a search runs elsewhere (in a worker thread): while
+        it is read, `build_index` leaves it alone and builds a new index instead. Enter and
+        leave on the thread that builds indexes."""
+        self._check()
+        self._readers += 1
+        try:
+            yield self
+        finally:
+            self._readers -= 1
 
     # ------------------------------------------------------------------ building
 
@@ -406,15 +421,16 @@ def build_index(entries: Iterable[Entry], previous: CategoryIndex | None = None)
 
     Args:
         entries: The category's entries, in any order.
-        previous: The index of the file's previous version, if there is one. It is taken over:
-            the entries both versions share keep their place and only the changed ones are
-            indexed, so a store or an edit costs only what changed. Do not use it afterwards.
+        previous: The index of the file's previous version, if there is one. It is taken over
+            (unless it is being read, see `CategoryIndex.reading`): the entries both versions
+            share keep their place and only the changed ones are indexed, so a store or an
+            edit costs only what changed. Do not use it afterwards.
 
     Returns:
         An index to pass to `memd.core.ranking.search` together with its category.
     """
     ordered = tuple(sorted(entries, key=_line))
-    if previous is not None:
+    if previous is not None and not previous._readers:
         previous._check()
         updated = previous._take_over(ordered)
         if updated is not None:

@@ -7,6 +7,7 @@ wait for a commit. `subscribe` registers the session with a workspace's change f
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import os
 from collections.abc import Awaitable, Callable
@@ -269,7 +270,12 @@ class Methods:
                 relevant = [(hit.category, hit.entry, hit.score) for hit in found.hits]
             return prompt_block.build(always, relevant, params.budget_tokens, unreadable)
 
-        block = await anyio.to_thread.run_sync(pack)  # ranking a long prompt takes a while
+        # Ranking a long prompt takes a while: off the event loop, with the indexes held
+        # unchanged meanwhile (a store may move on to the next version of one).
+        with contextlib.ExitStack() as held:
+            for _, index in indexes:
+                held.enter_context(index.reading())
+            block = await anyio.to_thread.run_sync(pack)
         return p.ContextResult(
             markdown=block.markdown,
             tokens=block.tokens,

@@ -176,3 +176,12 @@ def test_the_usage_nudge_stays_within_what_search_allows_for() -> None:
     from memd.core import usage
 
     assert 1.0 + usage.MAX_NUDGE <= MAX_BOOST
+
+
+def test_an_index_being_read_is_left_alone() -> None:
+    first = build_index(_numbered([(None, "lock the file")]))
+    with first.reading():
+        second = build_index(_numbered([(None, "lock the file"), (None, "write the cache")]), first)
+        assert [hit.entry.line for hit in search([(Category.QUIRK, first)], "lock", limit=3).hits]
+    assert second is not first
+    assert len(search([(Category.QUIRK, second)], "cache", limit=3).hits) == 1
