@@ -4,7 +4,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: serve test bench lint clean systemd-tools
+.PHONY: serve test bench lint clean systemd-tools bytecode
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -18,7 +18,12 @@ $(VENV)/.installed-test: $(VENV)/.installed
 	$(BIN)/python -m pip install --quiet -e ./client[async] -e .[test]
 	touch $@
 
-serve: $(VENV)/.installed
+# Editable installs get no bytecode from pip; without it every daemon start compiles memd's
+# sources again (about 100 ms, a third of a cold start). Only changed files are recompiled.
+bytecode: $(VENV)/.installed
+	$(BIN)/python -m compileall -q memd client/memd_client
+
+serve: $(VENV)/.installed bytecode
 	$(BIN)/memd serve
 
 lint: $(VENV)/.installed-test
@@ -35,10 +40,10 @@ systemd-tools:
 	  DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends systemd; \
 	fi
 
-test: lint systemd-tools
+test: lint systemd-tools bytecode
 	$(BIN)/python -m pytest
 
-bench: $(VENV)/.installed-test
+bench: $(VENV)/.installed-test bytecode
 	$(BIN)/python -m bench
 
 clean:

@@ -22,7 +22,6 @@ import msgspec
 from memd import __version__
 from memd.config import LOG_LEVELS
 from memd.core.render import entry_text
-from memd.hook import HOOK_MAX_TOKENS, hook_output
 from memd_client import (
     Client,
     DaemonUnavailable,
@@ -456,6 +455,8 @@ def run_context_hook(args: argparse.Namespace, data: bytes) -> int:
     A prompt hook must never block the user: every failure exits 0 with a one-line note on
     stderr and nothing on stdout, so the prompt goes on without memory.
     """
+    from memd.hook import HOOK_MAX_TOKENS, hook_output  # the hook's own module, when hooked
+
     try:
         hook = msgspec.json.decode(data, type=ClaudePromptHook)
     except (msgspec.DecodeError, ValueError) as exc:  # ValueError: bytes that are not UTF-8

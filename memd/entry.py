@@ -13,15 +13,16 @@ import sys
 def main() -> int:
     """Run `memd` with `sys.argv` and return the exit code."""
     argv = sys.argv[1:]
-    from memd import hook
-
-    plan = hook.fast_plan(argv)
     stdin = None
-    if plan is not None:
-        stdin = sys.stdin.buffer.read()
-        answered = hook.answer(plan, stdin)
-        if answered is not None:
-            return answered
+    if "--hook" in argv:  # only a prompt hook can take the fast path
+        from memd import hook
+
+        plan = hook.fast_plan(argv)
+        if plan is not None:
+            stdin = sys.stdin.buffer.read()
+            answered = hook.answer(plan, stdin)
+            if answered is not None:
+                return answered
     from memd.cli import main as cli_main
 
     return cli_main(argv, stdin=stdin)

@@ -17,10 +17,8 @@ Rules (see the research notes, "systemd user units" and "launchd"):
 
 from __future__ import annotations
 
-import plistlib
 from collections.abc import Mapping, Sequence
 from typing import Any
-from xml.parsers.expat import ExpatError
 
 SYSTEMD_SOCKET_UNIT = "memd.socket"
 SYSTEMD_SERVICE_UNIT = "memd.service"
@@ -187,6 +185,8 @@ def _launchd_plist(exec_argv: Sequence[str], socket_path: str, log_path: str, no
         "StandardOutPath": log_path,
         "StandardErrorPath": log_path,
     }
+    import plistlib  # here, not at the top: the daemon reads this module's names at start
+
     data = plistlib.dumps(job, sort_keys=False)
     # XML comments for the reader; `note` is a constant without "--", which comments forbid.
     data = data.replace(b"<plist ", f"<!-- {note} -->\n<plist ".encode(), 1)
@@ -202,6 +202,9 @@ def check_launchd_plist(data: bytes) -> list[str]:
     `Listener` socket's `SockPathName` absolute and under 104 bytes and its `SockPathMode` the
     integer 0o600 (384), booleans real booleans, `RunAtLoad` not true and no `KeepAlive`.
     """
+    import plistlib
+    from xml.parsers.expat import ExpatError
+
     try:
         job = plistlib.loads(data)
     except (ValueError, ExpatError) as exc:

@@ -7,9 +7,11 @@ from pathlib import Path
 
 CORE = Path(__file__).resolve().parent.parent / "memd" / "core"
 ALLOWED = {
+    "array",
     "bisect",
     "__future__",
     "collections",
+    "contextlib",
     "dataclasses",
     "enum",
     "functools",

@@ -23,12 +23,13 @@ def test_lifecycle_benchmark_runs_quick(tmp_path: Path, capsys: pytest.CaptureFi
         output=output,
     )
     tables = capsys.readouterr().out
-    assert "| memd serve: spawn to READY=1 |" in tables
-    assert "| fresh `memd query`, first request (loads the workspace) |" in tables
+    assert "| memd serve, first start: spawn to READY=1 |" in tables
+    assert "| memd serve, restart: spawn to first answer (kept index) |" in tables
     for size in lifecycle.QUICK_RSS_SIZES:
         assert f"| {size:,} |" in tables
     cold = report["cold_start"]
-    for key in ("ready_floor_ms", "ready_ms", "first_query_ms", "warm_query_ms"):
+    keys = ("first_ready_ms", "first_answer_ms", "restart_ready_ms", "restart_answer_ms")
+    for key in ("ready_floor_ms", "client_process_ms", *keys):
         assert cold[key] > 0
     assert cold["hacklm_process_ms"] > 0
     for figures in report["rss"]:

@@ -21,11 +21,12 @@ rebuilds the index from scratch.
 
 from __future__ import annotations
 
+import array
 import bisect
 import contextlib
 import operator
 from collections.abc import Iterable, Iterator, Sequence
-from typing import NamedTuple
+from typing import NamedTuple, cast
 
 import msgspec
 
@@ -38,8 +39,9 @@ _VIEW_BUDGET_MIN = 4096
 """Cached term views hold at least this many postings (and up to 4 per entry) per index."""
 
 _line = operator.attrgetter("line")
+_POSTING_BYTES = 8
 
-IMAGE_VERSION = 1
+IMAGE_VERSION = 2
 
 
 class IndexImage(msgspec.Struct, array_like=True, frozen=True):
@@ -50,7 +52,8 @@ class IndexImage(msgspec.Struct, array_like=True, frozen=True):
     key: str
     entries: int
     classes: list[tuple[float, float]]
-    postings: dict[str, list[int]]
+    postings: dict[str, bytes]
+    """Each term's postings, packed as native int64s."""
     total_length: float
 
 
@@ -131,7 +134,9 @@ class CategoryIndex:
         self._entries: tuple[Entry, ...] = ()
         self._docs: list[int] = []
         self._slots: list[Entry | None] = []
-        self._postings: dict[str, list[int]] = {}
+        # A term's postings are a list, or the packed int64 bytes of one (from a kept image),
+        # turned into a list when first used: a restart reads only what it needs.
+        self._postings: dict[str, list[int] | bytes] = {}
         self._classes: list[tuple[float, float]] = []
         self._class_ids: dict[float, dict[float, int]] = {}
         self._vocabulary: list[str] = []
@@ -176,19 +181,28 @@ class CategoryIndex:
     def frequency(self, term: str) -> int:
         """Return how many entries hold `term`."""
         found = self._postings.get(term)
-        return len(found) if found is not None else 0
+        if found is None:
+            return 0
+        return len(found) if isinstance(found, list) else len(found) // _POSTING_BYTES
 
     def postings(self, term: str) -> list[int] | None:
         """Return `term`'s postings (`class << 32 | doc`, sorted; do not change them), or None."""
         self._check()
-        return self._postings.get(term)
+        return self._listed(term)
 
     def view(self, term: str) -> TermView | None:
-        """Return `term`'s view for searching (memoised until the term's postings change)."""
+        """Return `term`'s view for searching (memoised until the term's postings change;
+        while the index is read elsewhere, see `reading`, the memo is only looked at)."""
         self._check()
+        if self._readers:
+            found = self._views.get(term)
+            if found is None:
+                postings = self._listed(term)
+                return TermView(postings) if postings is not None else None
+            return found
         found = self._views.pop(term, None)
         if found is None:
-            postings = self._postings.get(term)
+            postings = self._listed(term)
             if postings is None:
                 return None
             found = TermView(postings)
@@ -199,6 +213,17 @@ class CategoryIndex:
                 self._drop_view(oldest)
         self._views[term] = found  # (re)inserted last: the least recently used go first
         return found
+
+    def _listed(self, term: str) -> list[int] | None:
+        """`term`'s postings as a list (unpacking them if they come from a kept image)."""
+        found = self._postings.get(term)
+        if found is None or isinstance(found, list):
+            return found
+        unpacked = array.array("q")
+        unpacked.frombytes(found)
+        listed = unpacked.tolist()
+        self._postings[term] = listed
+        return listed
 
     def words_starting(self, prefix: str) -> list[str]:
         """Return the indexed word terms that start with `prefix` (not `prefix` itself)."""
@@ -272,7 +297,7 @@ class CategoryIndex:
         self._entries = ordered
         self._docs = list(range(len(ordered)))
         self._slots = list(ordered)
-        self._postings = lists
+        self._postings = cast("dict[str, list[int] | bytes]", lists)
         self._vocabulary = sorted(term for term in lists if is_word(term))
         self._total_length = total
 
@@ -280,7 +305,7 @@ class CategoryIndex:
         counts, length = entry_terms(entry)
         for term, tf in counts.items():
             value = self._class(tf, length) << CLASS_SHIFT | doc
-            postings = self._postings.get(term)
+            postings = self._listed(term)
             if postings is None:
                 self._postings[term] = [value]
                 if is_word(term):
@@ -295,7 +320,8 @@ class CategoryIndex:
         counts, length = entry_terms(entry)
         for term, tf in counts.items():
             value = self._class(tf, length) << CLASS_SHIFT | doc
-            postings = self._postings[term]
+            postings = self._listed(term)
+            assert postings is not None, "an indexed entry's terms have postings"
             self._drop_view(term)
             del postings[bisect.bisect_left(postings, value)]
             if not postings:
@@ -377,16 +403,17 @@ def to_image(index: CategoryIndex, key: str) -> IndexImage:
     index._check()
     renumber = {doc: position for position, doc in enumerate(index._docs)}
     dense = all(doc == position for doc, position in renumber.items())
-    postings = (
-        index._postings
-        if dense
-        else {
-            term: sorted(
+    postings: dict[str, bytes] = {}
+    for term, found in index._postings.items():
+        if isinstance(found, bytes) and dense:
+            postings[term] = found
+            continue
+        values = found if isinstance(found, list) else index._listed(term) or []
+        if not dense:
+            values = sorted(
                 value >> CLASS_SHIFT << CLASS_SHIFT | renumber[value & DOC_MASK] for value in values
             )
-            for term, values in index._postings.items()
-        }
-    )
+        postings[term] = array.array("q", values).tobytes()
     return IndexImage(
         version=IMAGE_VERSION,
         key=key,
@@ -407,7 +434,7 @@ def from_image(entries: Iterable[Entry], image: IndexImage, key: str) -> Categor
     index._entries = ordered
     index._docs = list(range(len(ordered)))
     index._slots = list(ordered)
-    index._postings = image.postings
+    index._postings = dict(image.postings)
     index._classes = [(float(tf), float(length)) for tf, length in image.classes]
     for number, (tf, length) in enumerate(index._classes):
         index._class_ids.setdefault(length, {})[tf] = number

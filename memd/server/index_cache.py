@@ -15,7 +15,7 @@ import contextlib
 import hashlib
 import logging
 import os
-import tempfile
+import secrets
 from collections.abc import Iterable
 
 import msgspec
@@ -61,7 +61,8 @@ def save(path: str, index: CategoryIndex, key: str) -> None:
         data = _encoder.encode(to_image(index, key))
         directory = os.path.dirname(target)
         os.makedirs(directory, mode=0o700, exist_ok=True)
-        fd, temp = tempfile.mkstemp(dir=directory, prefix=".tmp-", suffix=".idx")
+        temp = os.path.join(directory, f".tmp-{secrets.token_hex(8)}.idx")
+        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
         try:
             with open(fd, "wb") as handle:
                 handle.write(data)
