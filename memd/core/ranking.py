@@ -288,7 +288,11 @@ def _search_best(plan: _Plan, limit: int, boost: Boost | None) -> SearchResult:
             for score, doc in scored:
                 if not found.consider(score, doc):
                     break
-        pending.extend((walk.top * scale, walk, several, found, scale) for walk in walks)
+        pending.extend(
+            (walk.top * scale, walk, several, found, scale)
+            for walk in walks
+            if not several or not walk.view.class_of.keys() <= several  # (a phrase's entries
+        )  # hold its words too: all in `several`, so there is nothing left to walk)
     # The walks go best first across all categories, so that most of them stop at once.
     pending.sort(key=lambda item: item[0], reverse=True)
     for _, walk, several, found, scale in pending:
@@ -302,11 +306,25 @@ def _score_several(
     """Score the entries holding several query terms; return the matches, best first, with
     how many of their single-term classes were counted as matches of their own."""
     scored: list[tuple[float, int]] = []
+    if all(walk.matching == len(walk.levels) for walk in walks):
+        # The usual case: every entry of every term matches on that term alone (and so does
+        # every entry holding several), so the entries counted twice are just those shared.
+        counted = sum(len(several & walk.view.class_of.keys()) for walk in walks)
+        lookups = [(walk.view.class_of.get, walk.gain) for walk in walks]
+        for doc in several:
+            value = 0.0
+            for class_of, gain in lookups:
+                klass = class_of(doc)
+                if klass is not None:
+                    value += gain * saturation[klass]
+            scored.append((min(1.0, value * scale), doc))
+        scored.sort(reverse=True)
+        return scored, counted
     counted = 0
-    lookups = [(walk.view.class_of.get, walk.gain, walk.counted) for walk in walks]
+    checks = [(walk.view.class_of.get, walk.gain, walk.counted) for walk in walks]
     for doc in several:
         value = 0.0
-        for class_of, gain, counted_classes in lookups:
+        for class_of, gain, counted_classes in checks:
             klass = class_of(doc)
             if klass is not None:
                 value += gain * saturation[klass]
