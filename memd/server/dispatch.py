@@ -45,11 +45,20 @@ _DECODE_ERRORS = (msgspec.DecodeError, UnicodeDecodeError, RecursionError)
 MethodTable = dict[str, tuple[type[msgspec.Struct], Handler]]
 
 
+class _MethodOnly(msgspec.Struct):
+    method: str = ""
+
+
+_method_decoder = msgspec.json.Decoder(_MethodOnly)
+
+
 class Dispatcher:
     """Turns request frames into response frames using a method table."""
 
-    def __init__(self, methods: MethodTable) -> None:
+    def __init__(self, methods: MethodTable, *, quick: frozenset[str] = frozenset()) -> None:
+        """`quick` names the methods that never wait for a writer (see `is_quick`)."""
         self.methods = methods
+        self.quick = quick
         self._params_decoders = {
             name: msgspec.json.Decoder(params_type) for name, (params_type, _) in methods.items()
         }
@@ -64,6 +73,16 @@ class Dispatcher:
             response = await self.handle_request(body, session)
             return None if response is None else _encoder.encode(response)
         return _encoder.encode(_not_an_object(body))
+
+    def is_quick(self, frame: bytes) -> bool:
+        """True when `frame` is one request (not a batch) for a quick method: one a connection
+        may answer before it reads on, since it never waits for a write to finish."""
+        if not frame.lstrip().startswith(b"{"):
+            return False
+        try:
+            return _method_decoder.decode(frame).method in self.quick
+        except _DECODE_ERRORS:  # (a ValidationError is a DecodeError)
+            return False
 
     async def _handle_batch(self, body: bytes, session: Session) -> bytes | None:
         try:

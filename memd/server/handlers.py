@@ -56,6 +56,9 @@ class Methods:
             "context": (p.ContextParams, self.context),
             "extract": (p.ExtractParams, self.extract),
         }
+        self.quick = frozenset({"query", "get", "list", "stats", "status"})
+        """The reads that never wait for a writer (nor a worker thread, once the workspace is
+        loaded): a connection answers them before reading on."""
 
     async def store(self, params: p.StoreParams, session: Session) -> p.StoreResult:
         """Store one memory (see `transitions.store` for the rules)."""

@@ -100,3 +100,25 @@ def test_cleanup_with_an_unreadable_file_reports_1004(
     (memory / "quirks.md").write_bytes(b"- [bad] caf\xe9\n")
     reply = rpc(daemon.socket_path, "cleanup", {"workspace": str(workspace)})
     assert reply["error"]["code"] == 1004
+
+
+def test_replies_larger_than_the_socket_buffer_arrive_whole_and_in_order(
+    daemon: DaemonProcess, workspace: Path
+) -> None:
+    memory = workspace / ".memory"
+    memory.mkdir(exist_ok=True)
+    lines = "".join(f"- [rule-{n}] Rule number {n} says {'x' * 200}\n" for n in range(3000))
+    (memory / "quirks.md").write_text("# Quirks\n\n" + lines)
+    listing = {"workspace": str(workspace)}
+    requests = b"".join(
+        msgspec.json.encode(
+            {"jsonrpc": "2.0", "id": n, "method": "list" if n % 2 else "status", "params": p}
+        )
+        + b"\n"
+        for n, p in enumerate([{}, listing, {}, listing, {}])
+    )
+    with connect(daemon.socket_path) as sock:
+        sock.sendall(requests)
+        replies = read_lines(sock, 5)  # reads slowly: each list reply is about 700 KB
+    assert [reply["id"] for reply in replies] == [0, 1, 2, 3, 4]  # quick reads: in order
+    assert [len(reply["result"]["entries"]) for reply in replies if reply["id"] % 2] == [3000] * 2

@@ -168,3 +168,20 @@ async def test_null_result_is_sent_as_null() -> None:
         b'{"jsonrpc": "2.0", "method": "notify_hello", "id": null}', Session()
     )
     assert reply == b'{"id":null,"jsonrpc":"2.0","result":null}'
+
+
+@pytest.mark.parametrize(
+    ("frame", "quick"),
+    [
+        (b'{"jsonrpc":"2.0","id":1,"method":"query","params":{}}', True),
+        (b'  {"method":"status","jsonrpc":"2.0","id":2}', True),
+        (b'{"jsonrpc":"2.0","id":1,"method":"store","params":{}}', False),
+        (b'[{"jsonrpc":"2.0","id":1,"method":"query","params":{}}]', False),
+        (b'{"jsonrpc":"2.0","id":1,"method":7}', False),
+        (b"{not json", False),
+        (b'"query"', False),
+    ],
+)
+def test_only_single_requests_for_quick_methods_are_quick(frame: bytes, quick: bool) -> None:
+    dispatcher = Dispatcher({}, quick=frozenset({"query", "status"}))
+    assert dispatcher.is_quick(frame) is quick
