@@ -273,11 +273,19 @@ def _search_best(plan: _Plan, limit: int, boost: Boost | None) -> SearchResult:
         scale = plan.scales[number]
         saturation = plan.saturations(index)
         walks: list[_Walk] = []
+        words = {term for _, term in plan.terms[number]}
+        phrases: list[_Walk] = []  # their entries hold both words: shared by those already
         for gain, term in plan.terms[number]:
             view = index.view(term)
             if view is not None:
-                walks.append(_Walk(gain, scale, plan.smallest, view, view.ranked(saturation)))
+                walk = _Walk(gain, scale, plan.smallest, view, view.ranked(saturation))
+                first, _, second = term.partition(" ")
+                if second and first != second and first in words and second in words:
+                    phrases.append(walk)
+                else:
+                    walks.append(walk)
         several = _in_several([walk.view for walk in walks])
+        walks += phrases
         # Entries holding one query term: their classes are counted, not visited. Entries
         # holding several are scored one by one (and taken back out of those counts).
         total += sum(walk.running[walk.matching] for walk in walks)
