@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import json
 import os
 import shutil
 import socket
@@ -42,8 +41,8 @@ from pathlib import Path
 from typing import Any
 
 from bench._daemon import percentile, running_daemon
+from bench._report import commit, print_verdicts, save
 from bench.query import QUERIES, make_corpus, write_workspace
-from bench.retrieval import _commit, _rounded
 from memd.core.categories import CATEGORIES, Category
 from memd.core.mdformat import Entry
 from memd_client import Client
@@ -341,7 +340,7 @@ def run(
     print(f"  edits measured ({time.perf_counter() - began:.1f} s)", flush=True)
     report: dict[str, Any] = {
         "benchmark": "lifecycle",
-        "commit": _commit(),
+        "commit": commit(),
         "cold_start": cold,
         "rss": memory,
         "edit": edit,
@@ -351,12 +350,8 @@ def run(
     print()
     print(markdown_tables(cold, memory, edit))
     print()
-    for name, verdict in report["targets"].items():
-        print(f"- {name}: {verdict['text']}")
-    if output is not None:
-        output.parent.mkdir(parents=True, exist_ok=True)
-        output.write_text(json.dumps(_rounded(report), indent=2) + "\n", encoding="utf-8")
-        print(f"written: {output}")
+    print_verdicts(report["targets"])
+    save(report, output)
     return report
 
 

@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import argparse
 import itertools
-import json
 import math
 import random
 import socket
@@ -44,7 +43,8 @@ import msgspec
 
 from bench._daemon import percentile, running_daemon
 from bench._echo import echo_server
-from bench.retrieval import _commit, _rounded, fts5_match, hacklm_rank
+from bench._report import commit, print_verdicts, save
+from bench.retrieval import fts5_match, hacklm_rank
 from bench.search_speed import SEED, _pick, _sentence, _words
 from memd.core import mdformat
 from memd.core.categories import CATEGORIES, Category
@@ -425,7 +425,7 @@ def run(
         print(f"  {n_entries} entries measured ({time.perf_counter() - began:.1f} s)", flush=True)
     report: dict[str, Any] = {
         "benchmark": "query",
-        "commit": _commit(),
+        "commit": commit(),
         "queries": list(QUERIES),
         "limit": LIMIT,
         "budget_s": budget_s,
@@ -442,12 +442,8 @@ def run(
     for line in size_notes(results):
         print(line)
     print()
-    for name, verdict in report["targets"].items():
-        print(f"- {name}: {verdict['text']}")
-    if output is not None:
-        output.parent.mkdir(parents=True, exist_ok=True)
-        output.write_text(json.dumps(_rounded(report), indent=2) + "\n", encoding="utf-8")
-        print(f"written: {output}")
+    print_verdicts(report["targets"])
+    save(report, output)
     return report
 
 

@@ -22,16 +22,15 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import json
 import re
 import sqlite3
-import subprocess
 import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 from bench._daemon import running_daemon
+from bench._report import commit, save
 from bench.locomo import (
     METRICS,
     TOP,
@@ -243,7 +242,7 @@ def run(
     report: dict[str, Any] = {
         "benchmark": "retrieval",
         "data_dir": str(data_dir),
-        "commit": _commit(),
+        "commit": commit(),
         "conversations": [conversation.name for conversation in conversations],
         "questions": len(rows["memd"]),
         "labels": METHODS,
@@ -261,11 +260,7 @@ def run(
     print(f"\nmemd R@5 margin over FTS5: {margin:+.3f} (target >= +{TARGET_MARGIN:.2f}: {verdict})")
     timings = ", ".join(f"{m} {methods[m]['ms_per_query']:.2f}" for m in METHODS)
     print(f"ms per query: {timings} (memd includes the socket round trip)")
-    if output is not None:
-        output.parent.mkdir(parents=True, exist_ok=True)
-        text = json.dumps(_rounded(report), indent=2, ensure_ascii=False)
-        output.write_text(text + "\n", encoding="utf-8")
-        print(f"written: {output}")
+    save(report, output)
     return report
 
 
@@ -309,30 +304,6 @@ def markdown_table(methods: dict[str, dict[str, float]]) -> str:
         cells = " | ".join(f"{figures[column]:.3f}" for column in METRICS)
         lines.append(f"| {label} | {cells} | {figures['questions']:.0f} |")
     return "\n".join(lines)
-
-
-def _commit() -> str | None:
-    try:
-        described = subprocess.run(
-            ["git", "describe", "--always", "--dirty"],
-            cwd=Path(__file__).resolve().parent,
-            capture_output=True,
-            text=True,
-            check=True,
-        )
-    except (OSError, subprocess.CalledProcessError):
-        return None
-    return described.stdout.strip() or None
-
-
-def _rounded(value: Any) -> Any:
-    if isinstance(value, float):
-        return round(value, 4)
-    if isinstance(value, dict):
-        return {key: _rounded(item) for key, item in value.items()}
-    if isinstance(value, list):
-        return [_rounded(item) for item in value]
-    return value
 
 
 def main(argv: list[str] | None = None) -> None:

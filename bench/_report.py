@@ -1,0 +1,50 @@
+"""What every benchmark does with its figures: round them, name the tree, judge targets, save."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+from typing import Any
+
+
+def commit() -> str | None:
+    """Return `git describe --always --dirty` of the benchmarked tree, or None outside git."""
+    try:
+        described = subprocess.run(
+            ["git", "describe", "--always", "--dirty"],
+            cwd=Path(__file__).resolve().parent,
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    return described.stdout.strip() or None
+
+
+def rounded(value: Any) -> Any:
+    """Return `value` with every float (in nested dicts and lists) rounded to 4 decimals."""
+    if isinstance(value, float):
+        return round(value, 4)
+    if isinstance(value, dict):
+        return {key: rounded(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [rounded(item) for item in value]
+    return value
+
+
+def print_verdicts(targets: dict[str, dict[str, Any]]) -> None:
+    """Print one line per target: its name and its text ("... : met" / "NOT met")."""
+    for name, verdict in targets.items():
+        print(f"- {name}: {verdict['text']}")
+
+
+def save(report: dict[str, Any], output: Path | None) -> None:
+    """Write `report` (rounded) as JSON to `output`, if given, and say where."""
+    if output is None:
+        return
+    output.parent.mkdir(parents=True, exist_ok=True)
+    text = json.dumps(rounded(report), indent=2, ensure_ascii=False)
+    output.write_text(text + "\n", encoding="utf-8")
+    print(f"written: {output}")
