@@ -244,10 +244,11 @@ def find_match(content: str, candidates: Iterable[Entry]) -> Match:
         score = jaccard(words, keywords(entry.content))
         if score > best_score:
             best, best_score = entry, score
-    return _decide(content, best, best_score)
+    return decide(content, best, best_score)
 
 
-def _decide(content: str, best: Entry | None, score: float) -> Match:
+def decide(content: str, best: Entry | None, score: float) -> Match:
+    """Return the verdict for `content` whose best match is `best` with similarity `score`."""
     if best is None or score < UPDATE_THRESHOLD:
         return Match(verdict=Verdict.STORE, similarity=score, entry=best, conflict=False)
     conflict = is_negation_flip(best.content, content)

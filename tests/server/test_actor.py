@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import os
 import time
 from collections.abc import Callable
@@ -14,13 +13,13 @@ import pytest
 from memd.core import mdformat, transitions
 from memd.core.archive import ArchivedEntry
 from memd.core.categories import Category
-from memd.server.actor import CategoryActor
+from memd.server.actor import CategoryActor, Unlocked
 from memd_client.errors import FileFormatError, LockTimeout
 
 archived: list[ArchivedEntry] = []
 
 
-async def _archive(records: list[ArchivedEntry]) -> None:
+def _archive(records: list[ArchivedEntry]) -> None:
     archived.extend(records)
 
 
@@ -34,7 +33,7 @@ def _actor(directory: Path, *, lock_check: Callable[[], None] | None = None) -> 
         Category.QUIRK,
         archive=_archive,
         clock=time.time,
-        write_lock=lambda: contextlib.nullcontext(lock_check),
+        write_lock=Unlocked(lock_check),
     )
 
 
