@@ -84,12 +84,15 @@ class Busy:
 
 BUSY = Busy()
 
-# How many lock objects of this process hold, or are trying to take, each lock, by the lock's
-# path in the real `.memory` directory (two spellings of one directory must not take each
-# other's lock for a leftover). A record with our pid is only a leftover when no other object of
-# ours is involved: the count goes up before the lock file is linked into place and down only
-# after it is unlinked, so no moment exists where our own fresh lock looks like a leftover.
-_IN_PROCESS: collections.Counter[str] = collections.Counter()
+DirKey = tuple[int, int]
+"""A `.memory` directory's (device, inode): two spellings of one directory share it."""
+
+# How many lock objects of this process hold, or are trying to take, each lock, by the (device,
+# inode) of its `.memory` directory (two spellings of one directory must not take each other's
+# lock for a leftover). A record with our pid is only a leftover when no other object of ours is
+# involved: the count goes up before the lock file is linked into place and down only after it
+# is unlinked, so no moment exists where our own fresh lock looks like a leftover.
+_IN_PROCESS: collections.Counter[DirKey] = collections.Counter()
 
 
 class LockRecord(NamedTuple):
@@ -277,7 +280,7 @@ class MemoryDirLock:
         self._clock = clock
         self._mine: _Seen | None = None  # our lock file (dev, ino) and the record last written
         self._holder: LockRecord | None = None  # the record of the last holder we waited on
-        self._key_held = ""  # the `_IN_PROCESS` key counted for the lock we hold
+        self._key_held: DirKey = (0, 0)  # the `_IN_PROCESS` key counted for the lock we hold
         self._taken_at = 0.0  # time.monotonic() when the lock was taken
         self._held_since = 0.0  # time.monotonic() when the lock was taken or last refreshed
         # Serialises refresh (from another thread) with the holder's checks and release.
@@ -299,7 +302,7 @@ class MemoryDirLock:
         """
         if self._mine is not None:
             raise RuntimeError(f"{self.path} is already held by this MemoryDirLock")
-        key = self._key()
+        key = self.directory_key()
         _IN_PROCESS[key] += 1
         acquired = False
         try:
@@ -331,13 +334,7 @@ class MemoryDirLock:
         finally:
             self.release()
 
-    def _attempt(self, key: str) -> bool:
-        try:
-            os.mkdir(self.memory_dir)
-        except FileExistsError:
-            pass
-        except OSError as exc:
-            raise storage_error("create", self.memory_dir, exc) from None
+    def _attempt(self, key: DirKey) -> bool:
         if self._create():
             return True
         seen = _look(self.path)
@@ -505,8 +502,29 @@ class MemoryDirLock:
                 data={"path": self.path},
             )
 
-    def _key(self) -> str:
-        return os.path.join(os.path.realpath(self.memory_dir), LOCK_FILE)
+    def directory_key(self) -> DirKey:
+        """Return the `.memory` directory's (device, inode), creating the directory if it is
+        missing (never its parents). Blocks.
+
+        Raises:
+            StorageError: the directory cannot be created or checked.
+        """
+        try:
+            st = os.stat(self.memory_dir)
+        except FileNotFoundError:
+            try:
+                os.mkdir(self.memory_dir)
+            except FileExistsError:
+                pass
+            except OSError as exc:
+                raise storage_error("create", self.memory_dir, exc) from None
+            try:
+                st = os.stat(self.memory_dir)
+            except OSError as exc:
+                raise storage_error("check", self.memory_dir, exc) from None
+        except OSError as exc:
+            raise storage_error("check", self.memory_dir, exc) from None
+        return st.st_dev, st.st_ino
 
     def _create(self) -> bool:
         """Create the lock file with our record; return False if a lock file already exists.

@@ -425,7 +425,7 @@ async def test_held_releases_on_exception(memory: Path) -> None:
         await fail_while_holding()
     assert not (memory / ".lock").exists()
     assert not lock.is_held
-    assert hacklm_lock._IN_PROCESS[str(memory / ".lock")] == 0
+    assert hacklm_lock._IN_PROCESS[lock.directory_key()] == 0
 
 
 async def test_held_releases_on_cancellation(memory: Path) -> None:
@@ -517,7 +517,7 @@ def test_try_run_releases_when_work_fails(memory: Path) -> None:
     with pytest.raises(ValueError, match="boom"):
         lock.try_run(work)
     assert not (memory / ".lock").exists()
-    assert hacklm_lock._IN_PROCESS[str(memory / ".lock")] == 0
+    assert hacklm_lock._IN_PROCESS[lock.directory_key()] == 0
 
 
 def test_a_long_hold_is_refreshed_from_another_thread(
