@@ -66,6 +66,7 @@ MAILBOX_SIZE = 256
 MAX_BATCH = 512
 SUBMIT_TIMEOUT = 30.0
 REPLY_TIMEOUT = 120.0
+WATCHDOG_INTERVAL = 1.0
 
 
 class Snapshot:
@@ -162,40 +163,43 @@ class _Retry(Exception):
     """Raised by a write that must not go ahead: the file changed, or a requester gave up."""
 
 
-class _Reply:
-    """A one-shot reply slot: the actor sets a value or an error, the sender waits for it."""
+class _Envelope:
+    """A queued command and its one-shot reply slot: the actor (or the reply watchdog) sets a
+    value or an error once, the sender waits for it."""
 
-    def __init__(self) -> None:
+    __slots__ = ("_error", "_event", "_value", "abandoned", "command", "due")
+
+    def __init__(self, command: transitions.Command, due: float) -> None:
+        self.command = command
+        self.due = due
+        """When the sender stops waiting (anyio's clock): see `CategoryActor._watch_replies`."""
+        self.abandoned = False
+        """Set when the requester stopped waiting (cancelled at shutdown): never applied late."""
         self._event = anyio.Event()
         self._value: Any = None
         self._error: RpcError | None = None
 
     def set(self, value: Any) -> None:
-        self._value = value
-        self._event.set()
+        """Reply with `value`, unless a reply was given already."""
+        if not self._event.is_set():
+            self._value = value
+            self._event.set()
 
     def fail(self, error: RpcError) -> None:
-        self._error = error
-        self._event.set()
+        """Reply with `error`, unless a reply was given already."""
+        if not self._event.is_set():
+            self._error = error
+            self._event.set()
 
     async def wait(self) -> None:
-        """Wait for the reply (TimeoutError after REPLY_TIMEOUT seconds)."""
-        with anyio.fail_after(REPLY_TIMEOUT):
-            await self._event.wait()
+        """Wait for the reply; the watchdog bounds the wait (no timer per command)."""
+        await self._event.wait()
 
     def result(self) -> Any:
         """Return the value, or raise the error, that was set."""
         if self._error is not None:
             raise self._error
         return self._value
-
-
-class _Envelope:
-    def __init__(self, command: transitions.Command) -> None:
-        self.command = command
-        self.reply = _Reply()
-        self.abandoned = False
-        """Set when the requester stopped waiting (cancelled at shutdown): never applied late."""
 
 
 class CategoryActor:
@@ -220,6 +224,7 @@ class CategoryActor:
         self._send, self._receive = anyio.create_memory_object_stream[_Envelope](MAILBOX_SIZE)
         self._fingerprint: storage.Fingerprint | None = None
         self._file_mutex = anyio.Lock()
+        self._waiting: set[_Envelope] = set()
         self.snapshot = Snapshot(None, clock())
         self.commits = 0
 
@@ -234,15 +239,33 @@ class CategoryActor:
         except RpcError as error:
             logger.warning("cannot load %s: %s", self.path, error.message)
         task_status.started()
-        async with self._receive:
-            async for first in self._receive:
-                batch = [first]
-                while len(batch) < MAX_BATCH:
-                    try:
-                        batch.append(self._receive.receive_nowait())
-                    except (anyio.WouldBlock, anyio.EndOfStream):
-                        break
-                await self._commit(batch)
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(self._watch_replies)
+            async with self._receive:
+                async for first in self._receive:
+                    batch = [first]
+                    while len(batch) < MAX_BATCH:
+                        try:
+                            batch.append(self._receive.receive_nowait())
+                        except (anyio.WouldBlock, anyio.EndOfStream):
+                            break
+                    await self._commit(batch)
+            tg.cancel_scope.cancel()
+
+    async def _watch_replies(self) -> None:
+        """Fail every command whose sender has waited REPLY_TIMEOUT seconds (checked every
+        WATCHDOG_INTERVAL): one timer for the actor instead of one per command."""
+        while True:
+            await anyio.sleep(WATCHDOG_INTERVAL)
+            now = anyio.current_time()
+            for envelope in [e for e in self._waiting if e.due <= now]:
+                envelope.fail(
+                    ServerBusy(
+                        f"The write to {self.category.file} did not finish within "
+                        f"{REPLY_TIMEOUT:g} s and may still be applied; check with `list` before "
+                        "retrying."
+                    )
+                )
 
     def close(self) -> None:
         """Stop taking commands; queued ones are still carried out."""
@@ -269,7 +292,7 @@ class CategoryActor:
             ShuttingDown: the actor no longer takes commands.
             RpcError: the command failed (invalid content, storage error, ...).
         """
-        envelope = _Envelope(command)
+        envelope = _Envelope(command, anyio.current_time() + REPLY_TIMEOUT)
         try:
             try:
                 self._send.send_nowait(envelope)  # the usual case: no timer, no extra wake-up
@@ -283,17 +306,15 @@ class CategoryActor:
             ) from None
         except (anyio.ClosedResourceError, anyio.BrokenResourceError):
             raise ShuttingDown("memd is shutting down; retry once it is back.") from None
+        self._waiting.add(envelope)
         try:
-            await envelope.reply.wait()
+            await envelope.wait()
         except anyio.get_cancelled_exc_class():
             envelope.abandoned = True
             raise
-        except TimeoutError:
-            raise ServerBusy(
-                f"The write to {self.category.file} did not finish within {REPLY_TIMEOUT:g} s and "
-                "may still be applied; check with `list` before retrying."
-            ) from None
-        outcome: transitions.Outcome = envelope.reply.result()  # or the command's error
+        finally:
+            self._waiting.discard(envelope)
+        outcome: transitions.Outcome = envelope.result()  # or the command's error
         return outcome
 
     async def _reload(self) -> None:
@@ -318,13 +339,13 @@ class CategoryActor:
             # The lock could not be taken, or the file could not be read or written: nothing
             # in this batch took effect.
             for envelope in batch:
-                envelope.reply.fail(error)
+                envelope.fail(error)
             return
         for envelope, result in results:
             if isinstance(result, RpcError):
-                envelope.reply.fail(result)
+                envelope.fail(result)
             else:
-                envelope.reply.set(result)
+                envelope.set(result)
 
     async def _apply_and_write(self, batch: list[_Envelope]) -> _Results:
         """Apply the batch to the current file and write it once; back off while another
