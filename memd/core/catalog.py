@@ -1,8 +1,9 @@
 """A category file parsed for writing, kept current one change at a time.
 
-Theory of operation: a `Catalog` is one version of a category file: its document, the same lines
-as raw strings (so rendering is one join), its entries in file order, a key per entry for the
-dedup index, the keys of each slug, and the dedup index itself (built on first use). Keys
+Theory of operation: a `Catalog` is one version of a category file: its lines as raw strings
+(each with its own line ending, so rendering is one join), its entries in file order, a key per
+entry for the dedup index, the keys of each slug, and the dedup index itself (built on first
+use); the `Document` of those lines is built only when asked for. Keys
 increase in file order: a new entry always goes right after the last one and takes the next key,
 an updated entry keeps its key. A batch of commands changes a `CatalogEditor`, a private working
 copy, and `freeze()` is the next version. A change costs what it touches (a delete also
@@ -31,26 +32,27 @@ Slugs = Layers[str, tuple[int, ...]]
 class Catalog:
     """One version of a category file; see the module docstring."""
 
-    __slots__ = ("_index", "doc", "entries", "keys", "next_key", "raws", "slugs")
+    __slots__ = ("_doc", "_index", "entries", "keys", "next_key", "raws", "slugs")
 
     def __init__(
         self,
-        doc: Document,
         raws: tuple[str, ...],
         entries: tuple[Entry, ...],
         keys: tuple[int, ...],
         slugs: Slugs,
         next_key: int,
+        *,
         index: DedupIndex | None = None,
+        doc: Document | None = None,
     ) -> None:
         """Wrap prepared parts; use `from_document`, `from_text` or an editor instead."""
-        self.doc = doc
         self.raws = raws
         self.entries = entries
         self.keys = keys
         self.slugs = slugs
         self.next_key = next_key
         self._index = index
+        self._doc = doc
 
     @classmethod
     def from_document(cls, doc: Document) -> Catalog:
@@ -61,12 +63,20 @@ class Catalog:
         for key, entry in enumerate(found):
             if entry.slug is not None:
                 slugs[entry.slug] = (*slugs.get(entry.slug, ()), key)
-        return cls(doc, raws, found, tuple(range(len(found))), Layers.of(slugs), len(found))
+        keys = tuple(range(len(found)))
+        return cls(raws, found, keys, Layers.of(slugs), len(found), doc=doc)
 
     @classmethod
     def from_text(cls, text: str) -> Catalog:
         """Return the catalog of the file text `text`."""
         return cls.from_document(mdformat.parse(text))
+
+    @property
+    def doc(self) -> Document:
+        """The file as a `Document` (built on first use)."""
+        if self._doc is None:
+            self._doc = Document(tuple(Line(*_split(raw)) for raw in self.raws))
+        return self._doc
 
     @property
     def index(self) -> DedupIndex:
@@ -94,7 +104,6 @@ class CatalogEditor:
 
     def __init__(self, base: Catalog) -> None:
         self._base = base
-        self._lines: list[Line] | tuple[Line, ...] = base.doc.lines
         self._raws: list[str] | tuple[str, ...] = base.raws
         self._entries: list[Entry] | tuple[Entry, ...] = base.entries
         self._keys: list[int] | tuple[int, ...] = base.keys
@@ -129,9 +138,9 @@ class CatalogEditor:
 
     def next_line(self) -> int:
         """Return the line number `insert` would give a new entry now (changes nothing)."""
-        lines, entries = self._lines, self._entries
-        position = entries[-1].line if entries else len(lines)
-        return position + (1 if self._tight() or not _needs_separator(lines, position) else 2)
+        raws, entries = self._raws, self._entries
+        position = entries[-1].line if entries else len(raws)
+        return position + (1 if self._tight() or not _needs_separator(raws, position) else 2)
 
     def document(self) -> Document:
         """Return the document as it stands now."""
@@ -142,18 +151,17 @@ class CatalogEditor:
     def insert(self, slug: str, content: str) -> Entry:
         """Add `- [slug] content` right after the last entry (`mdformat.insert_entry`); return
         the new entry."""
-        lines, raws, entries, keys = self._own()
-        eol = _first_eol(lines)
-        if lines and not lines[-1].eol:
-            lines[-1] = Line(lines[-1].text, eol)
-            raws[-1] = lines[-1].text + eol
-        position = entries[-1].line if entries else len(lines)
-        new = [Line(mdformat.format_entry(slug, content), eol)]
-        if not self._tight() and _needs_separator(lines, position):
-            new.insert(0, Line("", eol))
-        lines[position:position] = new
-        raws[position:position] = [line.text + line.eol for line in new]
-        entry = _entry(position + len(new), new[-1].text)
+        raws, entries, keys = self._own()
+        eol = _first_eol(raws)
+        if raws and not raws[-1].endswith("\n"):
+            raws[-1] += eol
+        position = entries[-1].line if entries else len(raws)
+        text = mdformat.format_entry(slug, content)
+        new = [text + eol]
+        if not self._tight() and _needs_separator(raws, position):
+            new.insert(0, eol)
+        raws[position:position] = new
+        entry = _entry(position + len(new), text)
         key = self._next_key
         self._next_key += 1
         entries.append(entry)
@@ -163,16 +171,15 @@ class CatalogEditor:
 
     def replace(self, old: Entry, slug: str, content: str) -> Entry:
         """Rewrite entry `old`'s line as `- [slug] content`, in place; return the new entry."""
-        lines, raws, entries, keys = self._own()
+        raws, entries, keys = self._own()
         position = self._position(old)
         key = keys[position]
-        line = lines[old.line - 1]
-        text = mdformat.format_entry(slug, content)
-        if text == line.text:
+        text, eol = _split(raws[old.line - 1])
+        new_text = mdformat.format_entry(slug, content)
+        if new_text == text:
             return old
-        lines[old.line - 1] = Line(text, line.eol)
-        raws[old.line - 1] = text + line.eol
-        entry = _entry(old.line, text)
+        raws[old.line - 1] = new_text + eol
+        entry = _entry(old.line, new_text)
         entries[position] = entry
         self._drop(key, old)
         self._add(key, entry)
@@ -181,13 +188,12 @@ class CatalogEditor:
     def remove(self, old: Entry) -> None:
         """Delete entry `old`'s line (and a blank line that would double, as
         `mdformat.remove_line`); the entries below move up."""
-        lines, raws, entries, keys = self._own()
+        raws, entries, keys = self._own()
         position = self._position(old)
         index = old.line - 1
-        before_blank = index > 0 and mdformat.is_blank(lines[index - 1])
-        after_blank = index + 1 >= len(lines) or mdformat.is_blank(lines[index + 1])
+        before_blank = index > 0 and _is_blank(raws[index - 1])
+        after_blank = index + 1 >= len(raws) or _is_blank(raws[index + 1])
         start = index - 1 if before_blank and after_blank else index
-        del lines[start : index + 1]
         del raws[start : index + 1]
         shift = index + 1 - start
         self._drop(keys[position], old)
@@ -202,27 +208,26 @@ class CatalogEditor:
         index = self._index.freeze() if isinstance(self._index, IndexEditor) else self._index
         self._index = index
         self._slugs = self._slugs.settled()
+        if not isinstance(self._raws, list):  # unchanged since the last version
+            return self._base
         catalog = Catalog(
-            Document(tuple(self._lines)),
             tuple(self._raws),
             tuple(self._entries),
             tuple(self._keys),
             self._slugs,
             self._next_key,
-            index,
+            index=index,
         )
         self._base = catalog
-        self._lines, self._raws = catalog.doc.lines, catalog.raws
-        self._entries, self._keys = catalog.entries, catalog.keys
+        self._raws, self._entries, self._keys = catalog.raws, catalog.entries, catalog.keys
         return catalog
 
     # ------------------------------------------------------------------ helpers
 
-    def _own(self) -> tuple[list[Line], list[str], list[Entry], list[int]]:
+    def _own(self) -> tuple[list[str], list[Entry], list[int]]:
         """Return the lists to change, copying them (and the slug and index tables) once."""
         self.changed = True
-        if not isinstance(self._lines, list):
-            self._lines = list(self._lines)
+        if not isinstance(self._raws, list):
             self._raws = list(self._raws)
             self._entries = list(self._entries)
             self._keys = list(self._keys)
@@ -230,9 +235,8 @@ class CatalogEditor:
             self._slugs = self._slugs.edited()
         if isinstance(self._index, DedupIndex):
             self._index = self._index.edit()
-        assert isinstance(self._raws, list) and isinstance(self._entries, list)
-        assert isinstance(self._keys, list)
-        return self._lines, self._raws, self._entries, self._keys
+        assert isinstance(self._entries, list) and isinstance(self._keys, list)
+        return self._raws, self._entries, self._keys
 
     def _position(self, entry: Entry) -> int:
         """Return where `entry` (an entry of this file as it stands) is in the entry list."""
@@ -265,17 +269,31 @@ def _line_of(entry: Entry) -> int:
     return entry.line
 
 
-def _first_eol(lines: list[Line]) -> str:
-    """`mdformat.line_ending`, on a list."""
-    for line in lines:
-        if line.eol:
-            return line.eol
+def _split(raw: str) -> tuple[str, str]:
+    """Return a raw line's text and its ending ("\r\n", "\n" or ""), as `mdformat.parse`."""
+    if raw.endswith("\r\n"):
+        return raw[:-2], "\r\n"
+    if raw.endswith("\n"):
+        return raw[:-1], "\n"
+    return raw, ""
+
+
+def _is_blank(raw: str) -> bool:
+    """`mdformat.is_blank` of a raw line (its ending is whitespace too)."""
+    return not raw.strip()
+
+
+def _first_eol(raws: list[str]) -> str:
+    """`mdformat.line_ending`: the first line's ending, or "\n"."""
+    for raw in raws:
+        if raw.endswith("\n"):
+            return "\r\n" if raw.endswith("\r\n") else "\n"
     return "\n"
 
 
-def _needs_separator(lines: list[Line] | tuple[Line, ...], position: int) -> bool:
+def _needs_separator(raws: list[str] | tuple[str, ...], position: int) -> bool:
     """Whether an entry inserted at `position` (0-based) needs a blank line before it."""
-    return position > 0 and not mdformat.is_blank(lines[position - 1])
+    return position > 0 and not _is_blank(raws[position - 1])
 
 
 def _entry(line: int, text: str) -> Entry:
