@@ -67,9 +67,48 @@ class Catalog:
         return cls(raws, found, keys, Layers.of(slugs), len(found), doc=doc)
 
     @classmethod
-    def from_text(cls, text: str) -> Catalog:
-        """Return the catalog of the file text `text`."""
-        return cls.from_document(mdformat.parse(text))
+    def from_text(cls, text: str, *, previous: Catalog | None = None) -> Catalog:
+        """Return the catalog of the file text `text`.
+
+        With `previous` (the same file before an outside edit), the entries above the first
+        changed line keep their keys and their place in the dedup index, and only the entries
+        from there on are indexed again (an edit near the end, such as an append, costs what it
+        changed); the result equals a fresh catalog of `text`.
+        """
+        fresh = cls.from_document(mdformat.parse(text))
+        if previous is None or previous._index is None:
+            return fresh
+        return fresh._rekeyed_after(previous)
+
+    def _rekeyed_after(self, previous: Catalog) -> Catalog:
+        """Return this (fresh) catalog keyed to follow `previous`, reusing its index."""
+        old, new = previous.raws, self.raws
+        limit = min(len(old), len(new))
+        same = 0
+        while same < limit and old[same] == new[same]:
+            same += 1
+        kept = bisect.bisect_right(previous.entries, same, key=_line_of)
+        index = previous.index.edit()
+        for key, entry in zip(previous.keys[kept:], previous.entries[kept:], strict=True):
+            index.remove(key, entry.content)
+        start = previous.next_key
+        added = self.entries[kept:]
+        keys = (*previous.keys[:kept], *range(start, start + len(added)))
+        for key, entry in zip(keys[kept:], added, strict=True):
+            index.add(key, entry.content)
+        slugs: dict[str, tuple[int, ...]] = {}
+        for key, entry in zip(keys, self.entries, strict=True):
+            if entry.slug is not None:
+                slugs[entry.slug] = (*slugs.get(entry.slug, ()), key)
+        return Catalog(
+            self.raws,
+            self.entries,
+            keys,
+            Layers.of(slugs),
+            start + len(added),
+            index=index.freeze(),
+            doc=self._doc,
+        )
 
     @property
     def doc(self) -> Document:

@@ -3,9 +3,10 @@ per batch but hold one name per entry (slugs, keyword postings).
 
 Theory of operation: a version is a base dict that is never changed plus a small dict of changes
 (None marks a removed name). `edited()` copies only the changes, so a new version costs what
-changed recently, not the whole map; `settled()` folds the changes into a new base once they
-outgrow 1/8 of it (or LAYER_MIN), which keeps lookups to two dict probes and the copying
-amortised O(1) per change. Values must not be None.
+changed since the last fold, not the whole map; `settled()` folds the changes into a new base
+once they outgrow 1/8 of it (or LAYER_MIN), so lookups stay two dict probes, a version copies at
+most max(LAYER_MIN, n/8) changes, and a fold (one copy of the map) comes once per n/8 changes.
+Values must not be None.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from typing import Generic, TypeVar
 K = TypeVar("K")
 V = TypeVar("V")
 
-LAYER_MIN = 256
+LAYER_MIN = 64
 """A `Layers` map keeps up to this many changes (or 1/8 of its base) before folding them in."""
 
 

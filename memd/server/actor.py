@@ -329,7 +329,7 @@ class CategoryActor:
             self.snapshot = Snapshot(None, self._clock())
         else:
             text, self._fingerprint = loaded
-            catalog = Catalog.from_text(text)
+            catalog = Catalog.from_text(text, previous=self.snapshot.catalog)
             self.snapshot = Snapshot(catalog, self._clock(), previous=self.snapshot)
 
     async def _commit(self, batch: list[_Envelope]) -> None:

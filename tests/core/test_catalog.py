@@ -120,6 +120,13 @@ def assert_consistent(catalog: Catalog) -> None:
         word: {line_of[k] for k in range(bits.bit_length()) if bits >> k & 1}
         for word, bits in catalog.index.dense.items()
     }
+    normal = {
+        name: {line_of[k] for k in keys} for name, keys in catalog.index.normal.as_dict().items()
+    }
+    expected_normal: dict[str, set[int]] = {}
+    for entry in fresh.entries:
+        expected_normal.setdefault(dedup.normalise(entry.content), set()).add(entry.line)
+    assert normal == expected_normal
     by_line = {e.line: dedup.keywords(e.content) for e in fresh.entries}
     expected: dict[str, set[int]] = {}
     for line, found in by_line.items():
@@ -218,3 +225,52 @@ def test_a_duplicated_slug_still_finds_its_first_entry_after_edits() -> None:
     assert [(e.slug, e.content) for e in batch.catalog.entries] == [
         ("tabs", "Deploy with helm charts on staging, prod and dev.")
     ]
+
+
+edits = st.lists(
+    st.tuples(
+        st.integers(0, 30), st.integers(0, 2), st.sampled_from([*LINES, "- [new] Fresh x1."])
+    ),
+    max_size=5,
+)
+
+
+@settings(max_examples=150)
+@given(text=files, changes=edits, built=st.booleans())
+def test_rereading_an_edited_file_equals_a_fresh_catalog(
+    text: str, changes: list[tuple[int, int, str]], built: bool
+) -> None:
+    """An outside edit anywhere (lines inserted, removed or replaced) re-read with the previous
+    version gives exactly a fresh catalog of the new text, reusing the index above the edit."""
+    previous = Catalog.from_text(text)
+    if built:
+        previous.index  # noqa: B018 - a built index is what gets reused
+    lines = text.splitlines(keepends=True)
+    for at, kind, line in changes:
+        at = min(at, len(lines))
+        if kind == 0:
+            lines.insert(at, line + "\n")
+        elif kind == 1 and at < len(lines):
+            del lines[at]
+        elif at < len(lines):
+            lines[at] = line + "\n"
+    new_text = "".join(lines)
+    reread = Catalog.from_text(new_text, previous=previous)
+    assert reread.render() == new_text
+    assert_consistent(reread)
+    if built and text.endswith("\n") and new_text.startswith(text) and previous.entries:
+        assert reread.keys[: len(previous.keys)] == previous.keys  # appended: keys kept
+
+
+def test_rereading_after_an_entry_was_edited_by_hand() -> None:
+    previous = Catalog.from_text("# Decisions\n\n- [a] Alpha beta.\n- [b] Gamma delta.\n")
+    previous.index  # noqa: B018 - built, so the reread reuses it
+    for text in (
+        "# Decisions\n\n- [a] Alpha beta.\n- [b] Gamma epsilon.\n",  # the last entry edited
+        "# Decisions\n\n- [a] Zeta eta.\n- [b] Gamma delta.\n",  # the first entry edited
+        "# Decisions\n\n- [a] Alpha beta.\n- [b] Gamma delta.\n- [c] Theta.\n",  # appended
+    ):
+        reread = Catalog.from_text(text, previous=previous)
+        assert_consistent(reread)
+        for query in ("gamma epsilon", "alpha beta", "zeta eta"):
+            assert reread.edit().match(query) == Catalog.from_text(text).edit().match(query)
