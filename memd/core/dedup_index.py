@@ -17,7 +17,8 @@ Rules (the result is exactly `dedup.find_match`'s over the same entries in key o
   hold only common keywords of the content, so their count of shared keywords `c` and their size
   `s` give their similarity `c / (|A| + s - c)` exactly; groups are visited from the highest
   count down and stop as soon as no remaining entry can reach the best similarity found
-  (`c / |A|` bounds it).
+  (`c / |A|` bounds it). A keyword that every entry holds is not summed: it adds one to every
+  count.
 - `DedupIndex` is immutable. `edit()` returns an `IndexEditor` that copies what it changes and
   whose `freeze()` is the next version; an editor belongs to one owner (a batch of commands).
 """
@@ -74,12 +75,16 @@ def _best_by_keywords(tables: _Tables, wanted: frozenset[str]) -> Best:
     best = 0.0
     seen: set[int] = set()
     dense: list[int] = []
+    everyone = _union(list(tables.sizes.values()))  # every entry with a keyword
+    common = 0  # keywords every entry holds: they add the same to every count
     for word in wanted:
-        bits = tables.dense.get(word)
-        if bits is not None:
-            dense.append(bits)
-        else:
+        postings = tables.dense.get(word)
+        if postings is None:
             seen.update(tables.sparse.get(word) or ())
+        elif postings == everyone:
+            common += 1
+        else:
+            dense.append(postings)
     words = tables.words
     for key in sorted(seen):
         other = words.get(key) or frozenset()
@@ -87,12 +92,21 @@ def _best_by_keywords(tables: _Tables, wanted: frozenset[str]) -> Best:
         score = shared / (size + len(other) - shared)
         if score > best:
             best_key, best = key, score
-    if not dense:
+    if not dense and not common:
         return best_key, best
     exclude = 0
     for key in seen:
         exclude |= 1 << key
-    return _best_dense(tables, _bit_sliced_sum(dense), size, exclude, best_key, best)
+    planes = _bit_sliced_sum(dense)
+    candidates = everyone if common else _union(planes)
+    return _best_dense(tables, planes, common, size, candidates & ~exclude, best_key, best)
+
+
+def _union(sets: list[int]) -> int:
+    union = 0
+    for bits in sets:
+        union |= bits
+    return union
 
 
 def _bit_sliced_sum(sets: list[int]) -> list[int]:
@@ -114,25 +128,23 @@ def _bit_sliced_sum(sets: list[int]) -> list[int]:
 def _best_dense(
     tables: _Tables,
     planes: list[int],
+    common: int,
     size: int,
-    exclude: int,
+    remaining: int,
     best_key: int | None,
     best: float,
 ) -> Best:
-    """Visit the entries counted in `planes` (minus `exclude`) by count, highest first."""
-    remaining = 0
-    for plane in planes:
-        remaining |= plane
-    remaining &= ~exclude
+    """Visit the `remaining` entries by how many keywords they share (`common` plus their count
+    in `planes`), highest first."""
     sizes = sorted(tables.sizes)
     top_level = len(planes) - 1
     while remaining:
-        group, count = remaining, 0
+        group, count = remaining, common
         for level in range(top_level, -1, -1):
             hit = group & planes[level]
             if hit:
                 group = hit
-                count |= 1 << level
+                count += 1 << level
         if count / size < best:  # every remaining entry shares at most `count` keywords
             break
         for other in sizes:
