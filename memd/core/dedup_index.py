@@ -21,6 +21,10 @@ Rules (the result is exactly `dedup.find_match`'s over the same entries in key o
   count.
 - `DedupIndex` is immutable. `edit()` returns an `IndexEditor` that copies what it changes and
   whose `freeze()` is the next version; an editor belongs to one owner (a batch of commands).
+
+Memory: a bit set is as long as the largest key (about n/8 bytes for n entries), and only a
+keyword held by DENSE_MIN entries or more gets one, so there are at most (keywords over all
+entries) / DENSE_MIN of them; in practice a few hundred (the common words of a category).
 """
 
 from __future__ import annotations
