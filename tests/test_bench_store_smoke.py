@@ -61,6 +61,9 @@ def test_entries_are_distinct_enough_not_to_be_deduplicated() -> None:
     entries = [Entry(line=n, slug=None, content=text) for n, text in enumerate(texts)]
     for number, text in enumerate(texts[1:], 1):
         assert dedup.find_match(text, entries[:number]).verdict is dedup.Verdict.STORE
+    # Not luck: two entries drawing the same eight words are still below the update threshold.
+    same_words = [store.sentence(random.Random("same"), tag, 1) for tag in ("a", "b")]
+    assert dedup.similarity(*same_words) < dedup.UPDATE_THRESHOLD
 
 
 @pytest.mark.e2e

@@ -20,15 +20,16 @@ class Call(NamedTuple):
 
 
 def workspace_path(explicit: str | os.PathLike[str] | None, default: str | None) -> str:
-    """Return the absolute workspace path for a call.
+    """Return the absolute workspace path for a call (`default` is the client's).
 
     Raises:
         ValueError: neither the call nor the client names a workspace.
     """
-    chosen = explicit if explicit is not None else default
-    if chosen is None:
-        raise ValueError("Pass workspace= to the call or to the client (a project root path).")
-    return os.path.abspath(os.fspath(chosen))
+    if explicit is None:
+        if default is None:
+            raise ValueError("Pass workspace= to the call or to the client (a project root path).")
+        return default if os.path.isabs(default) else os.path.abspath(default)
+    return os.path.abspath(os.fspath(explicit))
 
 
 def store(workspace: str, category: str, content: str, slug: str | None, dry_run: bool) -> Call:

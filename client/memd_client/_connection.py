@@ -14,7 +14,7 @@ from __future__ import annotations
 import itertools
 import os
 from collections import deque
-from typing import Literal, TypeVar
+from typing import Any, Literal, TypeVar
 
 import msgspec
 from msgspec import UNSET, Raw, UnsetType
@@ -32,6 +32,15 @@ DEFAULT_TIMEOUT = 30.0
 MAX_REPLY_FRAME = 256 * 1024 * 1024
 
 _encoder = msgspec.json.Encoder()
+
+
+class _Request(msgspec.Struct):
+    """The request envelope as sent (field order as JSON-RPC examples write it)."""
+
+    jsonrpc: str
+    id: int
+    method: str
+    params: msgspec.Struct
 
 
 class ProtocolViolation(MemdError):
@@ -94,8 +103,7 @@ class Connection:
     def request(self, method: str, params: msgspec.Struct) -> tuple[int, bytes]:
         """Return a fresh request id and the frame (ending in a newline) that carries it."""
         request_id = next(self._ids)
-        body = {"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}
-        return request_id, _encoder.encode(body) + b"\n"
+        return request_id, _encoder.encode(_Request("2.0", request_id, method, params)) + b"\n"
 
     def handshake(self) -> tuple[int, bytes]:
         """Return the id and frame of the handshake request (`status`)."""
@@ -168,9 +176,20 @@ class Connection:
             raise ProtocolViolation(f"The daemon sent an unreadable message ({exc}).") from None
 
 
+_decoders: dict[Any, msgspec.json.Decoder[Any]] = {}
+
+
+def _decoder(result_type: type[T]) -> msgspec.json.Decoder[T]:
+    """Return the typed decoder for `result_type`, built once per type and reused."""
+    found = _decoders.get(result_type)
+    if found is None:
+        found = _decoders[result_type] = msgspec.json.Decoder(result_type)
+    return found
+
+
 def _decode(raw: Raw | UnsetType, result_type: type[T], what: str) -> T:
     try:
-        return msgspec.json.decode(raw if isinstance(raw, Raw) else b"null", type=result_type)
+        return _decoder(result_type).decode(raw if isinstance(raw, Raw) else b"null")
     except msgspec.DecodeError as exc:
         raise ProtocolViolation(
             f"The daemon's {what} did not have the expected shape: {exc}."

@@ -49,15 +49,25 @@ def transport_errors(
     except MemdError:
         raise
     except TimeoutError:
-        raise RequestTimeout(
-            f"memd did not answer {method} within {timeout:g} s; it may be "
-            "overloaded, or raise the client timeout."
-        ) from None
+        raise timed_out(method, timeout) from None
     except broken as exc:
-        reason = str(exc) or type(exc).__name__
-        raise ConnectionLost(
-            f"The connection to memd broke during {method} ({reason}); retry the request."
-        ) from None
+        raise lost(method, exc) from None
+
+
+def timed_out(method: str, timeout: float) -> RequestTimeout:
+    """Return the error for a request that got no answer within `timeout` seconds."""
+    return RequestTimeout(
+        f"memd did not answer {method} within {timeout:g} s; it may be overloaded, or raise the "
+        "client timeout."
+    )
+
+
+def lost(method: str, exc: Exception) -> ConnectionLost:
+    """Return the error for a connection that broke (`exc`) during `method`."""
+    reason = str(exc) or type(exc).__name__
+    return ConnectionLost(
+        f"The connection to memd broke during {method} ({reason}); retry the request."
+    )
 
 
 def _connect_unix(path: str, timeout: float) -> socket.socket:
@@ -113,14 +123,19 @@ class Client(ClientBase):
         sock = self._sock
         connection = self._connection
         request_id, frame = connection.request(call.method, call.params)
-        try:
-            with transport_errors(call.method, self.timeout):
-                sock.sendall(frame)
-                while (reply := connection.next_reply()) is None:
-                    _receive(sock, connection)
+        try:  # `transport_errors`, spelt out: this is every request's path
+            sock.sendall(frame)
+            while (reply := connection.next_reply()) is None:
+                _receive(sock, connection)
         except MemdError:
             self.close()
             raise
+        except TimeoutError:
+            self.close()
+            raise timed_out(call.method, self.timeout) from None
+        except OSError as exc:
+            self.close()
+            raise lost(call.method, exc) from None
         return connection.result(reply, request_id, call.result_type)
 
     def subscribe(

@@ -187,8 +187,15 @@ def keywords(text: str) -> frozenset[str]:
     """Return the stemmed keyword set of `text` (see the module rules)."""
     cleaned = _NOT_KEYWORD_CHAR.sub("", text.lower())
     return frozenset(
-        stem(token) for token in cleaned.split() if len(token) > 2 and token not in STOP_WORDS
+        _stem(token) for token in cleaned.split() if len(token) > 2 and token not in STOP_WORDS
     )
+
+
+def _stem(token: str) -> str:
+    """`stem(token)`, without running the stemmer on a token ending in a digit: every suffix it
+    removes ends in a letter, so such a token is its own stem (identifiers, versions and ids,
+    which are also the tokens least likely to be cached)."""
+    return token if token[-1].isdigit() else stem(token)
 
 
 @functools.lru_cache(maxsize=65536)
@@ -244,10 +251,11 @@ def find_match(content: str, candidates: Iterable[Entry]) -> Match:
         score = jaccard(words, keywords(entry.content))
         if score > best_score:
             best, best_score = entry, score
-    return _decide(content, best, best_score)
+    return decide(content, best, best_score)
 
 
-def _decide(content: str, best: Entry | None, score: float) -> Match:
+def decide(content: str, best: Entry | None, score: float) -> Match:
+    """Return the verdict for `content` whose best match is `best` with similarity `score`."""
     if best is None or score < UPDATE_THRESHOLD:
         return Match(verdict=Verdict.STORE, similarity=score, entry=best, conflict=False)
     conflict = is_negation_flip(best.content, content)

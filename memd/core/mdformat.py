@@ -131,7 +131,7 @@ def insert_entry(
     position = found[-1].line if found else len(lines)
     tight = len(found) >= 2 and found[-1].line == found[-2].line + 1
     new = [Line(text, eol)]
-    if not tight and position > 0 and not _is_blank(lines[position - 1]):
+    if not tight and position > 0 and not is_blank(lines[position - 1]):
         new.insert(0, Line("", eol))
     lines[position:position] = new
     return Document(tuple(lines)), position + len(new)
@@ -141,12 +141,13 @@ def remove_line(doc: Document, number: int) -> Document:
     """Return `doc` without line `number` (1-based), and without a blank line that would double."""
     lines = list(doc.lines)
     index = number - 1
-    before_blank = index > 0 and _is_blank(lines[index - 1])
-    after_blank = index + 1 >= len(lines) or _is_blank(lines[index + 1])
+    before_blank = index > 0 and is_blank(lines[index - 1])
+    after_blank = index + 1 >= len(lines) or is_blank(lines[index + 1])
     start = index - 1 if before_blank and after_blank else index
     del lines[start : index + 1]
     return Document(tuple(lines))
 
 
-def _is_blank(line: Line) -> bool:
+def is_blank(line: Line) -> bool:
+    """Return True if `line` holds only whitespace."""
     return not line.text.strip()

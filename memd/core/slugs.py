@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Collection
+from collections.abc import Container
 
 from memd.core.dedup import STOP_WORDS
 from memd_client.errors import InvalidEntry
@@ -38,7 +38,7 @@ def validate_slug(slug: str) -> str:
     return slug
 
 
-def derive_slug(content: str, taken: Collection[str]) -> str:
+def derive_slug(content: str, taken: Container[str]) -> str:
     """Return a kebab-case slug for `content` that is not in `taken`."""
     folded = unicodedata.normalize("NFKD", content).encode("ascii", "ignore").decode().lower()
     words = [w for w in _WORD.findall(folded) if len(w) > 2 and w not in STOP_WORDS]
@@ -48,7 +48,7 @@ def derive_slug(content: str, taken: Collection[str]) -> str:
     return unique_slug(base, taken)
 
 
-def unique_slug(base: str, taken: Collection[str]) -> str:
+def unique_slug(base: str, taken: Container[str]) -> str:
     """Return `base`, or `base-N` with the smallest N >= 2 that is not in `taken`."""
     if base not in taken:
         return base

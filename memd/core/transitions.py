@@ -1,16 +1,20 @@
 """The effect of each write command on one category file, as pure functions.
 
-`apply(category, doc, command)` returns the new document, the command's outcome and the entries
-it removed (for the archive). The actor that owns the file calls it for each queued command in
-order, then writes the file once. Nothing here touches the file system.
+`apply_batch(category, catalog, commands)` applies queued commands in order to one version of
+the file (a `catalog.Catalog`) and returns the next version, each command's outcome and the
+entries they removed (for the archive); the actor that owns the file then writes it once. Each
+store costs what it changes, never a scan of the category (`catalog`, `dedup_index`).
+`apply(category, doc, command)` is the same for one command on a `Document`. Nothing here touches
+the file system.
 
 Store rules (the public contract):
 - Content is trimmed and must be one non-empty line of at most MAX_CONTENT_LENGTH characters.
 - A given slug upserts: an entry with that slug is replaced in place (unchanged text is
   "skipped"); otherwise the content is deduplicated like a slug-less store, and a new or
   replaced line takes the given slug.
-- Without a slug, dedup against the category (`dedup.find_match`): skip, update (replace the
-  matched line in place, keeping its slug) or store (a new line with a derived, unique slug).
+- Without a slug, dedup against the category (`dedup.find_match`'s verdict, found through the
+  dedup index): skip, update (replace the matched line in place, keeping its slug) or store (a
+  new line with a derived, unique slug).
 - A negation flip against the replaced entry is reported as `conflict`; it is never skipped.
 - Stores never evict: a category over its limit is reported (`over_limit`) and left to cleanup.
 - The text an update replaces goes to the archive, like every other removed entry.
@@ -20,18 +24,20 @@ Store rules (the public contract):
 from __future__ import annotations
 
 import re
-from typing import Literal
+from collections.abc import Sequence
+from typing import Literal, NamedTuple
 
 import msgspec
 
 from memd.core import mdformat
 from memd.core.archive import ArchivedEntry
+from memd.core.catalog import Catalog, CatalogEditor
 from memd.core.categories import Category
 from memd.core.cleanup import CleanupPlan, apply_cleanup, plan_cleanup
-from memd.core.dedup import Verdict, find_match, is_negation_flip, similarity
+from memd.core.dedup import Verdict, is_negation_flip, similarity
 from memd.core.mdformat import Document, Entry
 from memd.core.slugs import derive_slug, validate_slug
-from memd_client.errors import InvalidEntry
+from memd_client.errors import InvalidEntry, RpcError
 
 MAX_CONTENT_LENGTH = 2000
 
@@ -124,31 +130,86 @@ class Transition(msgspec.Struct, frozen=True, kw_only=True):
 # ---------------------------------------------------------------------------- apply
 
 
+class Batch(NamedTuple):
+    """The effect of a batch of commands on one file.
+
+    `catalog` is the very catalog passed in (possibly None) when nothing changed; `results`
+    holds each command's outcome, or the error that command raised (it then changed nothing).
+    """
+
+    catalog: Catalog | None
+    results: list[Outcome | RpcError]
+    archived: list[ArchivedEntry]
+    changed: bool
+
+
+def apply_batch(category: Category, catalog: Catalog | None, commands: Sequence[Command]) -> Batch:
+    """Apply `commands` in order to `catalog` (None: the file does not exist yet); never raises.
+
+    Each command sees the changes of the ones before it. A command that breaks a format rule
+    gets its `RpcError` as its result and leaves the file as it was (commands check everything
+    before they change anything).
+    """
+    editor = None if catalog is None else catalog.edit()
+    results: list[Outcome | RpcError] = []
+    archived: list[ArchivedEntry] = []
+    for command in commands:
+        try:
+            if isinstance(command, Store) and editor is None:
+                editor = Catalog.from_document(mdformat.new_document(category)).edit()
+            outcome, removed, editor = _apply_one(category, editor, command)
+        except RpcError as error:
+            results.append(error)
+            continue
+        results.append(outcome)
+        archived.extend(removed)
+    if editor is None or not editor.changed:
+        return Batch(catalog, results, archived, False)
+    return Batch(editor.freeze(), results, archived, True)
+
+
+def _apply_one(
+    category: Category, editor: CatalogEditor | None, command: Command
+) -> tuple[Outcome, tuple[ArchivedEntry, ...], CatalogEditor | None]:
+    match command:
+        case Store():
+            assert editor is not None
+            outcome, removed = store(category, editor, command)
+            return outcome, removed, editor
+        case Delete():
+            if editor is None:
+                return DeleteOutcome(deleted=False, entry=None), (), None
+            deleted, removed = delete(category, editor, command.slug)
+            return deleted, removed, editor
+        case Cleanup():
+            doc = None if editor is None else editor.document()
+            transition = cleanup(category, doc, apply=command.apply)
+            if transition.doc is doc or transition.doc is None:
+                return transition.outcome, transition.archived, editor
+            cleaned = Catalog.from_document(transition.doc).edit()
+            cleaned.changed = True
+            return transition.outcome, transition.archived, cleaned
+
+
 def apply(category: Category, doc: Document | None, command: Command) -> Transition:
-    """Return the effect of `command` on `doc` (None: the file does not exist yet).
+    """Return the effect of one `command` on `doc` (None: the file does not exist yet).
 
     Raises:
         InvalidEntry: the command's content or slug breaks a format rule.
     """
-    match command:
-        case Store():
-            base = doc if doc is not None else mdformat.new_document(category)
-            new_doc, outcome = store(base, command)
-            if command.dry_run or new_doc is base:
-                return Transition(doc=doc, outcome=outcome)
-            return Transition(doc=new_doc, outcome=outcome, archived=_replaced(category, outcome))
-        case Delete():
-            if doc is None:
-                return Transition(doc=None, outcome=DeleteOutcome(deleted=False, entry=None))
-            return delete(category, doc, command.slug)
-        case Cleanup():
-            return cleanup(category, doc, apply=command.apply)
+    catalog = None if doc is None else Catalog.from_document(doc)
+    batch = apply_batch(category, catalog, (command,))
+    result = batch.results[0]
+    if isinstance(result, RpcError):
+        raise result
+    new_doc = batch.catalog.doc if batch.changed and batch.catalog is not None else doc
+    return Transition(doc=new_doc, outcome=result, archived=tuple(batch.archived))
 
 
 def _replaced(category: Category, outcome: StoreOutcome) -> tuple[ArchivedEntry, ...]:
     """Return the archive record for the text an update replaced (nothing is silently lost)."""
     old = outcome.matched
-    if outcome.action != "updated" or old is None:
+    if outcome.action != "updated" or old is None or outcome.dry_run:
         return ()
     how = "replaced by a contradicting entry" if outcome.conflict else "updated"
     reason = f"{how} as [{outcome.slug}]"
@@ -175,51 +236,55 @@ def clean_content(content: str) -> str:
     return text
 
 
-def store(doc: Document, command: Store) -> tuple[Document, StoreOutcome]:
-    """Return `doc` after storing `command` and what happened (see the module rules)."""
+def store(
+    category: Category, editor: CatalogEditor, command: Store
+) -> tuple[StoreOutcome, tuple[ArchivedEntry, ...]]:
+    """Store `command` in `editor` (see the module rules); return what happened and the
+    archive record of the text an update replaced.
+
+    Raises:
+        InvalidEntry: the content or slug breaks a format rule (nothing changed).
+    """
     content = clean_content(command.content)
     slug = validate_slug(command.slug) if command.slug is not None else None
-    current = mdformat.entries(doc)
+    count = editor.count
     if slug is not None:
-        existing = next((e for e in current if e.slug == slug), None)
+        existing = editor.first_with_slug(slug)
         if existing is not None:
-            return _upsert_existing(doc, existing, content, command.dry_run, len(current))
-    match = find_match(content, current)
-    count = len(current)
+            return _upsert_existing(category, editor, existing, content, command.dry_run)
+    match = editor.match(content)
     if match.verdict is Verdict.SKIP and match.entry is not None:
-        return doc, _outcome(count, "skipped", match.entry, match.similarity, match.entry, command)
+        return _outcome(count, "skipped", match.entry, match.similarity, match.entry, command), ()
     if match.verdict is Verdict.UPDATE and match.entry is not None:
-        new_slug = slug or match.entry.slug or _derive(content, current)
-        new_doc = mdformat.replace_line(
-            doc, match.entry.line, mdformat.format_entry(new_slug, content)
-        )
+        new_slug = slug or match.entry.slug or derive_slug(content, editor.taken)
+        if not command.dry_run:
+            editor.replace(match.entry, new_slug, content)
         written = Entry(line=match.entry.line, slug=new_slug, content=content)
         outcome = _outcome(
             count, "updated", written, match.similarity, match.entry, command, match.conflict
         )
-        return new_doc, outcome
-    new_slug = slug or _derive(content, current)
-    new_doc, line = mdformat.insert_entry(
-        doc, mdformat.format_entry(new_slug, content), found=current
-    )
+        return outcome, _replaced(category, outcome)
+    new_slug = slug or derive_slug(content, editor.taken)
+    line = editor.next_line() if command.dry_run else editor.insert(new_slug, content).line
     written = Entry(line=line, slug=new_slug, content=content)
-    return new_doc, _outcome(count + 1, "stored", written, match.similarity, match.entry, command)
+    return _outcome(count + 1, "stored", written, match.similarity, match.entry, command), ()
 
 
 def _upsert_existing(
-    doc: Document, existing: Entry, content: str, dry_run: bool, count: int
-) -> tuple[Document, StoreOutcome]:
+    category: Category, editor: CatalogEditor, existing: Entry, content: str, dry_run: bool
+) -> tuple[StoreOutcome, tuple[ArchivedEntry, ...]]:
     command = Store(content=content, slug=existing.slug, dry_run=dry_run)
+    count = editor.count
     if existing.content == content:
-        return doc, _outcome(count, "skipped", existing, 1.0, existing, command)
+        return _outcome(count, "skipped", existing, 1.0, existing, command), ()
     assert existing.slug is not None
-    new_doc = mdformat.replace_line(
-        doc, existing.line, mdformat.format_entry(existing.slug, content)
-    )
+    if not dry_run:
+        editor.replace(existing, existing.slug, content)
     written = Entry(line=existing.line, slug=existing.slug, content=content)
     conflict = is_negation_flip(existing.content, content)
     score = similarity(existing.content, content)
-    return new_doc, _outcome(count, "updated", written, score, existing, command, conflict)
+    outcome = _outcome(count, "updated", written, score, existing, command, conflict)
+    return outcome, _replaced(category, outcome)
 
 
 def _outcome(
@@ -244,23 +309,19 @@ def _outcome(
     )
 
 
-def _derive(content: str, current: tuple[Entry, ...]) -> str:
-    return derive_slug(content, {e.slug for e in current if e.slug is not None})
-
-
-def delete(category: Category, doc: Document, slug: str) -> Transition:
-    """Return `doc` without the first entry whose slug is `slug`, archiving it."""
-    target = next((e for e in mdformat.entries(doc) if e.slug == slug), None)
+def delete(
+    category: Category, editor: CatalogEditor, slug: str
+) -> tuple[DeleteOutcome, tuple[ArchivedEntry, ...]]:
+    """Remove the first entry whose slug is `slug` from `editor`; return the outcome and its
+    archive record."""
+    target = editor.first_with_slug(slug)
     if target is None:
-        return Transition(doc=doc, outcome=DeleteOutcome(deleted=False, entry=None))
+        return DeleteOutcome(deleted=False, entry=None), ()
+    editor.remove(target)
     record = ArchivedEntry(
         category=category, slug=target.slug, content=target.content, reason="deleted"
     )
-    return Transition(
-        doc=mdformat.remove_line(doc, target.line),
-        outcome=DeleteOutcome(deleted=True, entry=target),
-        archived=(record,),
-    )
+    return DeleteOutcome(deleted=True, entry=target), (record,)
 
 
 def cleanup(category: Category, doc: Document | None, *, apply: bool) -> Transition:

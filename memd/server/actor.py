@@ -1,13 +1,15 @@
 """`CategoryActor`: the one task that owns one category file of one workspace.
 
 Theory of operation: writers send commands to the actor's bounded mailbox and wait for the
-reply. The actor takes the first command plus everything queued behind it (group commit). If
-any of them may write, it takes the workspace's write lock (memd's own writers and HackLM's
-`.memory/.lock`) for the whole read-modify-write. It re-reads the file if it changed on disk
-since the actor last read or wrote it, applies the commands in order with the pure
-`transitions.apply`, archives removed entries, writes the file once (atomic and durable),
-publishes the new snapshot, and only then replies to each command. So a reply means the change
-is on disk, and any read that starts after a reply sees it.
+reply. The actor takes the first command plus everything queued behind it (group commit),
+applies them in order to its current version of the file with the pure
+`transitions.apply_batch` (a `Catalog`: the change costs what it touches), and, if the file
+changed, writes it once: in one worker-thread call that takes the workspace's write lock
+(memd's own writers and HackLM's `.memory/.lock`), checks that the file on disk is still the
+version the batch was applied to, archives removed entries, writes the file (atomic and durable)
+and releases the lock. It then publishes the new snapshot, and only then replies to each command.
+So a reply means the change is on disk, and any read that starts after a reply sees it. A batch
+that changes nothing still checks that its version is the file on disk before it replies.
 
 Every time the snapshot's content changes, `on_change` is told, with the source: "memd" for the
 actor's own commit, "external" for a change found on disk. Re-reading a file whose fingerprint
@@ -16,14 +18,17 @@ is the one the actor wrote is skipped, so memd's own writes never echo back as e
 Reads never go through the mailbox: they use `snapshot`, which is replaced (never mutated) after
 each commit. A reader (or the watcher) that finds the file changed on disk (`is_stale`) calls
 `sync()`, which re-reads it at once. Re-reading and committing take the actor's file mutex, so a
-read waits at most for a commit's critical section, never for a commit that is still waiting for
-HackLM's lock.
+read waits at most for one commit attempt (an apply and one write), never for a commit that is
+waiting for HackLM's lock: while the lock is held elsewhere the actor backs off without the
+mutex, and tries again (re-applying the batch if the file changed) until the lock timeout.
 
 Never overwrite a change that was not read: the write lock keeps HackLM and other memd writers
-out, and right before the rename the file's fingerprint is compared once more with what the
-commit read (a hand edit can land at any moment). If it changed, the commit starts over on the
-new content (up to MAX_ATTEMPTS times); entries it archived on an abandoned attempt may then
-appear twice in the archive, which loses nothing.
+out, and under it the file's fingerprint is compared with the version the batch was applied to,
+once before writing and once more right before the rename (a hand edit can land at any moment).
+If it changed, the actor re-reads the file and applies the batch again (up to MAX_ATTEMPTS
+times); entries it archived on an abandoned attempt may then appear twice in the archive, which
+loses nothing. A command whose requester gave up (the daemon stopping) is dropped from its batch
+before each attempt and never applied later.
 """
 
 from __future__ import annotations
@@ -33,18 +38,25 @@ import functools
 import logging
 import os
 from collections.abc import Callable
-from contextlib import AbstractAsyncContextManager
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 import anyio
 from anyio.abc import TaskStatus
 
-from memd.core import mdformat, ranking, tags as tagging, transitions
+from memd.core import ranking, transitions
 from memd.core.archive import ArchivedEntry
+from memd.core.catalog import Catalog
 from memd.core.categories import Category
-from memd.core.mdformat import Document, Entry
 from memd.server import index_cache, storage
-from memd_client.errors import RpcError, ServerBusy, ShuttingDown, StorageError
+from memd.server.hacklm_lock import Backoff, Busy, LockCheck
+from memd.server.snapshot import Snapshot as Snapshot  # re-exported: handlers import it here
+from memd_client.errors import (
+    LockTimeout,
+    RpcError,
+    ServerBusy,
+    ShuttingDown,
+    StorageError,
+)
 from memd_client.protocol import Source
 
 logger = logging.getLogger(__name__)
@@ -55,109 +67,96 @@ MAX_BATCH = 512
 SUBMIT_TIMEOUT = 30.0
 REPLY_TIMEOUT = 120.0
 KEEP_INDEX_TIMEOUT = 5.0
+WATCHDOG_INTERVAL = 1.0
 
 
-class Snapshot:
-    """One immutable version of a category file as the actor last read or wrote it.
+T = TypeVar("T")
+Archive = Callable[[list[ArchivedEntry]], None]
+"""Blocking: append removed entries to the archive durably (called under the write lock)."""
+ChangeListener = Callable[[Category, Snapshot, Source], None]
 
-    `error` is set when the file could not be read; the entries are then empty.
-    """
 
-    def __init__(
-        self,
-        doc: Document | None,
-        loaded_at: float,
-        *,
-        error: RpcError | None = None,
-        previous: Snapshot | None = None,
-        indexed: tuple[tuple[Entry, ...], ranking.CategoryIndex] | None = None,
-    ) -> None:
-        self.doc = doc
-        self.loaded_at = loaded_at
-        self.error = error
-        if indexed is not None:  # the entries of `doc` and their index, made in a worker thread
-            self.entries, self.__dict__["index"] = indexed
-        else:
-            self.entries = mdformat.entries(doc) if doc is not None else ()
-        # Only an index is handed on (the last one built), never the older snapshots. The
-        # index moves: the previous snapshot no longer has it (it would build its own).
-        self._previous_index: ranking.CategoryIndex | None = None
-        if previous is not None:
-            built = previous.__dict__.pop("index", None)
-            self._previous_index = built if built is not None else previous._previous_index
-            previous._previous_index = None
-
-    @functools.cached_property
-    def index(self) -> ranking.CategoryIndex:
-        """The search index, built on first use by updating the previous version's index when
-        there is one (so only changed entries are indexed again)."""
-        previous, self._previous_index = self._previous_index, None
-        return ranking.build_index(self.entries, previous)
+class WriteLock(Protocol):
+    """The write lock of the actor's directory (see `workspace.Workspace.try_write`)."""
 
     @property
-    def has_index(self) -> bool:
-        """True when this snapshot has its index built, or one to update."""
-        return "index" in self.__dict__ or self._previous_index is not None
+    def lock_timeout(self) -> float:
+        """How long a batch may wait for the lock, in seconds."""
 
-    @functools.cached_property
-    def tags(self) -> dict[int, frozenset[str]]:
-        """The inline #tags of each entry that has any, by line number; built on first use."""
-        found = {entry.line: tagging.tags_of(entry.content) for entry in self.entries}
-        return {line: tags for line, tags in found.items() if tags}
+    async def try_write(self, work: Callable[[LockCheck], T], *, deadline: float) -> T | Busy:
+        """Run blocking `work(check)` in a worker thread under the lock; BUSY if it is held."""
+
+    def lock_timeout_error(self) -> RpcError:
+        """Return the error for a batch that waited `lock_timeout` seconds."""
 
 
-LockCheck = Callable[[], None]
-"""Blocking; raises if the write lock was lost (so nothing may be written)."""
-WriteLock = Callable[[], AbstractAsyncContextManager[LockCheck]]
-ChangeListener = Callable[[Category, Snapshot, Source], None]
+class Unlocked:
+    """A `WriteLock` that locks nothing (a directory no other writer uses; tests): `check` runs
+    right before each rename."""
+
+    lock_timeout = 10.0
+
+    def __init__(self, check: LockCheck | None = None) -> None:
+        self._check = check or _lock_still_held
+
+    async def try_write(self, work: Callable[[LockCheck], T], *, deadline: float) -> T | Busy:
+        """Run `work(check)` in a worker thread."""
+        return await anyio.to_thread.run_sync(work, self._check)
+
+    def lock_timeout_error(self) -> RpcError:
+        """Never used: nothing is ever held."""
+        return LockTimeout("No lock is held here.")
 
 
 def _lock_still_held() -> None:
     """The check for writes that need no lock."""
 
 
-def _no_lock() -> AbstractAsyncContextManager[LockCheck]:
-    return contextlib.nullcontext(_lock_still_held)
-
-
 def _ignore_change(category: Category, snapshot: Snapshot, source: Source) -> None:
     pass
 
 
-class _Reply:
-    """A one-shot reply slot: the actor sets a value or an error, the sender waits for it."""
+class _Retry(Exception):
+    """Raised by a write that must not go ahead: the file changed, or a requester gave up."""
 
-    def __init__(self) -> None:
+
+class _Envelope:
+    """A queued command and its one-shot reply slot: the actor (or the reply watchdog) sets a
+    value or an error once, the sender waits for it."""
+
+    __slots__ = ("_error", "_event", "_value", "abandoned", "command", "due")
+
+    def __init__(self, command: transitions.Command, due: float) -> None:
+        self.command = command
+        self.due = due
+        """When the sender stops waiting (anyio's clock): see `CategoryActor._watch_replies`."""
+        self.abandoned = False
+        """Set when the requester stopped waiting (cancelled at shutdown): never applied late."""
         self._event = anyio.Event()
         self._value: Any = None
         self._error: RpcError | None = None
 
     def set(self, value: Any) -> None:
-        self._value = value
-        self._event.set()
+        """Reply with `value`, unless a reply was given already."""
+        if not self._event.is_set():
+            self._value = value
+            self._event.set()
 
     def fail(self, error: RpcError) -> None:
-        self._error = error
-        self._event.set()
+        """Reply with `error`, unless a reply was given already."""
+        if not self._event.is_set():
+            self._error = error
+            self._event.set()
 
     async def wait(self) -> None:
-        """Wait for the reply (TimeoutError after REPLY_TIMEOUT seconds)."""
-        with anyio.fail_after(REPLY_TIMEOUT):
-            await self._event.wait()
+        """Wait for the reply; the watchdog bounds the wait (no timer per command)."""
+        await self._event.wait()
 
     def result(self) -> Any:
         """Return the value, or raise the error, that was set."""
         if self._error is not None:
             raise self._error
         return self._value
-
-
-class _Envelope:
-    def __init__(self, command: transitions.Command) -> None:
-        self.command = command
-        self.reply = _Reply()
-        self.abandoned = False
-        """Set when the requester stopped waiting (cancelled at shutdown): never applied late."""
 
 
 class CategoryActor:
@@ -168,21 +167,22 @@ class CategoryActor:
         memory_dir: str,
         category: Category,
         *,
-        archive: Callable[[list[ArchivedEntry]], Any],
+        archive: Archive,
         clock: Callable[[], float],
-        write_lock: WriteLock = _no_lock,
+        write_lock: WriteLock | None = None,
         on_change: ChangeListener = _ignore_change,
     ) -> None:
         self.category = category
         self.path = os.path.join(memory_dir, category.file)
         self._archive = archive
         self._clock = clock
-        self._write_lock = write_lock
+        self._write_lock: WriteLock = write_lock or Unlocked()
         self._on_change = on_change
         self._send, self._receive = anyio.create_memory_object_stream[_Envelope](MAILBOX_SIZE)
         self._fingerprint: storage.Fingerprint | None = None
         self._file_mutex = anyio.Lock()
         self._kept_key = ""  # the key of the text whose index is kept on disk, if known
+        self._waiting: set[_Envelope] = set()
         self.snapshot = Snapshot(None, clock())
         self.commits = 0
 
@@ -198,18 +198,36 @@ class CategoryActor:
             logger.warning("cannot load %s: %s", self.path, error.message)
         task_status.started()
         try:
-            async with self._receive:
-                async for first in self._receive:
-                    batch = [first]
-                    while len(batch) < MAX_BATCH:
-                        try:
-                            batch.append(self._receive.receive_nowait())
-                        except (anyio.WouldBlock, anyio.EndOfStream):
-                            break
-                    await self._commit(batch)
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(self._watch_replies)
+                async with self._receive:
+                    async for first in self._receive:
+                        batch = [first]
+                        while len(batch) < MAX_BATCH:
+                            try:
+                                batch.append(self._receive.receive_nowait())
+                            except (anyio.WouldBlock, anyio.EndOfStream):
+                                break
+                        await self._commit(batch)
+                tg.cancel_scope.cancel()
         finally:
             with anyio.CancelScope(shield=True), anyio.move_on_after(KEEP_INDEX_TIMEOUT):
                 await self._keep_index()
+
+    async def _watch_replies(self) -> None:
+        """Fail every command whose sender has waited REPLY_TIMEOUT seconds (checked every
+        WATCHDOG_INTERVAL): one timer for the actor instead of one per command."""
+        while True:
+            await anyio.sleep(WATCHDOG_INTERVAL)
+            now = anyio.current_time()
+            for envelope in [e for e in self._waiting if e.due <= now]:
+                envelope.fail(
+                    ServerBusy(
+                        f"The write to {self.category.file} did not finish within "
+                        f"{REPLY_TIMEOUT:g} s and may still be applied; check with `list` before "
+                        "retrying."
+                    )
+                )
 
     def close(self) -> None:
         """Stop taking commands; queued ones are still carried out."""
@@ -236,10 +254,13 @@ class CategoryActor:
             ShuttingDown: the actor no longer takes commands.
             RpcError: the command failed (invalid content, storage error, ...).
         """
-        envelope = _Envelope(command)
+        envelope = _Envelope(command, anyio.current_time() + REPLY_TIMEOUT)
         try:
-            with anyio.fail_after(SUBMIT_TIMEOUT):
-                await self._send.send(envelope)
+            try:
+                self._send.send_nowait(envelope)  # the usual case: no timer, no extra wake-up
+            except anyio.WouldBlock:
+                with anyio.fail_after(SUBMIT_TIMEOUT):
+                    await self._send.send(envelope)
         except TimeoutError:
             raise ServerBusy(
                 f"The write queue for {self.category.file} stayed full for {SUBMIT_TIMEOUT:g} s; "
@@ -247,26 +268,24 @@ class CategoryActor:
             ) from None
         except (anyio.ClosedResourceError, anyio.BrokenResourceError):
             raise ShuttingDown("memd is shutting down; retry once it is back.") from None
+        self._waiting.add(envelope)
         try:
-            await envelope.reply.wait()
+            await envelope.wait()
         except anyio.get_cancelled_exc_class():
             envelope.abandoned = True
             raise
-        except TimeoutError:
-            raise ServerBusy(
-                f"The write to {self.category.file} did not finish within {REPLY_TIMEOUT:g} s and "
-                "may still be applied; check with `list` before retrying."
-            ) from None
-        outcome: transitions.Outcome = envelope.reply.result()  # or the command's error
+        finally:
+            self._waiting.discard(envelope)
+        outcome: transitions.Outcome = envelope.result()  # or the command's error
         return outcome
 
     async def _keep_index(self) -> None:
         """Save the index for the next run if it changed since it was loaded or kept."""
         snapshot = self.snapshot
         index = snapshot.__dict__.get("index")
-        if index is None or snapshot.doc is None or snapshot.error is not None:
+        if index is None or snapshot.catalog is None or snapshot.error is not None:
             return
-        text = mdformat.render(snapshot.doc)
+        text = snapshot.catalog.render()
         key = index_cache.text_key(text)
         if key != self._kept_key:
             await anyio.to_thread.run_sync(
@@ -286,61 +305,129 @@ class CategoryActor:
             self.snapshot = Snapshot(None, self._clock(), previous=self.snapshot)
         elif self.snapshot.has_index:
             text, self._fingerprint = loaded  # the index follows the change when next searched
-            self.snapshot = Snapshot(mdformat.parse(text), self._clock(), previous=self.snapshot)
+            catalog = Catalog.from_text(text, previous=self.snapshot.catalog)
+            self.snapshot = Snapshot(catalog, self._clock(), previous=self.snapshot)
         else:  # the first load: parse and index off the event loop (or take the kept index)
             text, self._fingerprint = loaded
-            doc, indexed, self._kept_key = await anyio.to_thread.run_sync(
-                _load_indexed, self.path, text
+            catalog, index, self._kept_key = await anyio.to_thread.run_sync(
+                _load_indexed, self.path, text, self.snapshot.catalog
             )
-            self.snapshot = Snapshot(doc, self._clock(), indexed=indexed)
+            self.snapshot = Snapshot(catalog, self._clock(), index=index)
 
     async def _commit(self, batch: list[_Envelope]) -> None:
-        writes = any(transitions.may_write(envelope.command) for envelope in batch)
         try:
-            lock = self._write_lock() if writes else _no_lock()
-            async with lock as lock_check, self._file_mutex:
-                # A requester that gave up while this batch waited (the daemon stopping) was
-                # told nothing was done; applying its command now would contradict that.
-                batch = [envelope for envelope in batch if not envelope.abandoned]
-                results = await self._apply_and_write(batch, lock_check) if batch else []
+            results = await self._apply_and_write(batch)
         except RpcError as error:
             # The lock could not be taken, or the file could not be read or written: nothing
             # in this batch took effect.
             for envelope in batch:
-                envelope.reply.fail(error)
+                envelope.fail(error)
             return
-        for envelope, result in zip(batch, results, strict=True):
+        for envelope, result in results:
             if isinstance(result, RpcError):
-                envelope.reply.fail(result)
+                envelope.fail(result)
             else:
-                envelope.reply.set(result)
+                envelope.set(result)
 
-    async def _apply_and_write(
-        self, batch: list[_Envelope], lock_check: LockCheck
-    ) -> list[transitions.Outcome | RpcError]:
-        """Apply the batch to the current file and write it once; start over on fresh content
-        if the file changes under the write (see the module docstring)."""
-        for _ in range(MAX_ATTEMPTS):
-            await self._refresh_if_changed()
-            old = self.snapshot.doc
-            doc, results, archived = _apply_all(self.category, old, batch)
-            if doc is old or doc is None or (old is not None and doc == old):
-                return results
+    async def _apply_and_write(self, batch: list[_Envelope]) -> _Results:
+        """Apply the batch to the current file and write it once; back off while another
+        process holds the lock, and start over on fresh content if the file changed (see the
+        module docstring)."""
+        backoff = Backoff(anyio.current_time() + self._write_lock.lock_timeout)
+        attempts = 0
+        while True:
+            await _take(self._file_mutex)
             try:
-                await self._write(doc, archived, lock_check)
-            except storage.ChangedOnDisk:
-                logger.info("%s changed while memd was writing it; applying again", self.path)
+                # A requester that gave up while this batch waited (the daemon stopping) was
+                # told nothing was done; applying its command now would contradict that.
+                live = [envelope for envelope in batch if not envelope.abandoned]
+                if not live:
+                    return []
+                done = await self._attempt(live, backoff.deadline)
+            finally:
+                self._file_mutex.release()
+            if isinstance(done, list):
+                return done
+            if isinstance(done, Busy):
+                await backoff.pause(self._write_lock.lock_timeout_error)
                 continue
-            return results
-        raise StorageError(
-            f"{self.path} kept changing while memd tried to write it; nothing was written, retry.",
-            data={"path": self.path},
+            attempts += 1
+            if attempts >= MAX_ATTEMPTS:
+                raise StorageError(
+                    f"{self.path} kept changing while memd tried to write it; nothing was "
+                    "written, retry.",
+                    data={"path": self.path},
+                )
+
+    async def _attempt(self, live: list[_Envelope], deadline: float) -> _Results | Busy | None:
+        """One try (holding the file mutex): apply, then write under the lock. Returns the
+        results, BUSY (the lock is held elsewhere) or None (the file changed: re-read, retry)."""
+        if self.snapshot.error is not None:
+            await self._refresh_if_changed()  # raises the error while the file stays unreadable
+        base, read = self.snapshot, self._fingerprint
+        batch = transitions.apply_batch(
+            self.category, base.catalog, [envelope.command for envelope in live]
         )
+        results = list(zip(live, batch.results, strict=True))
+        if not batch.changed or batch.catalog is None:
+            now = await anyio.to_thread.run_sync(storage.current_fingerprint, self.path)
+            if not self.is_stale(now):
+                return results
+            await self._reread()
+            return None
+        work = functools.partial(
+            self._write_file, batch.catalog.render(), batch.archived, read, live
+        )
+        try:
+            written = await self._write_lock.try_write(work, deadline=deadline)
+        except (storage.ChangedOnDisk, _Retry) as exc:
+            if isinstance(exc, storage.ChangedOnDisk):
+                logger.info("%s changed while memd was writing it; applying again", self.path)
+                await self._reread()
+            return None
+        if isinstance(written, Busy):
+            return written
+        self._fingerprint = written
+        self.snapshot = Snapshot(batch.catalog, self._clock(), previous=base)
+        self.commits += 1
+        self._on_change(self.category, self.snapshot, "memd")
+        return results
+
+    def _write_file(
+        self,
+        text: str,
+        archived: list[ArchivedEntry],
+        read: storage.Fingerprint | None,
+        live: list[_Envelope],
+        check: LockCheck,
+    ) -> storage.Fingerprint:
+        """Write the file (blocking, under the write lock) if it is still the version `read`.
+
+        Raises:
+            ChangedOnDisk: the file is no longer the version the batch was applied to.
+            _Retry: a requester gave up meanwhile; the batch must be applied again without it.
+            LockTimeout: the lock was lost (`check`); StorageError: the write failed.
+        """
+        if any(envelope.abandoned for envelope in live):
+            raise _Retry
+        if storage.current_fingerprint(self.path) != read:
+            raise storage.ChangedOnDisk(self.path)
+        if archived:
+            self._archive(archived)
+
+        def still_safe() -> None:
+            check()
+            if storage.current_fingerprint(self.path) != read:
+                raise storage.ChangedOnDisk(self.path)
+
+        return storage.write_atomic(self.path, text, before_replace=still_safe)
 
     async def _refresh_if_changed(self) -> None:
         now = await anyio.to_thread.run_sync(storage.current_fingerprint, self.path)
-        if not self.is_stale(now):
-            return
+        if self.is_stale(now):
+            await self._reread()
+
+    async def _reread(self) -> None:
         logger.info("%s changed on disk; re-reading it", self.path)
         before = self.snapshot
         try:
@@ -349,61 +436,37 @@ class CategoryActor:
             if _differs(before, self.snapshot):
                 self._on_change(self.category, self.snapshot, "external")
 
-    async def _write(
-        self, doc: Document, archived: list[ArchivedEntry], lock_check: LockCheck
-    ) -> None:
-        if archived:
-            await self._archive(archived)
-        text = mdformat.render(doc)
-        read = self._fingerprint
 
-        def still_safe() -> None:
-            lock_check()
-            if storage.current_fingerprint(self.path) != read:
-                raise storage.ChangedOnDisk(self.path)
+_Results = list[tuple[_Envelope, transitions.Outcome | RpcError]]
 
-        self._fingerprint = await anyio.to_thread.run_sync(
-            functools.partial(storage.write_atomic, self.path, text, before_replace=still_safe)
-        )
-        self.snapshot = Snapshot(doc, self._clock(), previous=self.snapshot)
-        self.commits += 1
-        self._on_change(self.category, self.snapshot, "memd")
+
+async def _take(lock: anyio.Lock) -> None:
+    """Acquire `lock`, without a scheduling round trip when it is free."""
+    try:
+        lock.acquire_nowait()
+    except anyio.WouldBlock:
+        await lock.acquire()
 
 
 def _load_indexed(
-    path: str, text: str
-) -> tuple[Document, tuple[tuple[Entry, ...], ranking.CategoryIndex], str]:
+    path: str, text: str, previous: Catalog | None
+) -> tuple[Catalog, ranking.CategoryIndex, str]:
     """Parse a category file's text and index it, or take its kept index (blocking)."""
-    doc = mdformat.parse(text)
-    entries = mdformat.entries(doc)
+    catalog = Catalog.from_text(text, previous=previous)
     key = index_cache.text_key(text)
-    index = index_cache.load(path, key, entries)
+    index = index_cache.load(path, key, catalog.entries)
     if index is None:
-        index = ranking.build_index(entries)
+        index = ranking.build_index(catalog.entries)
         index_cache.save(path, index, key)
-    return doc, (entries, index), key
+    return catalog, index, key
 
 
 def _differs(before: Snapshot, after: Snapshot) -> bool:
     """Return True if two snapshots hold different content or a different error."""
     before_error = None if before.error is None else before.error.message
     after_error = None if after.error is None else after.error.message
-    return before_error != after_error or before.doc != after.doc
-
-
-def _apply_all(
-    category: Category, doc: Document | None, batch: list[_Envelope]
-) -> tuple[Document | None, list[transitions.Outcome | RpcError], list[ArchivedEntry]]:
-    """Apply each queued command in order; a failing command leaves the document as it was."""
-    results: list[transitions.Outcome | RpcError] = []
-    archived: list[ArchivedEntry] = []
-    for envelope in batch:
-        try:
-            transition = transitions.apply(category, doc, envelope.command)
-        except RpcError as error:
-            results.append(error)
-            continue
-        doc = transition.doc
-        archived.extend(transition.archived)
-        results.append(transition.outcome)
-    return doc, results, archived
+    if before_error != after_error:
+        return True
+    if before.catalog is None or after.catalog is None:
+        return before.catalog is not after.catalog
+    return before.catalog.raws != after.catalog.raws

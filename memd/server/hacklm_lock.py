@@ -22,8 +22,11 @@ Where memd is stricter than HackLM:
   breaks any lock whose `ts` is older than `STALE_MS`, however long the holder has been busy.
 - Release deletes the file only if it is still the one this process created.
 
-`try_acquire`, `refresh` and `release` block: call them in a worker thread. `acquire` and
-`held` do that themselves.
+Two ways to hold it: `try_run(work)` takes the lock, runs blocking `work` and releases it, all in
+one worker-thread call (memd's writes; the caller waits between attempts with a `Backoff` and
+refreshes long holds with `refresh_if_held_long`); `held()` holds it around an async body,
+refreshing it itself. `try_acquire`, `try_run`, `refresh` and `release` block: call them in a
+worker thread. `acquire` and `held` do that themselves.
 """
 
 from __future__ import annotations
@@ -36,9 +39,10 @@ import os
 import random
 import secrets
 import stat
+import threading
 import time
 from collections.abc import AsyncIterator, Callable
-from typing import NamedTuple
+from typing import NamedTuple, TypeVar
 
 import anyio
 import msgspec
@@ -65,12 +69,30 @@ _REWRITE_FLAGS = os.O_RDWR | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 
 logger = logging.getLogger(__name__)
 
-# How many lock objects of this process hold, or are trying to take, each lock, by the lock's
-# path in the real `.memory` directory (two spellings of one directory must not take each
-# other's lock for a leftover). A record with our pid is only a leftover when no other object of
-# ours is involved: the count goes up before the lock file is linked into place and down only
-# after it is unlinked, so no moment exists where our own fresh lock looks like a leftover.
-_IN_PROCESS: collections.Counter[str] = collections.Counter()
+T = TypeVar("T")
+LockCheck = Callable[[], None]
+"""Blocking; raises `LockTimeout` if the lock is no longer ours (so nothing may be written)."""
+
+
+class Busy:
+    """What `try_run` returns when another writer holds the lock (`work` did not run)."""
+
+    def __repr__(self) -> str:
+        """Return "BUSY"."""
+        return "BUSY"
+
+
+BUSY = Busy()
+
+DirKey = tuple[int, int]
+"""A `.memory` directory's (device, inode): two spellings of one directory share it."""
+
+# How many lock objects of this process hold, or are trying to take, each lock, by the (device,
+# inode) of its `.memory` directory (two spellings of one directory must not take each other's
+# lock for a leftover). A record with our pid is only a leftover when no other object of ours is
+# involved: the count goes up before the lock file is linked into place and down only after it
+# is unlinked, so no moment exists where our own fresh lock looks like a leftover.
+_IN_PROCESS: collections.Counter[DirKey] = collections.Counter()
 
 
 class LockRecord(NamedTuple):
@@ -218,6 +240,27 @@ def _describe(data: bytes | None) -> str:
     return f"pid {record.pid}, ts {record.ts}" if record else "unparsable"
 
 
+class Backoff:
+    """The pauses between attempts to take a lock someone else holds: jittered, growing from
+    FIRST_DELAY by DELAY_GROWTH up to MAX_DELAY, until `deadline` (anyio's clock)."""
+
+    def __init__(self, deadline: float) -> None:
+        self.deadline = deadline
+        self._delay = FIRST_DELAY
+
+    async def pause(self, timeout_error: Callable[[], Exception]) -> None:
+        """Sleep before the next attempt.
+
+        Raises:
+            Exception: `timeout_error()`, once the deadline has passed.
+        """
+        remaining = self.deadline - anyio.current_time()
+        if remaining <= 0:
+            raise timeout_error()
+        await anyio.sleep(min(remaining, self._delay * random.uniform(0.8, 1.2)))
+        self._delay = min(self._delay * DELAY_GROWTH, MAX_DELAY)
+
+
 class MemoryDirLock:
     """HackLM-compatible lock on one `.memory` directory; one instance per directory per process.
 
@@ -237,7 +280,11 @@ class MemoryDirLock:
         self._clock = clock
         self._mine: _Seen | None = None  # our lock file (dev, ino) and the record last written
         self._holder: LockRecord | None = None  # the record of the last holder we waited on
-        self._key_held = ""  # the `_IN_PROCESS` key counted for the lock we hold
+        self._key_held: DirKey = (0, 0)  # the `_IN_PROCESS` key counted for the lock we hold
+        self._taken_at = 0.0  # time.monotonic() when the lock was taken
+        self._held_since = 0.0  # time.monotonic() when the lock was taken or last refreshed
+        # Serialises refresh (from another thread) with the holder's checks and release.
+        self._guard = threading.Lock()
 
     @property
     def is_held(self) -> bool:
@@ -255,7 +302,7 @@ class MemoryDirLock:
         """
         if self._mine is not None:
             raise RuntimeError(f"{self.path} is already held by this MemoryDirLock")
-        key = self._key()
+        key = self.directory_key()
         _IN_PROCESS[key] += 1
         acquired = False
         try:
@@ -267,13 +314,27 @@ class MemoryDirLock:
                 _IN_PROCESS[key] -= 1
         return acquired
 
-    def _attempt(self, key: str) -> bool:
+    def try_run(self, work: Callable[[LockCheck], T]) -> T | Busy:
+        """Take the lock if it is free or stale (one attempt), run `work(ensure_held)` while
+        holding it, and release it however `work` ends. Blocks: the whole hold is one call in
+        one worker thread.
+
+        Returns:
+            What `work` returned, or BUSY (without running `work`) if another writer holds the
+            lock.
+
+        Raises:
+            StorageError: as `try_acquire`.
+            Exception: whatever `work` raises (the lock is released first).
+        """
+        if not self.try_acquire():
+            return BUSY
         try:
-            os.mkdir(self.memory_dir)
-        except FileExistsError:
-            pass
-        except OSError as exc:
-            raise storage_error("create", self.memory_dir, exc) from None
+            return work(self.ensure_held)
+        finally:
+            self.release()
+
+    def _attempt(self, key: DirKey) -> bool:
         if self._create():
             return True
         seen = _look(self.path)
@@ -295,7 +356,34 @@ class MemoryDirLock:
 
     def refresh(self) -> None:
         """Rewrite our record with a new `ts`, in place, if the lock file is still ours. Blocks;
-        never raises OSError."""
+        never raises OSError. Safe to call from another thread than the holder's."""
+        with self._guard:
+            self._refresh()
+
+    def refresh_if_held_long(self) -> None:
+        """Refresh the record if this instance has held the lock for REFRESH_INTERVAL seconds
+        since taking or last refreshing it, and for less than MAX_HOLD in all (a longer hold
+        means memd is stuck: others may then break it). Blocks; never raises OSError; safe to
+        call from another thread than the holder's (a `try_run` in progress)."""
+        with self._guard:
+            if self._mine is None:
+                return
+            now = time.monotonic()
+            if now - self._held_since < REFRESH_INTERVAL:
+                return
+            if now - self._taken_at >= MAX_HOLD:
+                if self._held_since > self._taken_at:  # say it once per hold
+                    logger.error(
+                        "%s has been held for over %g s; no longer refreshing it, so others "
+                        "may break it",
+                        self.path,
+                        MAX_HOLD,
+                    )
+                    self._held_since = self._taken_at
+                return
+            self._refresh()
+
+    def _refresh(self) -> None:
         mine = self._mine
         if mine is None:
             return
@@ -315,6 +403,7 @@ class MemoryDirLock:
             os.pwrite(fd, data, 0)
             os.ftruncate(fd, len(data))
             self._mine = mine._replace(data=data)
+            self._held_since = time.monotonic()
         except OSError as exc:
             logger.warning("cannot refresh %s: %s", self.path, exc)
         finally:
@@ -323,7 +412,8 @@ class MemoryDirLock:
     def release(self) -> None:
         """Delete the lock file if it is still the one we created and wrote. Blocks; never raises;
         idempotent."""
-        mine, self._mine = self._mine, None
+        with self._guard:
+            mine, self._mine = self._mine, None
         if mine is None:
             return
         try:
@@ -350,18 +440,14 @@ class MemoryDirLock:
         """
         if deadline is None:
             deadline = anyio.current_time() + self.timeout
-        delay = FIRST_DELAY
+        backoff = Backoff(deadline)
         self._holder = None
         while True:
             # Not abandoned on cancellation: a lock taken here is always returned to the caller,
             # and the cancellation arrives at its next checkpoint.
             if await anyio.to_thread.run_sync(self.try_acquire):
                 return
-            remaining = deadline - anyio.current_time()
-            if remaining <= 0:
-                raise self.timeout_error()
-            await anyio.sleep(min(remaining, delay * random.uniform(0.8, 1.2)))
-            delay = min(delay * DELAY_GROWTH, MAX_DELAY)
+            await backoff.pause(self.timeout_error)
 
     @contextlib.asynccontextmanager
     async def held(self, *, deadline: float | None = None) -> AsyncIterator[None]:
@@ -402,20 +488,43 @@ class MemoryDirLock:
 
     def ensure_held(self) -> None:
         """Check that the lock file is still the one this instance created (call it right before
-        writing). Blocks.
+        writing). Blocks. This is a `LockCheck`.
 
         Raises:
             LockTimeout: another writer broke or replaced the lock; nothing may be written.
         """
-        if self._mine is None or not _same_lock(_look(self.path), self._mine):
+        with self._guard:
+            held = self._mine is not None and _same_lock(_look(self.path), self._mine)
+        if not held:
             raise LockTimeout(
                 f"memd lost {self.path} to another writer before it could write (was its lock "
                 "broken as stale?); nothing was written, retry.",
                 data={"path": self.path},
             )
 
-    def _key(self) -> str:
-        return os.path.join(os.path.realpath(self.memory_dir), LOCK_FILE)
+    def directory_key(self) -> DirKey:
+        """Return the `.memory` directory's (device, inode), creating the directory if it is
+        missing (never its parents). Blocks.
+
+        Raises:
+            StorageError: the directory cannot be created or checked.
+        """
+        try:
+            st = os.stat(self.memory_dir)
+        except FileNotFoundError:
+            try:
+                os.mkdir(self.memory_dir)
+            except FileExistsError:
+                pass
+            except OSError as exc:
+                raise storage_error("create", self.memory_dir, exc) from None
+            try:
+                st = os.stat(self.memory_dir)
+            except OSError as exc:
+                raise storage_error("check", self.memory_dir, exc) from None
+        except OSError as exc:
+            raise storage_error("check", self.memory_dir, exc) from None
+        return st.st_dev, st.st_ino
 
     def _create(self) -> bool:
         """Create the lock file with our record; return False if a lock file already exists.
@@ -449,6 +558,7 @@ class MemoryDirLock:
             except OSError as exc2:
                 raise storage_error("create", self.path, exc2) from None
         self._mine = _Seen(st.st_dev, st.st_ino, 0, data)
+        self._taken_at = self._held_since = time.monotonic()
         return True
 
     def _now_ms(self) -> int:

@@ -111,14 +111,11 @@ def write_atomic(
     Raises:
         StorageError: the file system refused the write; the old file is unchanged.
     """
-    target = os.path.realpath(path)
-    directory, name = os.path.split(target)
     data = text.encode("utf-8")
     try:
-        with contextlib.suppress(FileExistsError):
-            os.mkdir(directory)
-        mode = _existing_mode(target)
-        dir_fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        target, mode = _target_of(path)
+        directory, name = os.path.split(target)
+        dir_fd = _open_directory(directory or os.curdir)
         try:
             st = _write_replace(dir_fd, name, data, mode, before_replace)
         finally:
@@ -178,11 +175,31 @@ def remove_debris(directory: str) -> list[str]:
     return removed
 
 
-def _existing_mode(path: str) -> int:
+def _target_of(path: str) -> tuple[str, int]:
+    """Return the file a write to `path` replaces (through a symlink to its target; directories
+    on the way are followed by the rename itself) and the permission bits it must keep."""
     try:
-        return stat.S_IMODE(os.stat(path).st_mode)
+        st = os.lstat(path)
     except FileNotFoundError:
-        return NEW_FILE_MODE
+        return path, NEW_FILE_MODE
+    if not stat.S_ISLNK(st.st_mode):
+        return path, stat.S_IMODE(st.st_mode)
+    target = os.path.realpath(path)
+    try:
+        return target, stat.S_IMODE(os.stat(target).st_mode)
+    except FileNotFoundError:
+        return target, NEW_FILE_MODE
+
+
+def _open_directory(directory: str) -> int:
+    """Open `directory`, creating it first if it is missing (never its parents)."""
+    flags = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
+    try:
+        return os.open(directory, flags)
+    except FileNotFoundError:
+        with contextlib.suppress(FileExistsError):
+            os.mkdir(directory)
+        return os.open(directory, flags)
 
 
 def _write_replace(

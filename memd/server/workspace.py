@@ -6,9 +6,13 @@ Rules:
   (symlinks, `..`) share one set of actors and can never race each other's writes.
 - A workspace is loaded on first use; its actors and its watcher run in the daemon's service
   task group.
-- Every read-modify-write of a file in `.memory/` holds the write lock: first an in-process lock
-  (so memd's five actors never contend through the lock file), then HackLM's `.memory/.lock`
-  (so HackLM and other tools never interleave with memd). The archive is only appended under it.
+- Every write to a file in `.memory/` holds the write lock: first an in-process lock (so memd's
+  five actors never contend through the lock file), then HackLM's `.memory/.lock` (so HackLM and
+  other tools never interleave with memd). `try_write` takes `.memory/.lock`, writes and releases
+  it in one worker-thread call, so a commit costs one thread hop; an actor whose `try_write`
+  finds it held (BUSY) backs off and tries again until the lock timeout. The archive is only
+  appended under it. While a write is in progress, `keep_lock_fresh` rewrites the lock's `ts`
+  every REFRESH_INTERVAL seconds, so HackLM never breaks a long hold as stale.
 - memd's own temp files (and stale locks renamed aside) left by a crash are removed under the
   write lock, when the workspace loads and before its first write; they are never read as data.
   A `.lock` found at load is taken once, which breaks it if its holder is gone.
@@ -17,11 +21,12 @@ Rules:
 
 from __future__ import annotations
 
-import contextlib
 import datetime
+import functools
 import logging
 import os
-from collections.abc import AsyncIterator, Callable, Iterable
+from collections.abc import Callable, Iterable
+from typing import TypeVar
 
 import anyio
 from anyio.abc import TaskGroup, TaskStatus
@@ -29,8 +34,16 @@ from anyio.abc import TaskGroup, TaskStatus
 from memd.core.archive import ARCHIVE_FILE, ARCHIVE_HEADER, ArchivedEntry, archive_line
 from memd.core.categories import CATEGORIES, Category
 from memd.server import storage
-from memd.server.actor import CategoryActor, LockCheck, Snapshot
-from memd.server.hacklm_lock import DEFAULT_TIMEOUT, LOCK_FILE, MemoryDirLock
+from memd.server.actor import CategoryActor, Snapshot
+from memd.server.hacklm_lock import (
+    DEFAULT_TIMEOUT,
+    LOCK_FILE,
+    REFRESH_INTERVAL,
+    Backoff,
+    Busy,
+    LockCheck,
+    MemoryDirLock,
+)
 from memd.server.session import Session, notification_frame
 from memd.server.usage_store import UsageStore
 from memd.server.watcher import WorkspaceWatcher
@@ -41,6 +54,8 @@ from memd_client.errors import InvalidParams, RpcError, ShuttingDown, WorkspaceN
 logger = logging.getLogger(__name__)
 
 MEMORY_DIR = ".memory"
+
+T = TypeVar("T")
 
 
 class Workspace:
@@ -60,13 +75,14 @@ class Workspace:
         self.watcher = WorkspaceWatcher(root, self.memory_dir, self._external_change)
         self.usage = UsageStore(root, clock=clock)
         self._usage_scope = anyio.CancelScope()
+        self._keeper_scope = anyio.CancelScope()
         self.actors = {
             category: CategoryActor(
                 self.memory_dir,
                 category,
                 archive=self.archive,
                 clock=clock,
-                write_lock=self.write_lock,
+                write_lock=self,
                 on_change=self._publish,
             )
             for category in CATEGORIES
@@ -90,48 +106,71 @@ class Workspace:
             await tg.start(self.watcher.run)
             tg.start_soon(self._sweep_at_load)
             tg.start_soon(self._keep_usage)
+            tg.start_soon(self._keep_lock_fresh)
             task_status.started()
 
     async def _keep_usage(self) -> None:
         with self._usage_scope:
             await self.usage.keep_saving()
 
+    async def _keep_lock_fresh(self) -> None:
+        with self._keeper_scope:
+            while True:
+                await anyio.sleep(REFRESH_INTERVAL)
+                if self._dir_lock.is_held:
+                    await anyio.to_thread.run_sync(self._dir_lock.refresh_if_held_long)
+
     def close(self) -> None:
         """Stop taking writes and stop watching; queued writes still finish."""
         self.watcher.stop()
         self._sweep_scope.cancel()
         self._usage_scope.cancel()  # saves the usage history once more
+        self._keeper_scope.cancel()  # writes in progress are short; a stuck one is not refreshed
         for actor in self.actors.values():
             actor.close()
 
-    @contextlib.asynccontextmanager
-    async def write_lock(self) -> AsyncIterator[LockCheck]:
-        """Hold the workspace's write lock (in-process, then `.memory/.lock`); yield the check
-        to run right before each write (it raises if another process broke the lock).
+    def lock_timeout_error(self) -> RpcError:
+        """Return the error for a write that waited `lock_timeout` seconds for the lock."""
+        return self._dir_lock.timeout_error()
 
-        The wait for both together is bounded by the lock timeout, so writes queued behind one
-        that is waiting for HackLM fail after the same timeout, not one after another.
+    async def try_write(self, work: Callable[[LockCheck], T], *, deadline: float) -> T | Busy:
+        """Run blocking `work(check)` in one worker thread while holding the write lock; `check`
+        raises if another process broke `.memory/.lock` meanwhile (call it right before each
+        rename). The in-process lock is waited for until `deadline` (anyio's clock); HackLM's
+        lock is tried once. Debris left by a crash is removed under the lock first, once.
+
+        Returns:
+            What `work` returned, or BUSY (without running `work`) if another process holds
+            `.memory/.lock`: back off and try again.
 
         Raises:
-            LockTimeout: another process held `.memory/.lock` for too long.
+            LockTimeout: memd's own writers kept the in-process lock until `deadline`.
+            Exception: whatever `work` raises.
         """
-        deadline = anyio.current_time() + self._dir_lock.timeout
-        acquired = False
-        with anyio.move_on_at(deadline):
-            await self._mutex.acquire()
-            acquired = True
-        if not acquired:
-            raise self._dir_lock.timeout_error()
         try:
-            async with self._dir_lock.held(deadline=deadline):
-                if not self._swept:
-                    removed = await anyio.to_thread.run_sync(storage.remove_debris, self.memory_dir)
-                    for name in removed:
-                        logger.warning("removed %s left behind by a crash", name)
-                    self._swept = True
-                yield self._dir_lock.ensure_held
+            self._mutex.acquire_nowait()
+        except anyio.WouldBlock:
+            acquired = False
+            with anyio.move_on_at(deadline):
+                await self._mutex.acquire()
+                acquired = True
+            if not acquired:
+                raise self._dir_lock.timeout_error() from None
+        try:
+            if work is _nothing and self._swept:
+                return None  # type: ignore[return-value]  # a sweep, after a write swept
+            return await anyio.to_thread.run_sync(
+                self._dir_lock.try_run, functools.partial(self._swept_first, work)
+            )
         finally:
             self._mutex.release()
+
+    def _swept_first(self, work: Callable[[LockCheck], T], check: LockCheck) -> T:
+        if not self._swept:
+            for name in storage.remove_debris(self.memory_dir):
+                logger.warning("removed %s left behind by a crash", name)
+            self._swept = True
+        return work(check)
 
     async def _sweep_at_load(self) -> None:
         with self._sweep_scope:
@@ -140,9 +179,11 @@ class Workspace:
             )
             if not has_debris:
                 return
+            backoff = Backoff(anyio.current_time() + self._dir_lock.timeout)
             try:
-                async with self.write_lock():
-                    pass
+                # A write may sweep first (under the mutex, try_write then skips the lock).
+                while isinstance(await self.try_write(_nothing, deadline=backoff.deadline), Busy):
+                    await backoff.pause(self._dir_lock.timeout_error)
             except RpcError as error:
                 logger.warning("left debris in %s for now: %s", self.memory_dir, error.message)
 
@@ -175,14 +216,16 @@ class Workspace:
         """Return the actor that owns `category`'s file."""
         return self.actors[category]
 
-    async def archive(self, records: list[ArchivedEntry]) -> None:
-        """Append `records` to the archive durably (called under the write lock, before the
-        entries leave their file)."""
+    def archive(self, records: list[ArchivedEntry]) -> None:
+        """Append `records` to the archive durably. Blocks: called in a `try_write` (under the
+        write lock), before the entries leave their file.
+
+        Raises:
+            StorageError: the archive could not be written.
+        """
         today = datetime.date.today().isoformat()
         lines = [archive_line(record, date=today) for record in records]
-        await anyio.to_thread.run_sync(
-            lambda: storage.append_lines(self.archive_path, lines, header=ARCHIVE_HEADER)
-        )
+        storage.append_lines(self.archive_path, lines, header=ARCHIVE_HEADER)
 
     # ------------------------------------------------------------------ subscriptions
 
@@ -281,6 +324,10 @@ class Registry:
         self.closed = True
         for workspace in self._workspaces.values():
             workspace.close()
+
+
+def _nothing(check: LockCheck) -> None:
+    """The write of a sweep: nothing but taking the lock (which removes debris first)."""
 
 
 def resolve_root(path: str) -> str:

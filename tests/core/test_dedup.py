@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, strategies as st
 
-from memd.core import dedup
+from memd.core import dedup, stemmer
 from memd.core.dedup import Verdict
 from memd.core.mdformat import Entry
 
@@ -106,3 +106,10 @@ def test_a_reversed_rule_is_never_skipped() -> None:
 def test_similarity_is_symmetric_and_bounded(a: str, b: str) -> None:
     assert dedup.similarity(a, b) == dedup.similarity(b, a)
     assert 0.0 <= dedup.similarity(a, b) <= 1.0
+
+
+@given(st.from_regex(r"[a-z0-9-]{2,14}[0-9]", fullmatch=True))
+def test_a_token_ending_in_a_digit_is_its_own_stem(token: str) -> None:
+    """`keywords` skips the stemmer for such tokens; the stemmer agrees it changes nothing."""
+    assert stemmer.stem(token) == token
+    assert dedup.keywords(f"note {token}") == {"note", token}

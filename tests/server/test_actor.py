@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import contextlib
 import os
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -14,13 +14,14 @@ import pytest
 from memd.core import mdformat, transitions
 from memd.core.archive import ArchivedEntry
 from memd.core.categories import Category
-from memd.server.actor import CategoryActor
-from memd_client.errors import FileFormatError, LockTimeout
+from memd.server import actor as actor_module
+from memd.server.actor import CategoryActor, Unlocked
+from memd_client.errors import FileFormatError, LockTimeout, ServerBusy
 
 archived: list[ArchivedEntry] = []
 
 
-async def _archive(records: list[ArchivedEntry]) -> None:
+def _archive(records: list[ArchivedEntry]) -> None:
     archived.extend(records)
 
 
@@ -34,7 +35,7 @@ def _actor(directory: Path, *, lock_check: Callable[[], None] | None = None) -> 
         Category.QUIRK,
         archive=_archive,
         clock=time.time,
-        write_lock=lambda: contextlib.nullcontext(lock_check),
+        write_lock=Unlocked(lock_check),
     )
 
 
@@ -175,3 +176,27 @@ async def test_a_fifo_in_place_of_the_file_is_an_error_not_a_hang(tmp_path: Path
             with pytest.raises(FileFormatError):
                 await actor.submit(transitions.Store(content="Anything."))
             actor.close()
+
+
+async def test_a_write_that_hangs_is_answered_busy_after_the_reply_timeout(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One watchdog per actor bounds every wait for a reply; the command may still land."""
+    monkeypatch.setattr(actor_module, "REPLY_TIMEOUT", 0.2)
+    monkeypatch.setattr(actor_module, "WATCHDOG_INTERVAL", 0.05)
+    release = threading.Event()
+
+    def stuck_until_released() -> None:  # runs in the writing thread, right before the rename
+        release.wait(10)
+
+    actor = _actor(tmp_path, lock_check=stuck_until_released)
+    with anyio.fail_after(10):
+        async with anyio.create_task_group() as tg:
+            await tg.start(actor.run)
+            started = anyio.current_time()
+            with pytest.raises(ServerBusy, match="may still be applied"):
+                await actor.submit(transitions.Store(content="Slow to land.", slug="slow"))
+            assert anyio.current_time() - started < 2
+            release.set()
+            actor.close()
+    assert "- [slow] Slow to land." in (tmp_path / "quirks.md").read_text()

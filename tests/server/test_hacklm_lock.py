@@ -6,6 +6,7 @@ import itertools
 import os
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -424,7 +425,7 @@ async def test_held_releases_on_exception(memory: Path) -> None:
         await fail_while_holding()
     assert not (memory / ".lock").exists()
     assert not lock.is_held
-    assert hacklm_lock._IN_PROCESS[str(memory / ".lock")] == 0
+    assert hacklm_lock._IN_PROCESS[lock.directory_key()] == 0
 
 
 async def test_held_releases_on_cancellation(memory: Path) -> None:
@@ -480,3 +481,98 @@ def test_ensure_held_fails_once_another_writer_replaced_the_lock(tmp_path: Path)
         lock.ensure_held()
     lock.release()
     assert lock_path.read_bytes() == encode_record(4242, 1)  # not ours, so left alone
+
+
+# --- try_run() and long holds -----------------------------------------------------------------
+
+
+def test_try_run_holds_the_lock_only_while_work_runs(memory: Path) -> None:
+    lock = MemoryDirLock(str(memory))
+    seen: list[bytes] = []
+
+    def work(check: hacklm_lock.LockCheck) -> str:
+        check()
+        seen.append((memory / ".lock").read_bytes())
+        return "done"
+
+    assert lock.try_run(work) == "done"
+    assert parse_record(seen[0]) is not None
+    assert not (memory / ".lock").exists() and not lock.is_held
+
+
+def test_try_run_is_busy_while_another_holds_the_lock(memory: Path, live_pid: int) -> None:
+    _write_lock(memory, encode_record(live_pid, _now_ms()))
+    ran: list[bool] = []
+    assert MemoryDirLock(str(memory)).try_run(lambda check: ran.append(True)) is hacklm_lock.BUSY
+    assert ran == []
+    assert _holder(memory / ".lock") == live_pid
+
+
+def test_try_run_releases_when_work_fails(memory: Path) -> None:
+    lock = MemoryDirLock(str(memory))
+
+    def work(check: hacklm_lock.LockCheck) -> None:
+        raise ValueError("boom")
+
+    with pytest.raises(ValueError, match="boom"):
+        lock.try_run(work)
+    assert not (memory / ".lock").exists()
+    assert hacklm_lock._IN_PROCESS[lock.directory_key()] == 0
+
+
+def test_a_long_hold_is_refreshed_from_another_thread(
+    memory: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`refresh_if_held_long` (the workspace's keeper) rewrites `ts` while `try_run`'s work is
+    still running, and the holder's own check still recognises the lock as its own."""
+    monkeypatch.setattr(hacklm_lock, "REFRESH_INTERVAL", 0.0)
+    ticks = itertools.count(1_700_000_000)
+    lock = MemoryDirLock(str(memory), clock=lambda: float(next(ticks)))
+
+    def work(check: hacklm_lock.LockCheck) -> tuple[LockRecord | None, LockRecord | None]:
+        first = parse_record((memory / ".lock").read_bytes())
+        keeper = threading.Thread(target=lock.refresh_if_held_long)
+        keeper.start()
+        keeper.join()
+        check()
+        return first, parse_record((memory / ".lock").read_bytes())
+
+    result = lock.try_run(work)
+    assert not isinstance(result, hacklm_lock.Busy)
+    first, later = result
+    assert first is not None and later is not None
+    assert later.pid == first.pid and later.ts > first.ts
+    lock.refresh_if_held_long()  # not held any more: nothing to do, no error
+    assert not (memory / ".lock").exists()
+
+
+def test_a_hold_past_max_hold_is_no_longer_refreshed(
+    memory: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(hacklm_lock, "REFRESH_INTERVAL", 0.0)
+    monkeypatch.setattr(hacklm_lock, "MAX_HOLD", 0.0)
+    lock = MemoryDirLock(str(memory))
+    assert lock.try_acquire()
+    try:
+        before = (memory / ".lock").read_bytes()
+        time.sleep(0.01)
+        lock.refresh_if_held_long()
+        assert (memory / ".lock").read_bytes() == before
+    finally:
+        lock.release()
+
+
+async def test_backoff_waits_until_the_deadline_then_raises() -> None:
+    backoff = hacklm_lock.Backoff(anyio.current_time() + 0.2)
+    pauses = 0
+
+    async def pause_until_it_raises() -> None:
+        nonlocal pauses
+        while True:
+            await backoff.pause(lambda: LockTimeout("gave up"))
+            pauses += 1
+
+    with anyio.fail_after(5):
+        with pytest.raises(LockTimeout):
+            await pause_until_it_raises()
+    assert pauses >= 2

@@ -75,15 +75,15 @@ def test_the_first_load_keeps_the_index_and_the_next_takes_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     path = str(tmp_path / "quirks.md")
-    _, (entries, first), _ = _load_indexed(path, TEXT)
+    catalog, first, _ = _load_indexed(path, TEXT, None)
     assert Path(index_cache.image_path(path)).exists()
 
     def no_build(*args: object) -> object:
         raise AssertionError("the kept index should have been used")
 
     monkeypatch.setattr("memd.server.actor.ranking.build_index", no_build)
-    _, (again, second), _ = _load_indexed(path, TEXT)
-    assert again == entries
+    again, second, _ = _load_indexed(path, TEXT, None)
+    assert again.entries == catalog.entries
     assert _answers(second) == _answers(first)
 
 

@@ -20,6 +20,7 @@ from watchfiles import Change
 
 from memd.core import transitions
 from memd.core.categories import CATEGORIES, Category
+from memd.server import hacklm_lock, workspace as workspace_module
 from memd.server.hacklm_lock import MemoryDirLock
 from memd.server.session import Session
 from memd.server.watcher import mentions, touched_categories
@@ -316,3 +317,32 @@ async def test_two_workspaces_sharing_one_memory_directory_lose_nothing(tmp_path
     text = (first_root / ".memory" / "quirks.md").read_text()
     assert len(stored) == 60
     assert all(text.count(content) == 1 for content in stored)
+
+
+async def test_a_long_write_keeps_its_lock_fresh(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The workspace's keeper rewrites `.memory/.lock`'s `ts` while a write holds it, so HackLM
+    never sees memd's lock go stale however long the write takes."""
+    monkeypatch.setattr(hacklm_lock, "REFRESH_INTERVAL", 0.02)
+    monkeypatch.setattr(workspace_module, "REFRESH_INTERVAL", 0.02)
+    workspace = Workspace(str(tmp_path), clock=time.time)
+    lock_file = tmp_path / ".memory" / ".lock"
+
+    def slow_write(check: hacklm_lock.LockCheck) -> tuple[bytes, bytes]:
+        first = lock_file.read_bytes()
+        deadline = time.monotonic() + 5
+        while lock_file.read_bytes() == first and time.monotonic() < deadline:
+            time.sleep(0.01)
+        check()  # still ours after the refresh
+        return first, lock_file.read_bytes()
+
+    async with anyio.create_task_group() as tg:
+        await tg.start(workspace.run)
+        with anyio.fail_after(10):
+            result = await workspace.try_write(slow_write, deadline=anyio.current_time() + 5)
+        workspace.close()
+    assert isinstance(result, tuple)
+    first, later = (hacklm_lock.parse_record(data) for data in result)
+    assert first is not None and later is not None and later.ts > first.ts
+    assert not lock_file.exists()

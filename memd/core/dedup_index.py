@@ -1,0 +1,305 @@
+"""An inverted keyword index that finds `dedup.find_match`'s best entry without comparing the new
+content with every entry of the category.
+
+Theory of operation: every entry is known by an integer key, and keys increase in file order
+(the caller's promise; `catalog.Catalog` keeps it). The index maps each keyword to the keys of the
+entries holding it, each normalised text to its keys, and each keyword-set size to the keys of
+that size. A keyword held by fewer than DENSE_MIN entries keeps its keys in a tuple; a more common
+one keeps them in a bit set (a Python int, bit k for key k), so "how many of the new content's
+keywords does each entry hold" is a bit-sliced sum of a few bit sets (whole-int operations, no
+loop over entries), and the entries with the highest count and the smallest size come out first.
+
+Rules (the result is exactly `dedup.find_match`'s over the same entries in key order):
+- A normalised-equal entry has similarity 1 and wins: the smallest key among them.
+- Otherwise the best is the smallest key with the strictly greatest Jaccard similarity, which
+  must be above 0; entries sharing no keyword with the content are never looked at.
+- Entries reached through a rare keyword are compared one by one (there are few). The others
+  hold only common keywords of the content, so their count of shared keywords `c` and their size
+  `s` give their similarity `c / (|A| + s - c)` exactly; groups are visited from the highest
+  count down and stop as soon as no remaining entry can reach the best similarity found
+  (`c / |A|` bounds it). A keyword that every entry holds is not summed: it adds one to every
+  count.
+- `DedupIndex` is immutable. `edit()` returns an `IndexEditor` that copies what it changes and
+  whose `freeze()` is the next version; an editor belongs to one owner (a batch of commands).
+
+Memory: a bit set is as long as the largest key (about n/8 bytes for n entries), and only a
+keyword held by DENSE_MIN entries or more gets one, so there are at most (keywords over all
+entries) / DENSE_MIN of them; in practice a few hundred (the common words of a category).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from memd.core.dedup import keywords, normalise
+from memd.core.layers import Layers
+
+DENSE_MIN = 8
+"""A keyword held by this many entries keeps them in a bit set instead of a tuple."""
+SPARSE_MAX = DENSE_MIN // 2
+"""A bit set that shrinks below this many entries turns back into a tuple."""
+
+Best = tuple[int | None, float]
+"""The key of the best entry (None if nothing is similar at all) and its similarity."""
+
+
+class _Tables:
+    """The index's tables; `DedupIndex` and `IndexEditor` share the lookup."""
+
+    __slots__ = ("dense", "normal", "sizes", "sparse", "words")
+
+    def __init__(
+        self,
+        dense: dict[str, int],
+        sparse: Layers[str, tuple[int, ...]],
+        normal: Layers[str, tuple[int, ...]],
+        sizes: dict[int, int],
+        words: Layers[int, frozenset[str]],
+    ) -> None:
+        self.dense = dense  # keyword -> bit set of keys
+        self.sparse = sparse  # keyword -> keys, ascending (fewer than DENSE_MIN)
+        self.normal = normal  # normalised text -> keys, ascending
+        self.sizes = sizes  # keyword-set size (>= 1) -> bit set of keys
+        self.words = words  # key -> its keyword set
+
+    def best(self, content: str) -> Best:
+        """Return the best entry for `content` and its similarity (see the module rules)."""
+        same = self.normal.get(normalise(content))
+        if same:
+            return same[0], 1.0
+        wanted = keywords(content)
+        if not wanted:
+            return None, 0.0
+        return _best_by_keywords(self, wanted)
+
+
+def _best_by_keywords(tables: _Tables, wanted: frozenset[str]) -> Best:
+    size = len(wanted)
+    best_key: int | None = None
+    best = 0.0
+    seen: set[int] = set()
+    dense: list[int] = []
+    everyone = _union(list(tables.sizes.values()))  # every entry with a keyword
+    common = 0  # keywords every entry holds: they add the same to every count
+    for word in wanted:
+        postings = tables.dense.get(word)
+        if postings is None:
+            seen.update(tables.sparse.get(word) or ())
+        elif postings == everyone:
+            common += 1
+        else:
+            dense.append(postings)
+    words = tables.words
+    for key in sorted(seen):
+        other = words.get(key) or frozenset()
+        shared = len(wanted & other)
+        score = shared / (size + len(other) - shared)
+        if score > best:
+            best_key, best = key, score
+    if not dense and not common:
+        return best_key, best
+    exclude = 0
+    for key in seen:
+        exclude |= 1 << key
+    planes = _bit_sliced_sum(dense)
+    candidates = everyone if common else _union(planes)
+    return _best_dense(tables, planes, common, size, candidates & ~exclude, best_key, best)
+
+
+def _union(sets: list[int]) -> int:
+    union = 0
+    for bits in sets:
+        union |= bits
+    return union
+
+
+def _bit_sliced_sum(sets: list[int]) -> list[int]:
+    """Return bit planes p0, p1, ...: bit k of plane j is bit j of how many `sets` hold key k."""
+    planes: list[int] = []
+    for bits in sets:
+        carry = bits
+        for level, plane in enumerate(planes):
+            planes[level] = plane ^ carry
+            carry &= plane
+            if not carry:
+                break
+        else:
+            if carry:
+                planes.append(carry)
+    return planes
+
+
+def _best_dense(
+    tables: _Tables,
+    planes: list[int],
+    common: int,
+    size: int,
+    remaining: int,
+    best_key: int | None,
+    best: float,
+) -> Best:
+    """Visit the `remaining` entries by how many keywords they share (`common` plus their count
+    in `planes`), highest first."""
+    sizes = sorted(tables.sizes)
+    top_level = len(planes) - 1
+    while remaining:
+        group, count = remaining, common
+        for level in range(top_level, -1, -1):
+            hit = group & planes[level]
+            if hit:
+                group = hit
+                count += 1 << level
+        if count / size < best:  # every remaining entry shares at most `count` keywords
+            break
+        for other in sizes:
+            if other < count:
+                continue
+            score = count / (size + other - count)
+            if score < best:
+                break
+            hit = group & tables.sizes[other]
+            if hit:
+                key = (hit & -hit).bit_length() - 1
+                if score > best or (best_key is not None and key < best_key):
+                    best_key, best = key, score
+                break
+        remaining ^= group
+    return best_key, best
+
+
+class DedupIndex(_Tables):
+    """One immutable version of the index; see the module docstring."""
+
+    __slots__ = ()
+
+    @classmethod
+    def build(cls, items: Iterable[tuple[int, str]]) -> DedupIndex:
+        """Return the index of `(key, content)` pairs (keys ascending, as in the file)."""
+        editor = IndexEditor(_EMPTY)
+        for key, content in items:
+            editor.add(key, content)
+        built = editor.freeze()
+        return DedupIndex(
+            built.dense,
+            Layers.of(built.sparse.as_dict()),
+            Layers.of(built.normal.as_dict()),
+            built.sizes,
+            Layers.of(built.words.as_dict()),
+        )
+
+    def edit(self) -> IndexEditor:
+        """Return an editor that starts from this version and leaves it unchanged."""
+        return IndexEditor(self)
+
+
+_EMPTY = DedupIndex({}, Layers({}, {}), Layers({}, {}), {}, Layers({}, {}))
+
+
+class IndexEditor(_Tables):
+    """A private, changing copy of an index; `freeze()` gives the new version.
+
+    Tables are copied on the first change (the large ones only their recent changes, see
+    `Layers`), so reading an unchanged editor costs nothing.
+    """
+
+    __slots__ = ("_copied",)
+
+    def __init__(self, base: _Tables) -> None:
+        super().__init__(base.dense, base.sparse, base.normal, base.sizes, base.words)
+        self._copied = False
+
+    def _own(self) -> None:
+        if not self._copied:
+            self.dense = dict(self.dense)
+            self.sparse = self.sparse.edited()
+            self.normal = self.normal.edited()
+            self.sizes = dict(self.sizes)
+            self.words = self.words.edited()
+            self._copied = True
+
+    def add(self, key: int, content: str) -> None:
+        """Index entry `key` (not indexed yet) holding `content`."""
+        self._own()
+        normal = normalise(content)
+        self.normal.set(normal, _with(self.normal.get(normal) or (), key))
+        found = keywords(content)
+        self.words.set(key, found)
+        if not found:
+            return
+        bit = 1 << key
+        self.sizes[len(found)] = self.sizes.get(len(found), 0) | bit
+        for word in found:
+            bits = self.dense.get(word)
+            if bits is not None:
+                self.dense[word] = bits | bit
+                continue
+            keys = _with(self.sparse.get(word) or (), key)
+            if len(keys) >= DENSE_MIN:
+                self.sparse.set(word, None)
+                self.dense[word] = _to_bits(keys)
+            else:
+                self.sparse.set(word, keys)
+
+    def remove(self, key: int, content: str) -> None:
+        """Forget entry `key`, indexed with `content`."""
+        self._own()
+        normal = normalise(content)
+        self.normal.set(normal, _without(self.normal.get(normal) or (), key) or None)
+        found = self.words.get(key)
+        self.words.set(key, None)
+        if not found:
+            return
+        bit = 1 << key
+        sized = self.sizes[len(found)] & ~bit
+        if sized:
+            self.sizes[len(found)] = sized
+        else:
+            del self.sizes[len(found)]
+        for word in found:
+            bits = self.dense.get(word)
+            if bits is None:
+                self.sparse.set(word, _without(self.sparse.get(word) or (), key) or None)
+                continue
+            bits &= ~bit
+            if bits.bit_count() < SPARSE_MAX:
+                del self.dense[word]
+                self.sparse.set(word, _to_keys(bits) or None)
+            else:
+                self.dense[word] = bits
+
+    def freeze(self) -> DedupIndex:
+        """Return the edited index as a new immutable version. The editor may go on changing;
+        the version returned stays as it is."""
+        self.sparse = self.sparse.settled()
+        self.normal = self.normal.settled()
+        self.words = self.words.settled()
+        frozen = DedupIndex(self.dense, self.sparse, self.normal, self.sizes, self.words)
+        self._copied = False  # a later change copies again
+        return frozen
+
+
+def _with(keys: tuple[int, ...], key: int) -> tuple[int, ...]:
+    """Return `keys` plus `key`, ascending (new keys are almost always the largest)."""
+    if not keys or keys[-1] < key:
+        return (*keys, key)
+    return tuple(sorted((*keys, key)))
+
+
+def _without(keys: tuple[int, ...], key: int) -> tuple[int, ...]:
+    return tuple(k for k in keys if k != key)
+
+
+def _to_bits(keys: Iterable[int]) -> int:
+    bits = 0
+    for key in keys:
+        bits |= 1 << key
+    return bits
+
+
+def _to_keys(bits: int) -> tuple[int, ...]:
+    keys = []
+    while bits:
+        low = bits & -bits
+        keys.append(low.bit_length() - 1)
+        bits ^= low
+    return tuple(keys)

@@ -1,0 +1,137 @@
+"""The dedup index gives exactly `dedup.find_match`'s verdicts, and stays equal to a fresh build
+however it is edited."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from unittest import mock
+
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from memd.core import dedup, dedup_index
+from memd.core.dedup_index import DedupIndex, IndexEditor
+from memd.core.layers import Layers
+from memd.core.mdformat import Entry
+
+# Few words, so entries share keywords, tie, and are often normalised-equal; stop words and
+# punctuation give empty keyword sets and texts that differ only in case or punctuation.
+WORDS = ["tabs", "Tabs", "spaces", "lock", "locks", "write", "file", "the", "is", "never", "use"]
+texts = st.lists(st.sampled_from(WORDS), max_size=6).map(" ".join) | st.sampled_from(
+    ["", "Tabs!", "tabs.", "the is", "Use tabs, never spaces."]
+)
+
+
+@contextmanager
+def dense_from(count: int) -> Iterator[None]:
+    """Make keywords held by `count` entries use bit sets (1: every keyword)."""
+    with (
+        mock.patch.object(dedup_index, "DENSE_MIN", count),
+        mock.patch.object(dedup_index, "SPARSE_MAX", max(1, count // 2)),
+    ):
+        yield
+
+
+def _naive(query: str, contents: dict[int, str]) -> tuple[int | None, float]:
+    """`find_match` over the entries in key order, as (key, similarity)."""
+    entries = [Entry(line=key, slug=None, content=text) for key, text in sorted(contents.items())]
+    match = dedup.find_match(query, entries)
+    return (None if match.entry is None else match.entry.line), match.similarity
+
+
+def _canonical(index: DedupIndex) -> tuple[dict[str, set[int]], dict[str, set[int]]]:
+    """What the index says, whatever the representation: keyword -> keys, normal -> keys."""
+    postings = {word: set(keys) for word, keys in index.sparse.as_dict().items()}
+    for word, bits in index.dense.items():
+        postings[word] = {key for key in range(bits.bit_length()) if bits >> key & 1}
+    return postings, {name: set(keys) for name, keys in index.normal.as_dict().items()}
+
+
+@pytest.mark.parametrize("dense", [1, 2, dedup_index.DENSE_MIN])
+@settings(max_examples=150)
+@given(contents=st.lists(texts, max_size=30), queries=st.lists(texts, min_size=1, max_size=4))
+def test_best_is_find_matchs_best(dense: int, contents: list[str], queries: list[str]) -> None:
+    with dense_from(dense):
+        index = DedupIndex.build(enumerate(contents))
+    by_key = dict(enumerate(contents))
+    for query in [*queries, *contents[:2]]:
+        assert index.best(query) == _naive(query, by_key)
+
+
+@pytest.mark.parametrize("dense", [1, 3, dedup_index.DENSE_MIN])
+@settings(max_examples=100)
+@given(
+    start=st.lists(texts, max_size=12),
+    steps=st.lists(st.tuples(st.booleans(), texts, st.integers(0, 40)), max_size=40),
+    query=texts,
+)
+def test_edits_match_a_fresh_build(
+    dense: int, start: list[str], steps: list[tuple[bool, str, int]], query: str
+) -> None:
+    """Random adds (new largest key) and removes, frozen now and then: each version answers
+    like `find_match` and holds what a fresh build of its entries holds."""
+    with dense_from(dense):
+        index = DedupIndex.build(enumerate(start))
+        contents = dict(enumerate(start))
+        versions = [(index, dict(contents))]
+        editor: IndexEditor = index.edit()
+        for number, (add, text, pick) in enumerate(steps):
+            if add or not contents:
+                key = max(contents, default=-1) + 1
+                editor.add(key, text)
+                contents[key] = text
+            else:
+                key = sorted(contents)[pick % len(contents)]
+                editor.remove(key, contents.pop(key))
+            if number % 3 == 0:
+                versions.append((editor.freeze(), dict(contents)))
+        versions.append((editor.freeze(), dict(contents)))
+        for version, held in versions:  # an older version never sees later edits
+            assert version.best(query) == _naive(query, held)
+            assert _canonical(version) == _canonical(DedupIndex.build(sorted(held.items())))
+
+
+def test_a_common_keyword_does_not_make_every_entry_a_candidate() -> None:
+    """Entries that share only a keyword everyone has are judged by count, not one by one."""
+    contents = [f"feed the reach ref token{n} alpha{n % 7} beta{n % 11}" for n in range(400)]
+    index = DedupIndex.build(enumerate(contents))
+    query = "feed reach ref alpha3 beta5 gamma"
+    assert index.best(query) == _naive(query, dict(enumerate(contents)))
+    assert "feed" in index.dense and "token7" in index.sparse
+
+
+def test_layers_share_the_base_and_fold_changes_in() -> None:
+    first: Layers[str, int] = Layers.of({"a": 1, "b": 2})
+    second = first.edited()
+    second.set("a", None)
+    second.set("c", 3)
+    assert (first.get("a"), "a" in first, "c" in first) == (1, True, False)
+    assert (second.get("a"), "a" in second, second.get("c"), second.get("b")) == (None, False, 3, 2)
+    assert second.base is first.base
+    big: Layers[str, int] = Layers.of({}).edited()
+    for n in range(300):
+        big.set(str(n), n)
+    settled = big.settled()
+    assert settled.changes == {} and settled.get("299") == 299
+
+
+@pytest.mark.parametrize(
+    ("contents", "query", "dense"),
+    [
+        # A rare-keyword entry (compared one by one) ties with an earlier common-keyword one.
+        (["alpha zeta", "gamma eta", "alpha omega theta iota"], "alpha gamma", 2),
+        # Two count groups tie: 2 shared of 2 and 3 shared of 5 are both 0.5 against 4 keywords;
+        # the later group holds the earlier entry.
+        (["alpha beta", "alpha beta gamma xray yolk"], "alpha beta gamma delta", 1),
+        # Both ways round, and a normalised-equal entry after a Jaccard-1 one.
+        (["alpha beta gamma xray yolk", "alpha beta"], "alpha beta gamma delta", 1),
+        (["Tabs, spaces!", "tabs spaces"], "tabs spaces", 1),
+    ],
+)
+def test_ties_go_to_the_first_entry_in_the_file(
+    contents: list[str], query: str, dense: int
+) -> None:
+    with dense_from(dense):
+        index = DedupIndex.build(enumerate(contents))
+    assert index.best(query) == _naive(query, dict(enumerate(contents)))
