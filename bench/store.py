@@ -48,6 +48,7 @@ from typing import Any
 import msgspec
 
 from bench._daemon import percentile, running_daemon
+from bench._report import commit, save
 from memd.core import mdformat
 from memd.core.categories import CATEGORIES, Category
 from memd_client import Client
@@ -682,6 +683,7 @@ def run(settings: Settings = FULL, *, output: Path | None = None) -> dict[str, A
                 rows.append(row)
     report = {
         "benchmark": "store",
+        "commit": commit(),
         "quick": settings != FULL,
         "settings": vars(settings),
         "machine": machine,
@@ -692,10 +694,8 @@ def run(settings: Settings = FULL, *, output: Path | None = None) -> dict[str, A
         "seconds": time.perf_counter() - began,
     }
     print(markdown(report))
-    if output is not None:
-        output.parent.mkdir(parents=True, exist_ok=True)
-        output.write_text(json.dumps(_rounded(report), indent=2) + "\n", encoding="utf-8")
-        print(f"\nwritten: {output}")
+    print()
+    save(report, output)
     return report
 
 
@@ -817,16 +817,6 @@ def markdown(report: dict[str, Any]) -> str:
 
 def _met(flag: bool) -> str:
     return "met" if flag else "NOT met"
-
-
-def _rounded(value: Any) -> Any:
-    if isinstance(value, float):
-        return round(value, 4)
-    if isinstance(value, dict):
-        return {key: _rounded(item) for key, item in value.items()}
-    if isinstance(value, list):
-        return [_rounded(item) for item in value]
-    return value
 
 
 def main(argv: list[str] | None = None) -> None:
