@@ -26,7 +26,7 @@ import bisect
 import contextlib
 import operator
 from collections.abc import Iterable, Iterator, Sequence
-from typing import NamedTuple, cast
+from typing import TYPE_CHECKING, NamedTuple, cast
 
 import msgspec
 
@@ -65,7 +65,7 @@ class TermView:
 
     __slots__ = ("_ranked", "class_of", "postings", "size", "spans")
 
-    def __init__(self, postings: list[int]) -> None:
+    def __init__(self, postings: Postings) -> None:
         self.postings = postings
         self.size = len(postings)
         self._ranked: tuple[object, Ranked] | None = None
@@ -102,6 +102,13 @@ class Ranked(NamedTuple):
     running: list[int]
 
 
+if TYPE_CHECKING:
+    Postings = array.array[int]
+else:  # array.array takes a type argument at run time from Python 3.12 only
+    Postings = array.array
+"""A term's postings: `class << 32 | doc`, sorted, as int64s ("q": 8 bytes each, where a list
+would hold a 40-byte int object and its pointer)."""
+
 Saturations = list[float]
 """Each impact class's `tf / (tf + norm)` for one average entry length, by class number."""
 
@@ -136,7 +143,7 @@ class CategoryIndex:
         self._slots: list[Entry | None] = []
         # A term's postings are a list, or the packed int64 bytes of one (from a kept image),
         # turned into a list when first used: a restart reads only what it needs.
-        self._postings: dict[str, list[int] | bytes] = {}
+        self._postings: dict[str, Postings | bytes] = {}
         self._classes: list[tuple[float, float]] = []
         self._class_ids: dict[float, dict[float, int]] = {}
         self._vocabulary: list[str] = []
@@ -183,9 +190,9 @@ class CategoryIndex:
         found = self._postings.get(term)
         if found is None:
             return 0
-        return len(found) if isinstance(found, list) else len(found) // _POSTING_BYTES
+        return len(found) if isinstance(found, array.array) else len(found) // _POSTING_BYTES
 
-    def postings(self, term: str) -> list[int] | None:
+    def postings(self, term: str) -> Postings | None:
         """Return `term`'s postings (`class << 32 | doc`, sorted; do not change them), or None."""
         self._check()
         return self._listed(term)
@@ -214,16 +221,15 @@ class CategoryIndex:
         self._views[term] = found  # (re)inserted last: the least recently used go first
         return found
 
-    def _listed(self, term: str) -> list[int] | None:
-        """`term`'s postings as a list (unpacking them if they come from a kept image)."""
+    def _listed(self, term: str) -> Postings | None:
+        """`term`'s postings (unpacking them if they come from a kept image)."""
         found = self._postings.get(term)
-        if found is None or isinstance(found, list):
+        if found is None or isinstance(found, array.array):
             return found
         unpacked = array.array("q")
         unpacked.frombytes(found)
-        listed = unpacked.tolist()
-        self._postings[term] = listed
-        return listed
+        self._postings[term] = unpacked
+        return unpacked
 
     def words_starting(self, prefix: str) -> list[str]:
         """Return the indexed word terms that start with `prefix` (not `prefix` itself)."""
@@ -291,14 +297,12 @@ class CategoryIndex:
                     lists[term] = [klass << CLASS_SHIFT | doc]
                 else:
                     found.append(klass << CLASS_SHIFT | doc)
-        for postings in lists.values():
-            if len(postings) > 1:
-                postings.sort()
+        packed = {term: array.array("q", sorted(values)) for term, values in lists.items()}
         self._entries = ordered
         self._docs = list(range(len(ordered)))
         self._slots = list(ordered)
-        self._postings = cast("dict[str, list[int] | bytes]", lists)
-        self._vocabulary = sorted(term for term in lists if is_word(term))
+        self._postings = cast("dict[str, Postings | bytes]", packed)
+        self._vocabulary = sorted(term for term in packed if is_word(term))
         self._total_length = total
 
     def _add(self, doc: int, entry: Entry) -> None:
@@ -307,7 +311,7 @@ class CategoryIndex:
             value = self._class(tf, length) << CLASS_SHIFT | doc
             postings = self._listed(term)
             if postings is None:
-                self._postings[term] = [value]
+                self._postings[term] = array.array("q", (value,))
                 if is_word(term):
                     bisect.insort(self._vocabulary, term)
             else:
@@ -408,12 +412,18 @@ def to_image(index: CategoryIndex, key: str) -> IndexImage:
         if isinstance(found, bytes) and dense:
             postings[term] = found
             continue
-        values = found if isinstance(found, list) else index._listed(term) or []
+        values = found if isinstance(found, array.array) else index._listed(term)
+        if values is None:
+            continue
         if not dense:
-            values = sorted(
-                value >> CLASS_SHIFT << CLASS_SHIFT | renumber[value & DOC_MASK] for value in values
+            values = array.array(
+                "q",
+                sorted(
+                    value >> CLASS_SHIFT << CLASS_SHIFT | renumber[value & DOC_MASK]
+                    for value in values
+                ),
             )
-        postings[term] = array.array("q", values).tobytes()
+        postings[term] = values.tobytes()
     return IndexImage(
         version=IMAGE_VERSION,
         key=key,
