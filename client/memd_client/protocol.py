@@ -128,6 +128,8 @@ class StoreResult(_Result):
     dry_run: bool = False
     entries: int = 0
     limit: int = 0
+    normalized: bool = False
+    """Line breaks or whitespace runs in the content became single spaces."""
 
 
 # ---------------------------------------------------------------------------- query

@@ -8,7 +8,10 @@ store costs what it changes, never a scan of the category (`catalog`, `dedup_ind
 the file system.
 
 Store rules (the public contract):
-- Content is trimmed and must be one non-empty line of at most MAX_CONTENT_LENGTH characters.
+- Content is trimmed and each run of whitespace inside it (newlines, tabs, Unicode line
+  separators) becomes one space, so no content can start a second line or fake an entry; the
+  outcome says so (`normalized`). What is left must be non-empty, free of other control
+  characters and at most MAX_CONTENT_LENGTH characters long.
 - A given slug upserts: an entry with that slug is replaced in place (unchanged text is
   "skipped"); otherwise the content is deduplicated like a slug-less store, and a new or
   replaced line takes the given slug.
@@ -97,6 +100,8 @@ class StoreOutcome(msgspec.Struct, frozen=True, kw_only=True):
     conflict: bool
     entries: int
     dry_run: bool
+    normalized: bool = False
+    """The content's whitespace was changed (beyond trimming) to make it one line."""
 
 
 class DeleteOutcome(msgspec.Struct, frozen=True, kw_only=True):
@@ -217,16 +222,14 @@ def _replaced(category: Category, outcome: StoreOutcome) -> tuple[ArchivedEntry,
 
 
 def clean_content(content: str) -> str:
-    """Return `content` trimmed, if it is a valid one-line memory.
+    """Return `content` as a one-line memory: trimmed, each whitespace run one space.
 
     Raises:
-        InvalidEntry: it is empty, spans several lines, holds control characters or is too long.
+        InvalidEntry: it is empty, holds other control characters or is too long.
     """
-    text = content.strip()
+    text = " ".join(content.split())
     if not text:
         raise InvalidEntry("Content is empty; pass one sentence to remember.")
-    if "\n" in text or "\r" in text:
-        raise InvalidEntry("Content must be one line; join the sentences with spaces.")
     if _CONTROL.search(text):
         raise InvalidEntry("Content holds control characters; send plain text.")
     if len(text) > MAX_CONTENT_LENGTH:
@@ -246,6 +249,15 @@ def store(
         InvalidEntry: the content or slug breaks a format rule (nothing changed).
     """
     content = clean_content(command.content)
+    outcome, archived = _store_clean(category, editor, command, content)
+    if content != command.content.strip():
+        outcome = msgspec.structs.replace(outcome, normalized=True)
+    return outcome, archived
+
+
+def _store_clean(
+    category: Category, editor: CatalogEditor, command: Store, content: str
+) -> tuple[StoreOutcome, tuple[ArchivedEntry, ...]]:
     slug = validate_slug(command.slug) if command.slug is not None else None
     count = editor.count
     if slug is not None:

@@ -295,7 +295,9 @@ class CategoryActor:
 
     async def _reload(self) -> None:
         try:
-            loaded = await anyio.to_thread.run_sync(storage.read_text, self.path)
+            loaded = await anyio.to_thread.run_sync(
+                functools.partial(storage.read_text, self.path, follow_links=False)
+            )
         except RpcError as error:
             self._fingerprint = None
             self.snapshot = Snapshot(None, self._clock(), error=error)
@@ -420,7 +422,7 @@ class CategoryActor:
             if storage.current_fingerprint(self.path) != read:
                 raise storage.ChangedOnDisk(self.path)
 
-        return storage.write_atomic(self.path, text, before_replace=still_safe)
+        return storage.write_atomic(self.path, text, before_replace=still_safe, follow_links=False)
 
     async def _refresh_if_changed(self) -> None:
         now = await anyio.to_thread.run_sync(storage.current_fingerprint, self.path)

@@ -439,6 +439,7 @@ def store_result(category: Category, outcome: transitions.StoreOutcome) -> p.Sto
         dry_run=outcome.dry_run,
         entries=outcome.entries,
         limit=category.limit,
+        normalized=outcome.normalized,
     )
 
 
@@ -461,6 +462,8 @@ def store_message(category: Category, outcome: transitions.StoreOutcome, over_li
         text = f'Updated [{slug}] in {file}: "{content}" (replaced: "{old.content}")'
     else:
         text = f'Stored in {file} as [{slug}]: "{content}"'
+    if outcome.normalized:
+        text += " (line breaks and runs of whitespace became single spaces: one memory, one line)"
     if outcome.dry_run:
         text = f"Dry run, nothing written; would have done this: {text}"
     if over_limit:

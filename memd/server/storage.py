@@ -29,6 +29,9 @@ from typing import NamedTuple
 from memd_client.errors import FileFormatError, RpcError, StorageError
 
 NEW_FILE_MODE = 0o644
+MAX_FILE_BYTES = 8 * 1024 * 1024
+"""The largest memory file memd loads; a bigger one is refused (not read into memory)."""
+_NO_FOLLOW_DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 # A stale `.memory/.lock` is renamed to a name with this prefix before it is deleted.
 STALE_ASIDE_PREFIX = ".lock.memd-stale-"
 _TEMP_NAME = re.compile(r"\..+\.memd-[0-9a-f]{12}\.tmp")
@@ -62,22 +65,36 @@ def current_fingerprint(path: str) -> Fingerprint | None:
         raise storage_error("check", path, exc) from None
 
 
-def read_text(path: str) -> tuple[str, Fingerprint] | None:
+def read_text(path: str, *, follow_links: bool = True) -> tuple[str, Fingerprint] | None:
     """Return the text of `path` and its fingerprint, or None if it does not exist.
 
+    With `follow_links=False` (a workspace's memory files, which a cloned repository controls),
+    neither the file nor its directory may be a symbolic link, and the file may hold at most
+    MAX_FILE_BYTES.
+
     Raises:
-        FileFormatError: the file is not a regular file or not UTF-8 text.
+        FileFormatError: the file is not a regular file, not UTF-8 text, a symbolic link or
+            too big (the last two with `follow_links=False`).
         StorageError: the file system refused the read.
     """
     try:
         # O_NONBLOCK: opening a FIFO planted where a category file should be must not hang.
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+        if follow_links:
+            fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+        else:
+            fd = _open_no_follow(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
         with open(fd, "rb") as handle:
             st = os.fstat(handle.fileno())
             if not stat.S_ISREG(st.st_mode):
                 raise FileFormatError(
                     f"{path} is not a regular file; replace it with a Markdown file or remove it.",
                     data={"path": path},
+                )
+            if not follow_links and st.st_size > MAX_FILE_BYTES:
+                raise FileFormatError(
+                    f"{path} holds {st.st_size:,} bytes, over memd's {MAX_FILE_BYTES:,}-byte cap "
+                    "for a memory file; split it, or archive old entries by hand.",
+                    data={"path": path, "size": st.st_size, "limit": MAX_FILE_BYTES},
                 )
             data = handle.read()
     except FileNotFoundError:
@@ -87,6 +104,8 @@ def read_text(path: str) -> tuple[str, Fingerprint] | None:
             f"{path} is a directory; memd needs a Markdown file there.", data={"path": path}
         ) from None
     except OSError as exc:
+        if not follow_links and exc.errno in (errno.ELOOP, errno.ENOTDIR):
+            raise symlink_error(path) from None
         raise storage_error("read", path, exc) from None
     try:
         text = data.decode("utf-8")
@@ -99,23 +118,54 @@ def read_text(path: str) -> tuple[str, Fingerprint] | None:
     return text, fingerprint_of(st)
 
 
+def symlink_error(path: str) -> FileFormatError:
+    """The error for a memory file (or its `.memory` directory) that is a symbolic link."""
+    return FileFormatError(
+        f"{path} (or its directory) is a symbolic link; memd never follows links in a "
+        "workspace's .memory/ (a cloned repository could point one at any file of yours): "
+        "replace the link with the file itself.",
+        data={"path": path},
+    )
+
+
+def _open_no_follow(path: str, flags: int, mode: int = 0o644) -> int:
+    """Open `path` following no symbolic link in its last two components (the memory file and
+    `.memory/`); a link there raises ELOOP (or ENOTDIR)."""
+    directory, name = os.path.split(path)
+    dir_fd = os.open(directory or os.curdir, _NO_FOLLOW_DIR)
+    try:
+        return os.open(name, flags | os.O_NOFOLLOW, mode, dir_fd=dir_fd)
+    finally:
+        os.close(dir_fd)
+
+
 def write_atomic(
-    path: str, text: str, *, before_replace: Callable[[], None] | None = None
+    path: str,
+    text: str,
+    *,
+    before_replace: Callable[[], None] | None = None,
+    follow_links: bool = True,
 ) -> Fingerprint:
     """Replace `path` with `text` atomically and durably; return the new file's fingerprint.
 
     Creates the parent directory (`.memory/`) if missing, but never its parents: a workspace
     that was deleted is not silently recreated. `before_replace` runs once the new content is
     durable in its temp file, just before the rename; anything it raises cancels the write.
+    A symbolic link at `path` is written through to its target, unless `follow_links` is False
+    (a workspace's memory files): then a link at `path` or at its directory is refused.
 
     Raises:
+        FileFormatError: with `follow_links=False`, `path` or its directory is a link.
         StorageError: the file system refused the write; the old file is unchanged.
     """
     data = text.encode("utf-8")
     try:
-        target, mode = _target_of(path)
+        if follow_links:
+            target, mode = _target_of(path)
+        else:
+            target, mode = path, _mode_of_no_follow(path)
         directory, name = os.path.split(target)
-        dir_fd = _open_directory(directory or os.curdir)
+        dir_fd = _open_directory(directory or os.curdir, follow=follow_links)
         try:
             st = _write_replace(dir_fd, name, data, mode, before_replace)
         finally:
@@ -123,18 +173,33 @@ def write_atomic(
     except (RpcError, ChangedOnDisk):
         raise  # from `before_replace` (LockTimeout is also a TimeoutError, so an OSError)
     except OSError as exc:
+        if not follow_links and exc.errno in (errno.ELOOP, errno.ENOTDIR):
+            raise symlink_error(path) from None
         raise storage_error("write", path, exc) from None
     return fingerprint_of(st)
 
 
+def _mode_of_no_follow(path: str) -> int:
+    """The permission bits a rewrite of `path` keeps; raises ELOOP if `path` is a link."""
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return NEW_FILE_MODE
+    if stat.S_ISLNK(st.st_mode):
+        raise OSError(errno.ELOOP, "a symbolic link", path)
+    return stat.S_IMODE(st.st_mode)
+
+
 def append_lines(path: str, lines: list[str], *, header: str) -> None:
     """Append `lines` (each gets "\\n") to `path`, creating it with `header` first; then fsync.
+    Neither `path` nor its directory may be a symbolic link (it is a workspace's archive).
 
     Raises:
+        FileFormatError: `path` or its directory is a symbolic link.
         StorageError: the file system refused the write.
     """
     try:
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, NEW_FILE_MODE)
+        fd = _open_no_follow(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC)
         try:
             prefix = header if os.fstat(fd).st_size == 0 else ""
             _write_all(fd, (prefix + "".join(line + "\n" for line in lines)).encode("utf-8"))
@@ -142,6 +207,8 @@ def append_lines(path: str, lines: list[str], *, header: str) -> None:
         finally:
             os.close(fd)
     except OSError as exc:
+        if exc.errno in (errno.ELOOP, errno.ENOTDIR):
+            raise symlink_error(path) from None
         raise storage_error("write", path, exc) from None
 
 
@@ -161,17 +228,21 @@ def has_debris(directory: str, *, lock_file: str) -> bool:
 
 
 def remove_debris(directory: str) -> list[str]:
-    """Delete the debris in `directory` (call it under the write lock); return what was removed."""
+    """Delete the debris in `directory` (call it under the write lock); return what was removed.
+    A `directory` that is a symbolic link is left alone (it is a workspace's `.memory/`)."""
     removed = []
     try:
-        names = os.listdir(directory)
+        dir_fd = os.open(directory, _NO_FOLLOW_DIR)
     except OSError:
         return []
-    for name in names:
-        if is_debris(name):
-            with contextlib.suppress(OSError):  # gone already, or not ours to delete
-                os.unlink(os.path.join(directory, name))
-                removed.append(name)
+    try:
+        for name in os.listdir(dir_fd):
+            if is_debris(name):
+                with contextlib.suppress(OSError):  # gone already, or not ours to delete
+                    os.unlink(name, dir_fd=dir_fd)
+                    removed.append(name)
+    finally:
+        os.close(dir_fd)
     return removed
 
 
@@ -191,9 +262,10 @@ def _target_of(path: str) -> tuple[str, int]:
         return target, NEW_FILE_MODE
 
 
-def _open_directory(directory: str) -> int:
-    """Open `directory`, creating it first if it is missing (never its parents)."""
-    flags = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
+def _open_directory(directory: str, *, follow: bool = True) -> int:
+    """Open `directory`, creating it first if it is missing (never its parents); with
+    `follow=False`, a symbolic link there raises ELOOP or ENOTDIR."""
+    flags = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC | (0 if follow else os.O_NOFOLLOW)
     try:
         return os.open(directory, flags)
     except FileNotFoundError:

@@ -330,18 +330,43 @@ def _nothing(check: LockCheck) -> None:
     """The write of a sweep: nothing but taking the lock (which removes debris first)."""
 
 
+SYSTEM_TREES = ("/proc", "/sys", "/dev")
+"""Kernel file systems: never a workspace, whatever a client asks."""
+
+
 def resolve_root(path: str) -> str:
     """Return the real path of workspace `path`.
 
     Raises:
-        InvalidParams: `path` is not absolute.
+        InvalidParams: `path` is not absolute, holds a control character or resolves into
+            /proc, /sys or /dev.
         WorkspaceNotFound: `path` is not an existing directory.
     """
     if not os.path.isabs(path):
         raise InvalidParams(
             f"workspace must be an absolute path, got {path!r}; pass the project root's full path."
         )
+    if any(ord(character) < 32 or character == "\x7f" for character in path):
+        raise InvalidParams(
+            f"workspace {path!r} holds a control character (NUL, newline...); pass the project "
+            "root's real path."
+        )
     real = os.path.realpath(path)
+    given = os.path.normpath(path)  # /proc/self/cwd resolves to a real directory: check both
+    system = next(
+        (
+            tree
+            for tree in SYSTEM_TREES
+            for checked in (given, real)
+            if (checked + "/").startswith(tree + "/")
+        ),
+        None,
+    )
+    if system is not None:
+        raise InvalidParams(
+            f"workspace {path!r} is under {system}, a kernel file system, not a project; pass "
+            "a project root."
+        )
     if not os.path.isdir(real):
         raise WorkspaceNotFound(
             f"Workspace {path} is not an existing directory; pass a project root that exists."

@@ -110,7 +110,6 @@ def test_store_never_evicts_and_counts_entries() -> None:
     ("content", "slug", "needle"),
     [
         ("   ", None, "empty"),
-        ("two\nlines", None, "one line"),
         ("bell\x07", None, "control"),
         ("x" * 2001, None, "2001"),
         ("fine", "Not Kebab", "kebab"),
@@ -120,6 +119,28 @@ def test_store_never_evicts_and_counts_entries() -> None:
 def test_bad_input_is_a_clear_error(content: str, slug: str | None, needle: str) -> None:
     with pytest.raises(InvalidEntry, match=needle):
         transitions.apply(CAT, None, Store(content=content, slug=slug))
+
+
+@pytest.mark.parametrize(
+    "content",
+    ["two\nlines", "crlf\r\n- [fake] entry", "tabs\tand\x0bvt", "nel\x85ls\u2028ps\u2029end"],
+)
+def test_whitespace_never_makes_a_second_line_and_is_reported(content: str) -> None:
+    transition = transitions.apply(CAT, None, Store(content=content))
+    outcome = transition.outcome
+    assert isinstance(outcome, StoreOutcome)
+    assert outcome.normalized
+    assert outcome.content == " ".join(content.split())
+    assert transition.doc is not None
+    text = mdformat.render(transition.doc)
+    assert text.count("\n- ") == 1 and "[fake]" not in text.split("\n- ", 1)[0]
+    assert [entry.content for entry in mdformat.entries(transition.doc)] == [outcome.content]
+
+
+def test_trimming_alone_is_not_reported() -> None:
+    outcome = transitions.apply(CAT, None, Store(content="  just trimmed  ")).outcome
+    assert isinstance(outcome, StoreOutcome)
+    assert outcome.content == "just trimmed" and not outcome.normalized
 
 
 def test_delete_archives_and_removes_the_line() -> None:

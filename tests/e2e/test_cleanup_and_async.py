@@ -71,6 +71,6 @@ async def test_async_client_speaks_the_same_protocol(
         assert (await client.status()).pid == daemon.process.pid
         assert (await client.cleanup()).applied is False
         with pytest.raises(InvalidEntry):
-            await client.store(category="Preference", content="two\nlines")
+            await client.store(category="Preference", content="a bell\x07 rings")
         deleted = await client.delete(category="Preference", slug=stored.slug or "")
         assert deleted.deleted

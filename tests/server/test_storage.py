@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from memd.server import storage
-from memd_client.errors import StorageError
+from memd_client.errors import FileFormatError, StorageError
 
 
 def test_a_write_replaces_the_file_and_keeps_its_mode(tmp_path: Path) -> None:
@@ -64,3 +64,67 @@ def test_a_failing_check_before_the_rename_leaves_the_file_and_no_temp(tmp_path:
         storage.write_atomic(str(path), "new\n", before_replace=changed)
     assert path.read_text() == "old\n"
     assert os.listdir(tmp_path) == ["quirks.md"]
+
+
+# A workspace's memory files: a cloned repository controls them, so links are never followed.
+
+
+def _victim(tmp_path: Path) -> Path:
+    victim = tmp_path / "home" / ".bashrc"
+    victim.parent.mkdir()
+    victim.write_text("export PATH=/usr/bin\n")
+    return victim
+
+
+def test_a_linked_memory_file_is_neither_read_nor_written(tmp_path: Path) -> None:
+    victim = _victim(tmp_path)
+    memory = tmp_path / "ws" / ".memory"
+    memory.mkdir(parents=True)
+    (memory / "decisions.md").symlink_to(victim)
+    path = str(memory / "decisions.md")
+    with pytest.raises(FileFormatError, match="symbolic link"):
+        storage.read_text(path, follow_links=False)
+    with pytest.raises(FileFormatError, match="symbolic link"):
+        storage.write_atomic(path, "- [x] Pwned.\n", follow_links=False)
+    assert victim.read_text() == "export PATH=/usr/bin\n"
+    assert sorted(os.listdir(memory)) == ["decisions.md"]
+    assert (memory / "decisions.md").is_symlink()
+
+
+def test_a_linked_memory_directory_is_neither_read_nor_written(tmp_path: Path) -> None:
+    victim = _victim(tmp_path)
+    (tmp_path / "ws").mkdir()
+    (tmp_path / "ws" / ".memory").symlink_to(victim.parent)
+    (victim.parent / "decisions.md").write_text("- [a] Kept.\n")
+    path = str(tmp_path / "ws" / ".memory" / "decisions.md")
+    with pytest.raises(FileFormatError, match="symbolic link"):
+        storage.read_text(path, follow_links=False)
+    with pytest.raises(FileFormatError, match="symbolic link"):
+        storage.write_atomic(path, "- [x] Pwned.\n", follow_links=False)
+    with pytest.raises(FileFormatError, match="symbolic link"):
+        storage.append_lines(path.replace("decisions.md", "archive.md"), ["x"], header="# A\n")
+    assert sorted(os.listdir(victim.parent)) == [".bashrc", "decisions.md"]
+    assert (victim.parent / "decisions.md").read_text() == "- [a] Kept.\n"
+    assert storage.remove_debris(str(tmp_path / "ws" / ".memory")) == []
+
+
+def test_a_linked_archive_is_not_appended_to(tmp_path: Path) -> None:
+    victim = _victim(tmp_path)
+    memory = tmp_path / "ws" / ".memory"
+    memory.mkdir(parents=True)
+    (memory / "archive.md").symlink_to(victim)
+    with pytest.raises(FileFormatError, match="symbolic link"):
+        storage.append_lines(str(memory / "archive.md"), ["- [x] Pwned."], header="# Archive\n")
+    assert victim.read_text() == "export PATH=/usr/bin\n"
+
+
+def test_an_oversized_memory_file_is_refused_unread(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(storage, "MAX_FILE_BYTES", 100)
+    path = tmp_path / "quirks.md"
+    path.write_text("- [a] " + "x" * 200 + "\n")
+    with pytest.raises(FileFormatError, match="cap") as raised:
+        storage.read_text(str(path), follow_links=False)
+    assert raised.value.data == {"path": str(path), "size": 207, "limit": 100}
+    assert storage.read_text(str(path)) is not None  # other files (not a workspace's) are read
