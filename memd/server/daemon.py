@@ -300,8 +300,9 @@ class Daemon:
 
     async def _connection(self, stream: SocketStream, dispatcher: Dispatcher) -> None:
         try:
-            if _peer_uid(stream) not in (None, os.geteuid()):
-                logger.warning("refused a connection from another user")
+            peer = _peer_uid(stream)
+            if peer not in (None, os.geteuid()):
+                logger.warning("refused a connection from uid %s (not memd's own)", peer)
                 return
             await Connection(stream, dispatcher, self).serve()
         except Exception:

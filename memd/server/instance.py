@@ -99,6 +99,35 @@ def prepare_socket_dir(socket_path: str) -> None:
     if not os.path.isdir(directory):
         os.makedirs(directory, mode=0o700, exist_ok=True)
         os.chmod(directory, 0o700)
+    check_socket_dir(directory)
+
+
+def check_socket_dir(directory: str, *, euid: int | None = None) -> None:
+    """Refuse a socket directory another user could use to swap the socket: one that is a
+    symbolic link, belongs to someone else, or that others may write to.
+
+    Raises:
+        SocketPathError: saying which, and what to do.
+    """
+    me = os.geteuid() if euid is None else euid
+    st = os.lstat(directory)
+    if stat.S_ISLNK(st.st_mode):
+        raise SocketPathError(
+            f"The socket directory {directory} is a symbolic link; memd keeps its socket only in "
+            "a real directory of its own: pass --socket (or MEMD_SOCKET) in one."
+        )
+    if st.st_uid != me:
+        raise SocketPathError(
+            f"The socket directory {directory} belongs to uid {st.st_uid}, not to you (uid "
+            f"{me}); another user could take the socket over: remove it, or pass --socket "
+            "(or MEMD_SOCKET) in a directory of your own."
+        )
+    if st.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+        raise SocketPathError(
+            f"The socket directory {directory} is writable by other users (mode "
+            f"{stat.S_IMODE(st.st_mode):04o}); run `chmod 700 {directory}`, or pass --socket "
+            "(or MEMD_SOCKET) in a private directory."
+        )
 
 
 def remove_stale_socket(socket_path: str) -> None:

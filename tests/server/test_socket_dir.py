@@ -1,0 +1,42 @@
+"""The socket's directory: memd starts only in one that no other user can write to or own."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from memd.server.instance import SocketPathError, check_socket_dir, prepare_socket_dir
+
+
+def test_a_missing_directory_is_created_private(tmp_path: Path) -> None:
+    prepare_socket_dir(str(tmp_path / "run" / "memd.sock"))
+    assert (tmp_path / "run").stat().st_mode & 0o777 == 0o700
+
+
+@pytest.mark.parametrize("mode", [0o770, 0o707, 0o777, 0o1777])
+def test_a_directory_others_may_write_to_is_refused(tmp_path: Path, mode: int) -> None:
+    directory = tmp_path / "shared"
+    directory.mkdir()
+    directory.chmod(mode)
+    with pytest.raises(SocketPathError, match="writable by other users"):
+        prepare_socket_dir(str(directory / "memd.sock"))
+
+
+def test_a_directory_of_another_user_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(SocketPathError, match="belongs to uid"):
+        check_socket_dir(str(tmp_path), euid=os.geteuid() + 1)
+
+
+def test_a_linked_directory_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "real").mkdir(mode=0o700)
+    (tmp_path / "link").symlink_to(tmp_path / "real")
+    with pytest.raises(SocketPathError, match="symbolic link"):
+        prepare_socket_dir(str(tmp_path / "link" / "memd.sock"))
+
+
+def test_a_private_directory_of_ones_own_is_fine(tmp_path: Path) -> None:
+    (tmp_path / "mine").mkdir(mode=0o700)
+    (tmp_path / "mine").chmod(0o755)  # readable by others is fine: they cannot swap the socket
+    prepare_socket_dir(str(tmp_path / "mine" / "memd.sock"))
