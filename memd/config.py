@@ -7,6 +7,8 @@ The file is TOML, at `--config PATH` or else `$XDG_CONFIG_HOME/memd/config.toml`
     lock_timeout = 10.0         # seconds a write waits for another tool's .memory/.lock
     max_frame_bytes = 1048576   # largest request accepted
     idle_exit = 600             # socket-activated only: exit after this long with no clients
+    frame_timeout = 30.0        # seconds a client may take to finish a request it started
+    max_connections = 1024      # clients served at once; one more gets an error and is closed
 
 Rules:
 - An unknown key or a bad value is an error naming the file and the key; nothing is half-applied.
@@ -38,6 +40,10 @@ class ConfigError(Exception):
 Seconds = Annotated[float, msgspec.Meta(gt=0, le=86400 * 365)]
 
 
+DEFAULT_FRAME_TIMEOUT = 30.0
+DEFAULT_MAX_CONNECTIONS = 1024
+
+
 class Settings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     """The daemon settings that a config file or the command line can change."""
 
@@ -45,6 +51,8 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=
     lock_timeout: Seconds = DEFAULT_LOCK_TIMEOUT
     max_frame_bytes: Annotated[int, msgspec.Meta(ge=1024)] = DEFAULT_MAX_FRAME
     idle_exit: Seconds | None = None
+    frame_timeout: Seconds = DEFAULT_FRAME_TIMEOUT
+    max_connections: Annotated[int, msgspec.Meta(ge=1)] = DEFAULT_MAX_CONNECTIONS
 
 
 def state_dir(env: Mapping[str, str] | None = None) -> str:
@@ -115,6 +123,8 @@ EXPECTED = {
     "lock_timeout": "a number of seconds above 0",
     "max_frame_bytes": "a whole number of bytes, at least 1024",
     "idle_exit": "a number of seconds above 0",
+    "frame_timeout": "a number of seconds above 0",
+    "max_connections": "a whole number, at least 1",
 }
 """What each setting accepts, in words, for error messages."""
 

@@ -19,7 +19,9 @@ to what comes next; a bad file is logged and the running settings are kept.
 
 Connections: each line is a request frame; requests on one connection run concurrently (up to
 MAX_IN_FLIGHT) and replies are written whole, one at a time. A frame over the size limit gets a
--32600 error and the connection is closed. Peers running as another user are refused. A
+-32600 error and the connection is closed, and so does a frame left unfinished for
+`frame_timeout` seconds. Peers running as another user are refused, and so is one connection
+over `max_connections` (with a -32001 error). A
 connection that subscribed to workspaces also gets notifications, written by its session's
 pump between replies; closing the connection ends its subscriptions.
 """
@@ -31,6 +33,7 @@ import errno
 import gc
 import logging
 import os
+import resource
 import signal
 import socket
 import struct
@@ -52,7 +55,7 @@ from memd.server.notify import notify
 from memd.server.session import Session
 from memd.server.workspace import Registry
 from memd_client._framing import FrameTooLarge, LineDecoder
-from memd_client.errors import InvalidRequest
+from memd_client.errors import InvalidRequest, ServerBusy
 
 logger = logging.getLogger(__name__)
 
@@ -287,6 +290,9 @@ class Daemon:
                 logger.warning("accept failed (%s); retrying shortly", exc)
                 await anyio.sleep(0.1)
                 continue
+            if self._open_connections >= self.settings.max_connections:
+                await _turn_away(stream, self.settings.max_connections)
+                continue
             self._open_connections += 1
             self._note_activity()
             connections.start_soon(self._connection, stream, dispatcher)
@@ -353,9 +359,21 @@ class Connection:
 
     async def _read_loop(self, requests: TaskGroup) -> None:
         while True:
+            # A frame begun must be finished within frame_timeout: a client that sends half a
+            # request and stalls would otherwise hold its connection and buffer for ever.
+            # Between frames a connection may stay idle (subscribers do).
+            timeout = self.daemon.settings.frame_timeout if self.decoder.pending else None
             try:
-                data = await self.stream.receive()
+                with anyio.fail_after(timeout):
+                    data = await self.stream.receive()
             except (anyio.EndOfStream, anyio.BrokenResourceError, anyio.ClosedResourceError):
+                return
+            except TimeoutError:
+                message = (
+                    f"Invalid Request: a request stayed incomplete for {timeout:g} s (no "
+                    "newline); the connection is closed. End each request with a newline."
+                )
+                await self._send(error_frame(InvalidRequest(message)))
                 return
             try:
                 frames = self.decoder.feed(data)
@@ -409,6 +427,18 @@ class Connection:
             self.send_lock.release()
 
 
+async def _turn_away(stream: SocketStream, limit: int) -> None:
+    """Tell a client over the connection limit why it is refused, then close (never blocks)."""
+    logger.warning("refused a connection: %d clients are connected already", limit)
+    frame = error_frame(
+        ServerBusy(f"memd serves {limit} connections already; close idle ones or retry shortly.")
+    )
+    with contextlib.suppress(OSError):
+        stream.extra(SocketAttribute.raw_socket).send(frame + b"\n")
+    with anyio.CancelScope(shield=True):
+        await stream.aclose()
+
+
 def _peer_uid(stream: SocketStream) -> int | None:
     """Return the connecting process's uid (Linux), or None where the OS cannot tell."""
     option = getattr(socket, "SO_PEERCRED", None)
@@ -434,4 +464,15 @@ async def serve(
     long again. memd makes few reference cycles, so it collects less often (GC_THRESHOLDS).
     """
     gc.set_threshold(*GC_THRESHOLDS)
+    _raise_file_limit()
     await Daemon(config).run(task_status=task_status)
+
+
+def _raise_file_limit() -> None:
+    """Lift the soft limit on open files to the hard one (at most 65,536): each client is a
+    file descriptor, and the common soft limit of 1,024 is below `max_connections`' reach."""
+    with contextlib.suppress(ValueError, OSError):
+        soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+        wanted = 65_536 if hard == resource.RLIM_INFINITY else min(hard, 65_536)
+        if soft < wanted:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (wanted, hard))

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import socket
+import time
 from pathlib import Path
 from typing import Any
 
 import msgspec
 import pytest
 
-from tests.conftest import DaemonProcess, store_frames
+from memd_client.errors import ServerBusy
+from tests.conftest import DaemonProcess, start_daemon, store_frames
 
 pytestmark = pytest.mark.e2e
 
@@ -122,3 +124,46 @@ def test_replies_larger_than_the_socket_buffer_arrive_whole_and_in_order(
         replies = read_lines(sock, 5)  # reads slowly: each list reply is about 700 KB
     assert [reply["id"] for reply in replies] == [0, 1, 2, 3, 4]  # quick reads: in order
     assert [len(reply["result"]["entries"]) for reply in replies if reply["id"] % 2] == [3000] * 2
+
+
+def test_a_request_left_half_sent_is_closed_after_the_frame_timeout(short_tmp: Path) -> None:
+    config = short_tmp / "config.toml"
+    config.write_text("frame_timeout = 0.5\n")
+    server = start_daemon(short_tmp, "--config", str(config))
+    try:
+        with connect(server.socket_path) as stalled:
+            stalled.sendall(b'{"jsonrpc":"2.0","id":1,"method":"sta')
+            (reply,) = read_lines(stalled, 1)
+            assert reply["error"]["code"] == -32600
+            assert "incomplete" in reply["error"]["message"]
+            assert stalled.recv(10) == b""
+        # An idle connection between requests is fine, and others are served meanwhile.
+        assert rpc(server.socket_path, "status", {})["result"]["pid"] == server.process.pid
+    finally:
+        assert server.stop() == 0
+
+
+def test_a_client_over_the_connection_limit_is_told_and_closed(short_tmp: Path) -> None:
+    config = short_tmp / "config.toml"
+    config.write_text("max_connections = 2\n")
+    server = start_daemon(short_tmp, "--config", str(config))
+    try:
+        first, second = connect(server.socket_path), connect(server.socket_path)
+        for sock in (first, second):  # both are being served
+            sock.sendall(b'{"jsonrpc":"2.0","id":1,"method":"status"}\n')
+            assert read_lines(sock, 1)[0]["result"]["pid"] == server.process.pid
+        with connect(server.socket_path) as third:
+            (reply,) = read_lines(third, 1)
+            assert reply["error"]["code"] == ServerBusy.code
+            assert "2 connections" in reply["error"]["message"]
+        first.close()
+        deadline = time.monotonic() + 10
+        while True:  # the slot frees once the daemon has seen the close
+            reply = rpc(server.socket_path, "status", {})
+            if "result" in reply or time.monotonic() > deadline:
+                break
+            time.sleep(0.05)
+        assert reply["result"]["pid"] == server.process.pid
+        second.close()
+    finally:
+        assert server.stop() == 0
