@@ -11,7 +11,7 @@ import time
 from collections.abc import Sequence
 from types import ModuleType
 
-from bench import lifecycle, locomo, query, retrieval, search_speed, store, watch_latency
+from bench import lifecycle, load, locomo, query, retrieval, search_speed, store, watch_latency
 
 BENCHMARKS: tuple[ModuleType, ...] = (
     locomo,
@@ -21,6 +21,7 @@ BENCHMARKS: tuple[ModuleType, ...] = (
     query,
     lifecycle,
     watch_latency,
+    load,
 )
 
 

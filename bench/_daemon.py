@@ -37,7 +37,7 @@ def running_daemon(*, private_state: bool = False) -> Iterator[tuple[Path, Path]
         [*command, "--log-level", "WARNING"], stderr=subprocess.DEVNULL, env=environ
     )
     try:
-        _wait_until_serving(str(socket_path), daemon)
+        wait_until_serving(str(socket_path), daemon)
         yield socket_path, workspace
     finally:
         daemon.terminate()
@@ -45,7 +45,9 @@ def running_daemon(*, private_state: bool = False) -> Iterator[tuple[Path, Path]
         shutil.rmtree(root, ignore_errors=True)
 
 
-def _wait_until_serving(socket_path: str, daemon: subprocess.Popen[bytes]) -> None:
+def wait_until_serving(socket_path: str, daemon: subprocess.Popen[bytes]) -> None:
+    """Return once a daemon answers `status` on `socket_path` (RuntimeError if it exits or
+    STARTUP_TIMEOUT passes)."""
     deadline = time.monotonic() + STARTUP_TIMEOUT
     while time.monotonic() < deadline:
         if daemon.poll() is not None:
