@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import subprocess
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
+
+S = TypeVar("S")
+RESULTS_DIR = Path(__file__).resolve().parent / "results"
 
 
 def commit() -> str | None:
@@ -48,3 +53,22 @@ def save(report: dict[str, Any], output: Path | None) -> None:
     text = json.dumps(rounded(report), indent=2, ensure_ascii=False)
     output.write_text(text + "\n", encoding="utf-8")
     print(f"written: {output}")
+
+
+def settings_main(
+    argv: Sequence[str] | None,
+    *,
+    name: str,
+    description: str | None,
+    quick_help: str,
+    run: Callable[..., Any],
+    full: S,
+    quick: S,
+) -> None:
+    """The command line of a benchmark whose `run(settings, output=...)` takes a FULL or a
+    QUICK settings object: `--quick` picks QUICK and writes `results/<name>-quick.json`."""
+    parser = argparse.ArgumentParser(prog=f"python -m bench.{name}", description=description)
+    parser.add_argument("--quick", action="store_true", help=quick_help)
+    args = parser.parse_args(argv)
+    suffix = "-quick" if args.quick else ""
+    run(quick if args.quick else full, output=RESULTS_DIR / f"{name}{suffix}.json")

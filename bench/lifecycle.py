@@ -41,13 +41,12 @@ from pathlib import Path
 from typing import Any
 
 from bench._daemon import percentile, running_daemon
-from bench._report import commit, print_verdicts, save
+from bench._report import RESULTS_DIR, commit, print_verdicts, save
 from bench.query import QUERIES, make_corpus, write_workspace
 from memd.core.categories import CATEGORIES, Category
 from memd.core.mdformat import Entry
 from memd_client import Client
 
-RESULTS_DIR = Path(__file__).resolve().parent / "results"
 COLD_ENTRIES = 10_000
 RSS_SIZES = (1_000, 10_000, 100_000)
 EDIT_ENTRIES = 10_000

@@ -20,7 +20,6 @@ p99 under 1 s; peak RSS under twice the loaded RSS plus 100 MB. Results: a Markd
 
 from __future__ import annotations
 
-import argparse
 import functools
 import itertools
 import os
@@ -40,10 +39,9 @@ import msgspec
 from anyio.abc import SocketStream
 
 from bench._daemon import percentile, wait_until_serving
-from bench._report import commit, print_verdicts, save
+from bench._report import commit, print_verdicts, save, settings_main
 from bench.query import make_corpus, write_workspace
 
-RESULTS_DIR = Path(__file__).resolve().parent / "results"
 FRAME_TIMEOUT_S = 2.0
 PROBE_INTERVAL_S = 0.05
 SLOW_READ_S = 0.5
@@ -76,7 +74,10 @@ class Tally:
     stalled_closed: int = 0
     stalled_open: int = 0
     probe_ms: list[float] = field(default_factory=list)
+    idle_probe_ms: list[float] = field(default_factory=list)
     rss_mb: list[float] = field(default_factory=list)
+    loaded_entries: int = 0
+    loaded_rss_mb: float = 0.0
 
 
 def _rss_mb(pid: int) -> float:
@@ -199,7 +200,8 @@ def _plan(settings: Settings, root: Path) -> list[tuple[str, Iterable[bytes]]]:
 async def _drive(settings: Settings, socket_path: str, pid: int, root: Path) -> Tally:
     tally = Tally()
     plans = _plan(settings, root)
-    tally.__dict__["loaded"] = (await _warm_up(socket_path, root), _rss_mb(pid))
+    tally.loaded_entries = await _warm_up(socket_path, root)
+    tally.loaded_rss_mb = _rss_mb(pid)
     # The probe's idle round trip first, for comparison.
     await _probe(socket_path, pid, time.monotonic() + 0.5, tally)
     idle = list(tally.probe_ms)
@@ -213,7 +215,7 @@ async def _drive(settings: Settings, socket_path: str, pid: int, root: Path) -> 
             else:
                 busy = functools.partial(_busy_client, slow=kind == "slow")
                 group.start_soon(busy, socket_path, frames, deadline, tally)
-    tally.__dict__["idle_ms"] = idle
+    tally.idle_probe_ms = idle
     return tally
 
 
@@ -255,7 +257,6 @@ def run(settings: Settings = FULL, *, output: Path | None = None) -> dict[str, A
             idle_rss = _rss_mb(daemon.pid)
             began = time.perf_counter()
             tally = anyio.run(_drive, settings, socket_path, daemon.pid, root)
-            loaded, loaded_rss = tally.__dict__["loaded"]
             seconds = time.perf_counter() - began
             after_rss = _rss_mb(daemon.pid)
             alive = daemon.poll() is None
@@ -266,7 +267,7 @@ def run(settings: Settings = FULL, *, output: Path | None = None) -> dict[str, A
     finally:
         shutil.rmtree(root, ignore_errors=True)
     probe = sorted(tally.probe_ms)
-    idle = sorted(tally.__dict__["idle_ms"])
+    idle = sorted(tally.idle_probe_ms)
     figures = {
         "connections": settings.connections,
         "seconds": seconds,
@@ -285,11 +286,11 @@ def run(settings: Settings = FULL, *, output: Path | None = None) -> dict[str, A
         "probe_max_ms": probe[-1] if probe else 0.0,
         "probes": len(probe),
         "rss_idle_mb": idle_rss,
-        "rss_loaded_mb": loaded_rss,
-        "rss_peak_mb": max(tally.rss_mb, default=loaded_rss),
+        "rss_loaded_mb": tally.loaded_rss_mb,
+        "rss_peak_mb": max(tally.rss_mb, default=tally.loaded_rss_mb),
         "rss_after_mb": after_rss,
         "daemon_alive": alive,
-        "loaded_entries": loaded,
+        "loaded_entries": tally.loaded_entries,
     }
     targets = _targets(figures)
     report = {
@@ -371,13 +372,15 @@ def markdown(f: dict[str, Any]) -> str:
 
 def main(argv: list[str] | None = None) -> None:
     """Run the benchmark from the command line (`--quick`: 60 connections, 1.5 s)."""
-    parser = argparse.ArgumentParser(prog="python -m bench.load", description=__doc__)
-    parser.add_argument("--quick", action="store_true", help="60 connections, 1.5 s")
-    args = parser.parse_args(argv)
-    if args.quick:
-        run(QUICK, output=RESULTS_DIR / "load-quick.json")
-    else:
-        run(FULL, output=RESULTS_DIR / "load.json")
+    settings_main(
+        argv,
+        name="load",
+        description=__doc__,
+        quick_help="60 connections, 1.5 s",
+        run=run,
+        full=FULL,
+        quick=QUICK,
+    )
 
 
 if __name__ == "__main__":

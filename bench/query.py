@@ -43,7 +43,7 @@ import msgspec
 
 from bench._daemon import percentile, running_daemon
 from bench._echo import echo_server
-from bench._report import commit, print_verdicts, save
+from bench._report import RESULTS_DIR, commit, print_verdicts, save
 from bench.retrieval import fts5_match, hacklm_rank
 from bench.search_speed import SEED, _pick, _sentence, _words
 from memd.core import mdformat
@@ -51,7 +51,6 @@ from memd.core.categories import CATEGORIES, Category
 from memd.core.mdformat import Entry
 from memd_client import Client, LineDecoder, protocol as p
 
-RESULTS_DIR = Path(__file__).resolve().parent / "results"
 SIZES = (1_000, 10_000, 100_000)
 QUICK_SIZES = (200, 1_000)
 LIMIT = 10

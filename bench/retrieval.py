@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from bench._daemon import running_daemon
-from bench._report import commit, save
+from bench._report import RESULTS_DIR, commit, save
 from bench.locomo import (
     METRICS,
     TOP,
@@ -45,7 +45,6 @@ from memd.core.categories import Category
 from memd.core.mdformat import Entry
 from memd_client import Client
 
-RESULTS_DIR = Path(__file__).resolve().parent / "results"
 TARGET_MARGIN = 0.05
 QUICK_CONVERSATIONS = 1
 QUICK_QUESTIONS = 50

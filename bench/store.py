@@ -27,7 +27,6 @@ files; the benchmark fails otherwise.
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import functools
 import json
@@ -48,13 +47,12 @@ from typing import Any
 import msgspec
 
 from bench._daemon import percentile, running_daemon
-from bench._report import commit, save
+from bench._report import commit, save, settings_main
 from memd.core import mdformat
 from memd.core.categories import CATEGORIES, Category
 from memd_client import Client
 from memd_client._framing import LineDecoder
 
-RESULTS_DIR = Path(__file__).resolve().parent / "results"
 LATENCY_CATEGORY = Category.DECISION
 TARGET_CLIENTS = 32
 TARGET_RATIO_TO_ONE = 5.0  # throughput(32 clients) / throughput(1 client), one category
@@ -821,13 +819,15 @@ def _met(flag: bool) -> str:
 
 def main(argv: list[str] | None = None) -> None:
     """Run the benchmark from the command line (`--quick`: a few seconds)."""
-    parser = argparse.ArgumentParser(prog="python -m bench.store", description=__doc__)
-    parser.add_argument("--quick", action="store_true", help="tiny counts, for the smoke test")
-    args = parser.parse_args(argv)
-    if args.quick:
-        run(QUICK, output=RESULTS_DIR / "store-quick.json")
-    else:
-        run(FULL, output=RESULTS_DIR / "store.json")
+    settings_main(
+        argv,
+        name="store",
+        description=__doc__,
+        quick_help="tiny counts, for the smoke test",
+        run=run,
+        full=FULL,
+        quick=QUICK,
+    )
 
 
 if __name__ == "__main__":
