@@ -9,6 +9,8 @@ The file is TOML, at `--config PATH` or else `$XDG_CONFIG_HOME/memd/config.toml`
     idle_exit = 600             # socket-activated only: exit after this long with no clients
     frame_timeout = 30.0        # seconds a client may take to finish a request it started
     max_connections = 1024      # clients served at once; one more gets an error and is closed
+    max_file_bytes = 8388608    # largest category file loaded, or grown by a store (8 MiB)
+    max_entry_chars = 2000      # longest memory stored, in characters
 
 Rules:
 - An unknown key or a bad value is an error naming the file and the key; nothing is half-applied.
@@ -26,6 +28,7 @@ from typing import Annotated, Any, Literal
 
 import msgspec
 
+from memd.core.limits import MAX_ENTRY_CHARS, MAX_FILE_BYTES
 from memd_client._framing import DEFAULT_MAX_FRAME
 
 LogLevel = Literal["DEBUG", "INFO", "WARNING", "ERROR"]
@@ -53,6 +56,8 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=
     idle_exit: Seconds | None = None
     frame_timeout: Seconds = DEFAULT_FRAME_TIMEOUT
     max_connections: Annotated[int, msgspec.Meta(ge=1)] = DEFAULT_MAX_CONNECTIONS
+    max_file_bytes: Annotated[int, msgspec.Meta(ge=4096)] = MAX_FILE_BYTES
+    max_entry_chars: Annotated[int, msgspec.Meta(ge=10)] = MAX_ENTRY_CHARS
 
 
 def state_dir(env: Mapping[str, str] | None = None) -> str:
@@ -125,6 +130,8 @@ EXPECTED = {
     "idle_exit": "a number of seconds above 0",
     "frame_timeout": "a number of seconds above 0",
     "max_connections": "a whole number, at least 1",
+    "max_file_bytes": "a whole number of bytes, at least 4096",
+    "max_entry_chars": "a whole number of characters, at least 10",
 }
 """What each setting accepts, in words, for error messages."""
 

@@ -17,6 +17,9 @@ def test_defaults_file_then_flags() -> None:
     assert settings.lock_timeout == 7.5
     assert settings.log_level == "DEBUG"
     assert settings.max_frame_bytes == Settings().max_frame_bytes
+    caps = parse_config("max_file_bytes = 65536\nmax_entry_chars = 500\n", "f.toml")
+    assert caps == {"max_file_bytes": 65536, "max_entry_chars": 500}
+    assert (Settings().max_file_bytes, Settings().max_entry_chars) == (8 * 1024 * 1024, 2000)
 
 
 @pytest.mark.parametrize(
@@ -28,6 +31,8 @@ def test_defaults_file_then_flags() -> None:
         ("log_level = 'LOUD'\n", "it must be one of DEBUG, INFO, WARNING, ERROR"),
         ("max_frame_bytes = 10\n", "at least 1024"),
         ("idle_exit = -5\n", "Bad idle_exit"),
+        ("max_file_bytes = 100\n", "it must be a whole number of bytes, at least 4096"),
+        ("max_entry_chars = 2.5\n", "it must be a whole number of characters, at least 10"),
         ("lock_timeout = \n", "not valid TOML"),
     ],
 )

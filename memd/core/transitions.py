@@ -11,7 +11,7 @@ Store rules (the public contract):
 - Content is trimmed and each run of whitespace inside it (newlines, tabs, Unicode line
   separators) becomes one space, so no content can start a second line or fake an entry; the
   outcome says so (`normalized`). What is left must be non-empty, free of other control
-  characters and at most MAX_CONTENT_LENGTH characters long.
+  characters and at most the command's `max_length` characters long (default MAX_ENTRY_CHARS).
 - A given slug upserts: an entry with that slug is replaced in place (unchanged text is
   "skipped"); otherwise the content is deduplicated like a slug-less store, and a new or
   replaced line takes the given slug.
@@ -38,11 +38,10 @@ from memd.core.catalog import Catalog, CatalogEditor
 from memd.core.categories import Category
 from memd.core.cleanup import CleanupPlan, apply_cleanup, plan_cleanup
 from memd.core.dedup import Verdict, is_negation_flip, similarity
+from memd.core.limits import MAX_ENTRY_CHARS
 from memd.core.mdformat import Document, Entry
 from memd.core.slugs import derive_slug, validate_slug
 from memd_client.errors import InvalidEntry, RpcError
-
-MAX_CONTENT_LENGTH = 2000
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 
@@ -56,6 +55,8 @@ class Store(msgspec.Struct, frozen=True, kw_only=True, tag=True):
     content: str
     slug: str | None = None
     dry_run: bool = False
+    max_length: int = MAX_ENTRY_CHARS
+    """The longest content accepted, in characters (the daemon's `max_entry_chars`)."""
 
 
 class Delete(msgspec.Struct, frozen=True, kw_only=True, tag=True):
@@ -221,20 +222,21 @@ def _replaced(category: Category, outcome: StoreOutcome) -> tuple[ArchivedEntry,
     return (ArchivedEntry(category=category, slug=old.slug, content=old.content, reason=reason),)
 
 
-def clean_content(content: str) -> str:
+def clean_content(content: str, max_length: int = MAX_ENTRY_CHARS) -> str:
     """Return `content` as a one-line memory: trimmed, each whitespace run one space.
 
     Raises:
-        InvalidEntry: it is empty, holds other control characters or is too long.
+        InvalidEntry: it is empty, holds other control characters or is over `max_length`.
     """
     text = " ".join(content.split())
     if not text:
         raise InvalidEntry("Content is empty; pass one sentence to remember.")
     if _CONTROL.search(text):
         raise InvalidEntry("Content holds control characters; send plain text.")
-    if len(text) > MAX_CONTENT_LENGTH:
+    if len(text) > max_length:
         raise InvalidEntry(
-            f"Content is {len(text)} characters; keep a memory under {MAX_CONTENT_LENGTH}."
+            f"Content is {len(text):,} characters, over the {max_length:,}-character cap "
+            "(max_entry_chars); shorten it to the lesson itself."
         )
     return text
 
@@ -248,7 +250,7 @@ def store(
     Raises:
         InvalidEntry: the content or slug breaks a format rule (nothing changed).
     """
-    content = clean_content(command.content)
+    content = clean_content(command.content, command.max_length)
     outcome, archived = _store_clean(category, editor, command, content)
     if content != command.content.strip():
         outcome = msgspec.structs.replace(outcome, normalized=True)

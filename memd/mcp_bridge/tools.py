@@ -244,7 +244,8 @@ def _write_tools(bridge: Bridge, resolver: Callable[..., Awaitable[Any]]) -> lis
             str,
             Field(
                 description=(
-                    "One short, self-contained sentence on one line (under 2000 characters), "
+                    "One short, self-contained sentence on one line (at most 2,000 characters "
+                    "by default), "
                     'e.g. "Use a lock before writing. One write at a time."'
                 )
             ),

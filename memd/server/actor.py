@@ -108,6 +108,11 @@ class Unlocked:
         return LockTimeout("No lock is held here.")
 
 
+def _grows(command: transitions.Command) -> bool:
+    """Return True for a command that can make a file bigger (a store that is not a dry run)."""
+    return isinstance(command, transitions.Store) and not command.dry_run
+
+
 def _lock_still_held() -> None:
     """The check for writes that need no lock."""
 
@@ -131,7 +136,8 @@ class _Envelope:
         self.due = due
         """When the sender stops waiting (anyio's clock): see `CategoryActor._watch_replies`."""
         self.abandoned = False
-        """Set when the requester stopped waiting (cancelled at shutdown): never applied late."""
+        """Set when the requester stopped waiting (cancelled at shutdown), or when the command
+        was refused on its own (`refuse`): it is never applied later."""
         self._event = anyio.Event()
         self._value: Any = None
         self._error: RpcError | None = None
@@ -147,6 +153,11 @@ class _Envelope:
         if not self._event.is_set():
             self._error = error
             self._event.set()
+
+    def refuse(self, error: RpcError) -> None:
+        """Reply with `error` and take the command out of its batch."""
+        self.fail(error)
+        self.abandoned = True
 
     async def wait(self) -> None:
         """Wait for the reply; the watchdog bounds the wait (no timer per command)."""
@@ -185,6 +196,8 @@ class CategoryActor:
         self._waiting: set[_Envelope] = set()
         self.snapshot = Snapshot(None, clock())
         self.commits = 0
+        self.max_file_bytes = storage.MAX_FILE_BYTES
+        """The file's size cap: a bigger file is not loaded, and no store makes it bigger."""
 
     async def run(self, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
         """Load the file, report ready, then serve the mailbox until it is closed and drained.
@@ -296,7 +309,9 @@ class CategoryActor:
     async def _reload(self) -> None:
         try:
             loaded = await anyio.to_thread.run_sync(
-                functools.partial(storage.read_text, self.path, follow_links=False)
+                functools.partial(
+                    storage.read_text, self.path, follow_links=False, max_bytes=self.max_file_bytes
+                )
             )
         except RpcError as error:
             self._fingerprint = None
@@ -377,9 +392,16 @@ class CategoryActor:
                 return results
             await self._reread()
             return None
-        work = functools.partial(
-            self._write_file, batch.catalog.render(), batch.archived, read, live
-        )
+        text = batch.catalog.render()
+        too_big = self._growth_over_cap(text, read)
+        if too_big is not None:
+            stores = [e for e in live if _grows(e.command)]
+            if stores:  # only stores make a file bigger: refuse them, apply the rest again
+                for envelope in stores:
+                    envelope.refuse(too_big)
+                rest = [envelope for envelope in live if not envelope.abandoned]
+                return await self._attempt(rest, deadline) if rest else []
+        work = functools.partial(self._write_file, text, batch.archived, read, live)
         try:
             written = await self._write_lock.try_write(work, deadline=deadline)
         except (storage.ChangedOnDisk, _Retry) as exc:
@@ -394,6 +416,16 @@ class CategoryActor:
         self.commits += 1
         self._on_change(self.category, self.snapshot, "memd")
         return results
+
+    def _growth_over_cap(self, text: str, read: storage.Fingerprint | None) -> RpcError | None:
+        """Return the error if writing `text` would grow the file (last read as `read`) past
+        `max_file_bytes`, else None. A file may shrink while over the cap."""
+        if len(text) <= self.max_file_bytes // 4:  # UTF-8: at most 4 bytes a character
+            return None
+        size = len(text.encode("utf-8"))
+        if size <= self.max_file_bytes or size <= (0 if read is None else read.size):
+            return None
+        return storage.too_big_error(self.path, size, self.max_file_bytes, growing=True)
 
     def _write_file(
         self,

@@ -14,8 +14,8 @@ abandoned command is dropped from its batch), so a client that retries does not 
 "No client" also means "no queued write": a connection stays open until its requests are
 answered, and a write is answered only once it is durable.
 
-SIGHUP reloads the settings (`Config.reload`): the log level, lock timeout and frame limit apply
-to what comes next; a bad file is logged and the running settings are kept.
+SIGHUP reloads the settings (`Config.reload`): the log level, lock timeout, frame limit and size
+caps apply to what comes next; a bad file is logged and the running settings are kept.
 
 Connections: each line is a request frame; requests on one connection run concurrently (up to
 MAX_IN_FLIGHT) and replies are written whole, one at a time. A frame over the size limit gets a
@@ -53,7 +53,7 @@ from memd.server.handlers import Methods
 from memd.server.instance import InstanceLock
 from memd.server.notify import notify
 from memd.server.session import Session
-from memd.server.workspace import Registry
+from memd.server.workspace import Limits, Registry
 from memd_client._framing import FrameTooLarge, LineDecoder
 from memd_client.errors import InvalidRequest, ServerBusy
 
@@ -159,7 +159,7 @@ class Daemon:
         self, listener: SocketListener, task_status: TaskStatus[None], *, activated: bool
     ) -> None:
         async with anyio.create_task_group() as services:
-            registry = Registry(services, clock=time.time, lock_timeout=self.settings.lock_timeout)
+            registry = Registry(services, clock=time.time, limits=_limits(self.settings))
             self._registry = registry
             methods = Methods(registry, started=anyio.current_time(), socket_path=self.socket_path)
             dispatcher = Dispatcher(methods.table, quick=methods.quick)
@@ -274,7 +274,7 @@ class Daemon:
         self.settings = settings
         logging.getLogger().setLevel(settings.log_level)
         if self._registry is not None:
-            self._registry.set_lock_timeout(settings.lock_timeout)
+            self._registry.set_limits(_limits(settings))
         self._note_activity()
         logger.info("settings reloaded: %s", ", ".join(changed) or "nothing changed")
 
@@ -476,3 +476,11 @@ def _raise_file_limit() -> None:
         wanted = 65_536 if hard == resource.RLIM_INFINITY else min(hard, 65_536)
         if soft < wanted:
             resource.setrlimit(resource.RLIMIT_NOFILE, (wanted, hard))
+
+
+def _limits(settings: Settings) -> Limits:
+    return Limits(
+        lock_timeout=settings.lock_timeout,
+        max_file_bytes=settings.max_file_bytes,
+        max_entry_chars=settings.max_entry_chars,
+    )

@@ -65,7 +65,10 @@ class Methods:
         workspace = await self.registry.get(params.workspace)
         category = parse_category(params.category)
         command = transitions.Store(
-            content=params.content, slug=params.slug, dry_run=params.dry_run
+            content=params.content,
+            slug=params.slug,
+            dry_run=params.dry_run,
+            max_length=self.registry.limits.max_entry_chars,
         )
         outcome = await workspace.actor(category).submit(command)
         assert isinstance(outcome, transitions.StoreOutcome)
@@ -312,7 +315,10 @@ class Methods:
             if params.store:
                 try:
                     outcome = await workspace.actor(found.category).submit(
-                        transitions.Store(content=found.content, slug=None, dry_run=False)
+                        transitions.Store(
+                            content=found.content,
+                            max_length=self.registry.limits.max_entry_chars,
+                        )
                     )
                 except RpcError as exc:
                     error = exc.message

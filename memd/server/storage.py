@@ -7,8 +7,10 @@ Rules:
 - A file that is not valid UTF-8, or not a regular file, raises `FileFormatError` and is never
   overwritten.
 - Writes are atomic and durable: a temp file in the same directory, fsync, rename over the
-  target, fsync the directory. An existing file keeps its permission bits. A symlinked category
-  file is written through to its target.
+  target, fsync the directory. An existing file keeps its permission bits. With
+  `follow_links=False` (a workspace's memory files) a symbolic link, for the file or its
+  directory, is refused instead of followed; otherwise a link is written through to its target.
+- A workspace's memory file over its size cap (`max_bytes`) is refused, never read into memory.
 - The archive is append-only: one write of whole lines, then fsync.
 - Temp files are named `.<name>.memd-<12 hex digits>.tmp`. One left by a crash is debris: it is
   never read as data, and `remove_debris` deletes it (the caller holds the write lock, so no
@@ -26,11 +28,10 @@ import stat
 from collections.abc import Callable
 from typing import NamedTuple
 
+from memd.core.limits import MAX_FILE_BYTES as MAX_FILE_BYTES  # the default cap
 from memd_client.errors import FileFormatError, RpcError, StorageError
 
 NEW_FILE_MODE = 0o644
-MAX_FILE_BYTES = 8 * 1024 * 1024
-"""The largest memory file memd loads; a bigger one is refused (not read into memory)."""
 _NO_FOLLOW_DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 # A stale `.memory/.lock` is renamed to a name with this prefix before it is deleted.
 STALE_ASIDE_PREFIX = ".lock.memd-stale-"
@@ -55,6 +56,17 @@ def fingerprint_of(st: os.stat_result) -> Fingerprint:
     return Fingerprint(st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
 
 
+def too_big_error(path: str, size: int, limit: int, *, growing: bool = False) -> FileFormatError:
+    """Return the error for a memory file of `size` bytes over the `limit` cap (`growing`: a
+    store that would make it that big, and so was not carried out)."""
+    state = f"Not stored: {path} would grow to" if growing else f"{path} holds"
+    return FileFormatError(
+        f"{state} {size:,} bytes, over the {limit:,}-byte cap for a memory file "
+        "(max_file_bytes); archive old entries by hand or with cleanup, or raise the cap.",
+        data={"path": path, "size": size, "limit": limit},
+    )
+
+
 def current_fingerprint(path: str) -> Fingerprint | None:
     """Return the fingerprint of `path` now, or None if it does not exist."""
     try:
@@ -65,16 +77,18 @@ def current_fingerprint(path: str) -> Fingerprint | None:
         raise storage_error("check", path, exc) from None
 
 
-def read_text(path: str, *, follow_links: bool = True) -> tuple[str, Fingerprint] | None:
+def read_text(
+    path: str, *, follow_links: bool = True, max_bytes: int | None = None
+) -> tuple[str, Fingerprint] | None:
     """Return the text of `path` and its fingerprint, or None if it does not exist.
 
     With `follow_links=False` (a workspace's memory files, which a cloned repository controls),
-    neither the file nor its directory may be a symbolic link, and the file may hold at most
-    MAX_FILE_BYTES.
+    neither the file nor its directory may be a symbolic link. With `max_bytes`, a bigger file
+    is refused before it is read.
 
     Raises:
-        FileFormatError: the file is not a regular file, not UTF-8 text, a symbolic link or
-            too big (the last two with `follow_links=False`).
+        FileFormatError: the file is not a regular file, not UTF-8 text, a symbolic link
+            (with `follow_links=False`) or over `max_bytes`.
         StorageError: the file system refused the read.
     """
     try:
@@ -90,12 +104,8 @@ def read_text(path: str, *, follow_links: bool = True) -> tuple[str, Fingerprint
                     f"{path} is not a regular file; replace it with a Markdown file or remove it.",
                     data={"path": path},
                 )
-            if not follow_links and st.st_size > MAX_FILE_BYTES:
-                raise FileFormatError(
-                    f"{path} holds {st.st_size:,} bytes, over memd's {MAX_FILE_BYTES:,}-byte cap "
-                    "for a memory file; split it, or archive old entries by hand.",
-                    data={"path": path, "size": st.st_size, "limit": MAX_FILE_BYTES},
-                )
+            if max_bytes is not None and st.st_size > max_bytes:
+                raise too_big_error(path, st.st_size, max_bytes)
             data = handle.read()
     except FileNotFoundError:
         return None

@@ -26,13 +26,14 @@ import functools
 import logging
 import os
 from collections.abc import Callable, Iterable
-from typing import TypeVar
+from typing import NamedTuple, TypeVar
 
 import anyio
 from anyio.abc import TaskGroup, TaskStatus
 
 from memd.core.archive import ARCHIVE_FILE, ARCHIVE_HEADER, ArchivedEntry, archive_line
 from memd.core.categories import CATEGORIES, Category
+from memd.core.limits import MAX_ENTRY_CHARS, MAX_FILE_BYTES
 from memd.server import storage
 from memd.server.actor import CategoryActor, Snapshot
 from memd.server.hacklm_lock import (
@@ -62,7 +63,12 @@ class Workspace:
     """One project root: its `.memory/` directory, five actors, a watcher and the archive."""
 
     def __init__(
-        self, root: str, *, clock: Callable[[], float], lock_timeout: float = DEFAULT_TIMEOUT
+        self,
+        root: str,
+        *,
+        clock: Callable[[], float],
+        lock_timeout: float = DEFAULT_TIMEOUT,
+        max_file_bytes: int = MAX_FILE_BYTES,
     ) -> None:
         self.root = root
         self.memory_dir = os.path.join(root, MEMORY_DIR)
@@ -87,6 +93,7 @@ class Workspace:
             )
             for category in CATEGORIES
         }
+        self.max_file_bytes = max_file_bytes
 
     @property
     def lock_timeout(self) -> float:
@@ -96,6 +103,16 @@ class Workspace:
     @lock_timeout.setter
     def lock_timeout(self, seconds: float) -> None:
         self._dir_lock.timeout = seconds
+
+    @property
+    def max_file_bytes(self) -> int:
+        """The size cap of each category file (see `CategoryActor.max_file_bytes`)."""
+        return self.actors[CATEGORIES[0]].max_file_bytes
+
+    @max_file_bytes.setter
+    def max_file_bytes(self, limit: int) -> None:
+        for actor in self.actors.values():
+            actor.max_file_bytes = limit
 
     async def run(self, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
         """Load every category file, start watching, report ready, and serve until closed."""
@@ -260,6 +277,20 @@ class Workspace:
             session.offer(self.root, frame)
 
 
+class Limits(NamedTuple):
+    """The limits a daemon's settings put on writes and loads (see `memd.config`)."""
+
+    lock_timeout: float = DEFAULT_TIMEOUT
+    """How long a write waits for another tool's `.memory/.lock`, in seconds."""
+    max_file_bytes: int = MAX_FILE_BYTES
+    """The largest category file loaded or grown by a store."""
+    max_entry_chars: int = MAX_ENTRY_CHARS
+    """The longest memory stored, in characters."""
+
+
+DEFAULT_LIMITS = Limits()
+
+
 class Registry:
     """The loaded workspaces, keyed by real path; loads new ones into `services`."""
 
@@ -268,21 +299,22 @@ class Registry:
         services: TaskGroup,
         *,
         clock: Callable[[], float],
-        lock_timeout: float = DEFAULT_TIMEOUT,
+        limits: Limits = DEFAULT_LIMITS,
     ) -> None:
         self._services = services
         self._clock = clock
-        self._lock_timeout = lock_timeout
+        self.limits = limits
         self._workspaces: dict[str, Workspace] = {}
         self._by_given_path: dict[str, Workspace] = {}
         self._lock = anyio.Lock()
         self.closed = False
 
-    def set_lock_timeout(self, seconds: float) -> None:
-        """Make every write from now on wait up to `seconds` for another tool's lock."""
-        self._lock_timeout = seconds
+    def set_limits(self, limits: Limits) -> None:
+        """Apply `limits` to every write and load from now on, in every workspace."""
+        self.limits = limits
         for workspace in self._workspaces.values():
-            workspace.lock_timeout = seconds
+            workspace.lock_timeout = limits.lock_timeout
+            workspace.max_file_bytes = limits.max_file_bytes
 
     @property
     def roots(self) -> list[str]:
@@ -313,7 +345,12 @@ class Registry:
         async with self._lock:
             workspace = self._workspaces.get(root)
             if workspace is None:
-                workspace = Workspace(root, clock=self._clock, lock_timeout=self._lock_timeout)
+                workspace = Workspace(
+                    root,
+                    clock=self._clock,
+                    lock_timeout=self.limits.lock_timeout,
+                    max_file_bytes=self.limits.max_file_bytes,
+                )
                 await self._services.start(workspace.run)
                 self._workspaces[root] = workspace
                 logger.info("loaded workspace %s", root)

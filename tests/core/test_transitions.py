@@ -111,7 +111,7 @@ def test_store_never_evicts_and_counts_entries() -> None:
     [
         ("   ", None, "empty"),
         ("bell\x07", None, "control"),
-        ("x" * 2001, None, "2001"),
+        ("x" * 2001, None, "2,001 characters, over the 2,000-character cap"),
         ("fine", "Not Kebab", "kebab"),
         ("fine", "a" * 65, "kebab"),
     ],
@@ -119,6 +119,13 @@ def test_store_never_evicts_and_counts_entries() -> None:
 def test_bad_input_is_a_clear_error(content: str, slug: str | None, needle: str) -> None:
     with pytest.raises(InvalidEntry, match=needle):
         transitions.apply(CAT, None, Store(content=content, slug=slug))
+
+
+def test_the_length_cap_is_the_commands_and_counts_normalised_text() -> None:
+    assert transitions.apply(CAT, None, Store(content="ten chars.", max_length=10)).doc
+    assert transitions.apply(CAT, None, Store(content="ten \n\n  chars.", max_length=10)).doc
+    with pytest.raises(InvalidEntry, match="11 characters, over the 10-character cap"):
+        transitions.apply(CAT, None, Store(content="ten chars!!", max_length=10))
 
 
 @pytest.mark.parametrize(

@@ -297,7 +297,7 @@ async def test_daemon_errors_cleanup_and_context_in_the_clients_first_root(
         assert "'Bad Slug' is not valid kebab-case" in bad_slug
         assert bad_slug.endswith(where)
         too_long = await fails(c, "storeMemory", category="Quirk", content="word " * 500)
-        assert "keep a memory under 2000" in too_long
+        assert "over the 2,000-character cap (max_entry_chars)" in too_long
 
         plan, planned = await call(c, "cleanupMemory")
         assert planned["applied"] is False and len(planned["slugged"]) == 1

@@ -16,7 +16,7 @@ from memd.core.archive import ArchivedEntry
 from memd.core.categories import Category
 from memd.server import actor as actor_module
 from memd.server.actor import CategoryActor, Unlocked
-from memd_client.errors import FileFormatError, LockTimeout, ServerBusy
+from memd_client.errors import FileFormatError, LockTimeout, RpcError, ServerBusy
 
 archived: list[ArchivedEntry] = []
 
@@ -58,6 +58,41 @@ async def test_concurrent_stores_share_commits_and_all_land(tmp_path: Path) -> N
     assert len(entries) == 100
     assert all(isinstance(o, transitions.StoreOutcome) and o.action == "stored" for o in outcomes)
     assert actor.commits < 100
+
+
+async def test_stores_that_would_grow_the_file_past_its_cap_are_refused_alone(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "quirks.md"
+    lines = "".join(f"- [q{n}] Quirk number {n} stays.\n" for n in range(100))
+    path.write_text(f"# Quirks\n\n{lines}")
+    actor = _actor(tmp_path)
+    actor.max_file_bytes = path.stat().st_size + 10
+    replies: dict[str, transitions.Outcome | RpcError] = {}
+
+    async def send(name: str, command: transitions.Command) -> None:
+        try:
+            replies[name] = await actor.submit(command)
+        except RpcError as error:
+            replies[name] = error
+
+    with anyio.fail_after(10):
+        async with anyio.create_task_group() as tg:
+            async with anyio.create_task_group() as senders:  # all queued: one batch
+                new = "A new quirk that is far too long to fit under the cap."
+                senders.start_soon(send, "store", transitions.Store(content=new))
+                senders.start_soon(send, "dry", transitions.Store(content=new, dry_run=True))
+                senders.start_soon(send, "delete", transitions.Delete(slug="q0"))
+                await anyio.wait_all_tasks_blocked()
+                await tg.start(actor.run)
+            actor.close()
+    refused = replies["store"]
+    assert isinstance(refused, FileFormatError)
+    assert refused.message.startswith(f"Not stored: {path} would grow to")
+    assert isinstance(replies["dry"], transitions.StoreOutcome)
+    assert isinstance(replies["delete"], transitions.DeleteOutcome)
+    assert path.read_text() == f"# Quirks\n\n{lines.partition(chr(10))[2]}"
+    assert actor.commits == 1
 
 
 async def test_a_reply_means_the_write_is_on_disk_and_visible(tmp_path: Path) -> None:

@@ -118,13 +118,11 @@ def test_a_linked_archive_is_not_appended_to(tmp_path: Path) -> None:
     assert victim.read_text() == "export PATH=/usr/bin\n"
 
 
-def test_an_oversized_memory_file_is_refused_unread(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setattr(storage, "MAX_FILE_BYTES", 100)
+def test_a_file_over_its_size_cap_is_refused_unread(tmp_path: Path) -> None:
     path = tmp_path / "quirks.md"
     path.write_text("- [a] " + "x" * 200 + "\n")
-    with pytest.raises(FileFormatError, match="cap") as raised:
-        storage.read_text(str(path), follow_links=False)
+    with pytest.raises(FileFormatError, match="207 bytes, over the 100-byte cap") as raised:
+        storage.read_text(str(path), follow_links=False, max_bytes=100)
     assert raised.value.data == {"path": str(path), "size": 207, "limit": 100}
-    assert storage.read_text(str(path)) is not None  # other files (not a workspace's) are read
+    assert storage.read_text(str(path), max_bytes=207) is not None  # the cap itself is allowed
+    assert storage.read_text(str(path)) is not None  # without a cap (not a workspace's file)
