@@ -117,9 +117,13 @@ class Workspace:
     async def run(self, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
         """Load every category file, start watching, report ready, and serve until closed."""
         async with anyio.create_task_group() as tg:
-            await anyio.to_thread.run_sync(self.usage.load)
-            for actor in self.actors.values():
-                await tg.start(actor.run)
+            # The usage history and the five files load at once (each is a few worker-thread
+            # hops, and under load every hop waits for a turn of the event loop); the watcher
+            # starts once they are loaded, since the changes it finds are synced into them.
+            async with anyio.create_task_group() as loading:
+                loading.start_soon(anyio.to_thread.run_sync, self.usage.load)
+                for actor in self.actors.values():
+                    loading.start_soon(tg.start, actor.run)
             await tg.start(self.watcher.run)
             tg.start_soon(self._sweep_at_load)
             tg.start_soon(self._keep_usage)
@@ -306,7 +310,7 @@ class Registry:
         self.limits = limits
         self._workspaces: dict[str, Workspace] = {}
         self._by_given_path: dict[str, Workspace] = {}
-        self._lock = anyio.Lock()
+        self._loading: dict[str, anyio.Event] = {}
         self.closed = False
 
     def set_limits(self, limits: Limits) -> None:
@@ -342,9 +346,15 @@ class Registry:
         return workspace
 
     async def _load(self, root: str) -> Workspace:
-        async with self._lock:
-            workspace = self._workspaces.get(root)
-            if workspace is None:
+        """Load the workspace at `root` once; workspaces load side by side, and a request for
+        one that is loading waits for it (or loads it, if that load failed)."""
+        while (workspace := self._workspaces.get(root)) is None:
+            loading = self._loading.get(root)
+            if loading is not None:
+                await loading.wait()
+                continue
+            self._loading[root] = loading = anyio.Event()
+            try:
                 workspace = Workspace(
                     root,
                     clock=self._clock,
@@ -354,7 +364,10 @@ class Registry:
                 await self._services.start(workspace.run)
                 self._workspaces[root] = workspace
                 logger.info("loaded workspace %s", root)
-            return workspace
+            finally:
+                del self._loading[root]
+                loading.set()
+        return workspace
 
     def close(self) -> None:
         """Stop every workspace taking writes; queued writes still finish."""
