@@ -29,6 +29,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -70,6 +71,8 @@ class Tally:
     sent: int = 0
     answered: int = 0
     store_replies: int = 0
+    query_replies: int = 0
+    clients: dict[str, int] = field(default_factory=dict)
     stored: int = 0
     errors: int = 0
     stalled_closed: int = 0
@@ -127,6 +130,8 @@ async def _busy_client(
             elif kind == "store":
                 tally.store_replies += 1
                 tally.stored += reply["result"]["action"] == "stored"
+            elif kind == "query":
+                tally.query_replies += 1
 
 
 async def _stalled_client(socket_path: str, deadline: float, tally: Tally) -> None:
@@ -197,6 +202,7 @@ def _stores(client: int, workspace: str, category: str) -> Iterator[bytes]:
 async def _drive(settings: Settings, socket_path: str, pid: int, root: Path) -> Tally:
     tally = Tally()
     plans = _plan(settings, root)
+    tally.clients = dict(Counter(kind for kind, _frames in plans))
     tally.loaded_entries = await _warm_up(socket_path, root)
     tally.loaded_rss_mb = _rss_mb(pid)
     # The probe's idle round trip first, for comparison.
@@ -264,6 +270,10 @@ def run(settings: Settings = FULL, *, output: Path | None = None) -> dict[str, A
     finally:
         shutil.rmtree(root, ignore_errors=True)
     probe = sorted(tally.probe_ms)
+
+    def per_client(kind: str) -> float:
+        return max(1, tally.clients.get(kind, 0)) * settings.duration
+
     idle = sorted(tally.idle_probe_ms)
     figures = {
         "connections": settings.connections,
@@ -276,6 +286,8 @@ def run(settings: Settings = FULL, *, output: Path | None = None) -> dict[str, A
         "store_replies": tally.store_replies,
         "stores_per_s": tally.store_replies / settings.duration,
         "stored": tally.stored,
+        "per_query_client_per_s": tally.query_replies / per_client("query"),
+        "per_store_client_per_s": tally.store_replies / per_client("store"),
         "stored_in_files": in_files,
         "stalled_closed": tally.stalled_closed,
         "stalled_left_open": tally.stalled_open,
@@ -362,6 +374,8 @@ def markdown(f: dict[str, Any]) -> str:
         f"| errors answered | {f['errors']} |",
         f'| stores answered ({f["stores_per_s"]:,.0f}/s) / "stored" / entries in the files | '
         f"{f['store_replies']:,} / {f['stored']:,} / {f['stored_in_files']:,} |",
+        f"| requests a second per client: query / store | {f['per_query_client_per_s']:.2f} / "
+        f"{f['per_store_client_per_s']:.2f} |",
         f"| stalled clients closed by the daemon | {f['stalled_closed']} (left open: "
         f"{f['stalled_left_open']}) |",
         f"| probe `status` p50 / p99 / max ms (idle p50) | {f['probe_p50_ms']:.1f} / "

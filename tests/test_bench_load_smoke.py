@@ -19,7 +19,8 @@ def test_load_benchmark_runs_quick_and_loses_nothing(
     assert "| requests lost | 0 |" in capsys.readouterr().out
     figures = report["figures"]
     assert figures["lost"] == 0 and figures["daemon_alive"]
-    assert figures["stored"] == figures["stored_in_files"]
+    assert figures["store_replies"] > 0 and figures["errors"] == 0
+    assert figures["stored"] == figures["store_replies"] == figures["stored_in_files"]
     assert figures["stalled_closed"] == 2 and figures["stalled_left_open"] == 0
     assert figures["answered"] > 0 and figures["probes"] > 0
     assert json.loads(output.read_text())["benchmark"] == "load"
