@@ -11,6 +11,7 @@ The file is TOML, at `--config PATH` or else `$XDG_CONFIG_HOME/memd/config.toml`
     max_connections = 1024      # clients served at once; one more gets an error and is closed
     max_file_bytes = 8388608    # largest category file loaded, or grown by a store (8 MiB)
     max_entry_chars = 2000      # longest memory stored, in characters
+    allow_root = false          # also serve clients running as root (not only memd's own user)
 
 Rules:
 - An unknown key or a bad value is an error naming the file and the key; nothing is half-applied.
@@ -58,6 +59,7 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=
     max_connections: Annotated[int, msgspec.Meta(ge=1)] = DEFAULT_MAX_CONNECTIONS
     max_file_bytes: Annotated[int, msgspec.Meta(ge=4096)] = MAX_FILE_BYTES
     max_entry_chars: Annotated[int, msgspec.Meta(ge=10)] = MAX_ENTRY_CHARS
+    allow_root: bool = False
 
 
 def state_dir(env: Mapping[str, str] | None = None) -> str:
@@ -132,6 +134,7 @@ EXPECTED = {
     "max_connections": "a whole number, at least 1",
     "max_file_bytes": "a whole number of bytes, at least 4096",
     "max_entry_chars": "a whole number of characters, at least 10",
+    "allow_root": "true or false",
 }
 """What each setting accepts, in words, for error messages."""
 

@@ -20,8 +20,8 @@ caps apply to what comes next; a bad file is logged and the running settings are
 Connections: each line is a request frame; requests on one connection run concurrently (up to
 MAX_IN_FLIGHT) and replies are written whole, one at a time. A frame over the size limit gets a
 -32600 error and the connection is closed, and so does a frame left unfinished for
-`frame_timeout` seconds. Peers running as another user are refused, and so is one connection
-over `max_connections` (with a -32001 error). A connection that subscribed to workspaces also
+`frame_timeout` seconds. A peer running as another user (root too, unless `allow_root`) gets a
+-32600 error and is closed, and so does one connection over `max_connections` (with -32001). A connection that subscribed to workspaces also
 gets notifications, written by its session's pump between replies; closing the connection ends
 its subscriptions.
 
@@ -315,8 +315,8 @@ class Daemon:
     async def _connection(self, stream: SocketStream, dispatcher: Dispatcher) -> None:
         try:
             peer = _peer_uid(stream)
-            if peer not in (None, os.geteuid()):
-                logger.warning("refused a connection from uid %s (not memd's own)", peer)
+            if not peer_allowed(peer, os.geteuid(), allow_root=self.settings.allow_root):
+                _refuse_peer(stream, peer)
                 return
             await Connection(stream, dispatcher, self).serve()
         except Exception:
@@ -466,6 +466,24 @@ async def _turn_away(stream: SocketStream, limit: int) -> None:
         stream.extra(SocketAttribute.raw_socket).send(frame + b"\n")
     with anyio.CancelScope(shield=True):
         await stream.aclose()
+
+
+def peer_allowed(peer: int | None, own: int, *, allow_root: bool) -> bool:
+    """Return True if a client running as uid `peer` may be served by a daemon running as uid
+    `own`: the same user, or root where `allow_root` is set. None (an OS that cannot tell the
+    peer's uid) is allowed: there the socket's 0600 mode and 0700 directory keep others out."""
+    return peer is None or peer == own or (peer == 0 and allow_root)
+
+
+def _refuse_peer(stream: SocketStream, peer: int | None) -> None:
+    """Log a refused peer with its uid, tell it why, and close (never blocks)."""
+    logger.warning("refused a connection from uid %s (memd serves uid %d)", peer, os.geteuid())
+    refusal = InvalidRequest(
+        f"This memd serves uid {os.geteuid()}, not uid {peer}; start your own with `memd serve` "
+        "and point MEMD_SOCKET (or --socket) at it."
+    )
+    with contextlib.suppress(OSError):
+        stream.extra(SocketAttribute.raw_socket).send(error_frame(refusal) + b"\n")
 
 
 def _peer_uid(stream: SocketStream) -> int | None:

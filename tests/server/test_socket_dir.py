@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from memd.server.daemon import peer_allowed
 from memd.server.instance import SocketPathError, check_socket_dir, prepare_socket_dir
 
 
@@ -40,3 +41,20 @@ def test_a_private_directory_of_ones_own_is_fine(tmp_path: Path) -> None:
     (tmp_path / "mine").mkdir(mode=0o700)
     (tmp_path / "mine").chmod(0o755)  # readable by others is fine: they cannot swap the socket
     prepare_socket_dir(str(tmp_path / "mine" / "memd.sock"))
+
+
+@pytest.mark.parametrize(
+    ("peer", "own", "allow_root", "served"),
+    [
+        (1000, 1000, False, True),  # the daemon's own user
+        (1001, 1000, False, False),  # another user
+        (1001, 1000, True, False),  # allow_root lets root in, no one else
+        (0, 1000, False, False),  # root, not configured
+        (0, 1000, True, True),  # root, configured
+        (0, 0, False, True),  # a root daemon serves root
+        (1000, 0, True, False),  # and no one else
+        (None, 1000, False, True),  # the OS cannot tell: the socket's modes keep others out
+    ],
+)
+def test_who_is_served(peer: int | None, own: int, allow_root: bool, served: bool) -> None:
+    assert peer_allowed(peer, own, allow_root=allow_root) is served
