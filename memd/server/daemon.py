@@ -21,9 +21,9 @@ Connections: each line is a request frame; requests on one connection run concur
 MAX_IN_FLIGHT) and replies are written whole, one at a time. A frame over the size limit gets a
 -32600 error and the connection is closed, and so does a frame left unfinished for
 `frame_timeout` seconds. A peer running as another user (root too, unless `allow_root`) gets a
--32600 error and is closed, and so does one connection over `max_connections` (with -32001). A connection that subscribed to workspaces also
-gets notifications, written by its session's pump between replies; closing the connection ends
-its subscriptions.
+-32600 error and is closed, and so does one connection over `max_connections` (with -32001).
+A connection that subscribed to workspaces also gets notifications, written by its session's
+pump between replies; closing the connection ends its subscriptions.
 
 Fairness: quick reads (`Methods.quick`) are answered in the turn of the event loop that reads
 them; other requests run in tasks. While any of those is waiting, a quick read first lets the
