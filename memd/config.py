@@ -57,8 +57,8 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=
     idle_exit: Seconds | None = None
     frame_timeout: Seconds = DEFAULT_FRAME_TIMEOUT
     max_connections: Annotated[int, msgspec.Meta(ge=1)] = DEFAULT_MAX_CONNECTIONS
-    max_file_bytes: Annotated[int, msgspec.Meta(ge=4096)] = MAX_FILE_BYTES
-    max_entry_chars: Annotated[int, msgspec.Meta(ge=10)] = MAX_ENTRY_CHARS
+    max_file_bytes: Annotated[int, msgspec.Meta(ge=4096, le=1 << 30)] = MAX_FILE_BYTES
+    max_entry_chars: Annotated[int, msgspec.Meta(ge=10, le=100_000)] = MAX_ENTRY_CHARS
     allow_root: bool = False
 
 
@@ -132,8 +132,8 @@ EXPECTED = {
     "idle_exit": "a number of seconds above 0",
     "frame_timeout": "a number of seconds above 0",
     "max_connections": "a whole number, at least 1",
-    "max_file_bytes": "a whole number of bytes, at least 4096",
-    "max_entry_chars": "a whole number of characters, at least 10",
+    "max_file_bytes": "a whole number of bytes from 4096 to 1073741824 (1 GiB)",
+    "max_entry_chars": "a whole number of characters from 10 to 100000",
     "allow_root": "true or false",
 }
 """What each setting accepts, in words, for error messages."""

@@ -102,6 +102,14 @@ def start_daemon(
     return daemon
 
 
+def wait_for_log(daemon: DaemonProcess, text: str) -> None:
+    """Wait until the daemon's log holds `text` (a deadline, never a fixed sleep)."""
+    deadline = time.monotonic() + READY_TIMEOUT
+    while text not in daemon.stderr():
+        assert time.monotonic() < deadline, f"no {text!r} in the log:\n{daemon.stderr()}"
+        time.sleep(0.02)
+
+
 def wait_ready(receiver: socket.socket, daemon: DaemonProcess) -> None:
     """Wait until the daemon sends READY=1, fails, or the deadline passes."""
     deadline = time.monotonic() + READY_TIMEOUT

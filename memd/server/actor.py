@@ -29,6 +29,12 @@ If it changed, the actor re-reads the file and applies the batch again (up to MA
 times); entries it archived on an abandoned attempt may then appear twice in the archive, which
 loses nothing. A command whose requester gave up (the daemon stopping) is dropped from its batch
 before each attempt and never applied later.
+
+Size cap: a file over `max_file_bytes` is not loaded (every request for it gets the error), and
+no batch makes a file grow past it. If a batch would, the file is first checked on disk (a hand
+edit may have shrunk it); then the latest stores that add or lengthen an entry are refused, each
+with its own error, until the rest fits, and the rest is applied again. A batch that still
+would not fit (a cleanup adding slugs) writes nothing. A dry run does not check the cap.
 """
 
 from __future__ import annotations
@@ -37,7 +43,7 @@ import contextlib
 import functools
 import logging
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, Protocol, TypeVar
 
 import anyio
@@ -47,6 +53,7 @@ from memd.core import ranking, transitions
 from memd.core.archive import ArchivedEntry
 from memd.core.catalog import Catalog
 from memd.core.categories import Category
+from memd.core.limits import MAX_FILE_BYTES
 from memd.server import index_cache, storage
 from memd.server.hacklm_lock import Backoff, Busy, LockCheck
 from memd.server.snapshot import Snapshot as Snapshot  # re-exported: handlers import it here
@@ -109,8 +116,17 @@ class Unlocked:
 
 
 def _grows(command: transitions.Command) -> bool:
-    """Return True for a command that can make a file bigger (a store that is not a dry run)."""
+    """Return True for a store that is not a dry run: one that may add or lengthen an entry."""
     return isinstance(command, transitions.Store) and not command.dry_run
+
+
+def _lengthens(result: transitions.Outcome | RpcError) -> bool:
+    """Return True if `result` is a store that added an entry or made one longer."""
+    if not isinstance(result, transitions.StoreOutcome):
+        return False
+    if result.action == "updated" and result.matched is not None:
+        return len(result.content) > len(result.matched.content)
+    return result.action == "stored"
 
 
 def _lock_still_held() -> None:
@@ -196,7 +212,7 @@ class CategoryActor:
         self._waiting: set[_Envelope] = set()
         self.snapshot = Snapshot(None, clock())
         self.commits = 0
-        self.max_file_bytes = storage.MAX_FILE_BYTES
+        self.max_file_bytes = MAX_FILE_BYTES
         """The file's size cap: a bigger file is not loaded, and no store makes it bigger."""
 
     async def run(self, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
@@ -393,14 +409,22 @@ class CategoryActor:
             await self._reread()
             return None
         text = batch.catalog.render()
-        too_big = self._growth_over_cap(text, read)
-        if too_big is not None:
-            stores = [e for e in live if _grows(e.command)]
-            if stores:  # only stores make a file bigger: refuse them, apply the rest again
-                for envelope in stores:
-                    envelope.refuse(too_big)
-                rest = [envelope for envelope in live if not envelope.abandoned]
-                return await self._attempt(rest, deadline) if rest else []
+        size = self._size_past_cap(text, read)
+        if size is not None:
+            # Judge the size against the file as it is now: a hand edit may have shrunk it.
+            now = await anyio.to_thread.run_sync(storage.current_fingerprint, self.path)
+            if self.is_stale(now):
+                await self._reread()
+                return None
+            refused = self._stores_past_cap(live, base.catalog, batch.results, read, size)
+            if not refused:  # no store to leave out (a cleanup adding slugs): write nothing
+                raise storage.too_big_error(self.path, size, self.max_file_bytes, refused="write")
+            for envelope, would_be in refused:
+                envelope.refuse(
+                    storage.too_big_error(self.path, would_be, self.max_file_bytes, refused="store")
+                )
+            rest = [envelope for envelope in live if not envelope.abandoned]
+            return await self._attempt(rest, deadline) if rest else []
         work = functools.partial(self._write_file, text, batch.archived, read, live)
         try:
             written = await self._write_lock.try_write(work, deadline=deadline)
@@ -417,15 +441,55 @@ class CategoryActor:
         self._on_change(self.category, self.snapshot, "memd")
         return results
 
-    def _growth_over_cap(self, text: str, read: storage.Fingerprint | None) -> RpcError | None:
-        """Return the error if writing `text` would grow the file (last read as `read`) past
-        `max_file_bytes`, else None. A file may shrink while over the cap."""
+    def _size_past_cap(self, text: str, read: storage.Fingerprint | None) -> int | None:
+        """Return the size of `text` in bytes if writing it would grow the file (last read as
+        `read`) past `max_file_bytes`, else None. A file may always shrink."""
         if len(text) <= self.max_file_bytes // 4:  # UTF-8: at most 4 bytes a character
             return None
         size = len(text.encode("utf-8"))
         if size <= self.max_file_bytes or size <= (0 if read is None else read.size):
             return None
-        return storage.too_big_error(self.path, size, self.max_file_bytes, growing=True)
+        return size
+
+    def _stores_past_cap(
+        self,
+        live: list[_Envelope],
+        catalog: Catalog | None,
+        results: Sequence[transitions.Outcome | RpcError],
+        read: storage.Fingerprint | None,
+        size: int,
+    ) -> list[tuple[_Envelope, int]]:
+        """Return the stores to leave out of `live` so that the rest fits under the cap: the
+        latest of those that add or change an entry (found by bisection, so a long batch costs
+        a few applies), each with the size the file would have had with it. Empty if leaving
+        out every such store is not enough."""
+        growing = [
+            index
+            for index, (envelope, result) in enumerate(zip(live, results, strict=True))
+            if _grows(envelope.command) and _lengthens(result)
+        ]
+
+        def size_keeping(kept: int) -> int:
+            left_out = set(growing[kept:])
+            commands = [e.command for i, e in enumerate(live) if i not in left_out]
+            batch = transitions.apply_batch(self.category, catalog, commands)
+            if batch.catalog is None:
+                return 0
+            return self._size_past_cap(batch.catalog.render(), read) or 0
+
+        if not growing or size_keeping(0):
+            return []
+        fits, past = 0, len(growing)  # keeping `fits` stores fits; keeping `past` does not
+        sizes = {past: size}
+        while past - fits > 1:
+            middle = (fits + past) // 2
+            over = size_keeping(middle)
+            if over:
+                sizes[middle] = over
+                past = middle
+            else:
+                fits = middle
+        return [(live[index], sizes[past]) for index in growing[fits:]]
 
     def _write_file(
         self,

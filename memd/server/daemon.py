@@ -14,8 +14,8 @@ abandoned command is dropped from its batch), so a client that retries does not 
 "No client" also means "no queued write": a connection stays open until its requests are
 answered, and a write is answered only once it is durable.
 
-SIGHUP reloads the settings (`Config.reload`): the log level, lock timeout, frame limit and size
-caps apply to what comes next; a bad file is logged and the running settings are kept.
+SIGHUP reloads the settings (`Config.reload`): every one applies to what comes next (requests,
+connections, loads and writes); a bad file is logged and the running settings are kept.
 
 Connections: each line is a request frame; requests on one connection run concurrently (up to
 MAX_IN_FLIGHT) and replies are written whole, one at a time. A frame over the size limit gets a
@@ -41,6 +41,7 @@ import resource
 import signal
 import socket
 import struct
+import sys
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -477,24 +478,46 @@ def peer_allowed(peer: int | None, own: int, *, allow_root: bool) -> bool:
 
 def _refuse_peer(stream: SocketStream, peer: int | None) -> None:
     """Log a refused peer with its uid, tell it why, and close (never blocks)."""
-    logger.warning("refused a connection from uid %s (memd serves uid %d)", peer, os.geteuid())
-    refusal = InvalidRequest(
-        f"This memd serves uid {os.geteuid()}, not uid {peer}; start your own with `memd serve` "
-        "and point MEMD_SOCKET (or --socket) at it."
-    )
+    own = os.geteuid()
+    logger.warning("refused a connection from uid %s (memd serves uid %d)", peer, own)
+    if peer == 0:
+        advice = "to let root in, set allow_root = true in its config file and send it SIGHUP."
+    else:
+        advice = "start your own with `memd serve` and point MEMD_SOCKET (or --socket) at it."
+    refusal = InvalidRequest(f"This memd serves uid {own}, not uid {peer}; {advice}")
     with contextlib.suppress(OSError):
         stream.extra(SocketAttribute.raw_socket).send(error_frame(refusal) + b"\n")
 
 
+_SOL_LOCAL = 0
+_LOCAL_PEERCRED = 1
+"""macOS and the BSDs: `getsockopt(SOL_LOCAL, LOCAL_PEERCRED)` gives the peer's `struct xucred`."""
+
+
 def _peer_uid(stream: SocketStream) -> int | None:
-    """Return the connecting process's uid (Linux), or None where the OS cannot tell."""
-    option = getattr(socket, "SO_PEERCRED", None)
-    if option is None:
-        return None
+    """Return the connecting process's effective uid, or None where the OS cannot tell: Linux's
+    SO_PEERCRED (`struct ucred`), else on macOS LOCAL_PEERCRED (`struct xucred`)."""
     raw = stream.extra(SocketAttribute.raw_socket)
-    size = struct.calcsize("3i")
-    _pid, uid, _gid = struct.unpack("3i", raw.getsockopt(socket.SOL_SOCKET, option, size))
-    return int(uid)
+    option = getattr(socket, "SO_PEERCRED", None)
+    if option is not None:
+        size = struct.calcsize("3i")
+        _pid, uid, _gid = struct.unpack("3i", raw.getsockopt(socket.SOL_SOCKET, option, size))
+        return int(uid)
+    if sys.platform == "darwin":
+        try:
+            return uid_from_xucred(raw.getsockopt(_SOL_LOCAL, _LOCAL_PEERCRED, 128))
+        except OSError:
+            return None
+    return None
+
+
+def uid_from_xucred(data: bytes) -> int | None:
+    """Return `cr_uid` from a `struct xucred` (`u_int cr_version; uid_t cr_uid; ...`), or None
+    if it is short or of a layout version other than 0 (XUCRED_VERSION)."""
+    if len(data) < 8:
+        return None
+    version, uid = struct.unpack_from("=II", data)
+    return uid if version == 0 else None
 
 
 GC_THRESHOLDS = (50_000, 20, 100)

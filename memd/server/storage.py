@@ -26,9 +26,8 @@ import re
 import secrets
 import stat
 from collections.abc import Callable
-from typing import NamedTuple
+from typing import Literal, NamedTuple
 
-from memd.core.limits import MAX_FILE_BYTES as MAX_FILE_BYTES  # the default cap
 from memd_client.errors import FileFormatError, RpcError, StorageError
 
 NEW_FILE_MODE = 0o644
@@ -56,13 +55,24 @@ def fingerprint_of(st: os.stat_result) -> Fingerprint:
     return Fingerprint(st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
 
 
-def too_big_error(path: str, size: int, limit: int, *, growing: bool = False) -> FileFormatError:
-    """Return the error for a memory file of `size` bytes over the `limit` cap (`growing`: a
-    store that would make it that big, and so was not carried out)."""
-    state = f"Not stored: {path} would grow to" if growing else f"{path} holds"
+_RAISE_THE_CAP = "or raise max_file_bytes in memd's config file and send the daemon SIGHUP"
+_TOO_BIG = {
+    None: ("{path} holds", "move old entries into .memory/archive.md by hand"),
+    "store": ("Not stored: {path} would grow to", "run cleanup to archive old entries"),
+    "write": ("Nothing written: {path} would grow to", "archive old entries by hand"),
+}
+
+
+def too_big_error(
+    path: str, size: int, limit: int, *, refused: Literal["store", "write"] | None = None
+) -> FileFormatError:
+    """Return the error for a memory file of `size` bytes over the `limit` cap: one that is
+    not loaded, or (`refused`) a store or a whole write that was not carried out because it
+    would have made the file that big."""
+    state, remedy = _TOO_BIG[refused]
     return FileFormatError(
-        f"{state} {size:,} bytes, over the {limit:,}-byte cap for a memory file "
-        "(max_file_bytes); archive old entries by hand or with cleanup, or raise the cap.",
+        f"{state.format(path=path)} {size:,} bytes, over the {limit:,}-byte cap for a memory "
+        f"file (max_file_bytes); {remedy}, {_RAISE_THE_CAP}.",
         data={"path": path, "size": size, "limit": limit},
     )
 

@@ -362,6 +362,8 @@ class Registry:
                     max_file_bytes=self.limits.max_file_bytes,
                 )
                 await self._services.start(workspace.run)
+                workspace.lock_timeout = self.limits.lock_timeout  # `set_limits` while loading
+                workspace.max_file_bytes = self.limits.max_file_bytes
                 self._workspaces[root] = workspace
                 logger.info("loaded workspace %s", root)
             finally:

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import signal
-import time
 from pathlib import Path
 
 import pytest
 
 from memd_client import Client, FileFormatError, InvalidEntry, InvalidParams, RpcError
-from tests.conftest import DaemonProcess, start_daemon
+from tests.conftest import DaemonProcess, start_daemon, wait_for_log
 
 pytestmark = pytest.mark.e2e
 
@@ -108,11 +107,3 @@ def test_the_size_caps_refuse_big_files_and_long_entries_and_follow_a_reload(
     finally:
         assert daemon.stop() == 0
     assert "max_entry_chars 100 -> 500" in daemon.stderr()
-
-
-def wait_for_log(daemon: DaemonProcess, text: str) -> None:
-    """Wait until the daemon's log holds `text` (a deadline, never a fixed sleep)."""
-    deadline = time.monotonic() + 10
-    while text not in daemon.stderr():
-        assert time.monotonic() < deadline, f"no {text!r} in the log:\n{daemon.stderr()}"
-        time.sleep(0.02)

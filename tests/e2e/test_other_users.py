@@ -5,14 +5,13 @@ from __future__ import annotations
 
 import os
 import socket
-import time
 from pathlib import Path
 
 import msgspec
 import pytest
 
 from memd_client import Client
-from tests.conftest import DaemonProcess
+from tests.conftest import DaemonProcess, wait_for_log
 
 pytestmark = [
     pytest.mark.e2e,
@@ -55,14 +54,6 @@ def exchange_as(uid: int, socket_path: Path) -> bytes:
     os.waitpid(pid, 0)
     assert said.startswith(b"ok "), said.decode(errors="replace")
     return said[3:]
-
-
-def wait_for_log(daemon: DaemonProcess, text: str) -> None:
-    """Wait until the daemon's log holds `text` (a deadline, never a fixed sleep)."""
-    deadline = time.monotonic() + 10
-    while text not in daemon.stderr():
-        assert time.monotonic() < deadline, f"no {text!r} in the log:\n{daemon.stderr()}"
-        time.sleep(0.02)
 
 
 def test_a_client_of_another_user_is_refused_and_logged(

@@ -60,14 +60,11 @@ async def test_concurrent_stores_share_commits_and_all_land(tmp_path: Path) -> N
     assert actor.commits < 100
 
 
-async def test_stores_that_would_grow_the_file_past_its_cap_are_refused_alone(
-    tmp_path: Path,
-) -> None:
-    path = tmp_path / "quirks.md"
-    lines = "".join(f"- [q{n}] Quirk number {n} stays.\n" for n in range(100))
-    path.write_text(f"# Quirks\n\n{lines}")
-    actor = _actor(tmp_path)
-    actor.max_file_bytes = path.stat().st_size + 10
+async def _one_batch(
+    actor: CategoryActor, commands: dict[str, transitions.Command]
+) -> dict[str, transitions.Outcome | RpcError]:
+    """Queue every command before the actor starts (so they make one batch), run it, close it,
+    and return each command's reply."""
     replies: dict[str, transitions.Outcome | RpcError] = {}
 
     async def send(name: str, command: transitions.Command) -> None:
@@ -78,21 +75,84 @@ async def test_stores_that_would_grow_the_file_past_its_cap_are_refused_alone(
 
     with anyio.fail_after(10):
         async with anyio.create_task_group() as tg:
-            async with anyio.create_task_group() as senders:  # all queued: one batch
-                new = "A new quirk that is far too long to fit under the cap."
-                senders.start_soon(send, "store", transitions.Store(content=new))
-                senders.start_soon(send, "dry", transitions.Store(content=new, dry_run=True))
-                senders.start_soon(send, "delete", transitions.Delete(slug="q0"))
+            async with anyio.create_task_group() as senders:
+                for name, command in commands.items():
+                    senders.start_soon(send, name, command)
                 await anyio.wait_all_tasks_blocked()
                 await tg.start(actor.run)
             actor.close()
-    refused = replies["store"]
+    return replies
+
+
+QUIRKS = "".join(f"- [q{n}] Quirk number {n} stays.\n" for n in range(100))
+
+
+async def test_only_the_stores_that_do_not_fit_the_cap_are_refused(tmp_path: Path) -> None:
+    path = tmp_path / "quirks.md"
+    path.write_text(f"# Quirks\n\n{QUIRKS}")
+    actor = _actor(tmp_path)
+    actor.max_file_bytes = path.stat().st_size + 60
+    long = "A new quirk that is far too long to fit under the cap, even with a line deleted."
+    replies = await _one_batch(
+        actor,
+        {
+            "fits": transitions.Store(content="Short fits.", slug="short"),
+            "duplicate": transitions.Store(content="Quirk number 5 stays."),
+            "dry": transitions.Store(content=long, dry_run=True),
+            "delete": transitions.Delete(slug="q0"),
+            "long": transitions.Store(content=long),
+            "shorter": transitions.Store(content="Q1 shorter.", slug="q1"),
+            "invalid": transitions.Store(content="bell\x07"),
+        },
+    )
+    refused = replies.pop("long")
     assert isinstance(refused, FileFormatError)
     assert refused.message.startswith(f"Not stored: {path} would grow to")
-    assert isinstance(replies["dry"], transitions.StoreOutcome)
-    assert isinstance(replies["delete"], transitions.DeleteOutcome)
-    assert path.read_text() == f"# Quirks\n\n{lines.partition(chr(10))[2]}"
+    assert refused.data["size"] > actor.max_file_bytes
+    assert "control characters" in str(replies.pop("invalid"))  # its own error, not the cap's
+    actions = {name: getattr(got, "action", type(got).__name__) for name, got in replies.items()}
+    assert actions == {
+        "fits": "stored",
+        "duplicate": "skipped",
+        "dry": "stored",
+        "delete": "DeleteOutcome",
+        "shorter": "updated",
+    }
+    text = path.read_text()
+    assert "- [short] Short fits." in text and "- [q1] Q1 shorter." in text
+    assert "[q0]" not in text and long not in text
+    assert len(text.encode()) <= actor.max_file_bytes
     assert actor.commits == 1
+
+
+async def test_the_cap_is_judged_on_the_file_as_it_is_on_disk(tmp_path: Path) -> None:
+    path = tmp_path / "quirks.md"
+    path.write_text(f"# Quirks\n\n{QUIRKS}")
+    actor = _actor(tmp_path)
+    actor.max_file_bytes = path.stat().st_size + 10
+    with anyio.fail_after(10):
+        async with anyio.create_task_group() as tg:
+            await tg.start(actor.run)
+            path.write_text("# Quirks\n\n- [q0] Quirk number 0 stays.\n")  # trimmed by hand
+            outcome = await actor.submit(transitions.Store(content="A new quirk fits now."))
+            assert isinstance(outcome, transitions.StoreOutcome) and outcome.action == "stored"
+            actor.close()
+    assert path.read_text().count("\n- ") == 2
+
+
+async def test_a_cleanup_that_would_grow_the_file_past_the_cap_writes_nothing(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "quirks.md"
+    text = "# Quirks\n\n- Database migrations run nightly.\n- Cookies expire after an hour.\n"
+    path.write_text(text)
+    actor = _actor(tmp_path)
+    actor.max_file_bytes = len(text)  # loaded; giving each entry a slug would pass the cap
+    replies = await _one_batch(actor, {"cleanup": transitions.Cleanup(apply=True)})
+    refused = replies["cleanup"]
+    assert isinstance(refused, FileFormatError)
+    assert refused.message.startswith(f"Nothing written: {path} would grow to")
+    assert path.read_text() == text
 
 
 async def test_a_reply_means_the_write_is_on_disk_and_visible(tmp_path: Path) -> None:

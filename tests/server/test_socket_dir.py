@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import os
+import struct
 from pathlib import Path
 
 import pytest
 
-from memd.server.daemon import peer_allowed
+from memd.server.daemon import peer_allowed, uid_from_xucred
 from memd.server.instance import SocketPathError, check_socket_dir, prepare_socket_dir
 
 
@@ -58,3 +59,10 @@ def test_a_private_directory_of_ones_own_is_fine(tmp_path: Path) -> None:
 )
 def test_who_is_served(peer: int | None, own: int, allow_root: bool, served: bool) -> None:
     assert peer_allowed(peer, own, allow_root=allow_root) is served
+
+
+def test_the_uid_is_read_from_a_macos_xucred() -> None:
+    groups = struct.pack("=h2x16I", 2, *range(16))
+    assert uid_from_xucred(struct.pack("=II", 0, 501) + groups) == 501
+    assert uid_from_xucred(struct.pack("=II", 1, 501) + groups) is None  # another layout
+    assert uid_from_xucred(b"\0\0\0") is None
