@@ -460,7 +460,7 @@ class CategoryActor:
         size: int,
     ) -> list[tuple[_Envelope, int]]:
         """Return the stores to leave out of `live` so that the rest fits under the cap: the
-        latest of those that add or change an entry (found by bisection, so a long batch costs
+        latest of those that add or lengthen an entry (found by bisection, so a long batch costs
         a few applies), each with the size the file would have had with it. Empty if leaving
         out every such store is not enough."""
         growing = [

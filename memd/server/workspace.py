@@ -68,7 +68,6 @@ class Workspace:
         *,
         clock: Callable[[], float],
         lock_timeout: float = DEFAULT_TIMEOUT,
-        max_file_bytes: int = MAX_FILE_BYTES,
     ) -> None:
         self.root = root
         self.memory_dir = os.path.join(root, MEMORY_DIR)
@@ -93,7 +92,6 @@ class Workspace:
             )
             for category in CATEGORIES
         }
-        self.max_file_bytes = max_file_bytes
 
     @property
     def lock_timeout(self) -> float:
@@ -113,6 +111,11 @@ class Workspace:
     def max_file_bytes(self, limit: int) -> None:
         for actor in self.actors.values():
             actor.max_file_bytes = limit
+
+    def apply(self, limits: Limits) -> None:
+        """Make every write and load from now on keep to `limits`."""
+        self.lock_timeout = limits.lock_timeout
+        self.max_file_bytes = limits.max_file_bytes
 
     async def run(self, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
         """Load every category file, start watching, report ready, and serve until closed."""
@@ -310,15 +313,15 @@ class Registry:
         self.limits = limits
         self._workspaces: dict[str, Workspace] = {}
         self._by_given_path: dict[str, Workspace] = {}
-        self._loading: dict[str, anyio.Event] = {}
+        self._loading: dict[str, tuple[Workspace, anyio.Event]] = {}
         self.closed = False
 
     def set_limits(self, limits: Limits) -> None:
-        """Apply `limits` to every write and load from now on, in every workspace."""
+        """Apply `limits` to every write and load from now on, in every workspace (loading
+        ones too)."""
         self.limits = limits
-        for workspace in self._workspaces.values():
-            workspace.lock_timeout = limits.lock_timeout
-            workspace.max_file_bytes = limits.max_file_bytes
+        for workspace in [*self._workspaces.values(), *(w for w, _ in self._loading.values())]:
+            workspace.apply(limits)
 
     @property
     def roots(self) -> list[str]:
@@ -349,26 +352,20 @@ class Registry:
         """Load the workspace at `root` once; workspaces load side by side, and a request for
         one that is loading waits for it (or loads it, if that load failed)."""
         while (workspace := self._workspaces.get(root)) is None:
-            loading = self._loading.get(root)
-            if loading is not None:
-                await loading.wait()
+            if root in self._loading:
+                await self._loading[root][1].wait()
                 continue
-            self._loading[root] = loading = anyio.Event()
+            workspace = Workspace(root, clock=self._clock)
+            workspace.apply(self.limits)
+            loaded = anyio.Event()
+            self._loading[root] = (workspace, loaded)
             try:
-                workspace = Workspace(
-                    root,
-                    clock=self._clock,
-                    lock_timeout=self.limits.lock_timeout,
-                    max_file_bytes=self.limits.max_file_bytes,
-                )
                 await self._services.start(workspace.run)
-                workspace.lock_timeout = self.limits.lock_timeout  # `set_limits` while loading
-                workspace.max_file_bytes = self.limits.max_file_bytes
                 self._workspaces[root] = workspace
                 logger.info("loaded workspace %s", root)
             finally:
                 del self._loading[root]
-                loading.set()
+                loaded.set()
         return workspace
 
     def close(self) -> None:
