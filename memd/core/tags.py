@@ -28,7 +28,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
-__all__ = ["TAG_PATTERN", "InvalidTag", "normalize_tag", "tags_of"]
+__all__ = ["TAG_PATTERN", "InvalidTag", "normalize_tag", "strip_tags", "tags_of"]
 
 TAG_PATTERN = re.compile(r"[^\W\d_](?:[\w./-]*[^\W_])?")
 """What a (folded) tag looks like: a letter, then letters, digits, `-_./`, ending in a letter
@@ -53,27 +53,13 @@ def _fold(text: str) -> str:
 
 
 def _mask_code_spans(text: str) -> str:
-    """Replace each code span with a space, in linear time: a backtick run opens a span that the
-    next run of the same length closes (CommonMark); a run with no partner is plain text."""
-    runs = [(match.start(), match.end()) for match in _BACKTICKS.finditer(text)]
-    partner: list[int | None] = [None] * len(runs)
-    last: dict[int, int] = {}
-    for number in range(len(runs) - 1, -1, -1):
-        length = runs[number][1] - runs[number][0]
-        partner[number] = last.get(length)
-        last[length] = number
+    """Replace each code span with a space, in linear time (see `_code_spans`)."""
     pieces = []
     position = 0
-    number = 0
-    while number < len(runs):
-        closing = partner[number]
-        if closing is None or runs[closing][0] == runs[number][1]:
-            number += 1
-            continue
-        pieces.append(text[position : runs[number][0]])
+    for start, end in _code_spans(text):
+        pieces.append(text[position:start])
         pieces.append(" ")
-        position = runs[closing][1]
-        number = closing + 1
+        position = end
     pieces.append(text[position:])
     return "".join(pieces)
 
@@ -95,6 +81,43 @@ def tags_of(content: str) -> frozenset[str]:
     if "`" in folded:
         folded = _mask_code_spans(folded)
     return frozenset(match.group(1).rstrip(_TRAILING) for match in _TAG.finditer(folded))
+
+
+def strip_tags(content: str) -> str:
+    """Return `content` with each of its tags (see the module rules) replaced by a space;
+    everything else, code spans included, stays as written (not folded)."""
+    if "#" not in content:
+        return content
+    pieces = []
+    position = 0
+    for start, end in _code_spans(content):
+        pieces.append(_TAG.sub(" ", content[position:start]))
+        pieces.append(content[start:end])
+        position = end
+    pieces.append(_TAG.sub(" ", content[position:]))
+    return "".join(pieces)
+
+
+def _code_spans(text: str) -> list[tuple[int, int]]:
+    """Return the (start, end) of each code span of `text`, backticks included (CommonMark: a
+    backtick run opens a span that the next run of the same length closes)."""
+    runs = [(match.start(), match.end()) for match in _BACKTICKS.finditer(text)]
+    partner: list[int | None] = [None] * len(runs)
+    last: dict[int, int] = {}
+    for number in range(len(runs) - 1, -1, -1):
+        length = runs[number][1] - runs[number][0]
+        partner[number] = last.get(length)
+        last[length] = number
+    spans = []
+    number = 0
+    while number < len(runs):
+        closing = partner[number]
+        if closing is None or runs[closing][0] == runs[number][1]:
+            number += 1
+            continue
+        spans.append((runs[number][0], runs[closing][1]))
+        number = closing + 1
+    return spans
 
 
 def normalize_tag(text: str) -> str:

@@ -1,13 +1,14 @@
-"""The Porter2 stemmer against a fixed table (checked against the Snowball reference)."""
+"""Stems: Snowball's English (Porter2) against a fixed table, and the language by script."""
 
 from __future__ import annotations
 
 import string
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 from hypothesis import given, strategies as st
 
-from memd.core.stemmer import stem
+from memd.core.stemmer import language_of, stem
 
 STEMS: tuple[tuple[str, str], ...] = (
     # special cases and exceptions
@@ -157,9 +158,24 @@ def test_inflections_share_a_stem() -> None:
     assert stem("lock") == stem("locks") == stem("locked") == stem("locking")
 
 
-@pytest.mark.parametrize("word", ["", "Writing", "naïve", "fs.open", "two words", "x-y"])
-def test_other_input_is_returned_unchanged(word: str) -> None:
+@pytest.mark.parametrize("word", ["", "a", "go", "42", "v2"])
+def test_short_words_are_returned_unchanged(word: str) -> None:
     assert stem(word) == word
+
+
+def test_the_language_goes_by_script() -> None:
+    assert language_of("deploy") == language_of("ausführen") == "english"
+    assert language_of("очищается") == "russian"
+    assert stem("очищается") == stem("очищаются") == "очища"
+    assert language_of("δοκιμές") == "greek"
+
+
+def test_each_thread_stems_with_its_own_stemmer() -> None:
+    words = [f"writing{n}s" for n in range(200)] + ["writing", "locked"] * 100
+    expected = [stem(word) for word in words]
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        results = list(pool.map(lambda _: [stem(word) for word in words], range(8)))
+    assert all(result == expected for result in results)
 
 
 @given(st.text(alphabet=string.ascii_lowercase + string.digits + "'", max_size=20))

@@ -1,0 +1,291 @@
+"""The closed word classes the write decision reads a sentence with.
+
+A write decision (`memd.core.judge`) compares two memories word by word. Open-class words (nouns,
+verbs, names, numbers) carry what a memory is about; the few hundred closed-class words below
+carry how: negation, which alternative is chosen, what a phrase is for. Every list is general
+English (with the commonest German, Spanish, French, Portuguese, Russian, Chinese and Japanese
+equivalents where a memory in that language needs them); none is tuned to particular memories.
+
+Classes:
+- IGNORED: articles, auxiliaries, modals, pronouns, quantifiers and intensifiers; dropped before
+  comparing ("in the imperative mood" = "in imperative mood"; "Use UTC" = "Always use UTC").
+- NEGATORS: words that negate the rest of their clause ("never", "don't", "avoid", "не", "不").
+- CONTRAST: words after which the clause names a rejected alternative ("instead of Y",
+  "rather than Y"; "over Y" after a choosing verb).
+- CHOOSING: verbs whose object is a choice among alternatives ("use X", "prefer X", "选用 X"):
+  replacing that object changes the choice.
+- INSTRUMENT: prepositions whose object is a tool, place or target ("with X", "in X", "to X",
+  "via X"): a phrase-final object of one is a value that holds one choice.
+- SCOPE: prepositions and conjunctions whose object says which case a rule is about ("for X",
+  "from X", "against X", "when X"): a different object there is a different rule.
+- SCOPE_NOUNS: environments and platforms; a rule for one does not replace the rule for another.
+- CLAUSE_WORDS: conjunctions that start a new clause (negation stops at them).
+- RELATIONAL: every preposition and conjunction kept in a comparison (they show roles), as
+  opposed to content words.
+- EQUIVALENT: small words that say the same ("via" = "with", "instead of" = "rather than").
+- OPPOSITES: pairs whose swap reverses a rule ("before"/"after", "enable"/"disable").
+- ORDERED: relations that cannot hold both ways ("A before B", "A over B").
+- NUMBER_WORDS: spelled-out numbers, read as their digits.
+- VAGUE: words a vague amount is made of ("about an hour", "regularly"), so a number replacing
+  them makes the value exact rather than different.
+- UNITS: units that may change with a number ("15 minutes" -> "2 hours" is one value).
+"""
+
+from __future__ import annotations
+
+
+def _words(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+IGNORED = _words(
+    """
+    a an the is are was were be been being am do does did doing have has had having will
+    would shall should must may might can could it its it's they them their theirs we our ours
+    us you your yours i me my he she his her him this these those there here which who whom
+    whose what also just really always please simply actually all every each any both
+    whole entire
+    der die das den dem des ein eine einen einem einer ist sind wird werden wir immer
+    el la los las un una unos unas es son se lo al del siempre
+    le les une des est sont nous toujours
+    o os as um uma é são sempre
+    это мы всегда
+    """
+)
+
+NEGATORS = _words(
+    """
+    not no never none nor cannot can't don't doesn't didn't won't wouldn't shouldn't mustn't
+    isn't aren't wasn't weren't haven't hasn't hadn't couldn't needn't dont doesnt didnt wont
+    cant shouldnt mustnt isnt arent avoid avoids avoided avoiding
+    nicht kein keine keinen keinem keiner nie niemals vermeide vermeiden
+    nunca jamás jamas evita evitar evitamos
+    ne pas jamais éviter évitez evite
+    não nao
+    не нет никогда нельзя избегай избегать
+    """
+)
+"""Negate the rest of their clause. Spanish and Portuguese "no" is the English one."""
+
+CJK_NEGATORS = frozenset("不没沒别別勿莫禁")
+"""Chinese characters that negate the rest of their clause (不要, 没有, 别, 勿, 禁止)."""
+
+JAPANESE_NEGATIONS = ("しない", "ません", "ない", "ず", "禁止", "だめ", "ダメ")
+"""Japanese negation is a verb ending: a clause holding one of these is negative."""
+
+CONTRAST = _words("instead rather versus vs unlike statt anstatt lugar vez plutôt вместо")
+"""After one of these the clause names a rejected alternative ("instead of Y")."""
+
+CONTRAST_AFTER_CHOICE = _words("over than")
+"""Contrast only after a choosing verb in the same clause: "prefer X over Y". ("to" is left out:
+"use X to run Y" states a purpose far more often than "prefer X to Y" a contrast.)"""
+
+CHOOSING = _words(
+    """
+    use uses used using prefer prefers preferred favour favours favoured favor favors favored
+    choose chooses chose chosen pick picks picked adopt adopts adopted standardise standardize
+    standardised standardized named called
+    verwende verwenden verwendet nutze nutzen nutzt benutze benutzen bevorzuge bevorzugen
+    usa usar usamos usan usad utiliza utilizar utilizamos prefiere preferimos
+    utilise utiliser utilisons utilisez préfère préférez
+    usamos utilizamos
+    используй используйте используем используем использовать используется используют
+    предпочитаем предпочитай выбираем
+    使用 用 采用 選用 选用 使う 使い 採用 利用
+    """
+)
+"""The object of these is a choice: "Use X" -> "Use Y" changes it."""
+
+CJK_CHOOSING = frozenset("用使")
+"""Chinese/Japanese characters that choose (用 ends 使用, 采用, 选用, 利用; 使う is "use")."""
+
+INSTRUMENT = _words(
+    """
+    with via through by in on to as into onto inside within at under
+    mit auf über con en mediante por avec par sur dans com em через в на с
+    """
+)
+"""Their phrase-final object is a tool, place or target: one value of a setting."""
+
+PLACES = _words("in on at to into onto inside within under в на auf en dans em")
+"""Instrument prepositions that also name a place or scope: after a choice or a scope already
+named in the clause, their object says where a rule applies, not what it chose."""
+
+ATTRIBUTIVE = _words("on")
+"""After a noun with an article, their object says which thing ("an index on X", "a lock on
+X"), not a tool or a place."""
+
+ARTICLES = _words("a an the this that these those each every its their our your")
+"""Words that mark the next word as a noun."""
+
+SCOPE = _words(
+    """
+    for from of against about per between across except behind during outside before after
+    until till unless when if while because since without
+    für von gegen bei para de desde contra pour de contre для от из против
+    """
+)
+"""Their object says which case a rule covers: another object there is another rule."""
+
+SCOPE_NOUNS = _words(
+    """
+    production prod staging dev development test testing qa local locally ci preview sandbox
+    linux macos mac osx windows ios android arm arm64 aarch64 x86 x64 amd64 mobile web desktop
+    browser browsers frontend backend server client weekends weekdays
+    """
+)
+"""Environments and platforms: "flaky on ARM" and "flaky on x86" are two facts."""
+
+CLAUSE_WORDS = _words(
+    """
+    because since so but although though whereas when whenever if unless until while which
+    where otherwise
+    weil wenn aber porque pero cuando si parce mais quand потому но когда если
+    """
+)
+"""These start a new clause: a negation before one does not reach past it."""
+
+RELATIONAL = (
+    INSTRUMENT
+    | SCOPE
+    | CLAUSE_WORDS
+    | CONTRAST
+    | _words("and or over under above below than only like up down off out upon toward towards")
+    | _words("und oder y et ou e и или")
+)
+"""Kept in a comparison to show roles, but not content: a memory is not about "with"."""
+
+_EQUIVALENT_GROUPS = (
+    "with via through using",
+    "instead rather versus vs over than",
+    "under below",
+    "because since",
+    "when whenever if",
+    "until till",
+    "in inside within",
+    "toward towards to",
+)
+EQUIVALENT: dict[str, int] = {
+    word: number for number, group in enumerate(_EQUIVALENT_GROUPS) for word in group.split()
+}
+"""Small words that may replace each other without changing a rule: word -> its group."""
+
+_OPPOSITE_PAIRS = (
+    "before after",
+    "vor nach",
+    "antes después",
+    "avant après",
+    "до после",
+    "перед после",
+    "前 后",
+    "前 後",
+    "with without",
+    "mit ohne",
+    "con sin",
+    "avec sans",
+    "on off",
+    "up down",
+    "to from",
+    "into from",
+    "enable disable",
+    "enabled disabled",
+    "enables disables",
+    "allow disallow",
+    "allow deny",
+    "allow forbid",
+    "allowed forbidden",
+    "permit forbid",
+    "permitted forbidden",
+    "permitted prohibited",
+    "разрешено запрещено",
+    "разрешено нельзя",
+    "erlaubt verboten",
+    "permitido prohibido",
+    "allowed disallowed",
+    "allowed denied",
+    "allows disallows",
+    "allowlist denylist",
+    "whitelist blacklist",
+    "include exclude",
+    "included excluded",
+    "accept reject",
+    "accepted rejected",
+    "lock unlock",
+    "show hide",
+    "encrypt decrypt",
+    "compress decompress",
+    "sync async",
+    "synchronous asynchronous",
+    "synchronously asynchronously",
+    "blocking nonblocking",
+    "eager lazy",
+    "eagerly lazily",
+    "true false",
+    "yes no",
+    "required optional",
+    "mandatory optional",
+    "ascending descending",
+    "increase decrease",
+    "first last",
+    "soft hard",
+    "single double",
+    "add remove",
+    "keep remove",
+    "keep drop",
+    "start stop",
+    "open close",
+    "uppercase lowercase",
+    "strict lenient",
+    "mutable immutable",
+    "public private",
+)
+OPPOSITES: frozenset[frozenset[str]] = frozenset(
+    frozenset(pair.split()) for pair in _OPPOSITE_PAIRS
+)
+"""Pairs of words whose swap, with everything else the same, reverses a rule."""
+
+ORDERED = _words("before after over than instead rather vor nach antes después после перед")
+"""Relations that cannot hold both ways: swapping what one orders reverses the rule. ("до"
+is left out: it is also Ukrainian and Russian "to", "until".)"""
+
+_NUMBERS = {
+    "0": "zero null cero zéro ноль",
+    "1": "one once uno eins un один одна одно",
+    "2": "two twice zwei dos deux dois два две",
+    "3": "three thrice drei tres trois três три",
+    "4": "four vier cuatro quatre quatro четыре",
+    "5": "five fünf cinco cinq пять",
+    "6": "six sechs seis шесть",
+    "7": "seven sieben siete sept sete семь",
+    "8": "eight acht ocho huit oito восемь",
+    "9": "nine neun nueve neuf nove девять",
+    "10": "ten zehn diez dix dez десять",
+    "11": "eleven",
+    "12": "twelve dozen",
+    "15": "fifteen",
+    "20": "twenty",
+    "30": "thirty",
+    "50": "fifty",
+    "100": "hundred",
+    "1000": "thousand",
+}
+NUMBER_WORDS: dict[str, str] = {
+    word: digits for digits, words in _NUMBERS.items() for word in words.split()
+}
+"""Spelled-out numbers, read as their digits ("two spaces" = "2 spaces")."""
+
+VAGUE = _words(
+    """
+    about around roughly approximately approx nearly almost some several few many regularly
+    periodically often sometimes occasionally frequently soon later while couple
+    """
+)
+
+UNITS = _words(
+    """
+    ms millisecond milliseconds s sec secs second seconds min mins minute minutes h hr hrs hour
+    hours day days d week weeks month months year years b byte bytes kb kib mb mib gb gib tb
+    tib k percent px pt em rem char chars character characters line lines column columns col
+    cols time times x row rows
+    """
+)

@@ -1,0 +1,333 @@
+"""How a memory reads for a write decision: its words in order, each with a role and a polarity.
+
+`analyse(text)` returns a `Wording`: the words a comparison looks at, in order, each with the
+key it is compared by, its kind, whether it is negated, and which clause and phrase it is in;
+plus the memory's tags and a normal form. `keywords(text)` is the cheaper set of content keys
+the dedup index finds candidates by.
+
+Rules:
+- Every script is read: words are Unicode letter-and-digit runs; each Chinese or Japanese
+  character is a word of its own (their text has no spaces), and `keywords` joins neighbouring
+  ones into character pairs. Nothing is stripped for being non-Latin.
+- Formatting is not wording: case, punctuation, Markdown emphasis and backticks, hyphens and
+  underscores between words ("feature-flags" = "feature flags", `snake_case` = "snake case"),
+  possessives and `#tags` (kept apart in `tags`). Words in code spans are keyed like any other,
+  but literally: a "not" or "the" in code is a word of the code.
+- Identifiers stay whole: a run joined by `.`, `_`, `/`, `:`, `@` or `+` (`snake_case`,
+  `moment.js`, `packages/types`, `0.0.0.0`), and command-line flags (`--no-verify`).
+- Kinds: VALUE is anything holding a digit, a command-line flag, or a spelled-out number (read
+  as its digits: "two" is "2"); CHOICE is a choosing verb ("use", "prefer", "用"); RELATION a
+  preposition or conjunction (`lexicon.RELATIONAL`); WORD everything else. Words in
+  `lexicon.IGNORED` ("the", "is", "always", ...) and negators are not words of the comparison.
+- Keys: a WORD's key is its Snowball stem plus, for English, its derivational ending, so
+  inflections share a key ("tests" = "test", "handled" = "handles") but look-alike words do not
+  ("authorization" / "author", "operator" / "operation", "dependents" / "dependencies",
+  "designated" / "design"). Other words are keyed as written, folded.
+- Polarity: a negator ("not", "never", "don't", "avoid", "не", "不", a Japanese negative ending)
+  negates its whole clause, unless it follows a comma (", not Y", ", never in Y"), where it
+  negates only what follows it, as a contrast marker does ("instead of Y", "rather than Y", and
+  "over Y" / "than Y" after a choosing verb). A clause ends at `.`, `;`, `:`, `!`, `?`, a
+  spaced dash, their CJK forms and CJK commas, and before a clause word ("because", "when",
+  "but", ...). A phrase also ends at a comma.
+"""
+
+from __future__ import annotations
+
+import enum
+import functools
+import itertools
+import re
+import unicodedata
+from typing import NamedTuple
+
+from memd.core import lexicon
+from memd.core.stemmer import language_of, stem
+from memd.core.tags import strip_tags, tags_of
+
+
+class Kind(enum.IntEnum):
+    """What a word does in a memory."""
+
+    WORD = 0
+    """Content: what the memory is about (nouns, verbs, names)."""
+    VALUE = 1
+    """Content holding a number: a count, a limit, a version, a size, a port."""
+    CHOICE = 2
+    """A choosing verb: its object is the chosen alternative."""
+    RELATION = 3
+    """A preposition or conjunction: it shows the roles of the content around it."""
+
+
+class Word(NamedTuple):
+    """One word of a memory, as a comparison sees it."""
+
+    key: str
+    """What it is compared by (see the module rules)."""
+    kind: Kind
+    text: str
+    """As written."""
+    negative: bool
+    """Inside a negation or a rejected alternative."""
+    clause: int
+    phrase: int
+    determined: bool = False
+    """Right after an article or determiner ("the", "an", "each"): a noun."""
+
+    @property
+    def content(self) -> bool:
+        """True for the words a memory is about (WORD and VALUE)."""
+        return self.kind <= Kind.VALUE
+
+
+class Wording(NamedTuple):
+    """A memory as a write decision reads it."""
+
+    words: tuple[Word, ...]
+    content: frozenset[str]
+    """The keys of its content words."""
+    tags: frozenset[str]
+    normal: str
+    """Equal for two memories exactly when their words, polarities and tags are equal."""
+
+
+_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff66-\uff9f"  # kana, ideographs
+_CJK_CHAR = re.compile(f"[{_CJK}]")
+_CJK_PARTICLES = frozenset("のはをにがでともへや的了是和与及或把被也都就还这那此个")
+_JAPANESE_NEGATION = re.compile("|".join(lexicon.JAPANESE_NEGATIONS))
+_NEGATION_MARK = "\u2a2f"  # stands for a Japanese negative ending once it is found
+_TOKEN = re.compile(
+    r"(?P<end>\.(?![^\W_])|[;:!?\u3002\u3001\u2014\u2013]|\s-\s)"
+    r"|(?P<comma>,)"
+    r"|(?P<tick>`+)"
+    rf"|(?P<mark>{_NEGATION_MARK})"
+    r"|(?P<flag>(?<![\w.-])--?[^\W\d_][\w-]*)"
+    r"|(?P<word>\.?[^\W_](?:\w|[-.:/@+](?=[^\W_])|'(?=\w))*)"
+)
+_JOINED = re.compile(r"[^\W\d_]+(?:[-_][^\W\d_]+)+")
+_JOINS = re.compile(r"[-_]")
+_EMPHASIS = re.compile(r"(?<![^\W_])_+|_+(?![^\W_])|\*+")
+_APOSTROPHE_ENDINGS = ("'s", "'re", "'ll", "'ve", "'d", "'m")
+_DERIVATIONS = (
+    ("ion", re.compile(r"ions?$")),
+    ("or", re.compile(r"ors?$")),
+    ("ive", re.compile(r"(?:ives?|ively)$")),
+    ("ment", re.compile(r"ments?$")),
+    ("ant", re.compile(r"(?:ants?|ance|ances|ancy|ancies)$")),
+    ("ent", re.compile(r"ents?$")),
+    ("ence", re.compile(r"(?:ence|ences|ency|encies)$")),
+    ("able", re.compile(r"(?:able|ably|ible|ibly)$")),
+    ("al", re.compile(r"(?:als?|ally)$")),
+    ("ity", re.compile(r"(?:ity|ities)$")),
+    ("ness", re.compile(r"ness(?:es)?$")),
+    ("ful", re.compile(r"ful(?:ly)?$")),
+    ("ous", re.compile(r"ous(?:ly)?$")),
+    ("ic", re.compile(r"(?:ics?|ical|ically)$")),
+    ("ist", re.compile(r"ists?$")),
+    ("ism", re.compile(r"isms?$")),
+    ("ate", re.compile(r"(?:ate|ates|ated|ating)$")),
+    ("ize", re.compile(r"i[sz](?:e|es|ed|ing)$")),
+    ("er", re.compile(r"ers?$")),
+)
+_DERIVATION_MIN_LENGTH = 6
+_ANALYSIS_CACHE = 4096
+_KEYWORD_CACHE = 1 << 16
+
+
+def is_cjk(text: str) -> bool:
+    """True if `text` starts with a Chinese or Japanese character."""
+    return bool(text) and _CJK_CHAR.match(text) is not None
+
+
+@functools.lru_cache(maxsize=_KEYWORD_CACHE)
+def lexeme(word: str) -> str:
+    """Return the comparison key of a folded letters-only word (see the module rules)."""
+    stemmed = stem(word)
+    if len(word) < _DERIVATION_MIN_LENGTH or language_of(word) != "english":
+        return stemmed
+    for name, pattern in _DERIVATIONS:
+        if pattern.search(word):
+            return f"{stemmed}~{name}"
+    return stemmed
+
+
+class _Reader:
+    """Reads one memory's tokens into words (see the module rules)."""
+
+    def __init__(self) -> None:
+        self.words: list[Word] = []
+        self.clause = 0
+        self.phrase = 0
+        self.clause_start = 0
+        self.clause_negated = False
+        self.contrast = False
+        self.chose = False
+        self.after_comma = False
+        self.in_code = False
+        self.code_start = 0
+        self.determiner = False
+
+    def tick(self, code: str) -> None:
+        """A backtick run opens or closes a code span (`code`: what the closed span held); a
+        span holding no word (`==`) is one word."""
+        if self.in_code and len(self.words) == self.code_start and code.strip():
+            self.add(code.strip().casefold(), Kind.WORD, code.strip())
+        self.in_code = not self.in_code
+        self.code_start = len(self.words)
+
+    def end_clause(self) -> None:
+        if self.clause_negated:
+            for index in range(self.clause_start, len(self.words)):
+                self.words[index] = self.words[index]._replace(negative=True)
+        self.clause += 1
+        self.phrase += 1
+        self.clause_start = len(self.words)
+        self.clause_negated = self.contrast = self.chose = self.after_comma = False
+
+    def negate(self) -> None:
+        if self.after_comma:
+            self.contrast = True
+        else:
+            self.clause_negated = True
+
+    def add(self, key: str, kind: Kind, text: str) -> None:
+        if kind is Kind.CHOICE:
+            self.chose = True
+        self.words.append(
+            Word(key, kind, text, self.contrast, self.clause, self.phrase, self.determiner)
+        )
+        self.after_comma = self.determiner = False
+
+    def token(self, text: str) -> None:
+        """Read one word-like token: a word, an identifier or a CJK character."""
+        folded = text.casefold().replace("\u2019", "'")
+        if not self.in_code and (folded.endswith("n't") or folded in lexicon.NEGATORS):
+            self.negate()
+            return
+        for ending in _APOSTROPHE_ENDINGS:
+            if folded.endswith(ending):
+                folded = folded[: -len(ending)]
+                text = text[: -len(ending)]
+                break
+        if _JOINED.fullmatch(folded):  # "feature-flags", "snake_case": words joined
+            for part, written in zip(_JOINS.split(folded), _JOINS.split(text), strict=False):
+                if part:
+                    self.word(part, written)
+            return
+        self.word(folded, text)
+
+    def word(self, folded: str, text: str) -> None:
+        """Read one folded word (no hyphen or underscore joins left). In code, words are
+        literal: nothing is ignored or read as a negation, a choice or a relation."""
+        if self.in_code:
+            kind = Kind.VALUE if _has_digit(folded) else Kind.WORD
+            self.add(lexeme(folded) if folded.isalpha() else folded.lstrip("."), kind, text)
+            return
+        if folded in lexicon.IGNORED or folded in _CJK_PARTICLES:
+            self.determiner = folded in lexicon.ARTICLES
+            return
+        if folded in lexicon.CJK_NEGATORS:
+            self.clause_negated = True
+            return
+        if folded in lexicon.NUMBER_WORDS:
+            self.add(lexicon.NUMBER_WORDS[folded], Kind.VALUE, text)
+        elif _has_digit(folded):
+            self.add(folded.lstrip("."), Kind.VALUE, text)
+        elif folded in lexicon.CHOOSING or folded in lexicon.CJK_CHOOSING:
+            self.add("<choose>", Kind.CHOICE, text)
+        elif folded in lexicon.CLAUSE_WORDS:
+            self.end_clause()
+            self.add(folded, Kind.RELATION, text)
+        elif folded in lexicon.RELATIONAL:
+            if folded in lexicon.CONTRAST or (
+                self.chose and folded in lexicon.CONTRAST_AFTER_CHOICE
+            ):
+                self.contrast = True
+            self.add(folded, Kind.RELATION, text)
+        elif folded in lexicon.SCOPE_NOUNS:
+            self.add(folded, Kind.WORD, text)  # "staging" is not "stage"
+        elif folded.isalpha():
+            self.add(lexeme(folded), Kind.WORD, text)
+        else:
+            self.add(folded.lstrip("."), Kind.WORD, text)
+
+
+def _has_digit(text: str) -> bool:
+    return any(char.isdigit() for char in text)
+
+
+def _tokens(text: str) -> str:
+    # a CJK comma ends a clause (lists use "、"); NFKC would fold it into ","
+    text = unicodedata.normalize("NFKC", strip_tags(text).replace("\uff0c", "\u3002"))
+    if _CJK_CHAR.search(text):
+        text = _JAPANESE_NEGATION.sub(f" {_NEGATION_MARK} ", text)
+        text = _CJK_CHAR.sub(r" \g<0> ", text)
+    return _EMPHASIS.sub(" ", text)
+
+
+@functools.lru_cache(maxsize=_ANALYSIS_CACHE)
+def analyse(text: str) -> Wording:
+    """Return how `text` reads for a write decision (see the module rules)."""
+    reader = _Reader()
+    prepared = _tokens(text)
+    code_from = 0
+    for match in _TOKEN.finditer(prepared):
+        group = match.lastgroup
+        if group == "tick":
+            reader.tick(prepared[code_from : match.start()])
+            code_from = match.end()
+        elif reader.in_code and group in ("end", "comma", "mark"):
+            continue  # punctuation inside code is code
+        elif group == "end":
+            reader.end_clause()
+        elif group == "comma":
+            reader.phrase += 1
+            reader.after_comma = True
+        elif group == "mark":
+            reader.clause_negated = True
+        elif group == "flag":
+            reader.add(match.group().casefold(), Kind.VALUE, match.group())
+        else:
+            reader.token(match.group())
+    reader.end_clause()
+    words = tuple(reader.words)
+    tags = tags_of(text)
+    if words:
+        normal = " ".join(("!" if w.negative else "") + w.key for w in words)
+    else:
+        normal = "\x00" + " ".join(text.casefold().split())
+    if tags:
+        normal += " #" + " #".join(sorted(tags))
+    content = frozenset(word.key for word in words if word.content)
+    return Wording(words, content, tags, normal)
+
+
+@functools.lru_cache(maxsize=_KEYWORD_CACHE)
+def keywords(text: str) -> frozenset[str]:
+    """Return the content keys of `text`, Chinese and Japanese as character pairs: what the
+    dedup index finds candidates by."""
+    words = analyse(text).words
+    found: set[str] = set()
+    run: list[str] = []
+    for word in words:
+        if word.content and is_cjk(word.key):
+            run.append(word.key)
+            continue
+        found.update(_pairs(run))
+        run = []
+        if word.content:
+            found.add(word.key)
+    found.update(_pairs(run))
+    return frozenset(found)
+
+
+def _pairs(run: list[str]) -> list[str]:
+    """Neighbouring pairs of a run of CJK characters (a lone character stands for itself)."""
+    if len(run) == 1:
+        return run
+    return [first + second for first, second in itertools.pairwise(run)]
+
+
+def normal_form(text: str) -> str:
+    """Return `analyse(text).normal`: equal for two memories exactly when their words,
+    polarities and tags are (see the module rules)."""
+    return analyse(text).normal
