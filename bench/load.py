@@ -41,6 +41,7 @@ from anyio.abc import SocketStream
 
 from bench._daemon import percentile, wait_until_serving
 from bench._report import commit, print_verdicts, save, settings_main
+from bench._text import word
 from bench.query import make_corpus, write_workspace
 
 FRAME_TIMEOUT_S = 2.0
@@ -194,7 +195,7 @@ def _plan(settings: Settings, root: Path) -> list[tuple[str, Iterable[bytes]]]:
 def _stores(client: int, workspace: str, category: str) -> Iterator[bytes]:
     """Client `client`'s endless store requests: each one new (never a duplicate)."""
     for n in itertools.count():
-        content = f"Load client c{client}x{n} stores token{client}q{n}z and w{client}v{n}k."
+        content = f"Load client {word(client)} stores {word(client, n)} and {word(n, client)}."
         params = {"workspace": workspace, "category": category, "content": content}
         yield _frame("store", params, n)
 

@@ -124,16 +124,15 @@ _WORDS = _WORD_LIST.split()
 
 
 UNIQUE_TOKENS = 4
-"""Tokens unique to each entry. An entry has 15 keywords: 8 random words, 3 every entry has
-("feed", "reach", "ref") and these 4, so two entries share at most 11 of them: keyword
-Jaccard <= 11/19 < 0.6 (dedup's update threshold), whatever words they draw. With one
-unique token two entries sharing 6 of their 8 words were 9/15 = 0.6 alike, and at a few
-thousand entries such a pair turned up (the later one came back "updated")."""
+"""Tokens unique to each entry, after its eight random words. Two entries that differ in any one
+of their eight words name other things in the same frame ("The <a b> feeds the <c d> ..."), so
+memd stores each apart; two drawing the same eight words in the same order (odds about 1 in
+10^18) would differ only in these tokens, a changed value, and the later store would update."""
 
 
 def sentence(rng: random.Random, tag: str, number: int) -> str:
     """A one-sentence entry of eight random words and UNIQUE_TOKENS tokens unique to (`tag`,
-    `number`), so dedup never skips or updates one (see UNIQUE_TOKENS)."""
+    `number`), so memd stores every one apart (see UNIQUE_TOKENS)."""
     words = rng.sample(_WORDS, 8)
     unique = ", ".join(f"{tag}{mark}{number}" for mark in "nxyz"[:UNIQUE_TOKENS])
     return (

@@ -521,6 +521,15 @@ def _report_error(exc: MemdError, *, as_json: bool) -> None:
 Outcome = tuple[Any, Callable[[Any], str], bool]
 
 
+def _folded(merge: p.MergeInfo) -> str:
+    """The entries a merge folds in, each with why: "[a] (the same words), 'x' (...)"."""
+    whys = merge.why + [""] * (len(merge.removed) - len(merge.why))
+    return ", ".join(
+        (f"[{entry.slug}]" if entry.slug else repr(entry.content)) + (f" ({why})" if why else "")
+        for entry, why in zip(merge.removed, whys, strict=True)
+    )
+
+
 def _store(client: Client, args: argparse.Namespace) -> Outcome:
     result = client.store(
         category=args.category, content=" ".join(args.content), slug=args.slug, dry_run=args.dry_run
@@ -647,8 +656,7 @@ def render_cleanup(result: p.CleanupResult) -> str:
     """Return the cleanup plan as readable lines."""
     lines = [result.message]
     for merge in result.merged:
-        removed = ", ".join(f"[{e.slug}]" if e.slug else repr(e.content) for e in merge.removed)
-        lines.append(f"  merge  {merge.file}: keep [{merge.slug}], fold in {removed}")
+        lines.append(f"  merge  {merge.file}: keep [{merge.slug}], fold in {_folded(merge)}")
     for prune in result.pruned:
         lines.append(
             f"  prune  {prune.file}: [{prune.entry.slug}] {prune.entry.content} "

@@ -61,9 +61,15 @@ def test_entries_are_distinct_enough_not_to_be_deduplicated() -> None:
     entries = [Entry(line=n, slug=None, content=text) for n, text in enumerate(texts)]
     for number, text in enumerate(texts[1:], 1):
         assert dedup.find_match(text, entries[:number]).verdict is dedup.Verdict.STORE
-    # Not luck: two entries drawing the same eight words are still below the update threshold.
-    same_words = [store.sentence(random.Random("same"), tag, 1) for tag in ("a", "b")]
-    assert dedup.similarity(*same_words) < dedup.UPDATE_THRESHOLD
+    # Not luck: entries that differ in only one of their eight words are still two rules.
+    base = store.sentence(random.Random("same"), "a", 1).split()
+    for at in (1, 2, 5, 9, 14):  # a word of each of the four noun phrases
+        other = [*base[:at], "zymurgy", *base[at + 1 :]]
+        other[-4:] = store.sentence(random.Random("same"), "b", 1).split()[-4:]
+        match = dedup.find_match(
+            " ".join(other), [Entry(line=1, slug=None, content=" ".join(base))]
+        )
+        assert match.verdict is dedup.Verdict.STORE, (at, match.relation)
 
 
 @pytest.mark.e2e

@@ -110,6 +110,27 @@ class StoreParams(_Params):
 
 StoreAction = Literal["stored", "updated", "skipped"]
 
+StoreRelation = Literal[
+    "same",
+    "says_less",
+    "tags",
+    "adds_detail",
+    "value_made_exact",
+    "broadens",
+    "reworded",
+    "changed_value",
+    "changed_choice",
+    "reversed",
+    "other_subject",
+    "other_roles",
+    "different",
+    "unrelated",
+]
+"""How new content relates to the entry it was compared with (the README's store rules):
+skipped for "same" and "says_less"; updated for "tags", "adds_detail", "value_made_exact",
+"broadens", "reworded" and, with `conflict`, "changed_value", "changed_choice" and "reversed";
+stored beside it for "other_subject", "other_roles", "different" and "unrelated"."""
+
 
 class StoreResult(_Result):
     """What a store did (or, with `dry_run`, would do); `message` is a sentence for people."""
@@ -130,6 +151,12 @@ class StoreResult(_Result):
     limit: int = 0
     normalized: bool = False
     """Line breaks or whitespace runs in the content became single spaces."""
+    relation: StoreRelation | None = None
+    """How the content relates to `matched` (why it was skipped, updated or stored apart)."""
+    old_value: str | None = None
+    """When a value, choice or subject was swapped: the words of `matched` that were replaced."""
+    new_value: str | None = None
+    """The words that replaced `old_value`."""
 
 
 # ---------------------------------------------------------------------------- query
@@ -230,6 +257,9 @@ class MergeInfo(_Result):
     removed: list[EntryInfo]
     content: str
     slug: str
+    why: list[str] = msgspec.field(default_factory=list)
+    """For each entry of `removed`, in order, why it could be folded in ("the same words",
+    "a shorter form of it")."""
 
 
 class PruneInfo(_Result):

@@ -170,10 +170,10 @@ class CatalogEditor:
         return self._entries[bisect.bisect_left(self._keys, keys[0])] if keys else None
 
     def match(self, content: str) -> dedup.Match:
-        """Return `dedup.find_match(content, entries)`, found through the index."""
-        key, score = self._index.best(content)
-        entry = None if key is None else self._entries[bisect.bisect_left(self._keys, key)]
-        return dedup.decide(content, entry, score)
+        """Return `dedup.find_match(content, entries)`, its candidates found through the index."""
+        keys = self._index.ranked(content, dedup.CANDIDATES)
+        entries = [self._entries[bisect.bisect_left(self._keys, key)] for key in keys]
+        return dedup.decide(content, entries)
 
     def next_line(self) -> int:
         """Return the line number `insert` would give a new entry now (changes nothing)."""

@@ -7,22 +7,22 @@ and returns the new document plus an `ArchivedEntry` for every entry it removed.
 merging, pruning and slugging fix the weaknesses listed in §11.3.
 
 Rules:
-- Similarity is `dedup.similarity`: 1.0 for normalised-equal text, else the Jaccard index of
-  the stemmed keyword sets. Two entries are *mergeable* when their similarity is at least
-  MERGE_THRESHOLD and neither is a negation flip of the other (`dedup.is_negation_flip`):
-  "Always use tabs" and "Never use tabs" contradict each other, they are not duplicates.
-- Entries are ordered by specificity: most keywords first, then higher `score_entry`, then
-  earlier line. In that order each entry joins the first cluster whose every member it is
-  mergeable with (complete linkage, unlike HackLM's single linkage at 0.3, which chains loosely
-  related entries together), or else starts a new cluster.
+- Merging uses the store's judgement (`judge.judge`): an entry is folded into another only when
+  a store of it would be skipped there, because it says nothing the other does not (the same
+  words reformatted, or a shorter form of it). A changed value, a reversed rule, other tags or
+  anything new keep both: "Always use tabs" and "Never use tabs" contradict each other, and
+  "Use Node 20" / "Use Node 22" is a change to resolve, not a duplicate to drop.
+- Entries are ordered by specificity: most content words first (repeats counted), then most
+  tags, then higher `score_entry`, then earlier line. In that order each entry joins the first
+  cluster whose winner it says nothing beyond, or else starts a new cluster (only winners
+  sharing at least half of its keywords, or its normal form, are judged). Unlike HackLM's
+  single linkage at 0.3, nothing chains: every loser is judged against the entry it is folded
+  into.
 - A cluster's winner is its first member, the most specific wording. It keeps its content (no
   "(also: ...)" keyword soup), its line and its slug; a slug-less winner takes the first slug of
   its losers in file order, else a derived one. Losers are removed and archived with the reason
-  "merged into [winner-slug]".
-- Stability: if, in one connected group of mutually reachable mergeable entries, two cluster
-  winners are still mergeable (a chain A~B~C with A!~C whose middle B is the most specific), the
-  whole group is left alone. Merging part of it would not be stable (the next cleanup would
-  merge again) and merging all of it would break complete linkage. So cleanup is idempotent: a
+  "merged into [winner-slug] (<why>)"; the plan gives each loser's relation to the winner.
+- Stability: no winner says nothing beyond an earlier one (it would have joined it), so a
   second plan on the result is empty.
 - Prune: after merging, a category with more than `limit` entries loses its lowest-scoring
   entries beyond the limit; among equal scores the later entry goes first (as in HackLM).
@@ -40,7 +40,6 @@ Rules:
 
 from __future__ import annotations
 
-import itertools
 import re
 from collections.abc import Iterable, Sequence
 
@@ -48,7 +47,7 @@ import msgspec
 
 from memd.core.archive import ArchivedEntry
 from memd.core.categories import Category
-from memd.core.dedup import is_negation_flip, jaccard, keywords, normalise
+from memd.core.judge import Relation, Verdict, judge
 from memd.core.mdformat import (
     Document,
     Entry,
@@ -59,11 +58,17 @@ from memd.core.mdformat import (
     replace_line,
 )
 from memd.core.slugs import derive_slug
+from memd.core.wording import analyse, keywords
 
-MERGE_THRESHOLD = 0.5
-"""Minimum pairwise similarity for a merge: between the store-time UPDATE_THRESHOLD (0.6) and
-HackLM's cleanup 0.3, so cleanup catches rewordings a store let through without folding merely
-related rules together."""
+CONTAINMENT = 0.5
+"""An entry is judged against a winner only if they share at least this share of its keywords
+(a shorter form of the winner shares all of them)."""
+
+MERGE_REASONS = {
+    Relation.SAME: "the same words",
+    Relation.SAYS_LESS: "a shorter form of it",
+}
+"""Why a loser was folded into its winner: every relation whose store verdict is a skip."""
 
 _CATEGORY_WEIGHT = {
     Category.SECURITY: 25,
@@ -99,12 +104,15 @@ class Merge(msgspec.Struct, frozen=True, kw_only=True):
         removed: The losers, in file order; they are removed and archived.
         content: The winner's content after the merge (its own content, unchanged).
         slug: The winner's slug after the merge.
+        relations: For each loser, how it relates to the winner (`MERGE_REASONS` says why
+            that makes it foldable).
     """
 
     kept: Entry
     removed: tuple[Entry, ...]
     content: str
     slug: str
+    relations: tuple[Relation, ...] = ()
 
 
 class Prune(msgspec.Struct, frozen=True, kw_only=True):
@@ -167,6 +175,15 @@ class _Item(msgspec.Struct, frozen=True, kw_only=True):
     words: frozenset[str]
     normal: str
     score: int
+    size: tuple[int, int]
+    """How much it says: its content words (repeats counted), then its tags."""
+
+
+class _Cluster(msgspec.Struct, kw_only=True):
+    """A winner and the losers folded into it, each with its relation to the winner."""
+
+    winner: _Item
+    losers: list[tuple[_Item, Relation]]
 
 
 def score_entry(category: Category, content: str) -> int:
@@ -207,8 +224,8 @@ def plan_cleanup(category: Category, doc: Document, *, limit: int) -> CleanupPla
     items = [_item(category, entry) for entry in entries(doc)]
     groups, pruned = _merge_and_prune(items, limit)
     taken = {item.entry.slug for item in items if item.entry.slug is not None}
-    merges = tuple(_merge(winner, losers, taken) for winner, losers in groups)
-    done = {loser.entry.line for _, losers in groups for loser in losers}
+    merges = tuple(_merge(group, taken) for group in groups)
+    done = {loser.entry.line for group in groups for loser, _ in group.losers}
     done |= {item.entry.line for item in pruned} | {merge.kept.line for merge in merges}
     slugs = _assign_slugs([item.entry for item in items if item.entry.line not in done], taken)
     prunes = tuple(Prune(entry=item.entry, score=item.score) for item in pruned)
@@ -246,32 +263,25 @@ def _utf16_length(text: str) -> int:
 
 
 def _item(category: Category, entry: Entry) -> _Item:
+    wording = analyse(entry.content)
     return _Item(
         entry=entry,
         words=keywords(entry.content),
-        normal=normalise(entry.content),
+        normal=wording.normal,
         score=score_entry(category, entry.content),
+        size=(sum(word.content for word in wording.words), len(wording.tags)),
     )
 
 
-def _mergeable(a: _Item, b: _Item) -> bool:
-    """Return True if `a` and `b` may share a cluster: similar enough and not contradictory."""
-    similarity = 1.0 if a.normal == b.normal else jaccard(a.words, b.words)
-    if similarity < MERGE_THRESHOLD:
-        return False
-    return not is_negation_flip(a.entry.content, b.entry.content)
-
-
-def _merge_and_prune(
-    items: Sequence[_Item], limit: int
-) -> tuple[list[tuple[_Item, tuple[_Item, ...]]], list[_Item]]:
-    """Return the (winner, losers) groups and the pruned items, repeated to a fixed point."""
+def _merge_and_prune(items: Sequence[_Item], limit: int) -> tuple[list[_Cluster], list[_Item]]:
+    """Return the clusters that merge something and the pruned items, repeated to a fixed
+    point."""
     alive = list(items)
-    groups: list[tuple[_Item, tuple[_Item, ...]]] = []
+    groups: list[_Cluster] = []
     pruned: list[_Item] = []
     while True:
         new_groups = _clusters(alive)
-        gone = {loser.entry.line for _, losers in new_groups for loser in losers}
+        gone = {loser.entry.line for group in new_groups for loser, _ in group.losers}
         alive = [item for item in alive if item.entry.line not in gone]
         weakest = _weakest(alive, limit)
         gone = {item.entry.line for item in weakest}
@@ -280,63 +290,55 @@ def _merge_and_prune(
             break
         groups.extend(new_groups)
         pruned.extend(weakest)
-    groups.sort(key=lambda group: group[0].entry.line)
+    groups.sort(key=lambda group: group.winner.entry.line)
     pruned.sort(key=lambda item: item.entry.line)
     return groups, pruned
 
 
-def _specificity(item: _Item) -> tuple[int, int, int]:
-    """Sort key: most keywords, then highest score, then earliest line."""
-    return (-len(item.words), -item.score, item.entry.line)
+def _specificity(item: _Item) -> tuple[int, int, int, int]:
+    """Sort key: most content words, then most tags, then highest score, then earliest line (an
+    entry that says nothing beyond another never says more than it)."""
+    return (-item.size[0], -item.size[1], -item.score, item.entry.line)
 
 
-def _clusters(items: Sequence[_Item]) -> list[tuple[_Item, tuple[_Item, ...]]]:
-    """Return the stable complete-linkage clusters of `items` with at least two members."""
-    links = _links(items)
-    clusters: list[list[_Item]] = []
+def _clusters(items: Sequence[_Item]) -> list[_Cluster]:
+    """Return the clusters of `items` that fold at least one loser (see the module rules)."""
+    clusters: list[_Cluster] = []
+    by_word: dict[str, list[int]] = {}
+    by_normal: dict[str, list[int]] = {}
     for item in sorted(items, key=_specificity):
-        mates = links[item.entry.line]
-        home = next((c for c in clusters if all(m.entry.line in mates for m in c)), None)
-        if home is None:
-            clusters.append([item])
-        else:
-            home.append(item)
-    unstable = _unstable_lines(links, {cluster[0].entry.line for cluster in clusters})
-    return [
-        (cluster[0], tuple(sorted(cluster[1:], key=lambda item: item.entry.line)))
-        for cluster in clusters
-        if len(cluster) > 1 and cluster[0].entry.line not in unstable
-    ]
+        found = _home(item, clusters, by_word, by_normal)
+        if found is not None:
+            number, relation = found
+            clusters[number].losers.append((item, relation))
+            continue
+        number = len(clusters)
+        clusters.append(_Cluster(winner=item, losers=[]))
+        for word in item.words:
+            by_word.setdefault(word, []).append(number)
+        by_normal.setdefault(item.normal, []).append(number)
+    return [cluster for cluster in clusters if cluster.losers]
 
 
-def _links(items: Sequence[_Item]) -> dict[int, set[int]]:
-    """Return, by line, the lines of the items each item is mergeable with."""
-    links: dict[int, set[int]] = {item.entry.line: set() for item in items}
-    for a, b in itertools.combinations(items, 2):
-        if _mergeable(a, b):
-            links[a.entry.line].add(b.entry.line)
-            links[b.entry.line].add(a.entry.line)
-    return links
-
-
-def _unstable_lines(links: dict[int, set[int]], winners: set[int]) -> set[int]:
-    """Return the lines of every connected group in which two winners are still mergeable."""
-    unstable: set[int] = set()
-    for winner in sorted(winners):
-        if winner not in unstable and links[winner] & winners:
-            unstable |= _connected(links, winner)
-    return unstable
-
-
-def _connected(links: dict[int, set[int]], start: int) -> set[int]:
-    """Return the lines reachable from `start` through `links`, `start` included."""
-    seen = {start}
-    todo = [start]
-    while todo:
-        for line in links[todo.pop()] - seen:
-            seen.add(line)
-            todo.append(line)
-    return seen
+def _home(
+    item: _Item,
+    clusters: list[_Cluster],
+    by_word: dict[str, list[int]],
+    by_normal: dict[str, list[int]],
+) -> tuple[int, Relation] | None:
+    """The first cluster whose winner `item` says nothing beyond, and how it relates."""
+    shared: dict[int, int] = {}
+    for word in item.words:
+        for number in by_word.get(word, ()):
+            shared[number] = shared.get(number, 0) + 1
+    needed = CONTAINMENT * len(item.words)
+    near = {number for number, count in shared.items() if count >= needed}
+    near.update(by_normal.get(item.normal, ()))
+    for number in sorted(near):
+        judgement = judge(clusters[number].winner.entry.content, item.entry.content)
+        if judgement.verdict is Verdict.SKIP:
+            return number, judgement.relation
+    return None
 
 
 def _weakest(items: Sequence[_Item], limit: int) -> list[_Item]:
@@ -347,18 +349,22 @@ def _weakest(items: Sequence[_Item], limit: int) -> list[_Item]:
     return ranked[limit:]
 
 
-def _merge(winner: _Item, losers: Sequence[_Item], taken: set[str]) -> Merge:
-    """Return the merge of `losers` into `winner`, picking the winner's slug (added to taken)."""
+def _merge(group: _Cluster, taken: set[str]) -> Merge:
+    """Return the merge of a cluster's losers into its winner, picking the winner's slug (added
+    to `taken`)."""
+    winner = group.winner
+    losers = sorted(group.losers, key=lambda pair: pair[0].entry.line)
     slug = winner.entry.slug
     if slug is None:
-        slug = next((loser.entry.slug for loser in losers if loser.entry.slug), None)
+        slug = next((loser.entry.slug for loser, _ in losers if loser.entry.slug), None)
     if slug is None:
         slug = _take(derive_slug(winner.entry.content, taken), taken)
     return Merge(
         kept=winner.entry,
-        removed=tuple(loser.entry for loser in losers),
+        removed=tuple(loser.entry for loser, _ in losers),
         content=winner.entry.content,
         slug=slug,
+        relations=tuple(relation for _, relation in losers),
     )
 
 
@@ -410,10 +416,17 @@ def _rewrites(plan: CleanupPlan) -> dict[int, tuple[str, str]]:
     return rewrites
 
 
+def _relations(merge: Merge) -> tuple[Relation, ...]:
+    """Each loser's relation to the winner (a plan built by hand may leave them out)."""
+    return merge.relations or (Relation.SAME,) * len(merge.removed)
+
+
 def _removals(plan: CleanupPlan, final_slugs: dict[int, str | None]) -> dict[int, ArchivedEntry]:
     """Return, by line, the archive record of every entry the plan removes."""
     reasons = [
-        (loser, f"merged into [{merge.slug}]") for merge in plan.merges for loser in merge.removed
+        (loser, f"merged into [{merge.slug}] ({MERGE_REASONS.get(relation, relation.value)})")
+        for merge in plan.merges
+        for loser, relation in zip(merge.removed, _relations(merge), strict=True)
     ]
     reasons += [
         (p.entry, f"pruned: over the {plan.category.value} limit of {plan.limit} (score {p.score})")

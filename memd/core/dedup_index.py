@@ -1,4 +1,4 @@
-"""An inverted keyword index that finds `dedup.find_match`'s best entry without comparing the new
+"""An inverted keyword index that finds `dedup.ranked`'s candidates without comparing the new
 content with every entry of the category.
 
 Theory of operation: every entry is known by an integer key, and keys increase in file order
@@ -9,14 +9,15 @@ one keeps them in a bit set (a Python int, bit k for key k), so "how many of the
 keywords does each entry hold" is a bit-sliced sum of a few bit sets (whole-int operations, no
 loop over entries), and the entries with the highest count and the smallest size come out first.
 
-Rules (the result is exactly `dedup.find_match`'s over the same entries in key order):
-- A normalised-equal entry has similarity 1 and wins: the smallest key among them.
-- Otherwise the best is the smallest key with the strictly greatest Jaccard similarity, which
-  must be above 0; entries sharing no keyword with the content are never looked at.
+Rules (the result is exactly `dedup.ranked`'s over the same entries in key order):
+- An entry with the content's normal form is a repeat and the only candidate: the smallest key
+  among them.
+- Otherwise the candidates are the `limit` entries with the greatest Jaccard similarity above 0,
+  ties by smallest key; entries sharing no keyword with the content are never looked at.
 - Entries reached through a rare keyword are compared one by one (there are few). The others
   hold only common keywords of the content, so their count of shared keywords `c` and their size
   `s` give their similarity `c / (|A| + s - c)` exactly; groups are visited from the highest
-  count down and stop as soon as no remaining entry can reach the best similarity found
+  count down and stop as soon as no remaining entry can reach the candidates found
   (`c / |A|` bounds it). A keyword that every entry holds is not summed: it adds one to every
   count.
 - `DedupIndex` is immutable. `edit()` returns an `IndexEditor` that copies what it changes and
@@ -31,16 +32,16 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from memd.core.dedup import keywords, normalise
 from memd.core.layers import Layers
+from memd.core.wording import keywords, normal_form
 
 DENSE_MIN = 8
 """A keyword held by this many entries keeps them in a bit set instead of a tuple."""
 SPARSE_MAX = DENSE_MIN // 2
 """A bit set that shrinks below this many entries turns back into a tuple."""
 
-Best = tuple[int | None, float]
-"""The key of the best entry (None if nothing is similar at all) and its similarity."""
+Ranked = list[tuple[float, int]]
+"""Candidates as (similarity, key), best first: similarity descending, then key ascending."""
 
 
 class _Tables:
@@ -62,21 +63,36 @@ class _Tables:
         self.sizes = sizes  # keyword-set size (>= 1) -> bit set of keys
         self.words = words  # key -> its keyword set
 
-    def best(self, content: str) -> Best:
-        """Return the best entry for `content` and its similarity (see the module rules)."""
-        same = self.normal.get(normalise(content))
+    def ranked(self, content: str, limit: int) -> list[int]:
+        """Return the keys of the candidates for `content`, best first (see the module rules)."""
+        same = self.normal.get(normal_form(content))
         if same:
-            return same[0], 1.0
+            return [same[0]]
         wanted = keywords(content)
-        if not wanted:
-            return None, 0.0
-        return _best_by_keywords(self, wanted)
+        if not wanted or limit < 1:
+            return []
+        return [key for _, key in _ranked_by_keywords(self, wanted, limit)]
 
 
-def _best_by_keywords(tables: _Tables, wanted: frozenset[str]) -> Best:
+def _offer(top: Ranked, score: float, key: int, limit: int) -> bool:
+    """Put (score, key) among the `limit` best in `top` if it belongs there; return whether it
+    did."""
+    if len(top) == limit and (score, -key) <= (top[-1][0], -top[-1][1]):
+        return False
+    top.append((score, key))
+    top.sort(key=lambda item: (-item[0], item[1]))
+    del top[limit:]
+    return True
+
+
+def _floor(top: Ranked, limit: int) -> float:
+    """The lowest similarity that can still join `top` (ties may, by key)."""
+    return top[-1][0] if len(top) == limit else 0.0
+
+
+def _ranked_by_keywords(tables: _Tables, wanted: frozenset[str], limit: int) -> Ranked:
     size = len(wanted)
-    best_key: int | None = None
-    best = 0.0
+    top: Ranked = []
     seen: set[int] = set()
     dense: list[int] = []
     everyone = _union(list(tables.sizes.values()))  # every entry with a keyword
@@ -93,17 +109,16 @@ def _best_by_keywords(tables: _Tables, wanted: frozenset[str]) -> Best:
     for key in sorted(seen):
         other = words.get(key) or frozenset()
         shared = len(wanted & other)
-        score = shared / (size + len(other) - shared)
-        if score > best:
-            best_key, best = key, score
+        _offer(top, shared / (size + len(other) - shared), key, limit)
     if not dense and not common:
-        return best_key, best
+        return top
     exclude = 0
     for key in seen:
         exclude |= 1 << key
     planes = _bit_sliced_sum(dense)
     candidates = everyone if common else _union(planes)
-    return _best_dense(tables, planes, common, size, candidates & ~exclude, best_key, best)
+    _ranked_dense(tables, planes, common, size, candidates & ~exclude, top, limit)
+    return top
 
 
 def _union(sets: list[int]) -> int:
@@ -129,17 +144,17 @@ def _bit_sliced_sum(sets: list[int]) -> list[int]:
     return planes
 
 
-def _best_dense(
+def _ranked_dense(
     tables: _Tables,
     planes: list[int],
     common: int,
     size: int,
     remaining: int,
-    best_key: int | None,
-    best: float,
-) -> Best:
-    """Visit the `remaining` entries by how many keywords they share (`common` plus their count
-    in `planes`), highest first."""
+    top: Ranked,
+    limit: int,
+) -> None:
+    """Offer the `remaining` entries to `top` by how many keywords they share (`common` plus
+    their count in `planes`), highest count first."""
     sizes = sorted(tables.sizes)
     top_level = len(planes) - 1
     while remaining:
@@ -149,22 +164,21 @@ def _best_dense(
             if hit:
                 group = hit
                 count += 1 << level
-        if count / size < best:  # every remaining entry shares at most `count` keywords
+        if count / size < _floor(top, limit):  # every remaining entry shares at most `count`
             break
         for other in sizes:
             if other < count:
                 continue
             score = count / (size + other - count)
-            if score < best:
+            if score < _floor(top, limit):
                 break
             hit = group & tables.sizes[other]
-            if hit:
-                key = (hit & -hit).bit_length() - 1
-                if score > best or (best_key is not None and key < best_key):
-                    best_key, best = key, score
-                break
+            while hit:
+                low = hit & -hit
+                if not _offer(top, score, low.bit_length() - 1, limit):
+                    break  # later keys are larger: they cannot join either
+                hit ^= low
         remaining ^= group
-    return best_key, best
 
 
 class DedupIndex(_Tables):
@@ -220,7 +234,7 @@ class IndexEditor(_Tables):
     def add(self, key: int, content: str) -> None:
         """Index entry `key` (not indexed yet) holding `content`."""
         self._own()
-        normal = normalise(content)
+        normal = normal_form(content)
         self.normal.set(normal, _with(self.normal.get(normal) or (), key))
         found = keywords(content)
         self.words.set(key, found)
@@ -243,7 +257,7 @@ class IndexEditor(_Tables):
     def remove(self, key: int, content: str) -> None:
         """Forget entry `key`, indexed with `content`."""
         self._own()
-        normal = normalise(content)
+        normal = normal_form(content)
         self.normal.set(normal, _without(self.normal.get(normal) or (), key) or None)
         found = self.words.get(key)
         self.words.set(key, None)

@@ -18,28 +18,37 @@ Relations, checked in this order (the first that applies decides):
    phrase in the same frame ("Use pnpm." / "Use Bun.").
 3. OTHER_SUBJECT (store): a replaced phrase names which thing the rule is about: the subject, a
    word that qualifies a kept noun ("the Stripe key" / "the Twilio key"), the object of a verb
-   that does not choose ("Strip PII from error logs" / "... analytics events"), anything after
-   a scope word ("for", "from", "against"), an environment or platform ("staging",
-   "Windows"), or the object of a ban ("No secrets in git" / "... in logs": both bans hold).
-   A replaced phrase of more than MAX_SWAP words on either side is read the same way.
-4. REVERSED (update, conflict): a shared word is negated in one text and not in the other
-   ("Commit the lockfile" / "Don't commit the lockfile"; "Use UTC" / "Use local time, not
-   UTC"); a word moved across an ordering word ("start A before B" / "start B before A");
-   or a word swapped for its opposite ("before" / "after", "enable" / "disable").
-5. CHANGED_VALUE (update, conflict): only numbers changed ("15 minutes" / "60 minutes", "Node
-   18" / "Node 20"), maybe with their unit.
-6. CHANGED_CHOICE (update, conflict): the chosen alternative was swapped: the object of a
-   choosing verb ("Use pnpm" / "Use Bun") or the phrase-final object of a tool preposition
-   ("Format Python with black" / "... with ruff format").
-7. OTHER_ROLES (store): the same words in another order ("The billing module must not import
-   from auth" / "The auth module must not import from billing"); only a phrase moved whole
-   with its preposition ("Before deploying, run tests") reads as REWORDED instead.
+   that does not choose ("Strip PII from error logs" / "... analytics events"), anything in a
+   phrase led by a scope word ("for", "from", "against"), an environment or platform
+   ("staging", "Windows"), or the object of a ban ("No secrets in git" / "... in logs": both
+   bans hold), or anything that opens the sentence ("<Uploads> over 5 MB time out", even a
+   number) but an opposite ("Enable X" / "Disable X"). A phrase led by a tool preposition names
+   a place, not a tool, after the clause already chose ("Use React Query in <the admin app>")
+   or after a noun with an article ("an index on <X>"). A replaced phrase of more than MAX_SWAP
+   words on either side is read the same way.
+4. REVERSED (update, conflict): a shared word is negated in one text and not in the other,
+   and the other text holds all of the negated clause ("Commit the lockfile" / "Don't commit
+   the lockfile"; "Use UTC" / "Use local time, not UTC"; but not "Never log access tokens" /
+   "Access tokens expire after 15 minutes"); what an ordering word orders swapped sides, with
+   no word lost ("start A before B" / "start B before A"); or a word swapped for its opposite
+   ("before" / "after", "enable" / "disable", "--frozen-lockfile" / "--no-frozen-lockfile").
+5. OTHER_ROLES (store): the shared words come in another order ("The billing module must not
+   import from auth" / "The auth module must not import from billing"), unless only a phrase
+   moved whole with its preposition ("Before deploying, run tests"): that is the same wording,
+   and the rules below go on.
+6. CHANGED_VALUE (update, conflict): only numbers changed ("15 minutes" / "60 minutes", "Node
+   18" / "Node 20"), maybe with their unit; words may be added (a reason), none dropped.
+7. CHANGED_CHOICE (update, conflict): the chosen alternative was swapped: the object of a
+   choosing verb ("Use pnpm" / "Use Bun") or the end of a phrase led by a tool preposition
+   ("Format Python with black" / "... with ruff format"; "run in make test" / "... make lint");
+   again words may be added, none dropped.
 8. VALUE_MADE_EXACT (update): a vague amount became a number ("about an hour" / "60 minutes").
 9. ADDS_DETAIL (update): the new text holds every content word of the entry and more.
-10. BROADENS (update): the new text drops a limiting phrase from a ban ("Never run load tests
-    against production" / "Never run load tests"): a wider ban is new information.
+10. BROADENS (update): the new text, still a ban, drops a limiting phrase from it ("Never run
+    load tests against production" / "Never run load tests"): a wider ban is new information.
 11. SAYS_LESS (skip): the new text only drops words from the entry (a part of a list, a
-    reason, a detail).
+    reason, a detail), and makes no choice and uses no small word the entry does not ("Always
+    use tabs" is not a part of "Indent Python code with tabs").
 12. REWORDED (update) when at least REWORDED_OVERLAP of the content words are shared, else
     DIFFERENT (store).
 New or changed tags turn a skip into an update (TAGS): tags are metadata, never a conflict.
@@ -236,8 +245,9 @@ def _unrelated(pair: _Pair) -> Judgement | None:
 
 
 def _order_reversed(pair: _Pair) -> Judgement | None:
-    """Rule 4, first part: what an ordering word orders crossed it ("A before B")."""
-    if _crosses_order(pair.old.words, pair.new.words):
+    """Rule 4, first part: what an ordering word orders crossed it ("A before B"), and no
+    content word was lost (the same words in another order, maybe with a reason added)."""
+    if pair.old.content <= pair.new.content and _crosses_order(pair.old.words, pair.new.words):
         return pair.judged(Relation.REVERSED)
     return None
 
@@ -252,7 +262,7 @@ def _other_subject(pair: _Pair) -> Judgement | None:
 
 def _reversed(pair: _Pair) -> Judgement | None:
     """Rule 4: a shared word's polarity flipped, or a word was swapped for its opposite."""
-    if _flipped(pair.old.words, pair.new.words):
+    if _negation_flipped(pair.old, pair.new):
         return pair.judged(Relation.REVERSED)
     for swap in pair.diff.swaps:
         if _is_opposite(swap):
@@ -264,8 +274,11 @@ def _reversed(pair: _Pair) -> Judgement | None:
 
 
 def _changed(pair: _Pair) -> Judgement | None:
-    """Rules 5 and 6: only numbers changed, or the chosen alternative did."""
+    """Rules 6 and 7: only numbers changed, or the chosen alternative did (and nothing else was
+    dropped: a swap inside a rewrite is a rewrite)."""
     swaps = pair.diff.swaps
+    if any(word.content for dropped in pair.diff.dropped for word in dropped):
+        return None
     if swaps and all(_is_value_change(swap) for swap in swaps):
         return pair.judged(Relation.CHANGED_VALUE, *swaps)
     choices = [swap for swap in swaps if not _is_made_exact(swap)]
@@ -275,12 +288,10 @@ def _changed(pair: _Pair) -> Judgement | None:
 
 
 def _other_roles(pair: _Pair) -> Judgement | None:
-    """Rule 7: the shared words come in another order."""
+    """Rule 5: the shared words come in another order, other than one phrase moved whole."""
     order_old, order_new = _shared_order(pair.old, pair.new)
-    if order_old == order_new:
+    if order_old == order_new or _moved_as_phrase(pair.old, pair.new, order_old, order_new):
         return None
-    if _moved_as_phrase(pair.old, pair.new, order_old, order_new):
-        return pair.judged(Relation.REWORDED)
     return pair.judged(Relation.OTHER_ROLES)
 
 
@@ -292,8 +303,13 @@ def _grown_or_shrunk(pair: _Pair) -> Judgement | None:
     if diff.gained and not diff.lost:
         return pair.judged(Relation.ADDS_DETAIL)
     if diff.lost and not diff.gained:
-        if any(_limits_a_ban(dropped) for dropped in diff.dropped):
+        still_a_ban = any(word.negative for word in pair.new.words if word.content)
+        if still_a_ban and any(_limits_a_ban(dropped) for dropped in diff.dropped):
             return pair.judged(Relation.BROADENS)
+        if _chooses(pair.new) and not _chooses(pair.old):
+            return None  # "Always use tabs" is not a part of "Indent Python code with tabs"
+        if _relations(pair.new) - _relations(pair.old):
+            return None  # a small word the entry lacks ("up to", "since"): not only less
         return pair.judged(Relation.SAYS_LESS)
     if not diff.lost and not diff.gained:
         if _negations(pair.old) != _negations(pair.new):
@@ -318,12 +334,20 @@ _RULES: tuple[Callable[[_Pair], Judgement | None], ...] = (
     _order_reversed,
     _other_subject,
     _reversed,
-    _changed,
     _other_roles,
+    _changed,
     _grown_or_shrunk,
     _reworded,
 )
 """The rules in the order the module docstring gives (rule 1 is `judge`'s own test)."""
+
+
+def _relations(wording: Wording) -> Counter[str]:
+    return Counter(word.key for word in wording.words if word.kind is Kind.RELATION)
+
+
+def _chooses(wording: Wording) -> bool:
+    return any(word.kind is Kind.CHOICE for word in wording.words)
 
 
 def _negations(wording: Wording) -> int:
@@ -351,7 +375,12 @@ def _names_subject(swap: _Swap) -> bool:
     """True if the replaced phrase says which thing the rule is about (see the module rules)."""
     if len(swap.old) > MAX_SWAP or len(swap.new) > MAX_SWAP:
         return True
-    if _is_value_change(swap) or _is_made_exact(swap) or _is_opposite(swap):
+    if _is_opposite(swap):
+        return False
+    first, after = swap.old[0], swap.after
+    if first.clause == 0 and not swap.leading and after is not None and after.clause == 0:
+        return True  # the subject: "<Writer0> note: ..." / "<Writer1> note: ..."
+    if _is_value_change(swap) or _is_made_exact(swap):
         return False
     words = (*swap.old, *swap.new)
     if any(
@@ -361,21 +390,31 @@ def _names_subject(swap: _Swap) -> bool:
         return True
     if any(word.negative for word in swap.old):
         return True  # bans on two things both hold
-    before, after = swap.before, swap.after
-    if before is not None and before.kind is Kind.CHOICE:
-        return False
+    return not _in_choice_slot(swap)
+
+
+def _in_choice_slot(swap: _Swap) -> bool:
+    """True if the replaced phrase is where the rule's choice goes: the object of a choosing
+    verb, or the end of a phrase led by a tool preposition ("with <X>", "in make <X>")."""
+    after = swap.after
     if after is not None and after.kind is Kind.CHOICE and is_cjk(after.text):
-        return False  # Japanese puts the verb after its object: "X を使う"
+        return True  # Japanese puts the verb after its object: "X を使う"
+    at = len(swap.leading) - 1
+    while at >= 0 and swap.leading[at].content:
+        at -= 1  # back over the phrase's kept words: "in make <test>"
+    head = swap.leading[at] if at >= 0 else None
+    if head is not None and head.kind is Kind.CHOICE:
+        return True
     first = swap.old[0]
     phrase_final = after is None or after.kind is Kind.RELATION or after.clause != first.clause
-    if before is None or before.kind is not Kind.RELATION or not phrase_final:
-        return True
-    if before.key not in lexicon.INSTRUMENT:
-        return True
-    leading = swap.leading[:-1]
-    if before.key in lexicon.ATTRIBUTIVE and leading and leading[-1].determined:
-        return True  # "an index on <X>": which index, not a tool
-    return before.key in lexicon.PLACES and _chosen_earlier(leading)
+    if head is None or head.kind is not Kind.RELATION or not phrase_final:
+        return False
+    if head.key not in lexicon.INSTRUMENT:
+        return False
+    earlier = swap.leading[:at]
+    if head.key in lexicon.ATTRIBUTIVE and earlier and earlier[-1].determined:
+        return False  # "an index on <X>": which index, not a tool
+    return not (head.key in lexicon.PLACES and _chosen_earlier(earlier))
 
 
 def _chosen_earlier(leading: Sequence[Word]) -> bool:
@@ -414,6 +453,26 @@ def _opposites(old: Word, new: Word) -> bool:
         return True
     first, second = sorted(pair, key=len)
     return first.startswith("-") and second in (f"--no{first.lstrip('-')}", f"--no-{first[2:]}")
+
+
+def _negation_flipped(a: Wording, b: Wording) -> bool:
+    """True if a shared word is negated in one text and never in the other, and the negated
+    clause it is in is all there in the other text ("Don't commit the lockfile" / "Commit the
+    lockfile"; not "Never log access tokens" / "Access tokens expire": "log" is gone)."""
+    flipped = _flipped(a.words, b.words)
+    return (
+        bool(flipped)
+        and _negated_clauses_shared(a, b, flipped)
+        and (_negated_clauses_shared(b, a, flipped))
+    )
+
+
+def _negated_clauses_shared(text: Wording, other: Wording, flipped: set[str]) -> bool:
+    """True if every negated content word of `text`'s clauses that negate a flipped word is in
+    `other`."""
+    clauses = {w.clause for w in text.words if w.negative and w.key in flipped}
+    negated = {w.key for w in text.words if w.negative and w.content and w.clause in clauses}
+    return negated <= other.content
 
 
 def _flipped(a: Sequence[Word], b: Sequence[Word]) -> set[str]:

@@ -44,7 +44,7 @@ IGNORED = _words(
     would shall should must may might can could it its it's they them their theirs we our ours
     us you your yours i me my he she his her him this these those there here which who whom
     whose what also just really always please simply actually all every each any both
-    whole entire
+    whole entire even longer anymore
     der die das den dem des ein eine einen einem einer ist sind wird werden wir immer
     el la los las un una unos unas es son se lo al del siempre
     le les une des est sont nous toujours
@@ -72,6 +72,9 @@ CJK_NEGATORS = frozenset("不没沒别別勿莫禁")
 
 JAPANESE_NEGATIONS = ("しない", "ません", "ない", "ず", "禁止", "だめ", "ダメ")
 """Japanese negation is a verb ending: a clause holding one of these is negative."""
+
+DOUBLE_NEGATIVE = _words("without ohne sin sans sem без")
+"""In a negated clause these cancel the negation: "never deploy without tests"."""
 
 CONTRAST = _words("instead rather versus vs unlike statt anstatt lugar vez plutôt вместо")
 """After one of these the clause names a rejected alternative ("instead of Y")."""
@@ -129,9 +132,9 @@ SCOPE = _words(
 
 SCOPE_NOUNS = _words(
     """
-    production prod staging dev development test testing qa local locally ci preview sandbox
+    production prod staging dev development testing qa local locally ci preview sandbox
     linux macos mac osx windows ios android arm arm64 aarch64 x86 x64 amd64 mobile web desktop
-    browser browsers frontend backend server client weekends weekdays
+    browser browsers frontend backend weekends weekdays
     """
 )
 """Environments and platforms: "flaky on ARM" and "flaky on x86" are two facts."""

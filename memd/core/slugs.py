@@ -1,10 +1,16 @@
 """Slugs: validation of given slugs and derivation of new ones from content.
 
 Rules:
-- A slug memd writes is kebab-case: one or more runs of [a-z0-9] joined by single hyphens, at
-  most MAX_SLUG_LENGTH characters.
-- A derived slug is built from the content's first keywords (stop words dropped, accents folded)
-  and made unique within its file by a numeric suffix ("-2", "-3", ...).
+- A slug is kebab-case: one or more runs of lowercase letters (of any script) and digits,
+  joined by single hyphens, at most MAX_SLUG_LENGTH characters: `use-tabs`, `node-20`,
+  `перед-коммитом`, `提交前先运行-make-lint`.
+- A derived slug is built from the content's first SLUG_WORDS content words as
+  `memd.core.wording` reads them (no stop words, negators or prepositions), as written but
+  lowercased; Latin letters lose their accents ("ausführen" gives "ausfuhren"), other scripts
+  keep their letters, and a run of Chinese or Japanese characters is one word (at most
+  CJK_RUN characters). Words of three or more characters are preferred; a text with none
+  falls back to its shorter words, then to FALLBACK_SLUG.
+- A derived slug is made unique within its file by a numeric suffix ("-2", "-3", ...).
 """
 
 from __future__ import annotations
@@ -13,24 +19,25 @@ import re
 import unicodedata
 from collections.abc import Container
 
-from memd.core.dedup import STOP_WORDS
+from memd.core.wording import analyse, is_cjk
 from memd_client.errors import InvalidEntry
 
 MAX_SLUG_LENGTH = 64
 SLUG_WORDS = 4
+CJK_RUN = 8
 FALLBACK_SLUG = "memory"
 
-_SLUG = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
-_WORD = re.compile(r"[a-z0-9]+")
+_SLUG = re.compile(r"[^\W_]+(?:-[^\W_]+)*")
+_PART = re.compile(r"[^\W_]+")
 
 
 def validate_slug(slug: str) -> str:
     """Return `slug` if it is a valid kebab-case slug.
 
     Raises:
-        InvalidEntry: `slug` is empty, too long or not kebab-case.
+        InvalidEntry: `slug` is empty, too long, not lowercase or not kebab-case.
     """
-    if len(slug) > MAX_SLUG_LENGTH or not _SLUG.fullmatch(slug):
+    if len(slug) > MAX_SLUG_LENGTH or not _SLUG.fullmatch(slug) or slug != slug.lower():
         raise InvalidEntry(
             f"Slug {slug!r} is not valid kebab-case; use 1-{MAX_SLUG_LENGTH} lowercase letters, "
             "digits and single hyphens, like 'use-tabs'."
@@ -39,12 +46,10 @@ def validate_slug(slug: str) -> str:
 
 
 def derive_slug(content: str, taken: Container[str]) -> str:
-    """Return a kebab-case slug for `content` that is not in `taken`."""
-    folded = unicodedata.normalize("NFKD", content).encode("ascii", "ignore").decode().lower()
-    words = [w for w in _WORD.findall(folded) if len(w) > 2 and w not in STOP_WORDS]
-    if not words:
-        words = [w for w in _WORD.findall(folded) if w not in STOP_WORDS] or [FALLBACK_SLUG]
-    base = _join_within_limit(words[:SLUG_WORDS], MAX_SLUG_LENGTH - 4)
+    """Return a kebab-case slug for `content` that is not in `taken` (see the module rules)."""
+    words = _slug_words(content)
+    long = [word for word in words if len(word) > 2 or is_cjk(word)]
+    base = _join_within_limit((long or words or [FALLBACK_SLUG])[:SLUG_WORDS], MAX_SLUG_LENGTH - 4)
     return unique_slug(base, taken)
 
 
@@ -56,6 +61,37 @@ def unique_slug(base: str, taken: Container[str]) -> str:
     while f"{base}-{number}" in taken:
         number += 1
     return f"{base}-{number}"
+
+
+def _slug_words(content: str) -> list[str]:
+    """The content words of `content` as slug parts, CJK characters joined into runs."""
+    words: list[str] = []
+    run = ""
+    for word in analyse(content).words:
+        if not word.content:
+            continue
+        if is_cjk(word.text):
+            run += word.text
+            continue
+        if run:
+            words.append(run[:CJK_RUN])
+            run = ""
+        words.extend(_parts(word.text))
+    if run:
+        words.append(run[:CJK_RUN])
+    return words
+
+
+def _parts(text: str) -> list[str]:
+    """The slug parts of one written word: lowercase, accents dropped from Latin letters only
+    (Cyrillic "й" keeps its breve)."""
+    return _PART.findall("".join(_unaccented(char) for char in text.lower()))
+
+
+def _unaccented(char: str) -> str:
+    if char.isascii() or not unicodedata.name(char, "").startswith("LATIN"):
+        return char
+    return "".join(c for c in unicodedata.normalize("NFKD", char) if not unicodedata.combining(c))
 
 
 def _join_within_limit(words: list[str], limit: int) -> str:

@@ -13,12 +13,14 @@ Store rules (the public contract):
   outcome says so (`normalized`). What is left must be non-empty, free of other control
   characters and at most the command's `max_length` characters long (default MAX_ENTRY_CHARS).
 - A given slug upserts: an entry with that slug is replaced in place (unchanged text is
-  "skipped"); otherwise the content is deduplicated like a slug-less store, and a new or
-  replaced line takes the given slug.
-- Without a slug, dedup against the category (`dedup.find_match`'s verdict, found through the
-  dedup index): skip, update (replace the matched line in place, keeping its slug) or store (a
-  new line with a derived, unique slug).
-- A negation flip against the replaced entry is reported as `conflict`; it is never skipped.
+  "skipped"); otherwise the content is decided like a slug-less store, and a new or replaced
+  line takes the given slug.
+- Without a slug, `dedup.find_match`'s decision (candidates found through the dedup index, each
+  judged by `judge.judge`): skip, update (replace the matched line in place, keeping its slug)
+  or store (a new line with a derived, unique slug).
+- Every outcome says how the content relates to the entry it was compared with (`relation`,
+  and the old and new words of a swap); an update that leaves the old entry wrong (a reversed
+  rule, a changed value or choice) is a `conflict`, for a slug upsert too.
 - Stores never evict: a category over its limit is reported (`over_limit`) and left to cleanup.
 - The text an update replaces goes to the archive, like every other removed entry.
 - `dry_run` computes the same outcome and leaves the document unchanged.
@@ -37,7 +39,8 @@ from memd.core.archive import ArchivedEntry
 from memd.core.catalog import Catalog, CatalogEditor
 from memd.core.categories import Category
 from memd.core.cleanup import CleanupPlan, apply_cleanup, plan_cleanup
-from memd.core.dedup import Verdict, is_negation_flip, similarity
+from memd.core.dedup import Match, Verdict
+from memd.core.judge import Relation, judge
 from memd.core.limits import MAX_ENTRY_CHARS
 from memd.core.mdformat import Document, Entry
 from memd.core.slugs import derive_slug, validate_slug
@@ -103,6 +106,12 @@ class StoreOutcome(msgspec.Struct, frozen=True, kw_only=True):
     dry_run: bool
     normalized: bool = False
     """The content's whitespace was changed (beyond trimming) to make it one line."""
+    relation: Relation | None = None
+    """How the content relates to `matched` (None when nothing was compared)."""
+    old_value: str | None = None
+    """For a swap, the words of `matched` the content replaced ("15", "RabbitMQ")."""
+    new_value: str | None = None
+    """The words that replaced `old_value`."""
 
 
 class DeleteOutcome(msgspec.Struct, frozen=True, kw_only=True):
@@ -219,7 +228,28 @@ def _replaced(category: Category, outcome: StoreOutcome) -> tuple[ArchivedEntry,
         return ()
     how = "replaced by a contradicting entry" if outcome.conflict else "updated"
     reason = f"{how} as [{outcome.slug}]"
+    if outcome.relation is not None:
+        reason += f" ({ARCHIVE_REASONS[outcome.relation]})"
     return (ArchivedEntry(category=category, slug=old.slug, content=old.content, reason=reason),)
+
+
+ARCHIVE_REASONS = {
+    Relation.SAME: "the same rule",
+    Relation.SAYS_LESS: "a shorter form of it",
+    Relation.TAGS: "new tags",
+    Relation.ADDS_DETAIL: "more detail",
+    Relation.VALUE_MADE_EXACT: "the value made exact",
+    Relation.BROADENS: "a wider rule",
+    Relation.REWORDED: "reworded",
+    Relation.CHANGED_VALUE: "a new value",
+    Relation.CHANGED_CHOICE: "a new choice",
+    Relation.REVERSED: "the rule reversed",
+    Relation.OTHER_SUBJECT: "set by slug",
+    Relation.OTHER_ROLES: "set by slug",
+    Relation.DIFFERENT: "set by slug",
+    Relation.UNRELATED: "set by slug",
+}
+"""Why an update replaced an entry, for its archive line (no " | ": the line's separator)."""
 
 
 def clean_content(content: str, max_length: int = MAX_ENTRY_CHARS) -> str:
@@ -268,20 +298,18 @@ def _store_clean(
             return _upsert_existing(category, editor, existing, content, command.dry_run)
     match = editor.match(content)
     if match.verdict is Verdict.SKIP and match.entry is not None:
-        return _outcome(count, "skipped", match.entry, match.similarity, match.entry, command), ()
+        return _outcome(count, "skipped", match.entry, match, command), ()
     if match.verdict is Verdict.UPDATE and match.entry is not None:
         new_slug = slug or match.entry.slug or derive_slug(content, editor.taken)
         if not command.dry_run:
             editor.replace(match.entry, new_slug, content)
         written = Entry(line=match.entry.line, slug=new_slug, content=content)
-        outcome = _outcome(
-            count, "updated", written, match.similarity, match.entry, command, match.conflict
-        )
+        outcome = _outcome(count, "updated", written, match, command)
         return outcome, _replaced(category, outcome)
     new_slug = slug or derive_slug(content, editor.taken)
     line = editor.next_line() if command.dry_run else editor.insert(new_slug, content).line
     written = Entry(line=line, slug=new_slug, content=content)
-    return _outcome(count + 1, "stored", written, match.similarity, match.entry, command), ()
+    return _outcome(count + 1, "stored", written, match, command), ()
 
 
 def _upsert_existing(
@@ -289,37 +317,44 @@ def _upsert_existing(
 ) -> tuple[StoreOutcome, tuple[ArchivedEntry, ...]]:
     command = Store(content=content, slug=existing.slug, dry_run=dry_run)
     count = editor.count
+    judgement = judge(existing.content, content)
+    match = Match(
+        verdict=Verdict.UPDATE,
+        similarity=judgement.similarity,
+        entry=existing,
+        conflict=judgement.conflict,
+        relation=judgement.relation,
+        old_value=judgement.old_value,
+        new_value=judgement.new_value,
+    )
     if existing.content == content:
-        return _outcome(count, "skipped", existing, 1.0, existing, command), ()
+        same = msgspec.structs.replace(match, similarity=1.0, relation=Relation.SAME)
+        return _outcome(count, "skipped", existing, same, command), ()
     assert existing.slug is not None
     if not dry_run:
         editor.replace(existing, existing.slug, content)
     written = Entry(line=existing.line, slug=existing.slug, content=content)
-    conflict = is_negation_flip(existing.content, content)
-    score = similarity(existing.content, content)
-    outcome = _outcome(count, "updated", written, score, existing, command, conflict)
+    outcome = _outcome(count, "updated", written, match, command)
     return outcome, _replaced(category, outcome)
 
 
 def _outcome(
-    count: int,
-    action: StoreAction,
-    entry: Entry,
-    score: float,
-    matched: Entry | None,
-    command: Store,
-    conflict: bool = False,
+    count: int, action: StoreAction, entry: Entry, match: Match, command: Store
 ) -> StoreOutcome:
+    """The outcome of a store that wrote (or would write) `entry`, decided by `match`."""
     return StoreOutcome(
         action=action,
         line=entry.line,
         slug=entry.slug,
         content=entry.content,
-        similarity=round(score, 4),
-        matched=matched,
-        conflict=conflict,
+        similarity=round(match.similarity, 4),
+        matched=match.entry,
+        conflict=match.conflict and action == "updated",
         entries=count,
         dry_run=command.dry_run,
+        relation=match.relation,
+        old_value=match.old_value,
+        new_value=match.new_value,
     )
 
 

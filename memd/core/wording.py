@@ -26,7 +26,8 @@ Rules:
 - Polarity: a negator ("not", "never", "don't", "avoid", "не", "不", a Japanese negative ending)
   negates its whole clause, unless it follows a comma (", not Y", ", never in Y"), where it
   negates only what follows it, as a contrast marker does ("instead of Y", "rather than Y", and
-  "over Y" / "than Y" after a choosing verb). A clause ends at `.`, `;`, `:`, `!`, `?`, a
+  "over Y" / "than Y" after a choosing verb). "Never X without Y" is not a negation ("always
+  X with Y"). A clause ends at `.`, `;`, `:`, `!`, `?`, a
   spaced dash, their CJK forms and CJK commas, and before a clause word ("because", "when",
   "but", ...). A phrase also ends at a comma.
 """
@@ -90,9 +91,13 @@ class Wording(NamedTuple):
     """Equal for two memories exactly when their words, polarities and tags are equal."""
 
 
+CHOICE_KEY = "<choose>"
+"""The key every choosing verb shares ("use", "prefer", "用")."""
+
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff66-\uff9f"  # kana, ideographs
 _CJK_CHAR = re.compile(f"[{_CJK}]")
-_CJK_PARTICLES = frozenset("のはをにがでともへや的了是和与及或把被也都就还这那此个")
+_CJK_PARTICLES = frozenset("のはをにがでともへや的了是和与及或把被也都就还这那此个要必须需应该")
+"""Particles, auxiliaries and modals (要, 必须, 需要, 应该): not what a memory is about."""
 _JAPANESE_NEGATION = re.compile("|".join(lexicon.JAPANESE_NEGATIONS))
 _NEGATION_MARK = "\u2a2f"  # stands for a Japanese negative ending once it is found
 _TOKEN = re.compile(
@@ -165,6 +170,7 @@ class _Reader:
         self.in_code = False
         self.code_start = 0
         self.determiner = False
+        self.without = False
 
     def tick(self, code: str) -> None:
         """A backtick run opens or closes a code span (`code`: what the closed span held); a
@@ -175,13 +181,14 @@ class _Reader:
         self.code_start = len(self.words)
 
     def end_clause(self) -> None:
-        if self.clause_negated:
+        if self.clause_negated and not self.without:  # "never X without Y": X with Y
             for index in range(self.clause_start, len(self.words)):
                 self.words[index] = self.words[index]._replace(negative=True)
         self.clause += 1
         self.phrase += 1
         self.clause_start = len(self.words)
         self.clause_negated = self.contrast = self.chose = self.after_comma = False
+        self.without = False
 
     def negate(self) -> None:
         if self.after_comma:
@@ -233,7 +240,7 @@ class _Reader:
         elif _has_digit(folded):
             self.add(folded.lstrip("."), Kind.VALUE, text)
         elif folded in lexicon.CHOOSING or folded in lexicon.CJK_CHOOSING:
-            self.add("<choose>", Kind.CHOICE, text)
+            self.add(CHOICE_KEY, Kind.CHOICE, text)
         elif folded in lexicon.CLAUSE_WORDS:
             self.end_clause()
             self.add(folded, Kind.RELATION, text)
@@ -242,6 +249,7 @@ class _Reader:
                 self.chose and folded in lexicon.CONTRAST_AFTER_CHOICE
             ):
                 self.contrast = True
+            self.without = self.without or folded in lexicon.DOUBLE_NEGATIVE
             self.add(folded, Kind.RELATION, text)
         elif folded in lexicon.SCOPE_NOUNS:
             self.add(folded, Kind.WORD, text)  # "staging" is not "stage"
@@ -303,10 +311,12 @@ def analyse(text: str) -> Wording:
 
 @functools.lru_cache(maxsize=_KEYWORD_CACHE)
 def keywords(text: str) -> frozenset[str]:
-    """Return the content keys of `text`, Chinese and Japanese as character pairs: what the
-    dedup index finds candidates by."""
-    words = analyse(text).words
-    found: set[str] = set()
+    """Return what the dedup index finds candidates by: the content keys of `text` (Chinese and
+    Japanese as character pairs), CHOICE_KEY if it chooses, and its tags as "#tag" (so "Use
+    pnpm." finds "Use Bun.", and "#frontend Use CSS modules." finds "#frontend Use Tailwind.")."""
+    wording = analyse(text)
+    words = wording.words
+    found: set[str] = {f"#{tag}" for tag in wording.tags}
     run: list[str] = []
     for word in words:
         if word.content and is_cjk(word.key):
@@ -314,7 +324,7 @@ def keywords(text: str) -> frozenset[str]:
             continue
         found.update(_pairs(run))
         run = []
-        if word.content:
+        if word.content or word.kind is Kind.CHOICE:
             found.add(word.key)
     found.update(_pairs(run))
     return frozenset(found)

@@ -127,7 +127,11 @@ def render_cleanup(result: p.CleanupResult) -> str:
     """The daemon's summary, then one line per merge, prune and slug."""
     lines = [result.message]
     for merge in result.merged:
-        removed = ", ".join(f"[{e.slug}]" if e.slug else f'"{e.content}"' for e in merge.removed)
+        whys = merge.why + [""] * (len(merge.removed) - len(merge.why))
+        removed = ", ".join(
+            (f"[{e.slug}]" if e.slug else f'"{e.content}"') + (f" ({why})" if why else "")
+            for e, why in zip(merge.removed, whys, strict=True)
+        )
         lines.append(f"- merge in {merge.file}: keep [{merge.slug}], fold in {removed}")
     for prune in result.pruned:
         entry = prune.entry

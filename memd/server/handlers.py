@@ -20,7 +20,8 @@ from memd import __version__
 from memd.core import context as prompt_block, ranking, tags as tagging, transitions
 from memd.core.archive import ARCHIVE_FILE
 from memd.core.categories import CATEGORIES, Category, category_for_file, parse_category
-from memd.core.cleanup import CleanupPlan
+from memd.core.cleanup import MERGE_REASONS, CleanupPlan
+from memd.core.judge import Relation
 from memd.core.mdformat import Entry
 from memd.core.tags import InvalidTag, normalize_tag
 from memd.server.actor import Snapshot
@@ -446,28 +447,59 @@ def store_result(category: Category, outcome: transitions.StoreOutcome) -> p.Sto
         entries=outcome.entries,
         limit=category.limit,
         normalized=outcome.normalized,
+        relation=None if outcome.relation is None else outcome.relation.value,
+        old_value=outcome.old_value,
+        new_value=outcome.new_value,
     )
 
 
+_SKIP_WHY = {
+    Relation.SAME: "the same rule, worded the same way",
+    Relation.SAYS_LESS: "it already says everything the new text says",
+}
+_UPDATE_WHY = {
+    Relation.SAME: "set by its slug",
+    Relation.SAYS_LESS: "set by its slug",
+    Relation.TAGS: "the same rule with other tags",
+    Relation.ADDS_DETAIL: "the same rule with more detail",
+    Relation.VALUE_MADE_EXACT: "the same value made exact",
+    Relation.BROADENS: "the same rule, now without its limit",
+    Relation.REWORDED: "read as the same rule reworded; if it was a different one, restore it "
+    "from .memory/archive.md",
+    Relation.OTHER_SUBJECT: "set by its slug",
+    Relation.OTHER_ROLES: "set by its slug",
+    Relation.DIFFERENT: "set by its slug",
+    Relation.UNRELATED: "set by its slug",
+}
+_STORE_WHY = {
+    Relation.OTHER_SUBJECT: "about another subject",
+    Relation.OTHER_ROLES: "the same words in other roles",
+    Relation.DIFFERENT: "worded too differently to be sure they are one rule; if they are, "
+    "delete one",
+}
+
+
 def store_message(category: Category, outcome: transitions.StoreOutcome, over_limit: bool) -> str:
-    """Return the human sentence describing a store outcome."""
+    """Return the human sentence describing a store outcome: what was done and why."""
     file, slug, content = category.file, outcome.slug, outcome.content
     old = outcome.matched
-    if outcome.action == "skipped":
-        percent = round(outcome.similarity * 100)
-        text = (
-            f"Already stored something similar ({percent}% match) as [{slug}] in {file}: "
-            f'"{content}"'
-        )
+    if outcome.action == "skipped" and old is not None:
+        why = _SKIP_WHY.get(outcome.relation or Relation.SAME, "the same rule")
+        text = f'Already stored as [{slug}] in {file}: "{content}" ({why}); nothing written.'
     elif outcome.action == "updated" and old is not None and outcome.conflict:
         text = (
-            f'Updated [{slug}] in {file}, replacing a contradicting entry: "{content}" '
-            f'(was: "{old.content}")'
+            f'Updated [{slug}] in {file}: "{content}". {_conflict_why(outcome)} The old entry '
+            f"contradicts it and was replaced (conflict); it is in .memory/archive.md: "
+            f'"{old.content}"'
         )
     elif outcome.action == "updated" and old is not None:
-        text = f'Updated [{slug}] in {file}: "{content}" (replaced: "{old.content}")'
+        why = _UPDATE_WHY.get(outcome.relation or Relation.REWORDED, "updated")
+        text = f'Updated [{slug}] in {file} ({why}): "{content}" (replaced: "{old.content}")'
     else:
         text = f'Stored in {file} as [{slug}]: "{content}"'
+        kept = _STORE_WHY.get(outcome.relation) if outcome.relation else None
+        if old is not None and kept is not None:
+            text += f' (kept beside [{old.slug}] "{old.content}": {kept}{_swap(outcome)})'
     if outcome.normalized:
         text += " (line breaks and runs of whitespace became single spaces: one memory, one line)"
     if outcome.dry_run:
@@ -478,6 +510,24 @@ def store_message(category: Category, outcome: transitions.StoreOutcome, over_li
             f"{category.limit}; run `memd cleanup` to review."
         )
     return text
+
+
+def _conflict_why(outcome: transitions.StoreOutcome) -> str:
+    """The sentence naming what changed in a conflicting update."""
+    old, new = outcome.old_value, outcome.new_value
+    if outcome.relation is Relation.REVERSED:
+        return "It reverses the old rule."
+    what = "value" if outcome.relation is Relation.CHANGED_VALUE else "choice"
+    if old and new:
+        return f'The {what} changed from "{old}" to "{new}".'
+    return f"The {what} changed."
+
+
+def _swap(outcome: transitions.StoreOutcome) -> str:
+    """ ", "<new>" instead of "<old>"" when a store named which words differ."""
+    if outcome.old_value and outcome.new_value:
+        return f', "{outcome.new_value}" instead of "{outcome.old_value}"'
+    return ""
 
 
 def _count(number: int, one: str, many: str | None = None) -> str:
@@ -496,6 +546,7 @@ def cleanup_result(
             removed=[entry_info(c, e) for e in m.removed],
             content=m.content,
             slug=m.slug,
+            why=[MERGE_REASONS.get(relation, relation.value) for relation in m.relations],
         )
         for c, plan in plans.items()
         for m in plan.merges

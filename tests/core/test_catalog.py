@@ -10,6 +10,7 @@ from memd.core import dedup, mdformat, transitions
 from memd.core.archive import ArchivedEntry
 from memd.core.catalog import Catalog
 from memd.core.categories import Category
+from memd.core.judge import Relation, judge
 from memd.core.mdformat import Document, Entry
 from memd.core.slugs import derive_slug, validate_slug
 from memd.core.transitions import Delete, Store, StoreOutcome
@@ -57,28 +58,42 @@ def reference_store(doc: Document, command: Store) -> tuple[Document, StoreOutco
     existing = next((e for e in current if slug is not None and e.slug == slug), None)
     if existing is not None:
         if existing.content == content:
-            return doc, outcome("skipped", existing, 1.0)
+            return doc, outcome("skipped", existing, 1.0, relation=Relation.SAME)
         text = mdformat.format_entry(existing.slug or "", content)
         written = Entry(line=existing.line, slug=existing.slug, content=content)
-        flip = dedup.is_negation_flip(existing.content, content)
-        score = dedup.similarity(existing.content, content)
+        judgement = judge(existing.content, content)
         new = mdformat.replace_line(doc, existing.line, text)
-        return new, outcome("updated", written, score, matched=existing, conflict=flip)
+        return new, outcome(
+            "updated",
+            written,
+            judgement.similarity,
+            matched=existing,
+            conflict=judgement.conflict,
+            relation=judgement.relation,
+            old_value=judgement.old_value,
+            new_value=judgement.new_value,
+        )
     match = dedup.find_match(content, current)
+    why = {"relation": match.relation, "old_value": match.old_value, "new_value": match.new_value}
     if match.verdict is dedup.Verdict.SKIP and match.entry is not None:
-        return doc, outcome("skipped", match.entry, match.similarity)
+        return doc, outcome("skipped", match.entry, match.similarity, **why)
     if match.verdict is dedup.Verdict.UPDATE and match.entry is not None:
         new_slug = slug or match.entry.slug or derive_slug(content, taken)
         new = mdformat.replace_line(doc, match.entry.line, mdformat.format_entry(new_slug, content))
         written = Entry(line=match.entry.line, slug=new_slug, content=content)
         return new, outcome(
-            "updated", written, match.similarity, matched=match.entry, conflict=match.conflict
+            "updated",
+            written,
+            match.similarity,
+            matched=match.entry,
+            conflict=match.conflict,
+            **why,
         )
     new_slug = slug or derive_slug(content, taken)
     new, line = mdformat.insert_entry(doc, mdformat.format_entry(new_slug, content))
     written = Entry(line=line, slug=new_slug, content=content)
     return new, outcome(
-        "stored", written, match.similarity, matched=match.entry, entries=len(current) + 1
+        "stored", written, match.similarity, matched=match.entry, entries=len(current) + 1, **why
     )
 
 
@@ -125,7 +140,7 @@ def assert_consistent(catalog: Catalog) -> None:
     }
     expected_normal: dict[str, set[int]] = {}
     for entry in fresh.entries:
-        expected_normal.setdefault(dedup.normalise(entry.content), set()).add(entry.line)
+        expected_normal.setdefault(dedup.normal_form(entry.content), set()).add(entry.line)
     assert normal == expected_normal
     by_line = {e.line: dedup.keywords(e.content) for e in fresh.entries}
     expected: dict[str, set[int]] = {}
@@ -190,12 +205,16 @@ def test_batches_do_what_single_commands_on_documents_do(
 
 def test_an_edit_never_changes_the_version_it_started_from() -> None:
     first = Catalog.from_text("# Decisions\n\n- [a] Alpha beta.\n")
-    snapshot = (first.raws, first.entries, first.index.best("gamma delta"))
+    snapshot = (first.raws, first.entries, first.index.ranked("gamma delta", dedup.CANDIDATES))
     batch = transitions.apply_batch(
         CAT, first, [Store(content="Gamma delta."), Delete(slug="a"), Store(content="Alpha x y.")]
     )
     assert batch.changed and batch.catalog is not None
-    assert (first.raws, first.entries, first.index.best("gamma delta")) == snapshot
+    assert (
+        first.raws,
+        first.entries,
+        first.index.ranked("gamma delta", dedup.CANDIDATES),
+    ) == snapshot
     assert [e.content for e in batch.catalog.entries] == ["Gamma delta.", "Alpha x y."]
 
 

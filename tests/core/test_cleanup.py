@@ -16,7 +16,6 @@ from hypothesis import given, settings, strategies as st
 from memd.core.archive import ArchivedEntry
 from memd.core.categories import Category, category_for_file
 from memd.core.cleanup import (
-    MERGE_THRESHOLD,
     CleanupPlan,
     Merge,
     Prune,
@@ -25,7 +24,7 @@ from memd.core.cleanup import (
     plan_cleanup,
     score_entry,
 )
-from memd.core.dedup import is_negation_flip, similarity
+from memd.core.judge import Relation, Verdict, judge
 from memd.core.mdformat import Document, Entry, entries, parse, parse_entry_line, render
 
 HACKLM_MEMORY = Path(__file__).resolve().parents[2].parent / "shared/data/hacklm-memory/.memory"
@@ -128,6 +127,7 @@ def test_merge_keeps_most_specific_wording_and_its_slug_in_place() -> None:
             removed=(Entry(line=3, slug="indent-tabs", content="Indent Python code with tabs"),),
             content="Indent Python code with tabs, overriding PEP8",
             slug="indent-tabs-pep8",
+            relations=(Relation.SAYS_LESS,),
         ),
     )
     assert (plan.prunes, plan.slugs) == ((), ())
@@ -144,7 +144,7 @@ def test_merge_keeps_most_specific_wording_and_its_slug_in_place() -> None:
             category=Category.PREFERENCE,
             slug="indent-tabs",
             content="Indent Python code with tabs",
-            reason="merged into [indent-tabs-pep8]",
+            reason="merged into [indent-tabs-pep8] (a shorter form of it)",
         ),
     )
 
@@ -165,9 +165,9 @@ def test_slugless_winner_takes_first_loser_slug() -> None:
     assert plan.slugged_count == 1
     assert new_text == "- [tabs] Indent Python code with tabs, overriding PEP8\n"
     assert [(record.slug, record.reason) for record in archived] == [
-        (None, "merged into [tabs]"),
-        ("tabs", "merged into [tabs]"),
-        ("tabs-again", "merged into [tabs]"),
+        (None, "merged into [tabs] (a shorter form of it)"),
+        ("tabs", "merged into [tabs] (a shorter form of it)"),
+        ("tabs-again", "merged into [tabs] (a shorter form of it)"),
     ]
 
 
@@ -190,9 +190,8 @@ def test_equal_keywords_tie_breaks_on_score_then_file_order() -> None:
 
 def test_contradictions_are_not_merged() -> None:
     text = "- [tabs-on] Always use tabs\n- [tabs-off] Never use tabs\n"
-    # Identical keywords ("always", "never" and "use" are stop words), but a negation flip.
-    assert similarity("Always use tabs", "Never use tabs") == 1.0
-    assert is_negation_flip("Always use tabs", "Never use tabs")
+    # HackLM's keywords are identical ("always", "never" and "use" are its stop words).
+    assert judge("Always use tabs", "Never use tabs").relation is Relation.REVERSED
     plan, new_text, archived = cleanup(text)
     assert plan.empty
     assert (new_text, archived) == (text, ())
@@ -222,53 +221,65 @@ def test_flip_blocks_a_cluster_but_not_other_merges() -> None:
     assert (merge.kept.slug, [entry.slug for entry in merge.removed]) == ("b", ["a"])
 
 
-# Keyword sets (any stemmer): A = {deploy staging github actions nightly approval},
-# B = {deploy staging github actions workflow}, C = {github actions workflow}.
-# J(A,B) = 4/7, J(B,C) = 3/5, J(A,C) = 2/7: A~B and B~C, but not A~C.
-CHAIN_END_MOST_SPECIFIC = (
+# A and B are near each other (four of their words are shared), C is a part of B only.
+NEAR_BUT_NOT_PART = (
     "- [a] Deploy staging from GitHub Actions nightly after approval\n"
     "- [b] Deploy staging from GitHub Actions workflow\n"
     "- [c] GitHub Actions workflow\n"
 )
-# A = {github actions workflow}, B = {deploy staging github actions workflow},
-# C = {deploy staging workflow}: J(A,B) = 3/5, J(B,C) = 3/5, J(A,C) = 1/5.
-CHAIN_MIDDLE_MOST_SPECIFIC = (
+# A and C are each a part of B, and share only one word with each other.
+TWO_PARTS_OF_ONE = (
     "- [a] GitHub Actions workflow\n"
     "- [b] Deploy staging from the GitHub Actions workflow\n"
     "- [c] Deploy staging workflow\n"
 )
 
 
-def test_complete_linkage_does_not_chain() -> None:
-    plan, new_text, _ = cleanup(CHAIN_END_MOST_SPECIFIC)
+def test_an_entry_folds_only_into_one_it_is_a_part_of() -> None:
+    plan, new_text, _ = cleanup(NEAR_BUT_NOT_PART)
 
-    # Single linkage would fold all three into one; complete linkage stops at C, which is not
-    # similar to A. C survives, and is not similar to the winner A either.
+    # B says "workflow", which A does not: B is near A, not a part of it, so it stays. C is a
+    # part of B and folds into it; nothing chains on to A.
     (merge,) = plan.merges
-    assert (merge.kept.slug, [entry.slug for entry in merge.removed]) == ("a", ["b"])
+    assert (merge.kept.slug, [entry.slug for entry in merge.removed]) == ("b", ["c"])
+    assert merge.relations == (Relation.SAYS_LESS,)
     assert new_text == (
         "- [a] Deploy staging from GitHub Actions nightly after approval\n"
-        "- [c] GitHub Actions workflow\n"
+        "- [b] Deploy staging from GitHub Actions workflow\n"
     )
 
 
-def test_chain_around_its_most_specific_entry_is_left_alone() -> None:
-    # B is the most specific. Merging {A, B} into B would leave C, still similar to B, for the
-    # next cleanup to merge (not idempotent); merging all three would break complete linkage.
-    # So the whole group stays as it is.
-    plan, new_text, archived = cleanup(CHAIN_MIDDLE_MOST_SPECIFIC)
-    assert plan.empty
-    assert (new_text, archived) == (CHAIN_MIDDLE_MOST_SPECIFIC, ())
+def test_every_part_of_one_entry_folds_into_it() -> None:
+    plan, new_text, archived = cleanup(TWO_PARTS_OF_ONE)
+    (merge,) = plan.merges
+    assert (merge.kept.slug, [entry.slug for entry in merge.removed]) == ("b", ["a", "c"])
+    assert new_text == "- [b] Deploy staging from the GitHub Actions workflow\n"
+    assert [record.content for record in archived] == [
+        "GitHub Actions workflow",
+        "Deploy staging workflow",
+    ]
 
 
-def test_merge_threshold_is_inclusive() -> None:
-    # {indent tabs} vs {indent python code tabs}: exactly 2/4 = 0.5.
-    assert MERGE_THRESHOLD == 0.5
-    plan, _, _ = cleanup("- [a] Indent with tabs\n- [b] Indent Python code with tabs\n")
-    assert plan.merged_count == 1
-    # {indent tabs} vs {indent python code tabs pep8}: 2/5, below the threshold.
-    plan, _, _ = cleanup("- [a] Indent with tabs\n- [b] Indent Python code with tabs, PEP8\n")
+@pytest.mark.parametrize(
+    ("kept", "other"),
+    [
+        ("Indent Python code with tabs", "Indent with spaces"),  # a changed choice
+        ("Use Node 22 in CI", "Use Node 20 in CI"),  # a changed value
+        ("Log errors to Sentry #backend", "Log errors to Sentry #observability"),  # other tags
+        ("Never run load tests against production", "Never run load tests"),  # a wider ban
+        ("Rotate the Stripe API key", "Rotate the Twilio API key"),  # another subject
+    ],
+)
+def test_only_an_entry_that_says_nothing_new_is_merged(kept: str, other: str) -> None:
+    plan, _, _ = cleanup(f"- [a] {kept}\n- [b] {other}\n")
     assert plan.empty
+
+
+def test_avoid_and_never_use_are_one_rule() -> None:
+    plan, new_text, _ = cleanup("- [a] Avoid eval\n- [b] Never use eval\n- [c] Don't use eval\n")
+    (merge,) = plan.merges
+    assert len(merge.removed) == 2 and merge.relations == (Relation.SAME, Relation.SAME)
+    assert new_text == f"- [{merge.slug}] {merge.kept.content}\n"
 
 
 # ---- pruning ---------------------------------------------------------------------------------
@@ -314,7 +325,7 @@ def test_pruned_merge_winner_is_archived_under_its_new_slug() -> None:
     assert plan.merges[0].slug == "tabs"
     assert new_text == ""
     assert [(record.slug, record.content, record.reason) for record in archived] == [
-        ("tabs", "Indent Python code with tabs", "merged into [tabs]"),
+        ("tabs", "Indent Python code with tabs", "merged into [tabs] (a shorter form of it)"),
         (
             "tabs",
             "Indent Python code with tabs, overriding PEP8",
@@ -334,24 +345,24 @@ def test_negative_limit_is_rejected() -> None:
 def test_slugs_are_unique_and_assigned_in_place() -> None:
     text = (
         "# Quirk\n\n"
-        "- Pin numpy wheels locally\n"
+        "- Pin numpy wheels locally to 1.26\n"
         "  - an indented note\n"
         "- [pin-numpy-wheels-locally] Legacy note about something else\n"
         "- [My Slug] Hand-written slugs stay\n"
-        "- Pin numpy wheels locally: musl, alpine, arm64, windows, macos\n"
+        "- Pin numpy wheels locally to 2.0 on musl, alpine, arm64, windows, macos\n"
     )
     plan, new_text, archived = cleanup(text, Category.QUIRK)
 
     assert plan.slugs == (
         SlugAssignment(
-            entry=Entry(line=3, slug=None, content="Pin numpy wheels locally"),
+            entry=Entry(line=3, slug=None, content="Pin numpy wheels locally to 1.26"),
             slug="pin-numpy-wheels-locally-2",
         ),
         SlugAssignment(
             entry=Entry(
                 line=7,
                 slug=None,
-                content="Pin numpy wheels locally: musl, alpine, arm64, windows, macos",
+                content="Pin numpy wheels locally to 2.0 on musl, alpine, arm64, windows, macos",
             ),
             slug="pin-numpy-wheels-locally-3",
         ),
@@ -360,12 +371,12 @@ def test_slugs_are_unique_and_assigned_in_place() -> None:
     assert archived == ()
     assert new_text == (
         "# Quirk\n\n"
-        "- [pin-numpy-wheels-locally-2] Pin numpy wheels locally\n"
+        "- [pin-numpy-wheels-locally-2] Pin numpy wheels locally to 1.26\n"
         "  - an indented note\n"
         "- [pin-numpy-wheels-locally] Legacy note about something else\n"
         "- [My Slug] Hand-written slugs stay\n"
-        "- [pin-numpy-wheels-locally-3] Pin numpy wheels locally: musl, alpine, arm64, windows, "
-        "macos\n"
+        "- [pin-numpy-wheels-locally-3] Pin numpy wheels locally to 2.0 on musl, alpine, arm64, "
+        "windows, macos\n"
     )
 
 
@@ -405,7 +416,7 @@ def test_apply_keeps_non_entry_lines_and_archives_each_removal_once() -> None:
     assert non_entry_lines(new_doc) == non_entry_lines(doc)
     assert (plan.merged_count, plan.pruned_count, plan.slugged_count) == (1, 1, 2)
     assert [(record.content, record.reason) for record in archived] == [
-        ("Indent Python code with tabs", "merged into [indent-tabs]"),
+        ("Indent Python code with tabs", "merged into [indent-tabs] (a shorter form of it)"),
         ("z" * 201, "pruned: over the Decision limit of 5 (score 17)"),
     ]
     before = Counter(entry.content for entry in entries(doc))
@@ -474,13 +485,11 @@ def test_real_hacklm_memory_is_already_clean() -> None:
         category = category_for_file(path.name)
         doc = parse(path.read_text(encoding="utf-8"))
         found = entries(doc)
-        # Nothing merges: the most similar pair in this snapshot (preferences.md,
-        # config-target-scope vs settings-scope-application) is about 0.21, below even HackLM's
-        # 0.3. The pair hacklm-spec.md §10 mentions (two-tier-write-lock vs
-        # dual-lock-write-entry-point, 0.38) is not in this snapshot; at MERGE_THRESHOLD = 0.5
-        # it would stay apart anyway: two locking rules, not one rule said twice.
-        for a, b in itertools.combinations(found, 2):
-            assert similarity(a.content, b.content) < MERGE_THRESHOLD, (a.slug, b.slug)
+        # Nothing merges: no entry of this snapshot says nothing beyond another (the pair
+        # hacklm-spec.md §10 mentions, two-tier-write-lock vs dual-lock-write-entry-point, is two
+        # locking rules, not one rule said twice).
+        for a, b in itertools.permutations(found, 2):
+            assert judge(a.content, b.content).verdict is not Verdict.SKIP, (a.slug, b.slug)
         # Nothing is pruned (no category is over its limit) and every entry has a slug.
         assert len(found) <= category.limit
         assert all(entry.slug is not None for entry in found)
@@ -533,7 +542,10 @@ def test_cleanup_loses_nothing(lines: list[str], newline: bool, limit: int) -> N
 
 
 @given(a=CONTENTS, b=CONTENTS)
-def test_two_entries_merge_exactly_when_similar_and_not_contradictory(a: str, b: str) -> None:
+def test_two_entries_merge_exactly_when_one_says_nothing_beyond_the_other(a: str, b: str) -> None:
     plan = plan_cleanup(Category.QUIRK, parse(f"- [a] {a}\n- [b] {b}\n"), limit=40)
-    expected = similarity(a, b) >= MERGE_THRESHOLD and not is_negation_flip(a, b)
+    expected = Verdict.SKIP in (judge(a, b).verdict, judge(b, a).verdict)
     assert (plan.merged_count == 1) == expected
+    for merge in plan.merges:  # and the one kept is the one that says it all
+        (removed,) = merge.removed
+        assert judge(merge.kept.content, removed.content).verdict is Verdict.SKIP

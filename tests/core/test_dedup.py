@@ -1,12 +1,12 @@
-"""Dedup: HackLM's keyword Jaccard and thresholds, plus memd's negation-flip rule."""
+"""Dedup: which entries a store is judged against, and the decision their judgements make."""
 
 from __future__ import annotations
 
-import pytest
 from hypothesis import given, strategies as st
 
-from memd.core import dedup, stemmer
-from memd.core.dedup import Verdict
+from memd.core import dedup
+from memd.core.dedup import CANDIDATES, Verdict
+from memd.core.judge import Relation
 from memd.core.mdformat import Entry
 
 
@@ -14,102 +14,102 @@ def _entries(*contents: str) -> list[Entry]:
     return [Entry(line=i + 1, slug=f"e{i}", content=c) for i, c in enumerate(contents)]
 
 
-def test_keywords_follow_hacklm_extraction() -> None:
-    assert dedup.keywords("Use the lm.ts file, and fs.open() with wx!") == dedup.keywords(
-        "lmts file fsopen wx"
-    ) - {"wx"}
-    assert "two-tier" in dedup.keywords("A two-tier lock")
+def test_keywords_are_content_words_of_every_script() -> None:
+    assert dedup.keywords("Use the lm.ts file, and fs.open() with wx!") == {
+        "<choose>",
+        "lm.ts",
+        "file",
+        "fs.open",
+        "wx",
+    }
+    assert dedup.keywords("Use Node 20 in CI") == {"<choose>", "node", "20", "ci"}
+    assert dedup.keywords("Перед коммитом запускай линтер.") >= {"коммит", "линтер"}
+    assert dedup.keywords("提交前运行测试") == {"提交", "交前", "前运", "运行", "行测", "测试"}
     assert dedup.keywords("it is to be") == frozenset()
+    assert dedup.keywords("Keep it small. #perf") == {"keep", "small", "#perf"}
 
 
-def test_stemming_joins_word_forms() -> None:
-    assert (
-        dedup.similarity("Writes go through the writer", "Writing goes through the writers") > 0.6
+def test_normal_form_ignores_formatting_only() -> None:
+    assert dedup.normal_form("Never commit `.env` files!") == dedup.normal_form(
+        "never commit .env files"
     )
+    assert dedup.normal_form("Use tabs") != dedup.normal_form("Never use tabs")
+    assert dedup.normal_form("提交前运行测试") != dedup.normal_form("缓存只放在 Redis")
 
 
-def test_empty_keyword_sets_have_zero_similarity() -> None:
-    assert dedup.jaccard(frozenset(), frozenset()) == 0.0
-    assert dedup.similarity("it is", "to be") == 0.0
-
-
-def test_normalised_equal_text_is_a_full_match() -> None:
-    match = dedup.find_match("no emojis in code", _entries("Other thing.", "No emojis in code!"))
+def test_a_repeat_is_skipped_against_the_first_copy() -> None:
+    match = dedup.find_match(
+        "no emojis in code", _entries("Other thing.", "No emojis in code!", "No emojis in code.")
+    )
     assert match.verdict is Verdict.SKIP and match.similarity == 1.0
     assert match.entry is not None and match.entry.line == 2
+    assert match.relation is Relation.SAME
 
 
-@pytest.mark.parametrize(
-    ("existing", "new", "verdict"),
-    [
-        (
-            "Run tests with make test before pushing",
-            "Run tests with make test before pushing!",
-            Verdict.SKIP,
-        ),
-        ("Ruff and mypy run in make test", "Ruff and mypy run in make lint", Verdict.UPDATE),
-        ("Ruff checks formatting", "Sockets live under the runtime directory", Verdict.STORE),
-    ],
-)
-def test_thresholds(existing: str, new: str, verdict: Verdict) -> None:
-    assert dedup.find_match(new, _entries(existing)).verdict is verdict
-
-
-def test_first_of_equal_best_matches_wins() -> None:
-    match = dedup.find_match(
-        "alpha beta gamma", _entries("alpha beta gamma delta", "alpha beta gamma delta")
+def test_candidates_are_the_most_similar_entries_in_file_order_on_ties() -> None:
+    entries = _entries(
+        "Deploy the API with Helm.",
+        "Deploy the API with Helm from CI.",
+        "Deploy the worker with Helm.",
+        "Nothing in common here.",
     )
-    assert match.entry is not None and match.entry.line == 1
+    ranked = dedup.ranked("Deploy the API with Helm charts.", entries)
+    assert [entry.line for entry in ranked] == [1, 2, 3]
 
 
-@pytest.mark.parametrize(
-    ("old", "new"),
-    [
-        ("Always use tabs for indentation", "Never use tabs for indentation"),
-        ("Do commit the lock file", "Don't commit the lock file"),
-        ("Do commit the lock file", "Do not commit the lock file"),
-        ("Use print for debugging output", "Avoid print for debugging output"),
-        ("Enable strict mode in mypy", "Disable strict mode in mypy"),
-        ("Allow network access in tests", "Disallow network access in tests"),
-        ("Keep the cache directory", "Remove the cache directory"),
-        ("Tests must hit the real socket", "Tests must not hit the real socket"),
-        ("Use tabs for indentation", "Never use tabs for indentation"),
-        ("Commit lockfiles", "Don't commit lockfiles"),
-        ("Commit lockfiles", "Do not commit lockfiles"),
-    ],
-)
-def test_negation_flips_are_detected_both_ways(old: str, new: str) -> None:
-    assert dedup.is_negation_flip(old, new)
-    assert dedup.is_negation_flip(new, old)
+def test_at_most_candidates_entries_are_judged() -> None:
+    entries = _entries(*(f"Cache rule number {n} for the deploy tool." for n in range(20)))
+    assert len(dedup.ranked("Cache rule for the deploy tool.", entries)) == CANDIDATES
 
 
-@pytest.mark.parametrize(
-    ("old", "new"),
-    [
-        ("Always use tabs", "Always use tabs, really"),
-        ("Use tabs", "Use tabs and avoid spaces"),
-        ("Tests must hit the socket", "Tests must hit the socket quickly"),
-        ("Do not commit secrets", "Never commit secrets"),
-    ],
-)
-def test_non_flips(old: str, new: str) -> None:
-    assert not dedup.is_negation_flip(old, new)
+def test_a_skip_anywhere_among_the_candidates_wins() -> None:
+    # The closest entry would be updated (a changed value), but another says everything.
+    entries = _entries("Use Node 22 in CI and locally.", "Use Node 20 in CI.")
+    match = dedup.find_match("Use Node 22 in CI.", entries)
+    assert match.verdict is Verdict.SKIP and match.entry is not None and match.entry.line == 1
+
+
+def test_an_update_beats_a_store() -> None:
+    entries = _entries("Strip PII from error logs.", "Use Node 20 in CI.")
+    match = dedup.find_match("Use Node 22 in CI.", entries)
+    assert match.verdict is Verdict.UPDATE and match.conflict
+    assert match.entry is not None and match.entry.line == 2
+    assert (match.relation, match.old_value, match.new_value) == (
+        Relation.CHANGED_VALUE,
+        "20",
+        "22",
+    )
+
+
+def test_a_store_reports_the_closest_entry_and_why() -> None:
+    match = dedup.find_match(
+        "Rotate the Twilio API key every 90 days.",
+        _entries("Rotate the Stripe API key every 90 days."),
+    )
+    assert match.verdict is Verdict.STORE and not match.conflict
+    assert match.entry is not None and match.relation is Relation.OTHER_SUBJECT
+    assert (match.old_value, match.new_value) == ("Stripe", "Twilio")
+
+
+def test_nothing_in_common_is_no_match() -> None:
+    assert dedup.find_match("Sign commits.", _entries("Pin numpy.")) == dedup.NO_MATCH
+    assert dedup.find_match("Sign commits.", []) == dedup.NO_MATCH
 
 
 def test_a_reversed_rule_is_never_skipped() -> None:
     match = dedup.find_match("Never use tabs.", _entries("Always use tabs."))
-    assert match.similarity == 1.0
     assert match.verdict is Verdict.UPDATE and match.conflict
+    assert match.relation is Relation.REVERSED
 
 
-@given(st.text(max_size=60), st.text(max_size=60))
-def test_similarity_is_symmetric_and_bounded(a: str, b: str) -> None:
-    assert dedup.similarity(a, b) == dedup.similarity(b, a)
-    assert 0.0 <= dedup.similarity(a, b) <= 1.0
+@given(st.text(max_size=60), st.lists(st.text(max_size=40), max_size=6))
+def test_any_text_gets_a_decision(content: str, others: list[str]) -> None:
+    match = dedup.find_match(content, _entries(*others))
+    assert 0.0 <= match.similarity <= 1.0
+    assert match.conflict <= (match.verdict is Verdict.UPDATE)
+    assert (match.entry is None) == (match.relation is None)
 
 
-@given(st.from_regex(r"[a-z0-9-]{2,14}[0-9]", fullmatch=True))
-def test_a_token_ending_in_a_digit_is_its_own_stem(token: str) -> None:
-    """`keywords` skips the stemmer for such tokens; the stemmer agrees it changes nothing."""
-    assert stemmer.stem(token) == token
+@given(st.from_regex(r"[a-z][a-z0-9]{1,12}[0-9]", fullmatch=True))
+def test_a_word_holding_a_digit_is_a_value_kept_whole(token: str) -> None:
     assert dedup.keywords(f"note {token}") == {"note", token}

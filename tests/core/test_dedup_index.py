@@ -1,4 +1,4 @@
-"""The dedup index gives exactly `dedup.find_match`'s verdicts, and stays equal to a fresh build
+"""The dedup index gives exactly `dedup.ranked`'s candidates, and stays equal to a fresh build
 however it is edited."""
 
 from __future__ import annotations
@@ -15,9 +15,10 @@ from memd.core.dedup_index import DedupIndex, IndexEditor
 from memd.core.layers import Layers
 from memd.core.mdformat import Entry
 
-# Few words, so entries share keywords, tie, and are often normalised-equal; stop words and
+# Few words, so entries share keywords, tie, and are often normal-form equal; stop words and
 # punctuation give empty keyword sets and texts that differ only in case or punctuation.
 WORDS = ["tabs", "Tabs", "spaces", "lock", "locks", "write", "file", "the", "is", "never", "use"]
+LIMITS = (1, 2, dedup.CANDIDATES)
 texts = st.lists(st.sampled_from(WORDS), max_size=6).map(" ".join) | st.sampled_from(
     ["", "Tabs!", "tabs.", "the is", "Use tabs, never spaces."]
 )
@@ -33,11 +34,15 @@ def dense_from(count: int) -> Iterator[None]:
         yield
 
 
-def _naive(query: str, contents: dict[int, str]) -> tuple[int | None, float]:
-    """`find_match` over the entries in key order, as (key, similarity)."""
+def _naive(query: str, contents: dict[int, str], limit: int = dedup.CANDIDATES) -> list[int]:
+    """`dedup.ranked` over the entries in key order, as keys."""
     entries = [Entry(line=key, slug=None, content=text) for key, text in sorted(contents.items())]
-    match = dedup.find_match(query, entries)
-    return (None if match.entry is None else match.entry.line), match.similarity
+    with mock.patch.object(dedup, "CANDIDATES", limit):
+        return [entry.line for entry in dedup.ranked(query, entries)]
+
+
+def _ranked(index: DedupIndex, query: str, limit: int = dedup.CANDIDATES) -> list[int]:
+    return index.ranked(query, limit)
 
 
 def _canonical(index: DedupIndex) -> tuple[dict[str, set[int]], dict[str, set[int]]]:
@@ -51,12 +56,13 @@ def _canonical(index: DedupIndex) -> tuple[dict[str, set[int]], dict[str, set[in
 @pytest.mark.parametrize("dense", [1, 2, dedup_index.DENSE_MIN])
 @settings(max_examples=150)
 @given(contents=st.lists(texts, max_size=30), queries=st.lists(texts, min_size=1, max_size=4))
-def test_best_is_find_matchs_best(dense: int, contents: list[str], queries: list[str]) -> None:
+def test_ranked_is_the_scans_ranking(dense: int, contents: list[str], queries: list[str]) -> None:
     with dense_from(dense):
         index = DedupIndex.build(enumerate(contents))
     by_key = dict(enumerate(contents))
     for query in [*queries, *contents[:2]]:
-        assert index.best(query) == _naive(query, by_key)
+        for limit in LIMITS:
+            assert _ranked(index, query, limit) == _naive(query, by_key, limit)
 
 
 @pytest.mark.parametrize("dense", [1, 3, dedup_index.DENSE_MIN])
@@ -88,7 +94,7 @@ def test_edits_match_a_fresh_build(
                 versions.append((editor.freeze(), dict(contents)))
         versions.append((editor.freeze(), dict(contents)))
         for version, held in versions:  # an older version never sees later edits
-            assert version.best(query) == _naive(query, held)
+            assert _ranked(version, query) == _naive(query, held)
             assert _canonical(version) == _canonical(DedupIndex.build(sorted(held.items())))
 
 
@@ -97,7 +103,8 @@ def test_a_common_keyword_does_not_make_every_entry_a_candidate() -> None:
     contents = [f"feed the reach ref token{n} alpha{n % 7} beta{n % 11}" for n in range(400)]
     index = DedupIndex.build(enumerate(contents))
     query = "feed reach ref alpha3 beta5 gamma"
-    assert index.best(query) == _naive(query, dict(enumerate(contents)))
+    for limit in LIMITS:
+        assert _ranked(index, query, limit) == _naive(query, dict(enumerate(contents)), limit)
     assert "feed" in index.dense and "token7" in index.sparse
 
 
@@ -124,7 +131,7 @@ def test_layers_share_the_base_and_fold_changes_in() -> None:
         # Two count groups tie: 2 shared of 2 and 3 shared of 5 are both 0.5 against 4 keywords;
         # the later group holds the earlier entry.
         (["alpha beta", "alpha beta gamma xray yolk"], "alpha beta gamma delta", 1),
-        # Both ways round, and a normalised-equal entry after a Jaccard-1 one.
+        # Both ways round, and a normal-form equal entry after a Jaccard-1 one.
         (["alpha beta gamma xray yolk", "alpha beta"], "alpha beta gamma delta", 1),
         (["Tabs, spaces!", "tabs spaces"], "tabs spaces", 1),
     ],
@@ -134,4 +141,5 @@ def test_ties_go_to_the_first_entry_in_the_file(
 ) -> None:
     with dense_from(dense):
         index = DedupIndex.build(enumerate(contents))
-    assert index.best(query) == _naive(query, dict(enumerate(contents)))
+    for limit in LIMITS:
+        assert _ranked(index, query, limit) == _naive(query, dict(enumerate(contents)), limit)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from bench._text import word
 from memd.core import mdformat, transitions
 from memd.core.categories import Category
 from memd.core.mdformat import Document
@@ -101,7 +102,7 @@ def test_dry_run_reports_and_changes_nothing() -> None:
 def test_store_never_evicts_and_counts_entries() -> None:
     doc: Document | None = None
     for number in range(CAT.limit + 2):
-        doc, outcome = _store(doc, f"Unique rule {number} zebra{number} quokka{number}.")
+        doc, outcome = _store(doc, f"Unique rule about {word(number)}.")
         assert outcome.action == "stored"
     assert outcome.entries == CAT.limit + 2
 
@@ -169,28 +170,23 @@ def test_delete_of_a_missing_slug_changes_nothing() -> None:
 
 def test_an_update_archives_the_text_it_replaces() -> None:
     doc, _ = _store(None, "Tests for the parser module need the fixtures directory.")
-    result = transitions.apply(
-        CAT, doc, Store(content="Tests for the lexer module need the fixtures directory.")
-    )
+    detailed = "Tests for the parser module need the fixtures directory and a running Redis."
+    result = transitions.apply(CAT, doc, Store(content=detailed))
     assert isinstance(result.outcome, StoreOutcome)
     assert result.outcome.action == "updated"
     assert [(a.content, a.reason) for a in result.archived] == [
         (
             "Tests for the parser module need the fixtures directory.",
-            f"updated as [{result.outcome.slug}]",
+            f"updated as [{result.outcome.slug}] (more detail)",
         )
     ]
     flipped = transitions.apply(
         CAT,
         result.doc,
-        Store(content="Tests for the lexer module never need the fixtures directory."),
+        Store(content="Tests for the parser module never need the fixtures directory."),
     )
     assert [a.reason for a in flipped.archived] == [
-        f"replaced by a contradicting entry as [{result.outcome.slug}]"
+        f"replaced by a contradicting entry as [{result.outcome.slug}] (the rule reversed)"
     ]
-    dry = transitions.apply(
-        CAT,
-        doc,
-        Store(content="Tests for the lexer module need the fixtures directory.", dry_run=True),
-    )
+    dry = transitions.apply(CAT, doc, Store(content=detailed, dry_run=True))
     assert dry.archived == ()

@@ -16,8 +16,8 @@ pytestmark = pytest.mark.e2e
 HAND_WRITTEN = (
     "# Security\n\nRules that must NEVER be broken. Always read this file.\n\n"
     + "".join(f"- [rule-{n}] Guard secret{n} with key{n} in vault{n}.\n" for n in range(33))
-    + "- Never commit the .env file with production secrets\n"
-    + "- Never commit the .env file containing production secrets to git\n"
+    + "- Review dependency updates before merging\n"
+    + "- Review dependency updates before merging, including transitive ones\n"
     + "Some prose a person wrote.\n"
 )
 
@@ -35,8 +35,9 @@ def test_cleanup_plans_then_applies_and_archives_everything_it_removes(
         assert path.read_text() == HAND_WRITTEN
         assert len(plan.merged) == 1
         assert [e.content for e in plan.merged[0].removed] == [
-            "Never commit the .env file with production secrets"
+            "Review dependency updates before merging"
         ]
+        assert plan.merged[0].why == ["a shorter form of it"]
         assert len(plan.pruned) == 35 - 1 - 30
         assert plan.slugged or plan.merged[0].slug
 
@@ -53,7 +54,7 @@ def test_cleanup_plans_then_applies_and_archives_everything_it_removes(
     assert text.startswith("# Security\n\nRules that must NEVER be broken.")
     archive = (memory / "archive.md").read_text()
     assert archive.count(" | Security | ") == 1 + len(plan.pruned)
-    assert "merged into [" in archive
+    assert "merged into [" in archive and "(a shorter form of it)" in archive
     assert "pruned: over the Security limit of 30" in archive
 
 

@@ -15,6 +15,7 @@ from pathlib import Path
 import anyio
 import pytest
 
+from bench._text import word
 from memd.core import mdformat
 from memd.server import storage
 from memd.server.hacklm_lock import MemoryDirLock, parse_record
@@ -192,7 +193,7 @@ async def test_node_waits_for_a_fresh_memd_lock(memory: Path, writers: list[Writ
 def _store_many(socket_path: Path, workspace: Path, name: str, count: int) -> None:
     with Client(socket_path, workspace=workspace) as client:
         for n in range(count):
-            token = f"{name}x{n}"
+            token = f"{name}{word(n)}"  # letters only: numbers alone would be a changed value
             result = client.store(category="Quirk", content=f"Daemon {token}a and {token}b.")
             assert result.action == "stored", result.message
 

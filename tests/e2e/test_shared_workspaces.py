@@ -18,6 +18,7 @@ import anyio
 import msgspec
 import pytest
 
+from bench._text import word
 from memd.core import mdformat
 from memd_client import Changed, Client, MemdError, Resync
 from memd_client.aio import AsyncClient
@@ -116,7 +117,7 @@ def test_a_slow_subscriber_never_slows_writers_and_is_told_to_resync(
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
     with sock, Client(daemon.socket_path, workspace=workspace, timeout=30) as client:
         for n in range(600):  # each commit queues one notification the subscriber never reads
-            client.store(category="Quirk", content=f"Quirk number{n} k{n}q z{n}w about v{n}x.")
+            client.store(category="Quirk", content=f"Quirk {word(n)} about {word(n, 1)}.")
         seen: list[str] = []
         while "resync" not in seen:
             seen.append(notes.next()["method"])
@@ -158,7 +159,7 @@ def _store_until_killed(socket_path: Path, workspace: Path, name: str, acked: li
     """Store distinct entries until the daemon dies; record each acknowledged content."""
     with Client(socket_path, workspace=workspace, timeout=20) as client:
         for n in range(10_000):
-            token = f"{name}x{n}"  # unique words, so dedup never matches two of them
+            token = f"{name}{word(n)}"  # unique letter words: every store is a new rule
             content = f"Crash test {token}a with {token}b and {token}c."
             try:
                 result = client.store(category="Decision", content=content)
@@ -266,7 +267,7 @@ def test_memd_watch_prints_changes(daemon: DaemonProcess, workspace: Path) -> No
             n = 0
             while not line and time.monotonic() < deadline:
                 n += 1
-                client.store(category="Quirk", content=f"Watch probe w{n}a w{n}b w{n}c.")
+                client.store(category="Quirk", content=f"Watch probe {word(n)} and {word(n, 1)}.")
                 with contextlib.suppress(queue.Empty):
                     line = lines.get(timeout=0.2)
         event = msgspec.json.decode(line)
