@@ -11,11 +11,22 @@ import time
 from collections.abc import Sequence
 from types import ModuleType
 
-from bench import lifecycle, load, locomo, query, retrieval, search_speed, store, watch_latency
+from bench import (
+    lifecycle,
+    load,
+    locomo,
+    query,
+    retrieval,
+    search_speed,
+    store,
+    watch_latency,
+    write_decisions,
+)
 
 BENCHMARKS: tuple[ModuleType, ...] = (
     locomo,
     retrieval,
+    write_decisions,
     search_speed,
     store,
     query,

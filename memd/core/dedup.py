@@ -25,7 +25,7 @@ import msgspec
 
 from memd.core.judge import Judgement, Relation, Verdict, judge
 from memd.core.mdformat import Entry
-from memd.core.wording import keywords, normal_form
+from memd.core.wording import analyse, keywords, normal_form
 
 __all__ = [
     "CANDIDATES",
@@ -93,15 +93,27 @@ def find_match(content: str, entries: Iterable[Entry]) -> Match:
 
 
 def decide(content: str, candidates: Iterable[Entry]) -> Match:
-    """Return the decision for `content` judged against `candidates`, best first."""
-    judged = [(entry, judge(entry.content, content)) for entry in candidates]
-    if not judged:
+    """Return the decision for `content` judged against `candidates`, best first (see the
+    module rules). Only a candidate holding every content word of `content` can be a skip, so
+    those are judged first; then the others in order, up to the first update."""
+    ordered = list(candidates)
+    if not ordered:
         return NO_MATCH
-    for verdict in (Verdict.SKIP, Verdict.UPDATE):
-        for entry, judgement in judged:
-            if judgement.verdict is verdict:
-                return _match(entry, judgement)
-    return _match(*judged[0])
+    words = analyse(content).content
+    judged: dict[int, Judgement] = {}
+
+    def judgement(number: int) -> Judgement:
+        if number not in judged:
+            judged[number] = judge(ordered[number].content, content)
+        return judged[number]
+
+    for number, entry in enumerate(ordered):
+        if words <= analyse(entry.content).content and judgement(number).verdict is Verdict.SKIP:
+            return _match(entry, judgement(number))
+    for number, entry in enumerate(ordered):
+        if judgement(number).verdict is Verdict.UPDATE:
+            return _match(entry, judgement(number))
+    return _match(ordered[0], judgement(0))
 
 
 def _match(entry: Entry, judgement: Judgement) -> Match:

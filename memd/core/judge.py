@@ -58,6 +58,7 @@ from __future__ import annotations
 
 import difflib
 import enum
+import functools
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from typing import NamedTuple
@@ -164,10 +165,10 @@ class _Diff:
         self.relation_swaps: list[tuple[Word, Word]] = []
         a, b = old.words, new.words
         counts_a, counts_b = _counts(a), _counts(b)
-        self.lost = counts_a - counts_b
+        self.lost = _excess(counts_a, counts_b)
         """Content keys the old text holds more often than the new one (with how many more)."""
-        self.gained = counts_b - counts_a
-        unplaced_a, unplaced_b = Counter(self.lost), Counter(self.gained)
+        self.gained = _excess(counts_b, counts_a)
+        unplaced_a, unplaced_b = dict(self.lost), dict(self.gained)
         matcher = difflib.SequenceMatcher(None, [w.key for w in a], [w.key for w in b], False)
         for tag, i1, i2, j1, j2 in matcher.get_opcodes():
             if tag == "equal":
@@ -190,15 +191,24 @@ class _Diff:
                 self.relation_swaps.append((a[i1], b[j1]))
 
 
-def _counts(words: Sequence[Word]) -> Counter[str]:
-    return Counter(word.key for word in words if word.content)
+def _counts(words: Sequence[Word]) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for word in words:
+        if word.content:
+            counts[word.key] = counts.get(word.key, 0) + 1
+    return counts
 
 
-def _take(words: Sequence[Word], unplaced: Counter[str]) -> tuple[Word, ...]:
+def _excess(counts: dict[str, int], other: dict[str, int]) -> dict[str, int]:
+    """The keys `counts` holds more often than `other`, with how many more."""
+    return {key: n - other.get(key, 0) for key, n in counts.items() if n > other.get(key, 0)}
+
+
+def _take(words: Sequence[Word], unplaced: dict[str, int]) -> tuple[Word, ...]:
     """The content words among `words` that the other text lacks, using up `unplaced`."""
     taken = []
     for word in words:
-        if word.content and unplaced[word.key] > 0:
+        if word.content and unplaced.get(word.key, 0) > 0:
             unplaced[word.key] -= 1
             taken.append(word)
     return tuple(taken)
@@ -217,13 +227,17 @@ def judge(old: str, new: str) -> Judgement:
 
 
 class _Pair:
-    """The two wordings being judged, what changed between them, and their similarity."""
+    """The two wordings being judged, what changed between them (aligned on first use), and
+    their similarity."""
 
     def __init__(self, old: Wording, new: Wording) -> None:
         self.old, self.new = old, new
-        self.diff = _Diff(old, new)
         union = old.content | new.content
         self.similarity = len(old.content & new.content) / len(union) if union else 0.0
+
+    @functools.cached_property
+    def diff(self) -> _Diff:
+        return _Diff(self.old, self.new)
 
     def judged(self, relation: Relation, *swaps: _Swap) -> Judgement:
         """A judgement of this pair, naming the words `swaps` replaced."""
@@ -239,7 +253,10 @@ class _Pair:
 
 def _unrelated(pair: _Pair) -> Judgement | None:
     """Rule 2: no content word in common, and not one short swap in the same frame."""
-    if pair.old.content & pair.new.content or _one_short_swap(pair.diff):
+    old, new = pair.old.content, pair.new.content
+    if old & new:
+        return None
+    if len(old) <= 2 and len(new) <= 2 and _one_short_swap(pair.diff):
         return None
     return pair.judged(Relation.UNRELATED)
 

@@ -108,6 +108,7 @@ _TOKEN = re.compile(
     r"|(?P<flag>(?<![\w.-])--?[^\W\d_][\w-]*)"
     r"|(?P<word>\.?[^\W_](?:\w|[-.:/@+](?=[^\W_])|'(?=\w))*)"
 )
+_DIGIT = re.compile(r"\d")
 _JOINED = re.compile(r"[^\W\d_]+(?:[-_][^\W\d_]+)+")
 _JOINS = re.compile(r"[-_]")
 _EMPHASIS = re.compile(r"(?<![^\W_])_+|_+(?![^\W_])|\*+")
@@ -205,62 +206,125 @@ class _Reader:
         self.after_comma = self.determiner = False
 
     def token(self, text: str) -> None:
-        """Read one word-like token: a word, an identifier or a CJK character."""
-        folded = text.casefold().replace("\u2019", "'")
-        if not self.in_code and (folded.endswith("n't") or folded in lexicon.NEGATORS):
+        """Read one word-like token: a word, an identifier or a CJK character. In code, words
+        are literal: nothing is ignored or read as a negation, a choice or a relation."""
+        if self.in_code:
+            for folded, written in _token_parts(text)[1]:
+                key, kind = _literal(folded)
+                self.add(key, kind, written)
+            return
+        negator, readings = _token_readings(text)
+        if negator:
             self.negate()
             return
-        for ending in _APOSTROPHE_ENDINGS:
-            if folded.endswith(ending):
-                folded = folded[: -len(ending)]
-                text = text[: -len(ending)]
-                break
-        if _JOINED.fullmatch(folded):  # "feature-flags", "snake_case": words joined
-            for part, written in zip(_JOINS.split(folded), _JOINS.split(text), strict=False):
-                if part:
-                    self.word(part, written)
-            return
-        self.word(folded, text)
+        for reading, written in readings:
+            self.word(reading, written)
 
-    def word(self, folded: str, text: str) -> None:
-        """Read one folded word (no hyphen or underscore joins left). In code, words are
-        literal: nothing is ignored or read as a negation, a choice or a relation."""
-        if self.in_code:
-            kind = Kind.VALUE if _has_digit(folded) else Kind.WORD
-            self.add(lexeme(folded) if folded.isalpha() else folded.lstrip("."), kind, text)
+    def word(self, reading: _Reading, text: str) -> None:
+        """Read one word, read as `reading` (see `_reading`)."""
+        role = reading.role
+        if role is _Role.SKIP or role is _Role.ARTICLE:
+            self.determiner = role is _Role.ARTICLE
             return
-        if folded in lexicon.IGNORED or folded in _CJK_PARTICLES:
-            self.determiner = folded in lexicon.ARTICLES
-            return
-        if folded in lexicon.CJK_NEGATORS:
+        if role is _Role.NEGATE:
             self.clause_negated = True
             return
-        if folded in lexicon.NUMBER_WORDS:
-            self.add(lexicon.NUMBER_WORDS[folded], Kind.VALUE, text)
-        elif _has_digit(folded):
-            self.add(folded.lstrip("."), Kind.VALUE, text)
-        elif folded in lexicon.CHOOSING or folded in lexicon.CJK_CHOOSING:
-            self.add(CHOICE_KEY, Kind.CHOICE, text)
-        elif folded in lexicon.CLAUSE_WORDS:
+        if role is _Role.CLAUSE:
             self.end_clause()
-            self.add(folded, Kind.RELATION, text)
-        elif folded in lexicon.RELATIONAL:
-            if folded in lexicon.CONTRAST or (
-                self.chose and folded in lexicon.CONTRAST_AFTER_CHOICE
-            ):
+        elif role is _Role.RELATION:
+            if reading.contrast or (self.chose and reading.contrast_after_choice):
                 self.contrast = True
-            self.without = self.without or folded in lexicon.DOUBLE_NEGATIVE
-            self.add(folded, Kind.RELATION, text)
-        elif folded in lexicon.SCOPE_NOUNS:
-            self.add(folded, Kind.WORD, text)  # "staging" is not "stage"
-        elif folded.isalpha():
-            self.add(lexeme(folded), Kind.WORD, text)
-        else:
-            self.add(folded.lstrip("."), Kind.WORD, text)
+            self.without = self.without or reading.double_negative
+        self.add(reading.key, reading.kind, text)
+
+
+class _Role(enum.Enum):
+    """What reading a word does (see `_reading`)."""
+
+    SKIP = enum.auto()
+    ARTICLE = enum.auto()
+    NEGATE = enum.auto()
+    CLAUSE = enum.auto()
+    RELATION = enum.auto()
+    CONTENT = enum.auto()
+
+
+class _Reading(NamedTuple):
+    role: _Role
+    key: str = ""
+    kind: Kind = Kind.WORD
+    contrast: bool = False
+    contrast_after_choice: bool = False
+    double_negative: bool = False
+
+
+_SKIP = _Reading(_Role.SKIP)
+
+
+@functools.lru_cache(maxsize=_KEYWORD_CACHE)
+def _token_readings(text: str) -> tuple[bool, tuple[tuple[_Reading, str], ...]]:
+    """`_token_parts` with each folded word read (`_reading`)."""
+    negator, parts = _token_parts(text)
+    return negator, tuple((_reading(folded), written) for folded, written in parts)
+
+
+@functools.lru_cache(maxsize=_KEYWORD_CACHE)
+def _token_parts(text: str) -> tuple[bool, tuple[tuple[str, str], ...]]:
+    """Whether a token is a negator ("don't", "never"), and its words, folded and as written:
+    possessives and contractions dropped, hyphen and underscore joins split."""
+    folded = text.casefold().replace("\u2019", "'")
+    negator = folded.endswith("n't") or folded in lexicon.NEGATORS
+    for ending in _APOSTROPHE_ENDINGS:
+        if folded.endswith(ending):
+            folded = folded[: -len(ending)]
+            text = text[: -len(ending)]
+            break
+    if _JOINED.fullmatch(folded):  # "feature-flags", "snake_case": words joined
+        parts = zip(_JOINS.split(folded), _JOINS.split(text), strict=False)
+        return negator, tuple((part, written) for part, written in parts if part)
+    return negator, ((folded, text),)
+
+
+@functools.lru_cache(maxsize=_KEYWORD_CACHE)
+def _literal(folded: str) -> tuple[str, Kind]:
+    """The key and kind of a word in code."""
+    kind = Kind.VALUE if _has_digit(folded) else Kind.WORD
+    return (lexeme(folded) if folded.isalpha() else folded.lstrip(".")), kind
+
+
+@functools.lru_cache(maxsize=_KEYWORD_CACHE)
+def _reading(folded: str) -> _Reading:
+    """What a folded word outside code is (see the module rules)."""
+    if folded in lexicon.IGNORED or folded in _CJK_PARTICLES:
+        return _Reading(_Role.ARTICLE) if folded in lexicon.ARTICLES else _SKIP
+    if folded in lexicon.CJK_NEGATORS:
+        return _Reading(_Role.NEGATE)
+    if folded in lexicon.NUMBER_WORDS:
+        return _Reading(_Role.CONTENT, lexicon.NUMBER_WORDS[folded], Kind.VALUE)
+    if _has_digit(folded):
+        return _Reading(_Role.CONTENT, folded.lstrip("."), Kind.VALUE)
+    if folded in lexicon.CHOOSING or folded in lexicon.CJK_CHOOSING:
+        return _Reading(_Role.CONTENT, CHOICE_KEY, Kind.CHOICE)
+    if folded in lexicon.CLAUSE_WORDS:
+        return _Reading(_Role.CLAUSE, folded, Kind.RELATION)
+    if folded in lexicon.RELATIONAL:
+        return _Reading(
+            _Role.RELATION,
+            folded,
+            Kind.RELATION,
+            contrast=folded in lexicon.CONTRAST,
+            contrast_after_choice=folded in lexicon.CONTRAST_AFTER_CHOICE,
+            double_negative=folded in lexicon.DOUBLE_NEGATIVE,
+        )
+    if folded in lexicon.SCOPE_NOUNS:
+        return _Reading(_Role.CONTENT, folded, Kind.WORD)  # "staging" is not "stage"
+    if folded.isalpha():
+        return _Reading(_Role.CONTENT, lexeme(folded), Kind.WORD)
+    return _Reading(_Role.CONTENT, folded.lstrip("."), Kind.WORD)
 
 
 def _has_digit(text: str) -> bool:
-    return any(char.isdigit() for char in text)
+    return _DIGIT.search(text) is not None
 
 
 def _tokens(text: str) -> str:
@@ -275,12 +339,18 @@ def _tokens(text: str) -> str:
 @functools.lru_cache(maxsize=_ANALYSIS_CACHE)
 def analyse(text: str) -> Wording:
     """Return how `text` reads for a write decision (see the module rules)."""
+    return _read(text)
+
+
+def _read(text: str) -> Wording:
     reader = _Reader()
     prepared = _tokens(text)
     code_from = 0
     for match in _TOKEN.finditer(prepared):
         group = match.lastgroup
-        if group == "tick":
+        if group == "word":
+            reader.token(match.group())
+        elif group == "tick":
             reader.tick(prepared[code_from : match.start()])
             code_from = match.end()
         elif reader.in_code and group in ("end", "comma", "mark"):
@@ -292,10 +362,8 @@ def analyse(text: str) -> Wording:
             reader.after_comma = True
         elif group == "mark":
             reader.clause_negated = True
-        elif group == "flag":
+        else:  # a command-line flag
             reader.add(match.group().casefold(), Kind.VALUE, match.group())
-        else:
-            reader.token(match.group())
     reader.end_clause()
     words = tuple(reader.words)
     tags = tags_of(text)
@@ -309,14 +377,29 @@ def analyse(text: str) -> Wording:
     return Wording(words, content, tags, normal)
 
 
-@functools.lru_cache(maxsize=_KEYWORD_CACHE)
 def keywords(text: str) -> frozenset[str]:
     """Return what the dedup index finds candidates by: the content keys of `text` (Chinese and
     Japanese as character pairs), CHOICE_KEY if it chooses, and its tags as "#tag" (so "Use
     pnpm." finds "Use Bun.", and "#frontend Use CSS modules." finds "#frontend Use Tailwind.")."""
-    wording = analyse(text)
+    return index_terms(text)[1]
+
+
+def normal_form(text: str) -> str:
+    """Return `analyse(text).normal`: equal for two memories exactly when their words,
+    polarities and tags are (see the module rules)."""
+    return index_terms(text)[0]
+
+
+@functools.lru_cache(maxsize=_KEYWORD_CACHE)
+def index_terms(text: str) -> tuple[str, frozenset[str]]:
+    """The normal form and the keywords of `text`, read once without filling `analyse`'s
+    cache (the dedup index reads every entry of a category once)."""
+    wording = _read(text)
     words = wording.words
     found: set[str] = {f"#{tag}" for tag in wording.tags}
+    if text.isascii() or _CJK_CHAR.search(text) is None:
+        found.update(word.key for word in words if word.kind <= Kind.CHOICE)
+        return wording.normal, frozenset(found)
     run: list[str] = []
     for word in words:
         if word.content and is_cjk(word.key):
@@ -327,7 +410,7 @@ def keywords(text: str) -> frozenset[str]:
         if word.content or word.kind is Kind.CHOICE:
             found.add(word.key)
     found.update(_pairs(run))
-    return frozenset(found)
+    return wording.normal, frozenset(found)
 
 
 def _pairs(run: list[str]) -> list[str]:
@@ -335,9 +418,3 @@ def _pairs(run: list[str]) -> list[str]:
     if len(run) == 1:
         return run
     return [first + second for first, second in itertools.pairwise(run)]
-
-
-def normal_form(text: str) -> str:
-    """Return `analyse(text).normal`: equal for two memories exactly when their words,
-    polarities and tags are (see the module rules)."""
-    return analyse(text).normal

@@ -190,11 +190,15 @@ async def test_node_waits_for_a_fresh_memd_lock(memory: Path, writers: list[Writ
 # ---------------------------------------------------------------------------- with a real daemon
 
 
-def _store_many(socket_path: Path, workspace: Path, name: str, count: int) -> None:
+def _daemon_entry(thread: int, n: int) -> str:
+    # Letters only: entries told apart by numbers alone would be one rule's changed value.
+    return f"Daemon {word(thread, n)} and {word(n, thread)}."
+
+
+def _store_many(socket_path: Path, workspace: Path, thread: int, count: int) -> None:
     with Client(socket_path, workspace=workspace) as client:
         for n in range(count):
-            token = f"{name}{word(n)}"  # letters only: numbers alone would be a changed value
-            result = client.store(category="Quirk", content=f"Daemon {token}a and {token}b.")
+            result = client.store(category="Quirk", content=_daemon_entry(thread, n))
             assert result.action == "stored", result.message
 
 
@@ -206,7 +210,7 @@ def test_the_daemon_and_a_hacklm_writer_share_one_file(
         client.store(category="Quirk", content="The first quirk, stored by memd.", slug="first")
     writers.append(node := Writer("append", str(target), "40", "node", "5"))
     threads = [
-        threading.Thread(target=_store_many, args=(daemon.socket_path, workspace, f"T{t}", 30))
+        threading.Thread(target=_store_many, args=(daemon.socket_path, workspace, t, 30))
         for t in range(2)
     ]
     for thread in threads:
@@ -221,7 +225,7 @@ def test_the_daemon_and_a_hacklm_writer_share_one_file(
     assert contents == [e.content for e in mdformat.entries(mdformat.parse(text))]
     expected = {"The first quirk, stored by memd."}
     expected |= {f"node entry {n} unique-word-node{n}." for n in range(40)}
-    expected |= {f"Daemon T{t}x{n}a and T{t}x{n}b." for t in range(2) for n in range(30)}
+    expected |= {_daemon_entry(t, n) for t in range(2) for n in range(30)}
     assert sorted(contents) == sorted(expected)
     assert not (workspace / ".memory" / ".lock").exists()
 

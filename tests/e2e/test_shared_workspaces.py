@@ -155,11 +155,13 @@ CRASH_ROUNDS = 3
 CRASH_CLIENTS = 32
 
 
-def _store_until_killed(socket_path: Path, workspace: Path, name: str, acked: list[str]) -> None:
+def _store_until_killed(
+    socket_path: Path, workspace: Path, name: tuple[int, int], acked: list[str]
+) -> None:
     """Store distinct entries until the daemon dies; record each acknowledged content."""
     with Client(socket_path, workspace=workspace, timeout=20) as client:
         for n in range(10_000):
-            token = f"{name}{word(n)}"  # unique letter words: every store is a new rule
+            token = word(*name, n)  # unique letter words: every store is a new rule
             content = f"Crash test {token}a with {token}b and {token}c."
             try:
                 result = client.store(category="Decision", content=content)
@@ -178,7 +180,7 @@ def test_sigkill_under_load_loses_no_acknowledged_store(short_tmp: Path, workspa
         threads = [
             threading.Thread(
                 target=_store_until_killed,
-                args=(server.socket_path, workspace, f"R{round_}C{c}", acked),
+                args=(server.socket_path, workspace, (round_, c), acked),
             )
             for c in range(CRASH_CLIENTS)
         ]
