@@ -24,7 +24,7 @@ decide a pair in-process, beside HackLM's rule.
 
 Targets (issue 16): on `dev`, wrong-skip <= 1 %, wrong-replace <= 5 %, accuracy >= 80 %,
 conflict precision >= 0.8 and recall >= 0.6. Figures go to stdout as Markdown tables and to
-`bench/results/write_decisions.json` (`-quick`: two pairs a class, in-process).
+`bench/results/write_decisions.json` (`--quick`: one pair a class).
 """
 
 from __future__ import annotations
@@ -91,7 +91,7 @@ class Settings(NamedTuple):
 
 
 FULL = Settings(per_class=None, daemon=True, apart=True)
-QUICK = Settings(per_class=2, daemon=False, apart=False)
+QUICK = Settings(per_class=1, daemon=True, apart=False)
 
 
 def dev_path() -> Path:
@@ -370,7 +370,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         argv,
         name="write_decisions",
         description=__doc__,
-        quick_help="two pairs of each class, in-process",
+        quick_help="one pair of each class",
         run=run,
         full=FULL,
         quick=QUICK,

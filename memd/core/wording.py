@@ -13,12 +13,15 @@ Rules:
   underscores between words ("feature-flags" = "feature flags", `snake_case` = "snake case"),
   possessives and `#tags` (kept apart in `tags`). Words in code spans are keyed like any other,
   but literally: a "not" or "the" in code is a word of the code.
-- Identifiers stay whole: a run joined by `.`, `_`, `/`, `:`, `@` or `+` (`snake_case`,
-  `moment.js`, `packages/types`, `0.0.0.0`), and command-line flags (`--no-verify`).
-- Kinds: VALUE is anything holding a digit, a command-line flag, or a spelled-out number (read
-  as its digits: "two" is "2"); CHOICE is a choosing verb ("use", "prefer", "用"); RELATION a
-  preposition or conjunction (`lexicon.RELATIONAL`); WORD everything else. Words in
-  `lexicon.IGNORED` ("the", "is", "always", ...) and negators are not words of the comparison.
+- Identifiers stay whole: a run joined by `.`, `/`, `:`, `@` or `+` (`moment.js`,
+  `packages/types`, `0.0.0.0`), and command-line flags (`--no-verify`). An assignment
+  (`LOG_LEVEL=debug`) is its name's words and then its value.
+- Kinds: VALUE is anything holding a digit, an assigned value (`=debug`), a command-line
+  flag, or a spelled-out number (read as its digits: "two" is "2"); CHOICE is a choosing verb
+  ("use", "prefer", "用"); RELATION a preposition or conjunction (`lexicon.RELATIONAL`); WORD
+  everything else. Words in `lexicon.IGNORED` ("the", "is", "always", ...), negators, and
+  Chinese and Japanese particles, modals and hiragana (verb endings: 使う / 使わない) are not
+  words of the comparison.
 - Keys: a WORD's key is its Snowball stem plus, for English, its derivational ending, so
   inflections share a key ("tests" = "test", "handled" = "handles") but look-alike words do not
   ("authorization" / "author", "operator" / "operation", "dependents" / "dependencies",
@@ -27,9 +30,9 @@ Rules:
   negates its whole clause, unless it follows a comma (", not Y", ", never in Y"), where it
   negates only what follows it, as a contrast marker does ("instead of Y", "rather than Y", and
   "over Y" / "than Y" after a choosing verb). "Never X without Y" is not a negation ("always
-  X with Y"). A clause ends at `.`, `;`, `:`, `!`, `?`, a
-  spaced dash, their CJK forms and CJK commas, and before a clause word ("because", "when",
-  "but", ...). A phrase also ends at a comma.
+  X with Y"). A clause ends at `.`, `;`, `:`, `!`, `?`, a spaced dash, their CJK forms and
+  CJK commas, and before a clause word ("because", "when", "but", ...). A phrase also ends at
+  a comma.
 """
 
 from __future__ import annotations
@@ -96,6 +99,8 @@ CHOICE_KEY = "<choose>"
 
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff66-\uff9f"  # kana, ideographs
 _CJK_CHAR = re.compile(f"[{_CJK}]")
+_HIRAGANA = re.compile("[\u3040-\u309f]")
+"""Japanese particles and verb endings (使う / 使わない): how, not what."""
 _CJK_PARTICLES = frozenset("のはをにがでともへや的了是和与及或把被也都就还这那此个要必须需应该")
 """Particles, auxiliaries and modals (要, 必须, 需要, 应该): not what a memory is about."""
 _JAPANESE_NEGATION = re.compile("|".join(lexicon.JAPANESE_NEGATIONS))
@@ -106,9 +111,9 @@ _TOKEN = re.compile(
     r"|(?P<tick>`+)"
     rf"|(?P<mark>{_NEGATION_MARK})"
     r"|(?P<flag>(?<![\w.-])--?[^\W\d_][\w-]*)"
-    r"|(?P<word>\.?[^\W_](?:\w|[-.:/@+](?=[^\W_])|'(?=\w))*)"
+    r"|(?P<word>\.?[^\W_](?:\w|[-.:/@+=](?=[^\W_])|'(?=\w))*)"
 )
-_DIGIT = re.compile(r"\d")
+_VALUE = re.compile(r"[\d=]")
 _JOINED = re.compile(r"[^\W\d_]+(?:[-_][^\W\d_]+)+")
 _JOINS = re.compile(r"[-_]")
 _EMPHASIS = re.compile(r"(?<![^\W_])_+|_+(?![^\W_])|\*+")
@@ -279,6 +284,10 @@ def _token_parts(text: str) -> tuple[bool, tuple[tuple[str, str], ...]]:
             folded = folded[: -len(ending)]
             text = text[: -len(ending)]
             break
+    if "=" in folded:  # an assignment: the name's words, then "=value" (always a value)
+        value = folded.partition("=")[2]
+        written_name, _, written_value = text.partition("=")
+        return negator, (*_token_parts(written_name)[1], ("=" + value, written_value))
     if _JOINED.fullmatch(folded):  # "feature-flags", "snake_case": words joined
         parts = zip(_JOINS.split(folded), _JOINS.split(text), strict=False)
         return negator, tuple((part, written) for part, written in parts if part)
@@ -295,7 +304,7 @@ def _literal(folded: str) -> tuple[str, Kind]:
 @functools.lru_cache(maxsize=_KEYWORD_CACHE)
 def _reading(folded: str) -> _Reading:
     """What a folded word outside code is (see the module rules)."""
-    if folded in lexicon.IGNORED or folded in _CJK_PARTICLES:
+    if folded in lexicon.IGNORED or folded in _CJK_PARTICLES or _HIRAGANA.fullmatch(folded):
         return _Reading(_Role.ARTICLE) if folded in lexicon.ARTICLES else _SKIP
     if folded in lexicon.CJK_NEGATORS:
         return _Reading(_Role.NEGATE)
@@ -324,7 +333,8 @@ def _reading(folded: str) -> _Reading:
 
 
 def _has_digit(text: str) -> bool:
-    return _DIGIT.search(text) is not None
+    """True for a word holding a digit or an assignment (`LOG_LEVEL=debug`): a value."""
+    return _VALUE.search(text) is not None
 
 
 def _tokens(text: str) -> str:

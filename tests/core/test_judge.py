@@ -1,0 +1,428 @@
+"""The write decision for one pair: a test per class of the labelled store pairs, each written
+from the class's description (not from the data set's sentences), and properties that hold for
+any text.
+
+Classes and what they ask (`../shared/data/write-decisions-dev/README.md`): a repeat or a
+reformatting says nothing new (skip); a less detailed version says nothing new (skip); more
+detail, a reason, a "not Y" for an alternative never named (update); a changed number, version,
+tool or choice, a reversed rule (update, conflict); another subject or object, swapped roles,
+look-alike words, another thing with its own number, unrelated text (store). memd departs from
+the labels in one way on purpose: a paraphrase in other words is kept (updated or stored), never
+skipped, because a skip throws the new text away.
+"""
+
+from __future__ import annotations
+
+import string
+
+import pytest
+from hypothesis import assume, given, strategies as st
+
+from memd.core.judge import Relation, Verdict, judge
+
+SKIP, UPDATE, STORE = Verdict.SKIP, Verdict.UPDATE, Verdict.STORE
+
+
+def decided(old: str, new: str) -> tuple[Verdict, bool]:
+    judgement = judge(old, new)
+    return judgement.verdict, judgement.conflict
+
+
+# ---- skip: nothing new -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Regenerate the OpenAPI client after editing spec.yaml.",
+        "部署前运行测试。",
+        "Immer die Tests vor dem Push ausführen.",
+        "Логи храним 14 дней.",
+        "#db Index every foreign key.",
+    ],
+)
+def test_exact_repeat_is_skipped(text: str) -> None:
+    assert judge(text, text).relation is Relation.SAME
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("Run the linter before opening a PR.", "run the linter before opening a pr"),
+        (
+            "Keep secrets out of the Helm values file.",
+            "Keep secrets out of the **Helm** values file!",
+        ),
+        ("Use the build cache in CI.", "Use the build-cache in CI."),
+        ("Prefer `httpx` for outbound calls.", "Prefer httpx for outbound calls"),
+        ("Tag images with the commit SHA.", "Tag images with commit SHA."),
+        (
+            "Pin the base image digest. #docker #security",
+            "Pin the base image digest. #security #docker",
+        ),
+        ("Use `snake_case` for column names.", "Use snake case for column names."),
+        ("Never pass `--no-verify` to git commit.", "_Never_ pass --no-verify to git commit!"),
+    ],
+)
+def test_reformatting_is_skipped(old: str, new: str) -> None:
+    assert decided(old, new) == (SKIP, False)
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("Don't log request bodies.", "Do not log request bodies."),
+        ("Never hardcode API keys.", "Don't hardcode API keys."),
+        ("Avoid global state in handlers.", "Never use global state in handlers."),
+        ("Never deploy without a passing build.", "Never deploy without a passing build."),
+    ],
+)
+def test_the_same_ban_in_other_negating_words_is_skipped(old: str, new: str) -> None:
+    assert decided(old, new) == (SKIP, False)
+
+
+def test_a_phrase_moved_whole_is_the_same_wording() -> None:
+    assert decided("Rebase on main before merging.", "Before merging, rebase on main.") == (
+        SKIP,
+        False,
+    )
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("The deploy job invalidates the cache.", "The cache is invalidated by the deploy job."),
+        ("Never disable CSRF checks.", "CSRF checks must never be turned off."),
+        ("Favour small pull requests.", "Pull requests should be small."),
+    ],
+)
+def test_a_paraphrase_in_other_words_is_kept_not_skipped(old: str, new: str) -> None:
+    assert judge(old, new).verdict is not SKIP
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("Run unit tests and the linter before pushing.", "Run unit tests before pushing."),
+        ("The search service needs Java 21 and 8 GB of heap.", "The search service needs Java 21."),
+        ("Use Poetry for dependencies; lock files are committed.", "Use Poetry for dependencies."),
+        ("Open PRs as drafts until CI passes.", "Open PRs as drafts."),
+    ],
+)
+def test_a_less_detailed_version_is_skipped(old: str, new: str) -> None:
+    assert judge(old, new).relation is Relation.SAYS_LESS
+
+
+def test_saying_less_never_covers_a_new_choice_a_wider_ban_or_a_new_small_word() -> None:
+    assert judge("Indent Python code with tabs.", "Always use tabs.").verdict is not SKIP
+    wider = judge("Never run load tests against production.", "Never run load tests.")
+    assert wider.relation is Relation.BROADENS and wider.verdict is UPDATE
+    assert (
+        judge("Thanks! Talk to you later!", "Thanks! What have you been up to?").verdict is not SKIP
+    )
+
+
+# ---- update: more, or changed ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("Cache API responses.", "Cache API responses for 5 minutes in Redis."),
+        (
+            "Write integration tests for payment flows.",
+            "Write integration tests for payment flows, including refunds.",
+        ),
+        ("The import job is slow.", "The import job is slow because it parses XML twice."),
+        ("Flaky on Windows.", "Flaky on Windows and macOS."),
+        ("Run `cargo test --release` in CI.", "Run `cargo test --release --locked` in CI."),
+        ("Support Node 20.", "Support Node 20 and Node 22."),
+    ],
+)
+def test_added_detail_updates_without_conflict(old: str, new: str) -> None:
+    assert judge(old, new).relation is Relation.ADDS_DETAIL
+    assert decided(old, new) == (UPDATE, False)
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("Deploy from the release branch.", "Deploy from the release branch, never from a laptop."),
+        ("Store sessions in Redis.", "Store sessions in Redis, not in the database."),
+        ("Usa pnpm para instalar.", "Usa pnpm para instalar, no npm."),
+    ],
+)
+def test_a_not_for_an_alternative_never_named_is_detail(old: str, new: str) -> None:
+    assert decided(old, new) == (UPDATE, False)
+
+
+def test_a_not_that_excludes_the_old_value_is_a_reversal() -> None:
+    assert decided("Store sessions in Redis.", "Store sessions in Postgres, not in Redis.") == (
+        UPDATE,
+        True,
+    )
+
+
+def test_a_vague_amount_made_exact_is_no_conflict() -> None:
+    judgement = judge("Tokens expire after about a day.", "Tokens expire after 24 hours.")
+    assert (judgement.relation, judgement.conflict) == (Relation.VALUE_MADE_EXACT, False)
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "was", "now"),
+    [
+        (
+            "Keep the request timeout at 30 seconds.",
+            "Keep the request timeout at 10 seconds.",
+            "30",
+            "10",
+        ),
+        ("The worker pool has 4 threads.", "The worker pool has 16 threads.", "4", "16"),
+        ("Indent YAML with two spaces.", "Indent YAML with four spaces.", "two", "four"),
+        ("Set `LOG_LEVEL=debug` locally.", "Set `LOG_LEVEL=info` locally.", "debug", "info"),
+        ("Logs are kept for 14 days. #ops", "Logs are kept for 30 days. #ops", "14", "30"),
+        ("日志保留 30 天。", "日志保留 7 天。", "30", "7"),
+        ("Логи храним 14 дней.", "Логи храним 30 дней.", "14", "30"),
+    ],
+)
+def test_a_changed_value_is_a_conflict_naming_the_old_value(
+    old: str, new: str, was: str, now: str
+) -> None:
+    judgement = judge(old, new)
+    assert (judgement.relation, judgement.verdict, judgement.conflict) == (
+        Relation.CHANGED_VALUE,
+        UPDATE,
+        True,
+    )
+    assert (judgement.old_value, judgement.new_value) == (was, now)
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("Build the app with Python 3.11.", "Build the app with Python 3.12."),
+        ("The cluster runs Kubernetes 1.29.", "The cluster runs Kubernetes 1.31."),
+        (
+            "The schema is at version 12; bump it per migration.",
+            "The schema is at version 13; bump it per migration.",
+        ),
+    ],
+)
+def test_a_changed_version_is_a_conflict(old: str, new: str) -> None:
+    assert decided(old, new) == (UPDATE, True)
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "was", "now"),
+    [
+        ("Bundle the frontend with Webpack.", "Bundle the frontend with Vite.", "Webpack", "Vite"),
+        ("Use Flake8 for linting.", "Use Ruff for linting.", "Flake8", "Ruff"),
+        (
+            "Logs are shipped to Datadog.",
+            "Logs are shipped to Grafana Loki.",
+            "Datadog",
+            "Grafana Loki",
+        ),
+        ("Use Yarn.", "Use npm.", "Yarn", "npm"),
+        ("缓存使用 Redis。", "缓存使用 Memcached。", "Redis", "Memcached"),
+        ("Используем Poetry для зависимостей.", "Используем uv для зависимостей.", "Poetry", "uv"),
+        (
+            "Utilisez Postgres pour les sessions.",
+            "Utilisez Redis pour les sessions.",
+            "Postgres",
+            "Redis",
+        ),
+    ],
+)
+def test_a_swapped_tool_or_choice_is_a_conflict_naming_the_old_one(
+    old: str, new: str, was: str, now: str
+) -> None:
+    judgement = judge(old, new)
+    assert (judgement.relation, judgement.conflict) == (Relation.CHANGED_CHOICE, True)
+    assert (judgement.old_value, judgement.new_value) == (was, now)
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("Squash commits when merging.", "Don't squash commits when merging."),
+        ("Run migrations after deploying.", "Run migrations before deploying."),
+        ("Prefer tabs over spaces.", "Prefer spaces over tabs."),
+        ("Enable source maps in production.", "Disable source maps in production."),
+        ("Start the queue before the API.", "Start the API before the queue."),
+        ("Pass `--frozen-lockfile` in CI.", "Pass `--no-frozen-lockfile` in CI."),
+        ("Коммитить секреты в репозиторий.", "Не коммитить секреты в репозиторий."),
+        ("本番では `debug` モードを使う。", "本番では `debug` モードを使わない。"),
+    ],
+)
+def test_a_reversed_rule_is_a_conflict(old: str, new: str) -> None:
+    assert judge(old, new).relation is Relation.REVERSED
+    assert decided(old, new) == (UPDATE, True)
+
+
+def test_a_reversal_needs_the_negated_clause_on_both_sides() -> None:
+    # "log" is not in the new text: an unrelated fact about tokens, not "log access tokens".
+    assert (
+        judge("Never log access tokens.", "Access tokens expire after 15 minutes.").verdict is STORE
+    )
+    assert judge("Never push to main.", "Main is protected and needs two reviews.").verdict is STORE
+
+
+def test_never_without_is_not_a_negation() -> None:
+    # "Never X without Y" says "always X with Y": no reversal of the rule it restates.
+    old, new = (
+        "Always commit lockfiles with their manifest.",
+        "Never commit a manifest without its lockfile.",
+    )
+    assert not judge(old, new).conflict
+
+
+def test_new_tags_update_without_conflict() -> None:
+    judgement = judge("Cache builds in CI. #ci", "Cache builds in CI. #ci #perf")
+    assert (judgement.relation, judgement.verdict, judgement.conflict) == (
+        Relation.TAGS,
+        UPDATE,
+        False,
+    )
+
+
+# ---- store: another rule -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("Review the generated report weekly.", "Review the generator report weekly."),
+        ("Notify the operator on failure.", "Notify the operations team on failure."),
+        ("Pin the dependents of the SDK.", "Pin the dependencies of the SDK."),
+        ("Run smoke tests on staging.", "Run smoke tests on each pipeline stage."),
+        ("Cache user profiles.", "Profile user caches."),
+    ],
+)
+def test_look_alike_words_are_different_rules(old: str, new: str) -> None:
+    assert decided(old, new) == (STORE, False)
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("The API service calls the auth service.", "The auth service calls the API service."),
+        ("Mobile clients may read web sessions.", "Web clients may read mobile sessions."),
+        (
+            "The worker rounds prices before sending them to the API.",
+            "The API rounds prices before sending them to the worker.",
+        ),
+    ],
+)
+def test_swapped_roles_are_two_rules(old: str, new: str) -> None:
+    assert judge(old, new).relation is Relation.OTHER_ROLES
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "was", "now"),
+    [
+        (
+            "Encrypt the orders table at rest.",
+            "Encrypt the invoices table at rest.",
+            "orders",
+            "invoices",
+        ),
+        (
+            "Add retries to the payment client.",
+            "Add retries to the email client.",
+            "payment",
+            "email",
+        ),
+        (
+            "Scan Docker images for CVEs.",
+            "Scan npm packages for CVEs.",
+            "Docker images",
+            "npm packages",
+        ),
+        ("No PII in logs.", "No PII in traces.", "logs", "traces"),
+        ("`make dev` starts the stack.", "`make test` starts the stack.", "dev", "test"),
+        (
+            "Add an index on `users.email`.",
+            "Add an index on `users.created_at`.",
+            "users.email",
+            "users.created_at",
+        ),
+        ("Set `RUST_BACKTRACE=1` in CI.", "Set `RUST_LOG=debug` in CI.", None, None),
+        ("订单表按年分区。", "发票表按年分区。", None, None),
+    ],
+)
+def test_another_object_or_subject_is_stored_apart(
+    old: str, new: str, was: str | None, now: str | None
+) -> None:
+    judgement = judge(old, new)
+    assert (judgement.relation, judgement.verdict) == (Relation.OTHER_SUBJECT, STORE)
+    if was is not None:
+        assert (judgement.old_value, judgement.new_value) == (was, now)
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("The upload limit is 10 MB.", "The avatar limit is 2 MB."),
+        ("Run 2 web replicas in staging.", "Run 1 cron replica in staging."),
+        ("Access keys expire after 90 days.", "Session keys expire after 8 hours."),
+    ],
+)
+def test_another_thing_with_its_own_number_is_stored(old: str, new: str) -> None:
+    assert decided(old, new) == (STORE, False)
+
+
+def test_unrelated_text_is_stored() -> None:
+    assert judge("Use British spelling in docs.", "The cron job runs at midnight.").relation is (
+        Relation.UNRELATED
+    )
+
+
+# ---- properties -------------------------------------------------------------------------------
+
+_WORDS = "deploy cache worker queue token replica schema branch lint build table index"
+WORDS = st.sampled_from(_WORDS.split())
+SENTENCES = st.lists(WORDS, min_size=2, max_size=7).map(lambda words: " ".join(words).capitalize())
+
+
+@given(st.text(max_size=80), st.text(max_size=80))
+def test_any_text_gets_a_judgement(old: str, new: str) -> None:
+    judgement = judge(old, new)
+    assert 0.0 <= judgement.similarity <= 1.0
+    assert judgement.conflict <= (judgement.verdict is UPDATE)
+
+
+@given(st.text(max_size=80))
+def test_a_text_repeats_itself(text: str) -> None:
+    assert judge(text, text).verdict is SKIP
+
+
+@given(SENTENCES)
+def test_case_punctuation_and_emphasis_never_make_a_new_rule(text: str) -> None:
+    for variant in (
+        text.upper() + "!",
+        f"**{text}**.",
+        f"  {text.lower()}  ",
+        text.replace(" ", "  "),
+    ):
+        assert judge(text, variant).verdict is SKIP
+
+
+@given(SENTENCES, st.lists(st.sampled_from(string.ascii_lowercase), min_size=4, max_size=8))
+def test_adding_a_clause_is_never_a_skip(text: str, letters: list[str]) -> None:
+    new_word = "q" + "".join(letters) + "z"  # a word no sentence holds
+    assert judge(text, f"{text}; it needs {new_word}.").verdict is UPDATE
+
+
+@given(SENTENCES)
+def test_negating_a_rule_is_never_a_skip(text: str) -> None:
+    judgement = judge(text, f"Never {text.lower()}.")
+    assert judgement.verdict is UPDATE and judgement.conflict
+
+
+@given(SENTENCES, st.integers(1, 999), st.integers(1, 999))
+def test_a_new_number_is_never_a_skip(text: str, old: int, new: int) -> None:
+    assume(old != new)
+    judgement = judge(f"{text} at {old}.", f"{text} at {new}.")
+    assert judgement.relation is Relation.CHANGED_VALUE
+    assert (judgement.old_value, judgement.new_value) == (str(old), str(new))

@@ -1,0 +1,149 @@
+"""How a memory reads for a write decision (`memd.core.wording`), and slugs in every script."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, strategies as st
+
+from memd.core.slugs import derive_slug, validate_slug
+from memd.core.wording import Kind, analyse, keywords, lexeme
+from memd_client.errors import InvalidEntry
+
+
+def read(text: str) -> list[tuple[str, str, bool]]:
+    """(key, kind initial, negated) for each word."""
+    return [(w.key, w.kind.name[0], w.negative) for w in analyse(text).words]
+
+
+def test_formatting_is_not_wording() -> None:
+    plain = analyse("Never commit .env files to main.").normal
+    for variant in (
+        "never commit `.env` files to `main`",
+        "**Never** commit .env files to main!",
+        "_Never_ commit .env files to main.",
+        "NEVER   COMMIT .ENV FILES TO MAIN",
+    ):
+        assert analyse(variant).normal == plain
+    assert analyse("Use snake_case keys.").normal == analyse("Use snake case keys.").normal
+
+
+def test_every_script_is_read() -> None:
+    assert [key for key, _, _ in read("提交前运行测试")] == list("提交前运行测试")
+    assert keywords("提交前运行测试") >= {"提交", "运行", "测试"}
+    assert read("Перед коммитом запускай линтер.")[1][0] == "коммит"
+    assert analyse("Ключи хранятся в Vault.").normal != analyse("Пароли хранятся в Vault.").normal
+    assert analyse("用户表").normal != analyse("订单表").normal  # no longer "all equal"
+
+
+def test_identifiers_flags_and_numbers_are_values_kept_whole() -> None:
+    words = analyse("Pin `numpy==1.26` with --frozen-lockfile on t3.medium, Node 20 and two cores.")
+    values = [w.key for w in words.words if w.kind is Kind.VALUE]
+    assert values == ["1.26", "--frozen-lockfile", "t3.medium", "20", "2"]
+    assert analyse("Import `moment.js` from packages/types/").content >= {
+        "moment.js",
+        "packages/types",
+    }
+
+
+def test_look_alike_words_get_different_keys_and_inflections_the_same() -> None:
+    for a, b in [
+        ("authorization", "author"),
+        ("operator", "operation"),
+        ("dependents", "dependencies"),
+        ("designated", "design"),
+        ("executive", "execution"),
+        ("generated", "generator"),
+        ("important", "import"),
+        ("profiler", "profile"),
+    ]:
+        assert lexeme(a) != lexeme(b), (a, b)
+    for a, b in [
+        ("tests", "test"),
+        ("handled", "handles"),
+        ("retries", "retry"),
+        ("nested", "nest"),
+    ]:
+        assert lexeme(a) == lexeme(b), (a, b)
+    assert analyse("the staging env").content != analyse("the stage env").content
+
+
+def test_a_negator_negates_its_clause_and_after_a_comma_only_what_follows() -> None:
+    assert read("Session cookies are not HttpOnly; the SPA reads them.") == [
+        ("session~ion", "W", True),
+        ("cooki", "W", True),
+        ("httpon", "W", True),
+        ("spa", "W", False),
+        ("read", "W", False),
+    ]
+    assert [negated for _, _, negated in read("Use UTC timestamps, not local time.")] == [
+        False,  # use
+        False,
+        False,
+        True,
+        True,
+    ]
+    assert all(negated for key, _, negated in read("Avoid eval") if key == "eval")
+    assert not any(negated for _, _, negated in read("Never deploy without a green build."))
+    assert not any(negated for _, _, negated in read("Use `pytest -m 'not slow'`."))
+
+
+def test_a_rejected_alternative_is_negated() -> None:
+    negated = {key for key, _, neg in read("Prefer Postgres over MySQL for reporting.") if neg}
+    assert "mysql" in negated and "postgr" not in negated
+    assert {key for key, _, neg in read("Run npm ci instead of npm install.") if neg} >= {"instal"}
+
+
+def test_cjk_and_japanese_negation() -> None:
+    assert all(neg for _, _, neg in read("不要在代码里写密码"))
+    assert all(neg for _, _, neg in read("パスワードを保存しないこと"))
+    assert read("提交前运行测试。不要跳过。")[0][2] is False  # the first clause stands
+
+
+def test_assignments_are_a_name_then_a_value() -> None:
+    assert read("Set LOG_LEVEL=debug") == [
+        ("set", "W", False),
+        ("log", "W", False),
+        ("level", "W", False),
+        ("=debug", "V", False),
+    ]
+
+
+@given(st.text(max_size=120))
+def test_any_text_reads(text: str) -> None:
+    wording = analyse(text)
+    assert wording.content <= {w.key for w in wording.words}
+    assert isinstance(wording.normal, str) and keywords(text) is not None
+
+
+# ---- slugs ------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("content", "slug"),
+    [
+        ("Take the lock before writing any memory file.", "take-lock-writing-memory"),
+        ("Use tabs for indentation", "tabs-indentation"),
+        ("提交前先运行 `make lint`。", "提交前先运行-make-lint"),
+        ("Перед коммитом запускай линтер.", "перед-коммитом-запускай-линтер"),
+        ("Vor dem Push immer die Tests ausführen.", "vor-push-tests-ausfuhren"),
+        ("Настройка линтера для всей команды.", "настройка-линтера-всей-команды"),
+        ("!!!", "memory"),
+    ],
+)
+def test_slugs_are_derived_in_every_script(content: str, slug: str) -> None:
+    assert derive_slug(content, set()) == slug
+    assert validate_slug(slug) == slug
+
+
+def test_different_non_latin_texts_get_different_slugs() -> None:
+    slugs = {
+        derive_slug(text, set())
+        for text in ("所有数据放在 Postgres", "缓存放在 Redis", "日志保留 7 天")
+    }
+    assert len(slugs) == 3 and "memory" not in slugs
+
+
+@pytest.mark.parametrize("slug", ["Use-Tabs", "two words", "a--b", "-a", "a_b", "x" * 65, ""])
+def test_bad_slugs_are_refused(slug: str) -> None:
+    with pytest.raises(InvalidEntry, match="kebab-case"):
+        validate_slug(slug)

@@ -1,0 +1,102 @@
+"""Write decisions through a real daemon: what a store reports (action, relation, conflict, the
+old and new value, a sentence saying why), what reaches the file and the archive, slugs in every
+script, and cleanup's reasons, in the client and on the command line."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from memd.core import mdformat
+from memd_client import Client
+from tests.conftest import DaemonProcess
+
+pytestmark = pytest.mark.e2e
+
+
+def test_a_changed_value_replaces_the_entry_and_names_the_old_value(
+    daemon: DaemonProcess, workspace: Path
+) -> None:
+    with Client(daemon.socket_path, workspace=workspace) as client:
+        first = client.store(category="Decision", content="CI runs on Node 20.")
+        changed = client.store(category="Decision", content="CI runs on Node 22.")
+    assert first.action == "stored"
+    assert (changed.action, changed.conflict, changed.relation) == (
+        "updated",
+        True,
+        "changed_value",
+    )
+    assert (changed.old_value, changed.new_value, changed.slug) == ("20", "22", first.slug)
+    assert 'The value changed from "20" to "22".' in changed.message
+    assert "contradicts it and was replaced (conflict)" in changed.message
+    assert '"CI runs on Node 20."' in changed.message
+    text = (workspace / ".memory" / "decisions.md").read_text()
+    assert [e.content for e in mdformat.entries(mdformat.parse(text))] == ["CI runs on Node 22."]
+    archive = (workspace / ".memory" / "archive.md").read_text()
+    assert f"replaced by a contradicting entry as [{first.slug}] (a new value)" in archive
+    assert f"[{first.slug}] CI runs on Node 20." in archive
+
+
+def test_a_repeat_is_skipped_and_another_subject_is_kept_beside(
+    daemon: DaemonProcess, workspace: Path
+) -> None:
+    with Client(daemon.socket_path, workspace=workspace) as client:
+        client.store(category="Security", content="Rotate the Stripe key every 90 days.")
+        again = client.store(category="Security", content="rotate the `Stripe` key every 90 days")
+        other = client.store(category="Security", content="Rotate the Twilio key every 90 days.")
+        reversed_ = client.store(category="Security", content="Never rotate the Twilio key.")
+    assert (again.action, again.relation, again.conflict) == ("skipped", "same", False)
+    assert again.message.endswith("(the same rule, worded the same way); nothing written.")
+    assert (other.action, other.relation) == ("stored", "other_subject")
+    assert (other.old_value, other.new_value) == ("Stripe", "Twilio")
+    assert "(kept beside [" in other.message and '"Twilio" instead of "Stripe"' in other.message
+    assert reversed_.action == "updated" and reversed_.relation == "reversed"
+    assert "It reverses the old rule." in reversed_.message
+
+
+def test_non_latin_memories_are_told_apart_and_slugged(
+    daemon: DaemonProcess, workspace: Path
+) -> None:
+    texts = ["所有持久化数据放在 Postgres。", "缓存只放在 Redis。", "Логи храним 14 дней."]
+    with Client(daemon.socket_path, workspace=workspace) as client:
+        results = [client.store(category="Decision", content=text) for text in texts]
+    assert [r.action for r in results] == ["stored", "stored", "stored"]
+    slugs = [r.slug for r in results]
+    assert len(set(slugs)) == 3 and "memory" not in slugs
+    assert slugs[2] == "логи-храним-дней"
+
+
+def test_the_command_line_says_why(daemon: DaemonProcess, workspace: Path) -> None:
+    def memd(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "memd", "--socket", str(daemon.socket_path), *args],
+            cwd=workspace,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+
+    assert memd("store", "-c", "Preference", "Format Python with black.").returncode == 0
+    changed = memd("store", "--json", "-c", "Preference", "Format Python with ruff format.")
+    result = json.loads(changed.stdout)
+    assert (result["relation"], result["old_value"], result["new_value"]) == (
+        "changed_choice",
+        "black",
+        "ruff format",
+    )
+    shown = memd("store", "--dry-run", "-c", "Preference", "Format Python with yapf.")
+    assert 'The choice changed from "ruff format" to "yapf".' in shown.stdout
+    assert shown.stdout.startswith("Dry run, nothing written")
+
+    (workspace / ".memory" / "quirks.md").write_text(
+        "- [a] Avoid eval in templates\n- [b] Never use eval in templates\n"
+    )
+    plan = memd("cleanup")
+    assert "fold in [" in plan.stdout and "(the same words)" in plan.stdout
+    with Client(daemon.socket_path, workspace=workspace) as client:
+        (merge,) = client.cleanup().merged
+    assert merge.why == ["the same words"]
