@@ -15,9 +15,9 @@ Rules:
 - Entries are ordered by specificity: most content words first (repeats counted), then most
   tags, then higher `score_entry`, then earlier line. In that order each entry joins the first
   cluster whose winner it says nothing beyond, or else starts a new cluster (only winners
-  sharing at least half of its keywords, or its normal form, are judged). Unlike HackLM's
-  single linkage at 0.3, nothing chains: every loser is judged against the entry it is folded
-  into.
+  sharing `dedup_index.CONTAINMENT` of its keywords, or its normal form, are judged, as in
+  a store). Unlike HackLM's single linkage at 0.3, nothing chains: every loser is judged against
+  the entry it is folded into.
 - A cluster's winner is its first member, the most specific wording. It keeps its content (no
   "(also: ...)" keyword soup), its line and its slug; a slug-less winner takes the first slug of
   its losers in file order, else a derived one. Losers are removed and archived with the reason
@@ -47,6 +47,7 @@ import msgspec
 
 from memd.core.archive import ArchivedEntry
 from memd.core.categories import Category
+from memd.core.dedup_index import CONTAINMENT
 from memd.core.judge import Relation, Verdict, judge
 from memd.core.mdformat import (
     Document,
@@ -59,10 +60,6 @@ from memd.core.mdformat import (
 )
 from memd.core.slugs import derive_slug
 from memd.core.wording import analyse, keywords
-
-CONTAINMENT = 0.5
-"""An entry is judged against a winner only if they share at least this share of its keywords
-(a shorter form of the winner shares all of them)."""
 
 MERGE_REASONS = {
     Relation.SAME: "the same words",

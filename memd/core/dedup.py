@@ -9,8 +9,10 @@ the decision follows from those judgements.
 Rules:
 - An entry with the content's normal form (the same words, polarity and tags:
   `wording.normal_form`) is a repeat: skip, matched with the first such entry in file order.
-- Candidates: at most CANDIDATES entries, highest keyword Jaccard first, then file order; an
-  entry sharing no keyword is never one.
+- Candidates: at most CANDIDATES entries, highest keyword Jaccard first, then file order, among
+  the entries close to the content (`dedup_index.close`: sharing at least CONTAINMENT of the
+  smaller keyword set; no skip or update of the labelled store pairs shares less, so the others
+  are other rules without being judged).
 - The decision: skip if a candidate says everything the content says (the first such, in
   candidate order); else update the first candidate whose judgement is an update (the replaced
   text goes to the archive; `conflict` when the entry is now wrong); else store, reporting the
@@ -23,6 +25,7 @@ from collections.abc import Iterable
 
 import msgspec
 
+from memd.core.dedup_index import close
 from memd.core.judge import Judgement, Relation, Verdict, judge
 from memd.core.mdformat import Entry
 from memd.core.wording import analyse, keywords, normal_form
@@ -80,9 +83,9 @@ def ranked(content: str, entries: Iterable[Entry]) -> list[Entry]:
     for position, entry in enumerate(entries):
         if normal_form(entry.content) == normal:
             return [entry]
-        score = jaccard(words, keywords(entry.content))
-        if score > 0:
-            scored.append((-score, position, entry))
+        other = keywords(entry.content)
+        if close(len(words & other), len(words), len(other)):
+            scored.append((-jaccard(words, other), position, entry))
     scored.sort(key=lambda item: item[:2])
     return [entry for _, _, entry in scored[:CANDIDATES]]
 

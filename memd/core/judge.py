@@ -13,44 +13,45 @@ archive), store rather than update (both stay).
 
 Relations, checked in this order (the first that applies decides):
 1. SAME (skip): the same words with the same polarity and tags; formatting, articles, "always"
-   and equivalent small words ("via" / "with", "instead of" / "rather than") do not count.
+   and small words other than opposites ("with" / "via", a dropped "to") do not count.
 2. UNRELATED (store): no content word in common, unless the texts differ in a single short
    phrase in the same frame ("Use pnpm." / "Use Bun.").
-3. OTHER_SUBJECT (store): a replaced phrase names which thing the rule is about: the subject, a
+3. REVERSED (update, conflict), by order: what an ordering word orders swapped sides, with no
+   word lost ("start A before B" / "start B before A").
+4. OTHER_SUBJECT (store): a replaced phrase names which thing the rule is about: the subject, a
    word that qualifies a kept noun ("the Stripe key" / "the Twilio key"), the object of a verb
    that does not choose ("Strip PII from error logs" / "... analytics events"), anything in a
    phrase led by a scope word ("for", "from", "against"), an environment or platform
-   ("staging", "Windows"), or the object of a ban ("No secrets in git" / "... in logs": both
-   bans hold), or anything that opens the sentence ("<Uploads> over 5 MB time out", even a
-   number) but an opposite ("Enable X" / "Disable X"). A phrase led by a tool preposition names
-   a place, not a tool, after the clause already chose ("Use React Query in <the admin app>")
-   or after a noun with an article ("an index on <X>"). A replaced phrase of more than MAX_SWAP
+   ("staging", "Windows"), the object of a ban ("No secrets in git" / "... in logs": both bans
+   hold), or anything that opens the sentence ("<Uploads> over 5 MB time out", even a number)
+   but an opposite ("Enable X" / "Disable X"). A phrase led by a tool preposition names a
+   place, not a tool, after the clause already chose ("Use React Query in <the admin app>") or
+   after a noun with an article ("an index on <X>"). A replaced phrase of more than MAX_SWAP
    words on either side is read the same way.
-4. REVERSED (update, conflict): a shared word is negated in one text and not in the other,
+5. REVERSED (update, conflict): a shared word is negated in one text and not in the other,
    and the other text holds all of the negated clause ("Commit the lockfile" / "Don't commit
    the lockfile"; "Use UTC" / "Use local time, not UTC"; but not "Never log access tokens" /
-   "Access tokens expire after 15 minutes"); what an ordering word orders swapped sides, with
-   no word lost ("start A before B" / "start B before A"); or a word swapped for its opposite
-   ("before" / "after", "enable" / "disable", "--frozen-lockfile" / "--no-frozen-lockfile").
-5. OTHER_ROLES (store): the shared words come in another order ("The billing module must not
+   "Access tokens expire after 15 minutes"); or a word swapped for its opposite ("before" /
+   "after", "enable" / "disable", "--frozen-lockfile" / "--no-frozen-lockfile").
+6. OTHER_ROLES (store): the shared words come in another order ("The billing module must not
    import from auth" / "The auth module must not import from billing"), unless only a phrase
    moved whole with its preposition ("Before deploying, run tests"): that is the same wording,
    and the rules below go on.
-6. CHANGED_VALUE (update, conflict): only numbers changed ("15 minutes" / "60 minutes", "Node
+7. CHANGED_VALUE (update, conflict): only numbers changed ("15 minutes" / "60 minutes", "Node
    18" / "Node 20"), maybe with their unit; words may be added (a reason), none dropped.
-7. CHANGED_CHOICE (update, conflict): the chosen alternative was swapped: the object of a
+8. CHANGED_CHOICE (update, conflict): the chosen alternative was swapped: the object of a
    choosing verb ("Use pnpm" / "Use Bun") or the end of a phrase led by a tool preposition
    ("Format Python with black" / "... with ruff format"; "run in make test" / "... make lint");
    again words may be added, none dropped.
-8. VALUE_MADE_EXACT (update): a vague amount became a number ("about an hour" / "60 minutes").
-9. ADDS_DETAIL (update): the new text holds every content word of the entry and more.
-10. BROADENS (update): the new text, still a ban, drops a limiting phrase from it ("Never run
+9. VALUE_MADE_EXACT (update): a vague amount became a number ("about an hour" / "60 minutes").
+10. ADDS_DETAIL (update): the new text holds every content word of the entry and more.
+11. BROADENS (update): the new text, still a ban, drops a limiting phrase from it ("Never run
     load tests against production" / "Never run load tests"): a wider ban is new information.
-11. SAYS_LESS (skip): the new text only drops words from the entry (a part of a list, a
+12. SAYS_LESS (skip): the new text only drops words from the entry (a part of a list, a
     reason, a detail), and makes no choice and uses no small word the entry does not ("Always
     use tabs" is not a part of "Indent Python code with tabs").
-12. REWORDED (update) when at least REWORDED_OVERLAP of the content words are shared, else
-    DIFFERENT (store).
+13. REWORDED (update) when at least REWORDED_OVERLAP of the content words are shared and no
+    environment or platform was swapped, else DIFFERENT (store).
 New or changed tags turn a skip into an update (TAGS): tags are metadata, never a conflict.
 """
 
@@ -262,15 +263,15 @@ def _unrelated(pair: _Pair) -> Judgement | None:
 
 
 def _order_reversed(pair: _Pair) -> Judgement | None:
-    """Rule 4, first part: what an ordering word orders crossed it ("A before B"), and no
-    content word was lost (the same words in another order, maybe with a reason added)."""
+    """Rule 3: what an ordering word orders crossed it ("A before B"), and no content word
+    was lost (the same words in another order, maybe with a reason added)."""
     if pair.old.content <= pair.new.content and _crosses_order(pair.old.words, pair.new.words):
         return pair.judged(Relation.REVERSED)
     return None
 
 
 def _other_subject(pair: _Pair) -> Judgement | None:
-    """Rule 3: a replaced phrase names another thing."""
+    """Rule 4: a replaced phrase names another thing."""
     for swap in pair.diff.swaps:
         if _names_subject(swap):
             return pair.judged(Relation.OTHER_SUBJECT, swap)
@@ -278,7 +279,7 @@ def _other_subject(pair: _Pair) -> Judgement | None:
 
 
 def _reversed(pair: _Pair) -> Judgement | None:
-    """Rule 4: a shared word's polarity flipped, or a word was swapped for its opposite."""
+    """Rule 5: a shared word's polarity flipped, or a word was swapped for its opposite."""
     if _negation_flipped(pair.old, pair.new):
         return pair.judged(Relation.REVERSED)
     for swap in pair.diff.swaps:
@@ -290,8 +291,16 @@ def _reversed(pair: _Pair) -> Judgement | None:
     return None
 
 
+def _other_roles(pair: _Pair) -> Judgement | None:
+    """Rule 6: the shared words come in another order, other than one phrase moved whole."""
+    order_old, order_new = _shared_order(pair.old, pair.new)
+    if order_old == order_new or _moved_as_phrase(pair.old, pair.new, order_old, order_new):
+        return None
+    return pair.judged(Relation.OTHER_ROLES)
+
+
 def _changed(pair: _Pair) -> Judgement | None:
-    """Rules 6 and 7: only numbers changed, or the chosen alternative did (and nothing else was
+    """Rules 7 and 8: only numbers changed, or the chosen alternative did (and nothing else was
     dropped: a swap inside a rewrite is a rewrite)."""
     swaps = pair.diff.swaps
     if any(word.content for dropped in pair.diff.dropped for word in dropped):
@@ -304,16 +313,9 @@ def _changed(pair: _Pair) -> Judgement | None:
     return None
 
 
-def _other_roles(pair: _Pair) -> Judgement | None:
-    """Rule 5: the shared words come in another order, other than one phrase moved whole."""
-    order_old, order_new = _shared_order(pair.old, pair.new)
-    if order_old == order_new or _moved_as_phrase(pair.old, pair.new, order_old, order_new):
-        return None
-    return pair.judged(Relation.OTHER_ROLES)
-
-
 def _grown_or_shrunk(pair: _Pair) -> Judgement | None:
-    """Rules 8 to 11: a value made exact, words only added, or only dropped."""
+    """Rules 9 to 12: a value made exact, words only added, or only dropped (or, if nothing
+    was, the same words)."""
     diff = pair.diff
     if diff.swaps:
         return pair.judged(Relation.VALUE_MADE_EXACT, *diff.swaps)
@@ -336,7 +338,7 @@ def _grown_or_shrunk(pair: _Pair) -> Judgement | None:
 
 
 def _reworded(pair: _Pair) -> Judgement | None:
-    """Rule 12: words both dropped and added; the same rule only if most words are shared and
+    """Rule 13: words both dropped and added; the same rule only if most words are shared and
     no environment or platform was swapped."""
     diff = pair.diff
     if _scope_nouns(diff.lost) or _scope_nouns(diff.gained):

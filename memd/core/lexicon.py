@@ -22,7 +22,6 @@ Classes:
 - CLAUSE_WORDS: conjunctions that start a new clause (negation stops at them).
 - RELATIONAL: every preposition and conjunction kept in a comparison (they show roles), as
   opposed to content words.
-- EQUIVALENT: small words that say the same ("via" = "with", "instead of" = "rather than").
 - OPPOSITES: pairs whose swap reverses a rule ("before"/"after", "enable"/"disable").
 - ORDERED: relations that cannot hold both ways ("A before B", "A over B").
 - NUMBER_WORDS: spelled-out numbers, read as their digits.
@@ -157,21 +156,6 @@ RELATIONAL = (
     | _words("und oder y et ou e и или")
 )
 """Kept in a comparison to show roles, but not content: a memory is not about "with"."""
-
-_EQUIVALENT_GROUPS = (
-    "with via through using",
-    "instead rather versus vs over than",
-    "under below",
-    "because since",
-    "when whenever if",
-    "until till",
-    "in inside within",
-    "toward towards to",
-)
-EQUIVALENT: dict[str, int] = {
-    word: number for number, group in enumerate(_EQUIVALENT_GROUPS) for word in group.split()
-}
-"""Small words that may replace each other without changing a rule: word -> its group."""
 
 _OPPOSITE_PAIRS = (
     "before after",

@@ -85,7 +85,10 @@ def _slug_words(content: str) -> list[str]:
 def _parts(text: str) -> list[str]:
     """The slug parts of one written word: lowercase, accents dropped from Latin letters only
     (Cyrillic "й" keeps its breve)."""
-    return _PART.findall("".join(_unaccented(char) for char in text.lower()))
+    lower = text.lower()
+    if not lower.isascii():
+        lower = "".join(_unaccented(char) for char in lower)
+    return _PART.findall(lower)
 
 
 def _unaccented(char: str) -> str:

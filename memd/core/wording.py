@@ -92,6 +92,8 @@ class Wording(NamedTuple):
     tags: frozenset[str]
     normal: str
     """Equal for two memories exactly when their words, polarities and tags are equal."""
+    cjk: bool = False
+    """The text holds Chinese or Japanese characters."""
 
 
 CHOICE_KEY = "<choose>"
@@ -384,7 +386,8 @@ def _read(text: str) -> Wording:
     if tags:
         normal += " #" + " #".join(sorted(tags))
     content = frozenset(word.key for word in words if word.content)
-    return Wording(words, content, tags, normal)
+    cjk = not text.isascii() and _CJK_CHAR.search(text) is not None
+    return Wording(words, content, tags, normal, cjk)
 
 
 def keywords(text: str) -> frozenset[str]:
@@ -402,12 +405,21 @@ def normal_form(text: str) -> str:
 
 @functools.lru_cache(maxsize=_KEYWORD_CACHE)
 def index_terms(text: str) -> tuple[str, frozenset[str]]:
-    """The normal form and the keywords of `text`, read once without filling `analyse`'s
-    cache (the dedup index reads every entry of a category once)."""
-    wording = _read(text)
+    """The normal form and the keywords of `text` (one store's new content: read through
+    `analyse`'s cache, since the store goes on to judge it)."""
+    return _terms(analyse(text))
+
+
+def bulk_index_terms(text: str) -> tuple[str, frozenset[str]]:
+    """`index_terms` for building a whole index: read without filling `analyse`'s cache (a
+    category's every entry is read once), kept in `index_terms`' own cache only."""
+    return _terms(_read(text))
+
+
+def _terms(wording: Wording) -> tuple[str, frozenset[str]]:
     words = wording.words
     found: set[str] = {f"#{tag}" for tag in wording.tags}
-    if text.isascii() or _CJK_CHAR.search(text) is None:
+    if not wording.cjk:
         found.update(word.key for word in words if word.kind <= Kind.CHOICE)
         return wording.normal, frozenset(found)
     run: list[str] = []

@@ -488,9 +488,9 @@ def store_message(category: Category, outcome: transitions.StoreOutcome, over_li
         text = f'Already stored as [{slug}] in {file}: "{content}" ({why}); nothing written.'
     elif outcome.action == "updated" and old is not None and outcome.conflict:
         text = (
-            f'Updated [{slug}] in {file}: "{content}". {_conflict_why(outcome)} The old entry '
-            f"contradicts it and was replaced (conflict); it is in .memory/archive.md: "
-            f'"{old.content}"'
+            f"Updated [{slug}] in {file}, replacing a contradicting entry (conflict: "
+            f'{_conflict_why(outcome)}): "{content}" (was: "{old.content}", now in '
+            ".memory/archive.md)"
         )
     elif outcome.action == "updated" and old is not None:
         why = _UPDATE_WHY.get(outcome.relation or Relation.REWORDED, "updated")
@@ -513,14 +513,14 @@ def store_message(category: Category, outcome: transitions.StoreOutcome, over_li
 
 
 def _conflict_why(outcome: transitions.StoreOutcome) -> str:
-    """The sentence naming what changed in a conflicting update."""
+    """What changed in a conflicting update, as a phrase."""
     old, new = outcome.old_value, outcome.new_value
     if outcome.relation is Relation.REVERSED:
-        return "It reverses the old rule."
+        return "it reverses the old rule"
     what = "value" if outcome.relation is Relation.CHANGED_VALUE else "choice"
     if old and new:
-        return f'The {what} changed from "{old}" to "{new}".'
-    return f"The {what} changed."
+        return f'the {what} changed from "{old}" to "{new}"'
+    return f"the {what} changed"
 
 
 def _swap(outcome: transitions.StoreOutcome) -> str:

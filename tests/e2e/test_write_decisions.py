@@ -31,9 +31,11 @@ def test_a_changed_value_replaces_the_entry_and_names_the_old_value(
         "changed_value",
     )
     assert (changed.old_value, changed.new_value, changed.slug) == ("20", "22", first.slug)
-    assert 'The value changed from "20" to "22".' in changed.message
-    assert "contradicts it and was replaced (conflict)" in changed.message
-    assert '"CI runs on Node 20."' in changed.message
+    assert changed.message == (
+        f"Updated [{first.slug}] in decisions.md, replacing a contradicting entry (conflict: the "
+        'value changed from "20" to "22"): "CI runs on Node 22." (was: "CI runs on Node 20.", '
+        "now in .memory/archive.md)"
+    )
     text = (workspace / ".memory" / "decisions.md").read_text()
     assert [e.content for e in mdformat.entries(mdformat.parse(text))] == ["CI runs on Node 22."]
     archive = (workspace / ".memory" / "archive.md").read_text()
@@ -55,7 +57,7 @@ def test_a_repeat_is_skipped_and_another_subject_is_kept_beside(
     assert (other.old_value, other.new_value) == ("Stripe", "Twilio")
     assert "(kept beside [" in other.message and '"Twilio" instead of "Stripe"' in other.message
     assert reversed_.action == "updated" and reversed_.relation == "reversed"
-    assert "It reverses the old rule." in reversed_.message
+    assert "(conflict: it reverses the old rule)" in reversed_.message
 
 
 def test_non_latin_memories_are_told_apart_and_slugged(
@@ -89,7 +91,7 @@ def test_the_command_line_says_why(daemon: DaemonProcess, workspace: Path) -> No
         "ruff format",
     )
     shown = memd("store", "--dry-run", "-c", "Preference", "Format Python with yapf.")
-    assert 'The choice changed from "ruff format" to "yapf".' in shown.stdout
+    assert 'the choice changed from "ruff format" to "yapf"' in shown.stdout
     assert shown.stdout.startswith("Dry run, nothing written")
 
     (workspace / ".memory" / "quirks.md").write_text(
