@@ -62,6 +62,19 @@ class Match(msgspec.Struct, frozen=True, kw_only=True):
     old_value: str | None = None
     new_value: str | None = None
 
+    @classmethod
+    def of(cls, entry: Entry, judgement: Judgement) -> Match:
+        """The decision `judgement` makes about `entry`."""
+        return cls(
+            verdict=judgement.verdict,
+            similarity=judgement.similarity,
+            entry=entry,
+            conflict=judgement.conflict,
+            relation=judgement.relation,
+            old_value=judgement.old_value,
+            new_value=judgement.new_value,
+        )
+
 
 NO_MATCH = Match(verdict=Verdict.STORE, similarity=0.0, entry=None, conflict=False)
 
@@ -112,20 +125,8 @@ def decide(content: str, candidates: Iterable[Entry]) -> Match:
 
     for number, entry in enumerate(ordered):
         if words <= analyse(entry.content).content and judgement(number).verdict is Verdict.SKIP:
-            return _match(entry, judgement(number))
+            return Match.of(entry, judgement(number))
     for number, entry in enumerate(ordered):
         if judgement(number).verdict is Verdict.UPDATE:
-            return _match(entry, judgement(number))
-    return _match(ordered[0], judgement(0))
-
-
-def _match(entry: Entry, judgement: Judgement) -> Match:
-    return Match(
-        verdict=judgement.verdict,
-        similarity=judgement.similarity,
-        entry=entry,
-        conflict=judgement.conflict,
-        relation=judgement.relation,
-        old_value=judgement.old_value,
-        new_value=judgement.new_value,
-    )
+            return Match.of(entry, judgement(number))
+    return Match.of(ordered[0], judgement(0))

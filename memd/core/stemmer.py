@@ -31,7 +31,9 @@ class _PerThread(threading.local):
     """One PyStemmer object per language, for the current thread."""
 
     def __init__(self) -> None:
-        self.stemmers = {name: Stemmer.Stemmer(name) for name in _LANGUAGES}
+        # No cache of PyStemmer's own (10,000 words a thread by default): memd memoises the
+        # words it stems where it reads them (`terms`, `wording`), once for all threads.
+        self.stemmers = {name: Stemmer.Stemmer(name, 0) for name in _LANGUAGES}
 
 
 _local = _PerThread()

@@ -317,16 +317,7 @@ def _upsert_existing(
 ) -> tuple[StoreOutcome, tuple[ArchivedEntry, ...]]:
     command = Store(content=content, slug=existing.slug, dry_run=dry_run)
     count = editor.count
-    judgement = judge(existing.content, content)
-    match = Match(
-        verdict=Verdict.UPDATE,
-        similarity=judgement.similarity,
-        entry=existing,
-        conflict=judgement.conflict,
-        relation=judgement.relation,
-        old_value=judgement.old_value,
-        new_value=judgement.new_value,
-    )
+    match = Match.of(existing, judge(existing.content, content))
     if existing.content == content:
         same = msgspec.structs.replace(match, similarity=1.0, relation=Relation.SAME)
         return _outcome(count, "skipped", existing, same, command), ()

@@ -268,8 +268,11 @@ def _write_tools(bridge: Bridge, resolver: Callable[..., Awaitable[Any]]) -> lis
         Call it when the user states a preference or rule (store it before acting), when the
         user corrects you, when a build or command failed and you found the cause and fix, and
         after a task for each new decision or convention it introduced. Write one sentence per
-        call. Pass a slug to update that entry later: same slug = update, not duplicate. A near
-        duplicate of an existing entry is skipped or merged, and the result says which.
+        call. Pass a slug to update that entry later: same slug = update, not duplicate. A
+        text that says nothing new is skipped; the same rule with more detail, or with a new
+        value, tool or polarity, updates its entry (a contradiction is reported as a conflict
+        naming the old value); anything else is stored as a new entry. The result says which
+        and why.
         """
         result, ws = await bridge.call(
             roots, lambda client: client.store(category=category, content=content, slug=slug)
@@ -290,9 +293,10 @@ def _write_tools(bridge: Bridge, resolver: Callable[..., Awaitable[Any]]) -> lis
             ),
         ] = False,
     ) -> CallToolResult:
-        """Plan or carry out a cleanup of the project's memory. It merges near-duplicate
-        entries, prunes categories over their limit (weakest entries first) and gives a slug to
-        every entry without one.
+        """Plan or carry out a cleanup of the project's memory. It merges entries that say
+        nothing another entry does not (repeats and shorter forms; each merge says why), prunes
+        categories over their limit (weakest entries first) and gives a slug to every entry
+        without one.
 
         Call it without apply first and show the plan to the user. Pass apply=true only when
         the user agrees.
