@@ -60,6 +60,7 @@ from __future__ import annotations
 import difflib
 import enum
 import functools
+import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from typing import NamedTuple
@@ -67,6 +68,7 @@ from typing import NamedTuple
 from memd.core import lexicon
 from memd.core.wording import Kind, Word, Wording, analyse, is_cjk
 
+_ID = re.compile(r"v?\d+")
 MAX_SWAP = 3
 """A replaced phrase longer than this (content words, either side) is another subject."""
 REWORDED_OVERLAP = 0.5
@@ -153,6 +155,8 @@ class _Swap(NamedTuple):
     """The old text's word right after the phrase, if any."""
     leading: tuple[Word, ...]
     """The old text's words of the same clause before the phrase."""
+    declarative: bool
+    """The phrase's clause has an auxiliary or modal ("is", "must"): it has a subject."""
 
 
 class _Diff:
@@ -161,9 +165,11 @@ class _Diff:
     def __init__(self, old: Wording, new: Wording) -> None:
         self.old, self.new = old, new
         self.swaps: list[_Swap] = []
-        self.dropped: list[tuple[Word, ...]] = []
+        self.dropped: list[tuple[tuple[Word, ...], Word | None]] = []
+        """Runs of the old text whose content the new one lacks, each with the word before it."""
         self.added: list[tuple[Word, ...]] = []
-        self.relation_swaps: list[tuple[Word, Word]] = []
+        self.small: list[tuple[tuple[Word, ...], tuple[Word, ...]]] = []
+        """Small words swapped for others where nothing else changed ("after" / "before")."""
         a, b = old.words, new.words
         counts_a, counts_b = _counts(a), _counts(b)
         self.lost = _excess(counts_a, counts_b)
@@ -181,21 +187,25 @@ class _Diff:
                 end = a.index(gone[-1], i1) + 1
                 before = a[start - 1] if start > 0 else None
                 after = a[end] if end < len(a) else None
-                leading = tuple(w for w in a[:start] if w.clause == a[start].clause)
-                self.swaps.append(_Swap(gone, came, before, after, leading))
+                clause = a[start].clause
+                leading = tuple(w for w in a[:start] if w.clause == clause)
+                declarative = any(w.predicate for w in a if w.clause == clause)
+                self.swaps.append(_Swap(gone, came, before, after, leading, declarative))
             elif gone:
-                self.dropped.append(a[i1:i2])
+                self.dropped.append((a[i1:i2], a[i1 - 1] if i1 > 0 else None))
             elif came:
                 self.added.append(b[j1:j2])
-            single = tag == "replace" and i2 - i1 == 1 and j2 - j1 == 1
-            if single and a[i1].kind is b[j1].kind is Kind.RELATION:
-                self.relation_swaps.append((a[i1], b[j1]))
+            small_a = tuple(w for w in a[i1:i2] if w.kind is Kind.RELATION)
+            small_b = tuple(w for w in b[j1:j2] if w.kind is Kind.RELATION)
+            if small_a and small_b and not gone and not came:
+                self.small.append((small_a, small_b))
 
 
-def _counts(words: Sequence[Word]) -> dict[str, int]:
+def _counts(words: Sequence[Word], kind: Kind | None = None) -> dict[str, int]:
+    """How often each key occurs: content words, or words of `kind`."""
     counts: dict[str, int] = {}
     for word in words:
-        if word.content:
+        if word.content if kind is None else word.kind is kind:
             counts[word.key] = counts.get(word.key, 0) + 1
     return counts
 
@@ -271,23 +281,56 @@ def _order_reversed(pair: _Pair) -> Judgement | None:
 
 
 def _other_subject(pair: _Pair) -> Judgement | None:
-    """Rule 4: a replaced phrase names another thing."""
+    """Rule 4: a replaced phrase names another thing, or a word was added to or dropped from
+    an identifier whose other words stay (`orders` / `orders_archive`, `API_URL` /
+    `NEXT_PUBLIC_API_URL`: another table, another variable)."""
     for swap in pair.diff.swaps:
         if _names_subject(swap):
             return pair.judged(Relation.OTHER_SUBJECT, swap)
+    part = _reshaped_identifier(pair)
+    if part is not None and part.text.casefold() not in lexicon.NEGATING_PARTS:
+        return pair.judged(Relation.OTHER_SUBJECT)
+    return None
+
+
+def _reshaped_identifier(pair: _Pair) -> Word | None:
+    """A content word dropped from, or added to, a joined identifier whose other words the
+    other text still holds."""
+    diff = pair.diff
+    sides = (
+        ([run for run, _ in diff.dropped], pair.old, pair.new),
+        (diff.added, pair.new, pair.old),
+    )
+    for runs, text, other in sides:
+        for run in runs:
+            for word in run:
+                if not (word.content and word.group):
+                    continue
+                siblings = (w for w in text.words if w.group == word.group and w not in run)
+                if any(w.key in other.content for w in siblings):
+                    return word  # the rest of the identifier stayed where it was
     return None
 
 
 def _reversed(pair: _Pair) -> Judgement | None:
-    """Rule 5: a shared word's polarity flipped, or a word was swapped for its opposite."""
-    if _negation_flipped(pair.old, pair.new):
-        return pair.judged(Relation.REVERSED)
+    """Rule 5: a shared word's polarity flipped, or a word was swapped for its opposite. A
+    flip that is not a clean reversal is an exception or another rule: both are kept."""
+    flipped = _flipped(pair.old.words, pair.new.words)
+    if flipped:
+        if _negation_flipped(pair, flipped):
+            return pair.judged(Relation.REVERSED)
+        return pair.judged(Relation.DIFFERENT)  # "Cache API responses" / "Don't ... for admins"
     for swap in pair.diff.swaps:
         if _is_opposite(swap):
             return pair.judged(Relation.REVERSED, swap)
-    for old, new in pair.diff.relation_swaps:
-        if _opposites(old, new):
-            return Judgement(Relation.REVERSED, pair.similarity, old.text, new.text)
+    for small_old, small_new in pair.diff.small:
+        for old in small_old:
+            for new in small_new:
+                if _opposites(old, new):
+                    return Judgement(Relation.REVERSED, pair.similarity, old.text, new.text)
+    part = _reshaped_identifier(pair)
+    if part is not None and part.text.casefold() in lexicon.NEGATING_PARTS:
+        return pair.judged(Relation.REVERSED)  # "non-root" / "root"
     return None
 
 
@@ -303,7 +346,7 @@ def _changed(pair: _Pair) -> Judgement | None:
     """Rules 7 and 8: only numbers changed, or the chosen alternative did (and nothing else was
     dropped: a swap inside a rewrite is a rewrite)."""
     swaps = pair.diff.swaps
-    if any(word.content for dropped in pair.diff.dropped for word in dropped):
+    if any(word.content for dropped, _ in pair.diff.dropped for word in dropped):
         return None
     if swaps and all(_is_value_change(swap) for swap in swaps):
         return pair.judged(Relation.CHANGED_VALUE, *swaps)
@@ -322,8 +365,7 @@ def _grown_or_shrunk(pair: _Pair) -> Judgement | None:
     if diff.gained and not diff.lost:
         return pair.judged(Relation.ADDS_DETAIL)
     if diff.lost and not diff.gained:
-        still_a_ban = any(word.negative for word in pair.new.words if word.content)
-        if still_a_ban and any(_limits_a_ban(dropped) for dropped in diff.dropped):
+        if _broadens(pair):
             return pair.judged(Relation.BROADENS)
         if _chooses(pair.new) and not _chooses(pair.old):
             return None  # "Always use tabs" is not a part of "Indent Python code with tabs"
@@ -331,10 +373,73 @@ def _grown_or_shrunk(pair: _Pair) -> Judgement | None:
             return None  # a small word the entry lacks ("up to", "since"): not only less
         return pair.judged(Relation.SAYS_LESS)
     if not diff.lost and not diff.gained:
-        if _negations(pair.old) != _negations(pair.new):
-            return pair.judged(Relation.REWORDED)  # a negated word that cannot be read
+        if _negations(pair.old) != _negations(pair.new) or _small_words_changed(pair.old, pair.new):
+            return pair.judged(Relation.REWORDED)  # "Only admins may ..."; "imported by"
         return pair.judged(Relation.SAME)
     return None
+
+
+def _small_words_changed(old: Wording, new: Wording) -> bool:
+    """True if a small word that matters was added, dropped or swapped, over the whole text (a
+    phrase moved whole keeps its small words; see `lexicon.LIGHT`, `lexicon.EQUIVALENT`)."""
+    counts_old = _small_counts(old)
+    counts_new = _small_counts(new)
+    dropped = _excess(counts_old, counts_new)
+    added = _excess(counts_new, counts_old)
+    if dropped and added:
+        return True  # a small word swapped for another that does not mean the same
+    return any(
+        _weighs(word)
+        for text, keys in ((old, dropped), (new, added))
+        for word in text.words
+        if word.kind is Kind.RELATION and _small_key(word) in keys
+    )
+
+
+def _small_key(word: Word) -> str:
+    """A small word's key, equivalent words sharing one ("with" / "via")."""
+    group = lexicon.EQUIVALENT.get(word.key)
+    return word.key if group is None else f"<{group}>"
+
+
+def _small_counts(wording: Wording) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for word in wording.words:
+        if word.kind is Kind.RELATION:
+            key = _small_key(word)
+            counts[key] = counts.get(key, 0) + 1
+    return counts
+
+
+def _weighs(word: Word) -> bool:
+    """True if adding or dropping this small word alone changes a rule."""
+    if word.key in lexicon.LIGHT or lexicon.EQUIVALENT.get(word.key) == lexicon.EQUIVALENT["than"]:
+        return False
+    return word.key != "<all>" or word.negative  # "all" matters only under a negation
+
+
+def _broadens(pair: _Pair) -> bool:
+    """True if the new text, still a ban, dropped a part of it that was not a list item: a
+    qualifier ("never log raw card numbers" / "... card numbers"), a subject ("contractors
+    must not ..."), a limit ("... against production") or an exception ("... unless it is a
+    hotfix")."""
+    if not any(word.negative for word in pair.new.words if word.content):
+        return False
+    for run, before in pair.diff.dropped:
+        content = [w for w in run if w.content]
+        if not content:
+            continue
+        if any(w.text.casefold() in lexicon.EXCEPTIONS for w in run) or _scope_nouns(
+            w.key for w in content
+        ):
+            return True  # "... unless it is a hotfix", "dev is the exception", "Prod: ..."
+        joined = before is not None and (
+            before.key in lexicon.CONJUNCTIONS or before.phrase != run[0].phrase
+        )
+        listed = joined or any(w.key in lexicon.CONJUNCTIONS for w in run)
+        if not listed and any(w.negative for w in content):
+            return True
+    return False
 
 
 def _reworded(pair: _Pair) -> Judgement | None:
@@ -343,6 +448,8 @@ def _reworded(pair: _Pair) -> Judgement | None:
     diff = pair.diff
     if _scope_nouns(diff.lost) or _scope_nouns(diff.gained):
         return pair.judged(Relation.DIFFERENT)
+    if _order_changed(pair.old.words, pair.new.words):
+        return pair.judged(Relation.DIFFERENT)  # "lint before tests" / "tests before build"
     if pair.similarity >= REWORDED_OVERLAP:
         return pair.judged(Relation.REWORDED)
     return pair.judged(Relation.DIFFERENT)
@@ -399,7 +506,12 @@ def _names_subject(swap: _Swap) -> bool:
     first, after = swap.old[0], swap.after
     if first.clause == 0 and not swap.leading and after is not None and after.clause == 0:
         return True  # the subject: "<Writer0> note: ..." / "<Writer1> note: ..."
-    if _is_value_change(swap) or _is_made_exact(swap):
+    if swap.declarative and not any(w.predicate for w in swap.old):
+        return True  # before the clause's auxiliary: "Migration <0042> is irreversible"
+    named = swap.before is not None and swap.before.kind is Kind.WORD
+    if named and any(w.negative for w in swap.old):
+        return True  # a name under a ban: "Never expose port <5432>" / "... port <6379>"
+    if (_is_value_change(swap) and not _is_id(swap)) or _is_made_exact(swap):
         return False
     words = (*swap.old, *swap.new)
     if any(
@@ -434,6 +546,21 @@ def _in_choice_slot(swap: _Swap) -> bool:
     if head.key in lexicon.ATTRIBUTIVE and earlier and earlier[-1].determined:
         return False  # "an index on <X>": which index, not a tool
     return not (head.key in lexicon.PLACES and _chosen_earlier(earlier))
+
+
+def _is_id(swap: _Swap) -> bool:
+    """True if the swapped number names a thing rather than counting one: an integer (or
+    "v2") right after a lowercase word and followed by no word it would count ("bug <1234> only
+    ...", "port <5432> to ..."), read by its role like a word, unlike "<3> retries", "holds
+    <20> connections", "Python <3.11>" or "Node <18>"."""
+    before, after = swap.before, swap.after
+    return (
+        before is not None
+        and before.kind is Kind.WORD
+        and before.text.islower()  # "Java 17", "iOS 15", "Node 18" are versions of a product
+        and all(_ID.fullmatch(w.key) for w in (*swap.old, *swap.new))
+        and (after is None or not after.content)
+    )
 
 
 def _chosen_earlier(leading: Sequence[Word]) -> bool:
@@ -474,16 +601,20 @@ def _opposites(old: Word, new: Word) -> bool:
     return first.startswith("-") and second in (f"--no{first.lstrip('-')}", f"--no-{first[2:]}")
 
 
-def _negation_flipped(a: Wording, b: Wording) -> bool:
-    """True if a shared word is negated in one text and never in the other, and the negated
-    clause it is in is all there in the other text ("Don't commit the lockfile" / "Commit the
-    lockfile"; not "Never log access tokens" / "Access tokens expire": "log" is gone)."""
-    flipped = _flipped(a.words, b.words)
-    return (
-        bool(flipped)
-        and _negated_clauses_shared(a, b, flipped)
-        and (_negated_clauses_shared(b, a, flipped))
-    )
+def _negation_flipped(pair: _Pair, flipped: set[str]) -> bool:
+    """True if the flipped words reverse the rule: the negated clause they are in is all there
+    in the other text ("Don't commit the lockfile" / "Commit the lockfile"; not "Never log
+    access tokens" / "Access tokens expire": "log" is gone), and their clauses do not both lose
+    and gain words ("Prefer const over let" / "Prefer let over var" is a second rule)."""
+    a, b = pair.old, pair.new
+    if not (_negated_clauses_shared(a, b, flipped) and _negated_clauses_shared(b, a, flipped)):
+        return False
+    clauses_a = {w.clause for w in a.words if w.key in flipped}
+    clauses_b = {w.clause for w in b.words if w.key in flipped}
+    only_a, only_b = a.content - b.content, b.content - a.content
+    lost = any(w.key in only_a for w in a.words if w.clause in clauses_a)
+    gained = any(w.key in only_b for w in b.words if w.clause in clauses_b)
+    return not (lost and gained)
 
 
 def _negated_clauses_shared(text: Wording, other: Wording, flipped: set[str]) -> bool:
@@ -514,6 +645,14 @@ def _crosses_order(a: Sequence[Word], b: Sequence[Word]) -> bool:
         head_a, tail_a, first_a = _sides(a, marker)
         head_b, tail_b, first_b = _sides(b, marker)
         if first_a != first_b and (first_b in head_a - tail_a or first_a in head_b - tail_b):
+            return True
+    return False
+
+
+def _order_changed(a: Sequence[Word], b: Sequence[Word]) -> bool:
+    """True if an ordering word both texts hold orders something else in each."""
+    for marker in {w.key for w in a if w.key in lexicon.ORDERED} & {w.key for w in b}:
+        if _sides(a, marker)[2] != _sides(b, marker)[2]:
             return True
     return False
 
@@ -556,11 +695,3 @@ def _led_by_relation(wording: Wording, key: str) -> bool:
     words = wording.words
     at = next(i for i, w in enumerate(words) if w.key == key)
     return at > 0 and words[at - 1].kind is Kind.RELATION
-
-
-def _limits_a_ban(dropped: tuple[Word, ...]) -> bool:
-    """True if a dropped phrase limited a ban ("never X against production"): it holds a
-    preposition and negated content."""
-    return any(
-        w.kind is Kind.RELATION and w.key in lexicon.INSTRUMENT | lexicon.SCOPE for w in dropped
-    ) and any(w.content and w.negative for w in dropped)

@@ -40,10 +40,9 @@ def _words(text: str) -> frozenset[str]:
 IGNORED = _words(
     """
     a an the is are was were be been being am do does did doing have has had having will
-    would shall should must may might can could it its it's they them their theirs we our ours
-    us you your yours i me my he she his her him this these those there here which who whom
-    whose what also just really always please simply actually all every each any both
-    whole entire even longer anymore
+    would it its it's they them their theirs we our ours us you your yours i me my he she his
+    her him this these those there here which who whom whose what also just really always
+    please simply actually even anymore
     der die das den dem des ein eine einen einem einer ist sind wird werden wir immer
     el la los las un una unos unas es son se lo al del siempre
     le les une des est sont nous toujours
@@ -56,7 +55,8 @@ NEGATORS = _words(
     """
     not no never none nor cannot can't don't doesn't didn't won't wouldn't shouldn't mustn't
     isn't aren't wasn't weren't haven't hasn't hadn't couldn't needn't dont doesnt didnt wont
-    cant shouldnt mustnt isnt arent avoid avoids avoided avoiding
+    cant shouldnt mustnt isnt arent avoid avoids avoided avoiding deprecated discouraged banned
+    forbidden prohibited disallowed verboten prohibido prohibida запрещено interdit interdite
     nicht kein keine keinen keinem keiner nie niemals vermeide vermeiden
     nunca jamás jamas evita evitar evitamos
     ne pas jamais éviter évitez evite
@@ -66,11 +66,53 @@ NEGATORS = _words(
 )
 """Negate the rest of their clause. Spanish and Portuguese "no" is the English one."""
 
+NEGATING_VERBS = _words("stop stops stopped stopping quit quits ceased cease")
+"""Before a choosing verb these negate the clause: "stop using X" is "don't use X"."""
+
+NEGATION_SIGNS = "❌🚫⛔✗✘"
+"""Marks that negate their clause, as "never" does: "❌ use git rebase on main"."""
+
+AUXILIARIES = _words(
+    "is are was were be been being am has have had do does did will would ist sind es son est"
+)
+"""Verbs that say a clause has reached its predicate: the words before one are its subject."""
+
+MODALS = {
+    **dict.fromkeys(_words("may can could might allowed"), "<may>"),
+    **dict.fromkeys(_words("must shall should need needs required"), "<must>"),
+}
+"""Modal verbs, read as their force: permission ("<may>") or obligation ("<must>"). Adding or
+dropping one is wording; swapping one force for the other changes the rule."""
+
+QUANTIFIERS = {
+    **dict.fromkeys(_words("all every each both whole entire"), "<all>"),
+    "any": "<any>",
+    "some": "<some>",
+}
+"""Quantifiers before a noun, read as their kind. Before anything else they are words
+themselves ("never use any in TypeScript")."""
+
+EMPHASIS = _words("always never not no dont don't must should all any every only none")
+"""Function words written in capitals for emphasis ("NOT", "ALWAYS"): still function words. Any
+other function word in capitals is a name ("the US region", "IT", "AM", "ES modules"), and "DO"
+is one unless a negator follows ("DO NOT")."""
+
 CJK_NEGATORS = frozenset("不没沒别別勿莫禁")
 """Chinese characters that negate the rest of their clause (不要, 没有, 别, 勿, 禁止)."""
 
-JAPANESE_NEGATIONS = ("しない", "ません", "ない", "ず", "禁止", "だめ", "ダメ")
+JAPANESE_NEGATIONS = ("しない", "ません", "ない", "禁止", "だめ", "ダメ")
 """Japanese negation is a verb ending: a clause holding one of these is negative."""
+
+JAPANESE_OBLIGATIONS = (
+    "なければならない",
+    "なければいけない",
+    "なくてはならない",
+    "ないといけない",
+)
+"""Japanese "must" forms, which hold a negative ending but are not negations."""
+
+NOT_NEGATING_BIE = frozenset("级类区分个特识辨告派性差鉴")
+"""Characters before 别 that make it part of a word (级别 level, 类别 kind), not "don't"."""
 
 DOUBLE_NEGATIVE = _words("without ohne sin sans sem без")
 """In a negated clause these cancel the negation: "never deploy without tests"."""
@@ -113,9 +155,9 @@ PLACES = _words("in on at to into onto inside within under в на auf en dans e
 """Instrument prepositions that also name a place or scope: after a choice or a scope already
 named in the clause, their object says where a rule applies, not what it chose."""
 
-ATTRIBUTIVE = _words("on")
-"""After a noun with an article, their object says which thing ("an index on X", "a lock on
-X"), not a tool or a place."""
+ATTRIBUTIVE = _words("on to")
+"""After a noun with an article, their object says which thing ("an index on X", "a unique
+constraint to X"), not a tool or a place."""
 
 ARTICLES = _words("a an the this that these those each every its their our your")
 """Words that mark the next word as a noun."""
@@ -133,7 +175,7 @@ SCOPE_NOUNS = _words(
     """
     production prod staging dev development testing qa local locally ci preview sandbox
     linux macos mac osx windows ios android arm arm64 aarch64 x86 x64 amd64 mobile web desktop
-    browser browsers frontend backend weekends weekdays
+    browser browsers frontend backend client server weekends weekdays
     """
 )
 """Environments and platforms: "flaky on ARM" and "flaky on x86" are two facts."""
@@ -153,9 +195,71 @@ RELATIONAL = (
     | CLAUSE_WORDS
     | CONTRAST
     | _words("and or over under above below than only like up down off out upon toward towards")
-    | _words("und oder y et ou e и или")
+    | _words("und oder y et ou e и или а 和 或 与 及")
 )
 """Kept in a comparison to show roles, but not content: a memory is not about "with"."""
+
+LIGHT = _words("to of for at on in into onto with and as <may> <must> instead rather than over vs")
+"""Small words whose addition or omission alone does not change a rule ("force-push to shared
+branches" / "force-push shared branches"; a contrast word's effect is already in the words'
+polarity); any other one does ("only", "by", "unless", "not any"), and so does swapping any
+small word for another outside EQUIVALENT."""
+
+_EQUIVALENT_GROUPS = (
+    "with via through",
+    "instead rather over than",
+    "under below",
+    "because since",
+    "when whenever if",
+    "until till",
+    "in inside within",
+    "toward towards to",
+)
+EQUIVALENT: dict[str, int] = {
+    word: number for number, group in enumerate(_EQUIVALENT_GROUPS) for word in group.split()
+}
+"""Small words that may replace each other without changing a rule: word -> its group."""
+
+CONJUNCTIONS = _words("and or nor und oder y et ou и или а 和 或 与 及")
+"""Words that join list items: dropping an item from a ban narrows it."""
+
+EXCEPTIONS = _words(
+    "unless except exception exceptions exempt only when if but außer salvo sauf кроме"
+)
+"""Words that limit a rule: dropping such a part from a ban widens it."""
+
+NEGATING_PARTS = _words("non no un anti dis")
+"""A joined identifier that differs only by one of these parts is its opposite ("non-root")."""
+
+FOREIGN = _words(
+    """
+    der die das den dem des ein eine einen einem einer ist sind wird werden wir immer mit auf
+    über für von gegen bei und oder weil wenn aber nicht kein keine keinen keinem keiner nie
+    niemals vermeide vermeiden verwende verwenden verwendet nutze nutzen nutzt benutze benutzen
+    bevorzuge bevorzugen statt anstatt vor nach ohne außer zwei drei vier fünf sechs sieben acht
+    neun zehn eins erlaubt
+    el la los las un una unos unas es son se lo al del siempre con en mediante por para de
+    desde contra y porque pero cuando si nunca jamás jamas evita evitar evitamos usa usar usamos
+    usan usad utiliza utilizar utilizamos prefiere preferimos lugar vez antes después sin cero
+    uno dos tres cuatro cinco seis siete ocho nueve diez salvo permitido
+    le les une est sont nous toujours avec par sur dans pour et ou parce mais quand ne pas
+    jamais éviter évitez evite utilise utiliser utilisons utilisez préfère préférez plutôt sans
+    sauf zéro deux trois quatre cinq sept huit neuf dix
+    o os um uma é são sempre com em não nao sem dois três quatro sete oito nove dez
+    """
+)
+"""Function words of German, Spanish, French and Portuguese: in a text that does not read as one
+of those languages they are words ("die", "es modules", "DOS", "par"). A text reads as one when
+it holds two of them, one of FOREIGN_ONLY, or a Latin letter with an accent."""
+
+FOREIGN_ONLY = FOREIGN - _words(
+    """
+    die den des vor nach es son se lo al del con en por de y un una usa usar lugar vez antes
+    salvo le les est par sur et ou ne pas evite o os um com em e dos sept six
+    """
+)
+"""The FOREIGN words that are no English word: one of them marks a foreign text."""
+"""A joined identifier that differs only by one of these parts is its opposite ("non-root")."""
 
 _OPPOSITE_PAIRS = (
     "before after",
@@ -167,6 +271,17 @@ _OPPOSITE_PAIRS = (
     "前 后",
     "前 後",
     "with without",
+    "over under",
+    "above below",
+    "inside outside",
+    "in out",
+    "and or",
+    "und oder",
+    "и или",
+    "和 或",
+    "< >",
+    "<= >=",
+    "== !=",
     "mit ohne",
     "con sin",
     "avec sans",
@@ -236,7 +351,7 @@ ORDERED = _words("before after over than instead rather vor nach antes después 
 is left out: it is also Ukrainian and Russian "to", "until".)"""
 
 _NUMBERS = {
-    "0": "zero null cero zéro ноль",
+    "0": "zero cero zéro ноль",
     "1": "one once uno eins un один одна одно",
     "2": "two twice zwei dos deux dois два две",
     "3": "three thrice drei tres trois três три",

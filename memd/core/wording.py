@@ -16,8 +16,8 @@ Rules:
 - Identifiers stay whole: a run joined by `.`, `/`, `:`, `@` or `+` (`moment.js`,
   `packages/types`, `0.0.0.0`), and command-line flags (`--no-verify`). An assignment
   (`LOG_LEVEL=debug`) is its name's words and then its value.
-- Kinds: VALUE is anything holding a digit, an assigned value (`=debug`), a command-line
-  flag, or a spelled-out number (read as its digits: "two" is "2"); CHOICE is a choosing verb
+- Kinds: VALUE is anything holding a digit (`-1`, `$5`, `t3.medium`), an assigned value
+  (`=debug`), or a spelled-out number (read as its digits: "two" is "2"); CHOICE is a choosing verb
   ("use", "prefer", "用"); RELATION a preposition or conjunction (`lexicon.RELATIONAL`); WORD
   everything else. Words in `lexicon.IGNORED` ("the", "is", "always", ...), negators, and
   Chinese and Japanese particles, modals and hiragana (verb endings: 使う / 使わない) are not
@@ -76,6 +76,10 @@ class Word(NamedTuple):
     phrase: int
     determined: bool = False
     """Right after an article or determiner ("the", "an", "each"): a noun."""
+    group: int = 0
+    """Words joined into one identifier ("feature-flags", `snake_case`) share a group (> 0)."""
+    predicate: bool = False
+    """An auxiliary, modal or choosing verb came earlier in the clause: not its subject."""
 
     @property
     def content(self) -> bool:
@@ -103,22 +107,36 @@ _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff66-\uff9f"  # ka
 _CJK_CHAR = re.compile(f"[{_CJK}]")
 _HIRAGANA = re.compile("[\u3040-\u309f]")
 """Japanese particles and verb endings (使う / 使わない): how, not what."""
-_CJK_PARTICLES = frozenset("のはをにがでともへや的了是和与及或把被也都就还这那此个要必须需应该")
-"""Particles, auxiliaries and modals (要, 必须, 需要, 应该): not what a memory is about."""
+_CJK_PARTICLES = frozenset("のはをにがでともへや的了是把被也都就还这那此个要须需应该")
+"""Particles and auxiliaries: not what a memory is about (modals are read by `_CJK_MODALS`)."""
+_CJK_MODALS = (
+    ("<may>", re.compile("可以|能够|允许|てもいい|てもよい|ても良い")),
+    ("<must>", re.compile("必须|务必|一定要|需要|应该|" + "|".join(lexicon.JAPANESE_OBLIGATIONS))),
+)
+"""Chinese and Japanese modal phrases, read as their force like English modals."""
+_MODAL_MARKS = {"<may>": "\u2a30", "<must>": "\u2a31"}
 _JAPANESE_NEGATION = re.compile("|".join(lexicon.JAPANESE_NEGATIONS))
+_NEGATION_SIGNS = re.compile(f"[{lexicon.NEGATION_SIGNS}]")
 _NEGATION_MARK = "\u2a2f"  # stands for a Japanese negative ending once it is found
 _TOKEN = re.compile(
-    r"(?P<end>\.(?![^\W_])|[;:!?\u3002\u3001\u2014\u2013]|\s-\s)"
+    r"(?P<op>[<>]=?|[!=]==?|!(?=[\w.*/])|[\^~](?=\d))"
+    r"|(?P<end>\.(?![^\W_])|[;:!?\u3002\u3001\u2014\u2013]|\s-\s)"
     r"|(?P<comma>,)"
     r"|(?P<tick>`+)"
     rf"|(?P<mark>{_NEGATION_MARK})"
+    r"|(?P<modal>[\u2a30\u2a31])"
     r"|(?P<flag>(?<![\w.-])--?[^\W\d_][\w-]*)"
-    r"|(?P<word>\.?[^\W_](?:\w|[-.:/@+=](?=[^\W_])|'(?=\w))*)"
+    r"|(?P<word>(?:[$€£¥](?=\d)|(?<![\w-])-(?=\d))?\.?[^\W_]"
+    r"(?:\w|[-.:/@+=](?=[^\W_])|'(?=\w))*(?:\+\+|#(?!\w))?)"
 )
 _VALUE = re.compile(r"[\d=]")
+_LATIN_WORD = re.compile(r"[a-zà-ÿ]+")
 _JOINED = re.compile(r"[^\W\d_]+(?:[-_][^\W\d_]+)+")
 _JOINS = re.compile(r"[-_]")
-_EMPHASIS = re.compile(r"(?<![^\W_])_+|_+(?![^\W_])|\*+")
+_EMPHASIS = re.compile(r"(?<![^\W_])_+|_+(?![^\W_])|(?<![./])\*+(?![./])")
+"""Markdown emphasis marks; a `*` beside a dot or slash is a glob (`*.log`) and stays."""
+_ELISIONS = frozenset({"n", "l", "d", "qu", "j", "s", "c", "m", "t"})
+"""French elided words before an apostrophe: "n'" negates, the others are function words."""
 _APOSTROPHE_ENDINGS = ("'s", "'re", "'ll", "'ve", "'d", "'m")
 _DERIVATIONS = (
     ("ion", re.compile(r"ions?$")),
@@ -166,19 +184,28 @@ def lexeme(word: str) -> str:
 class _Reader:
     """Reads one memory's tokens into words (see the module rules)."""
 
-    def __init__(self) -> None:
+    def __init__(self, shouting: bool, *, foreign: bool) -> None:
         self.words: list[Word] = []
+        self.shouting = shouting
+        self.foreign = foreign
         self.clause = 0
         self.phrase = 0
         self.clause_start = 0
         self.clause_negated = False
         self.contrast = False
         self.chose = False
+        self.predicate = False
         self.after_comma = False
         self.in_code = False
         self.code_start = 0
         self.determiner = False
+        self.determiner_used = False
         self.without = False
+        self.tokens_in_clause = 0
+        self.previous = ""
+        self.groups = 0
+        self.pending: tuple[str, str] | None = None
+        """A quantifier waiting to see whether a noun follows: (its kind, as written)."""
 
     def tick(self, code: str) -> None:
         """A backtick run opens or closes a code span (`code`: what the closed span held); a
@@ -189,6 +216,7 @@ class _Reader:
         self.code_start = len(self.words)
 
     def end_clause(self) -> None:
+        self.flush(noun_follows=False)
         if self.clause_negated and not self.without:  # "never X without Y": X with Y
             for index in range(self.clause_start, len(self.words)):
                 self.words[index] = self.words[index]._replace(negative=True)
@@ -196,7 +224,8 @@ class _Reader:
         self.phrase += 1
         self.clause_start = len(self.words)
         self.clause_negated = self.contrast = self.chose = self.after_comma = False
-        self.without = False
+        self.without = self.predicate = False
+        self.tokens_in_clause = 0
 
     def negate(self) -> None:
         if self.after_comma:
@@ -204,45 +233,133 @@ class _Reader:
         else:
             self.clause_negated = True
 
-    def add(self, key: str, kind: Kind, text: str) -> None:
-        if kind is Kind.CHOICE:
-            self.chose = True
-        self.words.append(
-            Word(key, kind, text, self.contrast, self.clause, self.phrase, self.determiner)
-        )
-        self.after_comma = self.determiner = False
+    def flush(self, *, noun_follows: bool) -> None:
+        """Place a waiting quantifier: before a noun it is a quantifier ("any request"), else a
+        word of its own ("any" the TypeScript type)."""
+        if self.pending is None:
+            return
+        kind, text = self.pending
+        self.pending = None
+        if noun_follows:
+            self.append(kind, Kind.RELATION, text)
+        else:
+            self.append(text.casefold(), Kind.WORD, text)
 
-    def token(self, text: str) -> None:
-        """Read one word-like token: a word, an identifier or a CJK character. In code, words
-        are literal: nothing is ignored or read as a negation, a choice or a relation."""
+    def add(self, key: str, kind: Kind, text: str, group: int = 0) -> None:
+        self.flush(noun_follows=kind <= Kind.VALUE)
+        self.append(key, kind, text, group)
+
+    def append(self, key: str, kind: Kind, text: str, group: int = 0) -> None:
+        if kind is Kind.CHOICE:
+            if self.words and self.words[-1].key in _STOP_KEYS and not self.words[-1].negative:
+                self.words.pop()  # "stop using X" is "don't use X"
+                self.negate()
+            self.chose = True
+        word = Word(
+            key,
+            kind,
+            text,
+            self.contrast,
+            self.clause,
+            self.phrase,
+            self.determiner,
+            group,
+            self.predicate,
+        )
+        self.words.append(word)
+        if kind is Kind.CHOICE or key in _MODAL_KEYS:
+            self.predicate = True
+        self.after_comma = self.after_comma and key in lexicon.CONJUNCTIONS  # ", and not Y"
+        # "the unique constraint", "the `no-console` rule": the article covers an adjective or
+        # an identifier and its noun, no further ("the dev server listens" is a verb)
+        first_part = group != 0 and (len(self.words) < 2 or self.words[-2].group != group)
+        if self.determiner and (group == 0 or first_part):
+            self.determiner = kind is Kind.WORD and not self.determiner_used
+            self.determiner_used = True
+
+    def token(self, text: str, following: str = "") -> None:
+        """Read one word-like token: a word, an identifier or a CJK character (`following`:
+        the next token when it is a word). In code, and in a joined identifier, words are
+        literal: nothing is ignored or read as a negation, a choice or a relation."""
+        first = self.tokens_in_clause == 0
+        self.tokens_in_clause += 1
+        previous, self.previous = self.previous, text.casefold()
+        parts = _token_parts(text)[1]
         if self.in_code:
-            for folded, written in _token_parts(text)[1]:
-                key, kind = _literal(folded)
-                self.add(key, kind, written)
+            group = self.group(len(parts))
+            for folded, written in parts:
+                self.add(*_literal(folded), written, group)
+            return
+        if len(parts) > 1:  # joined: "react-is", "opt-in", "if-blocks"
+            group = self.group(len(parts))
+            for folded, written in parts:
+                self.add(*_joined_part(folded, self.foreign), written, group)
+            return
+        if self.is_name(text, first, following) or self.is_foreign(text):
+            self.add(_name_key(text.casefold()), Kind.WORD, text)
+            return
+        if text == "别" and (previous in lexicon.NOT_NEGATING_BIE or following[:1] in "名人的处"):
+            self.add(text, Kind.WORD, text)  # 级别, 别名: part of a word, not "don't"
             return
         negator, readings = _token_readings(text)
         if negator:
             self.negate()
             return
         for reading, written in readings:
-            self.word(reading, written)
+            self.word(reading, written, 0, previous)
 
-    def word(self, reading: _Reading, text: str) -> None:
+    def is_foreign(self, text: str) -> bool:
+        """True for a German, Spanish, French or Portuguese function word in a text that does
+        not read as one of those languages: a word ("die", "es", "par")."""
+        return not self.foreign and text.casefold() in lexicon.FOREIGN
+
+    def group(self, parts: int) -> int:
+        """A new group number for a token of several joined words, else 0."""
+        if parts < 2:
+            return 0
+        self.groups += 1
+        return self.groups
+
+    def is_name(self, text: str, first: bool, following: str) -> bool:
+        """True for a function word written as a name: in capitals ("US", "IT", "an A record",
+        "host it on DO", but not "Do NOT" or "ALWAYS use"), or capitalised inside its clause
+        ("set it to Always", "returns None")."""
+        if self.shouting or not text[:1].isupper():
+            return False
+        folded = text.casefold()
+        if folded not in _FUNCTION_WORDS:
+            return False
+        if text.isupper():
+            if folded in ("do", "does"):  # "DO NOT", but "host it on DO"
+                return not following or following.casefold() not in lexicon.NEGATORS
+            return folded not in lexicon.EMPHASIS and folded != "i" and (len(text) > 1 or not first)
+        return not first and text[1:].islower()
+
+    def word(self, reading: _Reading, text: str, group: int = 0, previous: str = "") -> None:
         """Read one word, read as `reading` (see `_reading`)."""
         role = reading.role
         if role is _Role.SKIP or role is _Role.ARTICLE:
+            if reading.key in lexicon.AUXILIARIES:
+                self.predicate = True
             self.determiner = role is _Role.ARTICLE
+            self.determiner_used = False
             return
         if role is _Role.NEGATE:
             self.clause_negated = True
             return
+        if role is _Role.QUANTIFIER:
+            self.flush(noun_follows=False)
+            self.pending = (reading.key, text)
+            return
+        if text.casefold() in _AFTER_NO and previous in _NO:
+            return  # "no longer", "no more": part of the negation
         if role is _Role.CLAUSE:
             self.end_clause()
         elif role is _Role.RELATION:
             if reading.contrast or (self.chose and reading.contrast_after_choice):
                 self.contrast = True
             self.without = self.without or reading.double_negative
-        self.add(reading.key, reading.kind, text)
+        self.add(reading.key, reading.kind, text, group)
 
 
 class _Role(enum.Enum):
@@ -251,6 +368,7 @@ class _Role(enum.Enum):
     SKIP = enum.auto()
     ARTICLE = enum.auto()
     NEGATE = enum.auto()
+    QUANTIFIER = enum.auto()
     CLAUSE = enum.auto()
     RELATION = enum.auto()
     CONTENT = enum.auto()
@@ -265,7 +383,24 @@ class _Reading(NamedTuple):
     double_negative: bool = False
 
 
-_SKIP = _Reading(_Role.SKIP)
+_STOP_KEYS = frozenset(stem(word) for word in lexicon.NEGATING_VERBS)
+_MODAL_KEYS = frozenset(lexicon.MODALS.values())
+_AFTER_NO = frozenset({"longer", "more"})
+_NO = frozenset({"no", "not", "any"})
+_FUNCTION_WORDS = (
+    lexicon.IGNORED
+    | lexicon.NEGATORS
+    | lexicon.RELATIONAL
+    | lexicon.CHOOSING
+    | frozenset(lexicon.MODALS)
+    | frozenset(lexicon.QUANTIFIERS)
+    | frozenset(lexicon.NUMBER_WORDS)
+)
+"""Words read as something other than content; written as names they are content."""
+
+
+def _name_key(folded: str) -> str:
+    return lexeme(folded) if folded.isalpha() else folded
 
 
 @functools.lru_cache(maxsize=_KEYWORD_CACHE)
@@ -280,6 +415,10 @@ def _token_parts(text: str) -> tuple[bool, tuple[tuple[str, str], ...]]:
     """Whether a token is a negator ("don't", "never"), and its words, folded and as written:
     possessives and contractions dropped, hyphen and underscore joins split."""
     folded = text.casefold().replace("\u2019", "'")
+    elided, apostrophe, rest = folded.partition("'")
+    if apostrophe and elided in _ELISIONS and rest:  # French "n'utilisez", "l'API"
+        negator, parts = _token_parts(text[len(elided) + 1 :])
+        return negator or elided == "n", parts
     negator = folded.endswith("n't") or folded in lexicon.NEGATORS
     for ending in _APOSTROPHE_ENDINGS:
         if folded.endswith(ending):
@@ -291,9 +430,23 @@ def _token_parts(text: str) -> tuple[bool, tuple[tuple[str, str], ...]]:
         written_name, _, written_value = text.partition("=")
         return negator, (*_token_parts(written_name)[1], ("=" + value, written_value))
     if _JOINED.fullmatch(folded):  # "feature-flags", "snake_case": words joined
-        parts = zip(_JOINS.split(folded), _JOINS.split(text), strict=False)
-        return negator, tuple((part, written) for part, written in parts if part)
+        joined = zip(_JOINS.split(folded), _JOINS.split(text), strict=False)
+        return negator, tuple((part, written) for part, written in joined if part)
     return negator, ((folded, text),)
+
+
+@functools.lru_cache(maxsize=_KEYWORD_CACHE)
+def _joined_part(folded: str, foreign: bool) -> tuple[str, Kind]:
+    """The key and kind of a word joined into an identifier: words that are otherwise ignored
+    count ("react-is", "lodash-es"); small words stay small words, but never end a clause."""
+    reading = _reading(folded)
+    if reading.role in (_Role.RELATION, _Role.CLAUSE) and (
+        foreign or folded not in lexicon.FOREIGN
+    ):
+        return reading.key, Kind.RELATION
+    if reading.role is _Role.CONTENT and (foreign or folded not in lexicon.FOREIGN):
+        return reading.key, reading.kind
+    return _literal(folded)
 
 
 @functools.lru_cache(maxsize=_KEYWORD_CACHE)
@@ -307,7 +460,11 @@ def _literal(folded: str) -> tuple[str, Kind]:
 def _reading(folded: str) -> _Reading:
     """What a folded word outside code is (see the module rules)."""
     if folded in lexicon.IGNORED or folded in _CJK_PARTICLES or _HIRAGANA.fullmatch(folded):
-        return _Reading(_Role.ARTICLE) if folded in lexicon.ARTICLES else _SKIP
+        return _Reading(_Role.ARTICLE if folded in lexicon.ARTICLES else _Role.SKIP, folded)
+    if folded in lexicon.QUANTIFIERS:
+        return _Reading(_Role.QUANTIFIER, lexicon.QUANTIFIERS[folded])
+    if folded in lexicon.MODALS:
+        return _Reading(_Role.RELATION, lexicon.MODALS[folded], Kind.RELATION)
     if folded in lexicon.CJK_NEGATORS:
         return _Reading(_Role.NEGATE)
     if folded in lexicon.NUMBER_WORDS:
@@ -334,6 +491,16 @@ def _reading(folded: str) -> _Reading:
     return _Reading(_Role.CONTENT, folded.lstrip("."), Kind.WORD)
 
 
+def _reads_foreign(text: str) -> bool:
+    """True if `text` reads as German, Spanish, French or Portuguese (see `lexicon.FOREIGN`)."""
+    if not text.isascii() and any(
+        not char.isascii() and unicodedata.name(char, "").startswith("LATIN") for char in text
+    ):
+        return True
+    words = set(_LATIN_WORD.findall(text.casefold()))
+    return bool(words & lexicon.FOREIGN_ONLY) or len(words & lexicon.FOREIGN) >= 2
+
+
 def _has_digit(text: str) -> bool:
     """True for a word holding a digit or an assignment (`LOG_LEVEL=debug`): a value."""
     return _VALUE.search(text) is not None
@@ -342,7 +509,11 @@ def _has_digit(text: str) -> bool:
 def _tokens(text: str) -> str:
     # a CJK comma ends a clause (lists use "、"); NFKC would fold it into ","
     text = unicodedata.normalize("NFKC", strip_tags(text).replace("\uff0c", "\u3002"))
+    if not text.isascii():
+        text = _NEGATION_SIGNS.sub(f" {_NEGATION_MARK} ", text)
     if _CJK_CHAR.search(text):
+        for force, pattern in _CJK_MODALS:
+            text = pattern.sub(f" {_MODAL_MARKS[force]} ", text)
         text = _JAPANESE_NEGATION.sub(f" {_NEGATION_MARK} ", text)
         text = _CJK_CHAR.sub(r" \g<0> ", text)
     return _EMPHASIS.sub(" ", text)
@@ -355,13 +526,21 @@ def analyse(text: str) -> Wording:
 
 
 def _read(text: str) -> Wording:
-    reader = _Reader()
+    letters = [char for char in text if char.isalpha() and char.isascii()]
+    shouting = len(letters) >= 8 and sum(char.isupper() for char in letters) > 0.7 * len(letters)
+    reader = _Reader(shouting, foreign=_reads_foreign(text))
     prepared = _tokens(text)
     code_from = 0
-    for match in _TOKEN.finditer(prepared):
+    matches = list(_TOKEN.finditer(prepared))
+    for number, match in enumerate(matches):
         group = match.lastgroup
         if group == "word":
-            reader.token(match.group())
+            following = matches[number + 1] if number + 1 < len(matches) else None
+            word = following.group() if following and following.lastgroup == "word" else ""
+            reader.token(match.group(), word)
+        elif group == "op":  # a comparison or version operator: "< 2", ">= 3", "^1.2"
+            kind = Kind.WORD if reader.in_code else Kind.RELATION  # code is literal
+            reader.add(match.group(), kind, match.group())
         elif group == "tick":
             reader.tick(prepared[code_from : match.start()])
             code_from = match.end()
@@ -374,8 +553,12 @@ def _read(text: str) -> Wording:
             reader.after_comma = True
         elif group == "mark":
             reader.clause_negated = True
-        else:  # a command-line flag
-            reader.add(match.group().casefold(), Kind.VALUE, match.group())
+        elif group == "modal":  # a Chinese or Japanese modal phrase
+            force = "<may>" if match.group() == _MODAL_MARKS["<may>"] else "<must>"
+            reader.add(force, Kind.RELATION, force)
+        else:  # a command-line flag: a word of the command, a value if it holds a digit
+            flag = match.group()
+            reader.add(flag.casefold(), Kind.VALUE if _has_digit(flag) else Kind.WORD, flag)
     reader.end_clause()
     words = tuple(reader.words)
     tags = tags_of(text)
