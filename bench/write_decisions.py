@@ -18,6 +18,11 @@ recall. Data sets:
 - `independent`: `bench/data/write-decisions-independent.jsonl`, pairs in the same classes
   written for memd from the data's labelling rules alone, by writers who never saw the dev
   pairs: whether the figures carry over to sentences no rule was tuned on.
+- `adversarial`: `bench/data/write-decisions-adversarial.jsonl`, pairs written to make memd
+  lose data (look-alike abbreviations, swapped small words, operators, identifiers, numbers
+  that name things, bans widened, other languages), each with the verdicts that are acceptable;
+  only the data-losing mistakes are counted: a skip where it is not acceptable (a new rule
+  thrown away), an update where only a store is (a valid rule replaced).
 Also: `apart`, how many ordered pairs of distinct memories in one category file of the
 coding-memory tuning projects memd would not store apart (skip or update), and the time to
 decide a pair in-process, beside HackLM's rule.
@@ -50,6 +55,7 @@ from memd_client import Client
 HERE = Path(__file__).resolve().parent
 DEFAULT_DEV = HERE.parent.parent / "shared" / "data" / "write-decisions-dev" / "pairs.jsonl"
 INDEPENDENT = HERE / "data" / "write-decisions-independent.jsonl"
+ADVERSARIAL = HERE / "data" / "write-decisions-adversarial.jsonl"
 CODING_MEMORY = HERE.parent.parent / "shared" / "data" / "coding-memory-dev"
 VERDICT_OF_ACTION = {"stored": "store", "updated": "update", "skipped": "skip"}
 TARGETS = {
@@ -74,6 +80,17 @@ class Pair(msgspec.Struct, frozen=True):
     conflict: bool
     reason: str
     class_: str = msgspec.field(name="class")
+
+
+class Probe(msgspec.Struct, frozen=True):
+    """One adversarial pair and the verdicts that are acceptable for it."""
+
+    id: str
+    group: str
+    existing: str
+    new: str
+    allowed: list[str]
+    note: str = ""
 
 
 class Decision(NamedTuple):
@@ -250,6 +267,30 @@ def evaluate(pairs: Sequence[Pair], settings: Settings) -> dict[str, Any]:
     }
 
 
+def adversarial(path: Path, settings: Settings) -> dict[str, Any]:
+    """The data-losing mistakes of both systems on the adversarial pairs."""
+    probes = [msgspec.json.decode(line, type=Probe) for line in path.read_bytes().splitlines()]
+    if settings.per_class is not None:
+        probes = probes[:: max(1, len(probes) // 20)]
+    as_pairs = [
+        Pair(p.id, "Decision", p.existing, p.new, p.allowed[0], False, p.note, class_=p.group)
+        for p in probes
+    ]
+    memd = memd_over_socket(as_pairs) if settings.daemon else memd_in_process(as_pairs)
+    hacklm = [hacklm_decision(p.existing, p.new) for p in probes]
+
+    def mistakes(decisions: Sequence[Decision]) -> dict[str, int]:
+        skips = replaces = 0
+        for probe, decision in zip(probes, decisions, strict=True):
+            if decision.verdict == "skip" and "skip" not in probe.allowed:
+                skips += 1
+            if decision.verdict == "update" and probe.allowed == ["store"]:
+                replaces += 1
+        return {"pairs": len(probes), "wrong_skips": skips, "wrong_replaces": replaces}
+
+    return {"memd": mistakes(memd), "hacklm": mistakes(hacklm)}
+
+
 def apart(root: Path) -> dict[str, Any]:
     """Ordered pairs of distinct memories of one category file in the coding-memory projects
     that memd would not store apart."""
@@ -345,6 +386,14 @@ def run(settings: Settings, *, output: Path | None = None) -> dict[str, Any]:
         if name == "dev":
             report["timing"] = timing(pairs)
             report["targets"] = verdicts(result)
+    if ADVERSARIAL.is_file():
+        found = report["adversarial"] = adversarial(ADVERSARIAL, settings)
+        print(
+            f"\nadversarial: {found['memd']['pairs']} pairs written to make memd lose data: "
+            f"memd {found['memd']['wrong_skips']} wrong skips, "
+            f"{found['memd']['wrong_replaces']} wrong replaces; HackLM's rule "
+            f"{found['hacklm']['wrong_skips']} and {found['hacklm']['wrong_replaces']}"
+        )
     if settings.apart and CODING_MEMORY.is_dir():
         report["apart"] = apart(CODING_MEMORY)
         found = report["apart"]

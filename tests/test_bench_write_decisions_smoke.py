@@ -28,6 +28,9 @@ def test_write_decisions_benchmark_runs_quick(
         for metric in write_decisions.METRICS:
             assert figures[metric] is None or 0.0 <= figures[metric] <= 1.0
         assert set(independent["classes"][system]) == set(independent["classes"]["memd"])
+    for system in write_decisions.SYSTEMS:
+        found = report["adversarial"][system]
+        assert found["pairs"] > 0 and found["wrong_skips"] >= 0 and found["wrong_replaces"] >= 0
     assert json.loads(output.read_text())["benchmark"] == "write_decisions"
 
 

@@ -200,6 +200,8 @@ class _Reader:
         self.code_start = 0
         self.determiner = False
         self.determiner_used = False
+        self.last_slot = 0
+        self.spans = 0
         self.without = False
         self.tokens_in_clause = 0
         self.previous = ""
@@ -213,6 +215,7 @@ class _Reader:
         if self.in_code and len(self.words) == self.code_start and code.strip():
             self.add(code.strip().casefold(), Kind.WORD, code.strip())
         self.in_code = not self.in_code
+        self.spans += self.in_code
         self.code_start = len(self.words)
 
     def end_clause(self) -> None:
@@ -272,10 +275,11 @@ class _Reader:
         self.after_comma = self.after_comma and key in lexicon.CONJUNCTIONS  # ", and not Y"
         # "the unique constraint", "the `no-console` rule": the article covers an adjective or
         # an identifier and its noun, no further ("the dev server listens" is a verb)
-        first_part = group != 0 and (len(self.words) < 2 or self.words[-2].group != group)
-        if self.determiner and (group == 0 or first_part):
+        slot = group or (-self.spans if self.in_code else 0)  # one identifier, one code span
+        if self.determiner and (slot == 0 or slot != self.last_slot):
             self.determiner = kind is Kind.WORD and not self.determiner_used
             self.determiner_used = True
+        self.last_slot = slot
 
     def token(self, text: str, following: str = "") -> None:
         """Read one word-like token: a word, an identifier or a CJK character (`following`:

@@ -426,3 +426,76 @@ def test_a_new_number_is_never_a_skip(text: str, old: int, new: int) -> None:
     judgement = judge(f"{text} at {old}.", f"{text} at {new}.")
     assert judgement.relation is Relation.CHANGED_VALUE
     assert (judgement.old_value, judgement.new_value) == (str(old), str(new))
+
+
+# ---- words that look small but carry the rule ---------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("Keep user data in the EU region.", "Keep user data in the US region."),  # a name
+        ("Ship the hotfix at 9 AM.", "Ship the hotfix at 9 PM."),
+        ("Set the pull policy to IfNotPresent.", "Set the pull policy to Always."),
+        ("Workers should restart when they crash.", "Workers should die when they crash."),
+        ("Load it as CommonJS modules.", "Load it as ES modules."),
+        ("Reviews may be skipped for docs changes.", "Reviews must be skipped for docs changes."),
+        ("Don't log all request headers.", "Don't log any request headers."),
+        ("Admins can rotate the keys.", "Only admins can rotate the keys."),
+        (
+            "The web app must not be imported by the worker.",
+            "The web app must not import the worker.",
+        ),
+        ("Pin urllib3 < 2.", "Pin urllib3 >= 2."),
+        ("Compare with `==` in Kotlin.", "Compare with `===` in Kotlin."),
+        ("Set `PUBLIC_URL` in the dashboard.", "Set `URL` in the dashboard."),
+        ("Install `vite-plugin-pwa`.", "Install `vite-plugin`."),
+        ("Never print raw card numbers.", "Never print card numbers."),
+        ("Interns must not deploy to prod.", "Do not deploy to prod."),
+        ("Never squash release branches unless CI is red.", "Never squash release branches."),
+        ("调试时可以关闭缓存。", "调试时必须关闭缓存。"),
+        ("先跑测试和 lint。", "先跑测试或 lint。"),
+    ],
+)
+def test_a_changed_small_word_name_or_limit_is_never_a_skip(old: str, new: str) -> None:
+    assert judge(old, new).verdict is not SKIP
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("Use jQuery for the admin pages.", "Stop using jQuery for the admin pages."),
+        ("✅ Rebase feature branches.", "❌ Rebase feature branches."),
+        ("Run the app as non-root.", "Run the app as root."),
+        ("Alert when p95 > 300 ms.", "Alert when p95 < 300 ms."),
+        ("给接口设置别名。", "不给接口设置别名。"),
+    ],
+)
+def test_negating_verbs_signs_prefixes_and_operators_reverse(old: str, new: str) -> None:
+    assert decided(old, new) == (UPDATE, True)
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("Migration 0031 cannot be rolled back.", "Migration 0047 cannot be rolled back."),
+        ("Never open port 6379 to the internet.", "Never open port 9200 to the internet."),
+        ("Query the `events` table for audits.", "Query the `events_raw` table for audits."),
+        ("Never run `git push --force` on main.", "Never run `git push --no-verify` on main."),
+        ("Retry failed jobs.", "Don't retry failed jobs for billing."),
+        ("Prefer pnpm over yarn.", "Prefer yarn over npm."),
+        (
+            "Add a `NOT NULL` constraint to `users.email`.",
+            "Add a `NOT NULL` constraint to `users.phone`.",
+        ),
+    ],
+)
+def test_ids_identifiers_exceptions_and_chains_are_other_rules(old: str, new: str) -> None:
+    assert judge(old, new).verdict is STORE
+
+
+def test_emphasis_in_capitals_is_still_emphasis() -> None:
+    assert judge("Do not commit secrets.", "DO NOT commit secrets.").verdict is SKIP
+    assert judge("Always pin versions.", "ALWAYS pin versions.").verdict is SKIP
+    assert judge("We deploy on Fridays only.", "we deploy on fridays ONLY").verdict is SKIP
+    assert judge("Host the DB on AWS.", "Host the DB on DO.").verdict is not SKIP  # "DO", a name

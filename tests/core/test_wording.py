@@ -154,3 +154,38 @@ def test_different_non_latin_texts_get_different_slugs() -> None:
 def test_bad_slugs_are_refused(slug: str) -> None:
     with pytest.raises(InvalidEntry, match="kebab-case"):
         validate_slug(slug)
+
+
+def test_function_words_written_as_names_are_words() -> None:
+    def words(text: str) -> list[str]:
+        return [w.text for w in analyse(text).words if w.content]
+
+    assert "US" in words("Keep data in the US region.")
+    assert "IT" in words("Ask IT for a laptop.")
+    assert "Always" in words("Set the restart policy to Always.")
+    assert "A" in words("Use an A record for the apex.")
+    assert "DO" not in words("DO NOT commit secrets.")  # emphasis, then a negation
+    assert analyse("ALWAYS pin versions.").normal == analyse("Always pin versions.").normal
+
+
+def test_foreign_function_words_count_only_in_that_language() -> None:
+    def words(text: str) -> list[str]:
+        return [w.text for w in analyse(text).words if w.content]
+
+    assert "die" in words("Workers should die on fatal errors.")
+    assert "die" not in words("Vor dem Push immer die Tests ausführen.")
+    assert "mit" not in words("Formatiere Python-Code mit black.")  # one is enough
+
+
+def test_modals_and_quantifiers_are_read_by_their_force_and_kind() -> None:
+    assert [w.key for w in analyse("Tests may use mocks.").words][1] == "<may>"
+    assert [w.key for w in analyse("Tests must use mocks.").words][1] == "<must>"
+    assert [w.key for w in analyse("Don't log any headers.").words][1] == "<any>"
+    assert "any" in analyse("Never use any in TypeScript.").content  # no noun follows: a word
+    assert [w.key for w in analyse("测试可以使用 mock").words][2] == "<may>"
+
+
+def test_stop_using_and_negation_signs_negate() -> None:
+    assert all(w.negative for w in analyse("Stop using jQuery.").words if w.content)
+    assert all(w.negative for w in analyse("❌ rebase on main").words if w.content)
+    assert not any(w.negative for w in analyse("设置别名").words)  # 别名 is "alias"
