@@ -117,6 +117,7 @@ StoreRelation = Literal[
     "adds_detail",
     "value_made_exact",
     "broadens",
+    "narrows",
     "reworded",
     "changed_value",
     "changed_choice",
@@ -127,9 +128,11 @@ StoreRelation = Literal[
     "unrelated",
 ]
 """How new content relates to the entry it was compared with (the README's store rules):
-skipped for "same" and "says_less"; updated for "tags", "adds_detail", "value_made_exact",
-"broadens", "reworded" and, with `conflict`, "changed_value", "changed_choice" and "reversed";
-stored beside it for "other_subject", "other_roles", "different" and "unrelated"."""
+skipped for "same" and "says_less" (stored instead when a new slug was given); updated for
+"tags", "adds_detail", "value_made_exact", "broadens", "reworded" and, with `conflict`,
+"changed_value", "changed_choice" and "reversed"; stored beside it for "narrows",
+"other_subject", "other_roles", "different" and "unrelated". A store whose slug names an
+existing entry updates that entry whatever the relation (unchanged text is skipped)."""
 
 
 class StoreResult(_Result):

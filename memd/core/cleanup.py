@@ -15,9 +15,9 @@ Rules:
 - Entries are ordered by specificity: most content words first (repeats counted), then most
   tags, then higher `score_entry`, then earlier line. In that order each entry joins the first
   cluster whose winner it says nothing beyond, or else starts a new cluster (only winners
-  sharing `dedup_index.CONTAINMENT` of its keywords, or its normal form, are judged, as in
-  a store). Unlike HackLM's single linkage at 0.3, nothing chains: every loser is judged against
-  the entry it is folded into.
+  holding `dedup_index.CONTAINMENT` of its own keywords, or its normal form, are judged: a
+  text an entry says all of shares most of its words with it). Unlike HackLM's single linkage
+  at 0.3, nothing chains: every loser is judged against the entry it is folded into.
 - A cluster's winner is its first member, the most specific wording. It keeps its content (no
   "(also: ...)" keyword soup), its line and its slug; a slug-less winner takes the first slug of
   its losers in file order, else a derived one. Losers are removed and archived with the reason

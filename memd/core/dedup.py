@@ -89,7 +89,8 @@ def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
 def ranked(content: str, entries: Iterable[Entry]) -> list[Entry]:
     """Return the candidates for `content` among `entries` (one category, in file order), best
     first: a normal-form repeat alone, else the CANDIDATES entries with the highest keyword
-    Jaccard above 0 (see the module rules). `dedup_index` gives the same list."""
+    Jaccard among those `close` to it (see the module rules). `dedup_index` gives the same
+    list."""
     normal = normal_form(content)
     words = keywords(content)
     scored: list[tuple[float, int, Entry]] = []

@@ -34,7 +34,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from memd.core.layers import Layers
-from memd.core.wording import bulk_index_terms, index_terms, normal_form
+from memd.core.wording import bulk_index_terms, index_terms
 
 CONTAINMENT = 0.5
 """The least share of the smaller keyword set two texts must share to be candidates for each
@@ -70,10 +70,10 @@ class _Tables:
 
     def ranked(self, content: str, limit: int) -> list[int]:
         """Return the keys of the candidates for `content`, best first (see the module rules)."""
-        same = self.normal.get(normal_form(content))
+        normal, wanted = index_terms(content)
+        same = self.normal.get(normal)
         if same:
             return [same[0]]
-        wanted = index_terms(content)[1]
         if not wanted or limit < 1:
             return []
         return [key for _, key in _ranked_by_keywords(self, wanted, limit)]
@@ -271,7 +271,7 @@ class IndexEditor(_Tables):
     def remove(self, key: int, content: str) -> None:
         """Forget entry `key`, indexed with `content`."""
         self._own()
-        normal = normal_form(content)
+        normal = bulk_index_terms(content)[0]  # an entry leaving: not worth a cache slot
         self.normal.set(normal, _without(self.normal.get(normal) or (), key) or None)
         found = self.words.get(key)
         self.words.set(key, None)

@@ -44,15 +44,19 @@ Relations, checked in this order (the first that applies decides):
    ("Format Python with black" / "... with ruff format"; "run in make test" / "... make lint");
    again words may be added, none dropped.
 9. VALUE_MADE_EXACT (update): a vague amount became a number ("about an hour" / "60 minutes").
-10. ADDS_DETAIL (update): the new text holds every content word of the entry and more.
-11. BROADENS (update): the new text, still a ban, drops a limiting phrase from it ("Never run
+10. NARROWS (store): the entry is a ban and the new text adds a limiting phrase to it, the
+    mirror of BROADENS ("Never push to main" / "Never push to main on Fridays"): the wider ban
+    must not be replaced by a narrower one, so both are kept.
+11. ADDS_DETAIL (update): the new text holds every content word of the entry and more.
+12. BROADENS (update): the new text, still a ban, drops a limiting phrase from it ("Never run
     load tests against production" / "Never run load tests"): a wider ban is new information.
-12. SAYS_LESS (skip): the new text only drops words from the entry (a part of a list, a
+13. SAYS_LESS (skip): the new text only drops words from the entry (a part of a list, a
     reason, a detail), and makes no choice and uses no small word the entry does not ("Always
     use tabs" is not a part of "Indent Python code with tabs").
-13. REWORDED (update) when at least REWORDED_OVERLAP of the content words are shared and no
+14. REWORDED (update) when at least REWORDED_OVERLAP of the content words are shared and no
     environment or platform was swapped, else DIFFERENT (store).
 New or changed tags turn a skip into an update (TAGS): tags are metadata, never a conflict.
+A text of more than MAX_WORDS words is only ever SAME (equal normal forms) or DIFFERENT.
 """
 
 from __future__ import annotations
@@ -73,6 +77,9 @@ MAX_SWAP = 3
 """A replaced phrase longer than this (content words, either side) is another subject."""
 REWORDED_OVERLAP = 0.5
 """Share of content words two texts must have in common to be read as one rule reworded."""
+MAX_WORDS = 200
+"""Texts longer than this (words, either side) are compared only by their normal forms: a
+memory is one sentence, and aligning two essays word by word costs time a store must not."""
 
 
 class Verdict(enum.Enum):
@@ -92,6 +99,7 @@ class Relation(enum.Enum):
     ADDS_DETAIL = "adds_detail"
     VALUE_MADE_EXACT = "value_made_exact"
     BROADENS = "broadens"
+    NARROWS = "narrows"
     REWORDED = "reworded"
     CHANGED_VALUE = "changed_value"
     CHANGED_CHOICE = "changed_choice"
@@ -109,6 +117,7 @@ _VERDICTS = {
     Relation.ADDS_DETAIL: Verdict.UPDATE,
     Relation.VALUE_MADE_EXACT: Verdict.UPDATE,
     Relation.BROADENS: Verdict.UPDATE,
+    Relation.NARROWS: Verdict.STORE,
     Relation.REWORDED: Verdict.UPDATE,
     Relation.CHANGED_VALUE: Verdict.UPDATE,
     Relation.CHANGED_CHOICE: Verdict.UPDATE,
@@ -231,6 +240,8 @@ def judge(old: str, new: str) -> Judgement:
     if a.normal == b.normal:
         return Judgement(Relation.SAME, 1.0)
     pair = _Pair(a, b)
+    if len(a.words) > MAX_WORDS or len(b.words) > MAX_WORDS:
+        return pair.judged(Relation.DIFFERENT)  # too long to read closely: keep both
     judgement = next(found for rule in _RULES if (found := rule(pair)) is not None)
     if judgement.verdict is Verdict.SKIP and b.tags - a.tags:
         return judgement._replace(relation=Relation.TAGS)
@@ -249,6 +260,11 @@ class _Pair:
     @functools.cached_property
     def diff(self) -> _Diff:
         return _Diff(self.old, self.new)
+
+    @property
+    def mirrored(self) -> _Pair:
+        """The same two wordings the other way round (what one adds, the other drops)."""
+        return _Pair(self.new, self.old)
 
     def judged(self, relation: Relation, *swaps: _Swap) -> Judgement:
         """A judgement of this pair, naming the words `swaps` replaced."""
@@ -326,6 +342,8 @@ def _reversed(pair: _Pair) -> Judgement | None:
     for small_old, small_new in pair.diff.small:
         for old in small_old:
             for new in small_new:
+                if _opposites(old, new) and old.text.casefold() == new.text.casefold():
+                    return pair.judged(Relation.REVERSED)  # the same word, under a negation
                 if _opposites(old, new):
                     return Judgement(Relation.REVERSED, pair.similarity, old.text, new.text)
     part = _reshaped_identifier(pair)
@@ -357,12 +375,14 @@ def _changed(pair: _Pair) -> Judgement | None:
 
 
 def _grown_or_shrunk(pair: _Pair) -> Judgement | None:
-    """Rules 9 to 12: a value made exact, words only added, or only dropped (or, if nothing
+    """Rules 9 to 13: a value made exact, words only added, or only dropped (or, if nothing
     was, the same words)."""
     diff = pair.diff
     if diff.swaps:
         return pair.judged(Relation.VALUE_MADE_EXACT, *diff.swaps)
     if diff.gained and not diff.lost:
+        if _broadens(pair.mirrored):
+            return pair.judged(Relation.NARROWS)
         return pair.judged(Relation.ADDS_DETAIL)
     if diff.lost and not diff.gained:
         if _broadens(pair):
@@ -422,7 +442,7 @@ def _broadens(pair: _Pair) -> bool:
     """True if the new text, still a ban, dropped a part of it that was not a list item: a
     qualifier ("never log raw card numbers" / "... card numbers"), a subject ("contractors
     must not ..."), a limit ("... against production") or an exception ("... unless it is a
-    hotfix")."""
+    hotfix"). Of the pair mirrored, true if the entry's ban gained such a part (NARROWS)."""
     if not any(word.negative for word in pair.new.words if word.content):
         return False
     for run, before in pair.diff.dropped:
@@ -443,7 +463,7 @@ def _broadens(pair: _Pair) -> bool:
 
 
 def _reworded(pair: _Pair) -> Judgement | None:
-    """Rule 13: words both dropped and added; the same rule only if most words are shared and
+    """Rule 14: words both dropped and added; the same rule only if most words are shared and
     no environment or platform was swapped."""
     diff = pair.diff
     if _scope_nouns(diff.lost) or _scope_nouns(diff.gained):
@@ -593,9 +613,10 @@ def _is_opposite(swap: _Swap) -> bool:
 
 
 def _opposites(old: Word, new: Word) -> bool:
-    """True for a pair of opposite words, or a flag and its "--no-" form."""
+    """True for a pair of opposite words (as written, or as read: "never X without Y" reads
+    "with"), or a flag and its "--no-" form."""
     pair = old.text.casefold(), new.text.casefold()
-    if frozenset(pair) in lexicon.OPPOSITES:
+    if frozenset(pair) in lexicon.OPPOSITES or frozenset((old.key, new.key)) in lexicon.OPPOSITES:
         return True
     first, second = sorted(pair, key=len)
     return first.startswith("-") and second in (f"--no{first.lstrip('-')}", f"--no-{first[2:]}")

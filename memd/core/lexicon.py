@@ -41,12 +41,12 @@ IGNORED = _words(
     """
     a an the is are was were be been being am do does did doing have has had having will
     would it its it's they them their theirs we our ours us you your yours i me my he she his
-    her him this these those there here which who whom whose what also just really always
+    her him this these those there here who whom whose what also just really always
     please simply actually even anymore
     der die das den dem des ein eine einen einem einer ist sind wird werden wir immer
     el la los las un una unos unas es son se lo al del siempre
     le les une des est sont nous toujours
-    o os as um uma é são sempre
+    o os um uma é são sempre
     это мы всегда
     """
 )
@@ -82,7 +82,9 @@ MODALS = {
     **dict.fromkeys(_words("must shall should need needs required"), "<must>"),
 }
 """Modal verbs, read as their force: permission ("<may>") or obligation ("<must>"). Adding or
-dropping one is wording; swapping one force for the other changes the rule."""
+dropping an obligation is wording (an instruction already obliges); adding or dropping a
+permission, or swapping one force for the other, changes the rule ("Run tests" / "You may run
+tests")."""
 
 QUANTIFIERS = {
     **dict.fromkeys(_words("all every each both whole entire"), "<all>"),
@@ -114,8 +116,16 @@ JAPANESE_OBLIGATIONS = (
 NOT_NEGATING_BIE = frozenset("级类区分个特识辨告派性差鉴")
 """Characters before 别 that make it part of a word (级别 level, 类别 kind), not "don't"."""
 
-DOUBLE_NEGATIVE = _words("without ohne sin sans sem без")
-"""In a negated clause these cancel the negation: "never deploy without tests"."""
+DOUBLE_NEGATIVE = {
+    "without": "with",
+    "ohne": "mit",
+    "sin": "con",
+    "sans": "avec",
+    "sem": "com",
+    "без": "с",
+}
+"""In a negated clause these cancel the negation and read as their positive: "never deploy
+without tests" is "deploy with tests"."""
 
 CONTRAST = _words("instead rather versus vs unlike statt anstatt lugar vez plutôt вместо")
 """After one of these the clause names a rejected alternative ("instead of Y")."""
@@ -159,7 +169,7 @@ ATTRIBUTIVE = _words("on to")
 """After a noun with an article, their object says which thing ("an index on X", "a unique
 constraint to X"), not a tool or a place."""
 
-ARTICLES = _words("a an the this that these those each every its their our your")
+ARTICLES = _words("a an the this these those its their our your")
 """Words that mark the next word as a noun."""
 
 SCOPE = _words(
@@ -199,7 +209,7 @@ RELATIONAL = (
 )
 """Kept in a comparison to show roles, but not content: a memory is not about "with"."""
 
-LIGHT = _words("to of for at on in into onto with and as <may> <must> instead rather than over vs")
+LIGHT = _words("to of for at on in into onto with and as <must> instead rather than over vs")
 """Small words whose addition or omission alone does not change a rule ("force-push to shared
 branches" / "force-push shared branches"; a contrast word's effect is already in the words'
 polarity); any other one does ("only", "by", "unless", "not any"), and so does swapping any
@@ -323,7 +333,6 @@ _OPPOSITE_PAIRS = (
     "eager lazy",
     "eagerly lazily",
     "true false",
-    "yes no",
     "required optional",
     "mandatory optional",
     "ascending descending",
@@ -352,7 +361,7 @@ is left out: it is also Ukrainian and Russian "to", "until".)"""
 
 _NUMBERS = {
     "0": "zero cero zéro ноль",
-    "1": "one once uno eins un один одна одно",
+    "1": "one once uno eins один одна одно",
     "2": "two twice zwei dos deux dois два две",
     "3": "three thrice drei tres trois três три",
     "4": "four vier cuatro quatre quatro четыре",

@@ -53,10 +53,10 @@ def _fold(text: str) -> str:
 
 
 def _mask_code_spans(text: str) -> str:
-    """Replace each code span with a space, in linear time (see `_code_spans`)."""
+    """Replace each code span with a space, in linear time (see `code_spans`)."""
     pieces = []
     position = 0
-    for start, end in _code_spans(text):
+    for start, end in code_spans(text):
         pieces.append(text[position:start])
         pieces.append(" ")
         position = end
@@ -90,7 +90,7 @@ def strip_tags(content: str) -> str:
         return content
     pieces = []
     position = 0
-    for start, end in _code_spans(content):
+    for start, end in code_spans(content):
         pieces.append(_TAG.sub(" ", content[position:start]))
         pieces.append(content[start:end])
         position = end
@@ -98,7 +98,7 @@ def strip_tags(content: str) -> str:
     return "".join(pieces)
 
 
-def _code_spans(text: str) -> list[tuple[int, int]]:
+def code_spans(text: str) -> list[tuple[int, int]]:
     """Return the (start, end) of each code span of `text`, backticks included (CommonMark: a
     backtick run opens a span that the next run of the same length closes)."""
     runs = [(match.start(), match.end()) for match in _BACKTICKS.finditer(text)]

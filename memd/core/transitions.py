@@ -14,7 +14,8 @@ Store rules (the public contract):
   characters and at most the command's `max_length` characters long (default MAX_ENTRY_CHARS).
 - A given slug upserts: an entry with that slug is replaced in place (unchanged text is
   "skipped"); otherwise the content is decided like a slug-less store, and a new or replaced
-  line takes the given slug.
+  line takes the given slug. A new slug is never skipped: the caller named an entry, so what
+  an entry already says is stored under that name beside it.
 - Without a slug, `dedup.find_match`'s decision (candidates found through the dedup index, each
   judged by `judge.judge`): skip, update (replace the matched line in place, keeping its slug)
   or store (a new line with a derived, unique slug).
@@ -244,6 +245,7 @@ ARCHIVE_REASONS = {
     Relation.CHANGED_VALUE: "a new value",
     Relation.CHANGED_CHOICE: "a new choice",
     Relation.REVERSED: "the rule reversed",
+    Relation.NARROWS: "set by slug",
     Relation.OTHER_SUBJECT: "set by slug",
     Relation.OTHER_ROLES: "set by slug",
     Relation.DIFFERENT: "set by slug",
@@ -297,7 +299,7 @@ def _store_clean(
         if existing is not None:
             return _upsert_existing(category, editor, existing, content, command.dry_run)
     match = editor.match(content)
-    if match.verdict is Verdict.SKIP and match.entry is not None:
+    if match.verdict is Verdict.SKIP and match.entry is not None and slug is None:
         return _outcome(count, "skipped", match.entry, match, command), ()
     if match.verdict is Verdict.UPDATE and match.entry is not None:
         new_slug = slug or match.entry.slug or derive_slug(content, editor.taken)

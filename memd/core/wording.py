@@ -11,8 +11,9 @@ Rules:
   ones into character pairs. Nothing is stripped for being non-Latin.
 - Formatting is not wording: case, punctuation, Markdown emphasis and backticks, hyphens and
   underscores between words ("feature-flags" = "feature flags", `snake_case` = "snake case"),
-  possessives and `#tags` (kept apart in `tags`). Words in code spans are keyed like any other,
-  but literally: a "not" or "the" in code is a word of the code.
+  possessives and `#tags` (kept apart in `tags`). Words in code spans (Markdown's: a backtick
+  run up to the next run of the same length; an unpaired backtick is punctuation) are keyed
+  like any other, but literally: a "not" or "the" in code is a word of the code.
 - Identifiers stay whole: a run joined by `.`, `/`, `:`, `@` or `+` (`moment.js`,
   `packages/types`, `0.0.0.0`), and command-line flags (`--no-verify`). An assignment
   (`LOG_LEVEL=debug`) is its name's words and then its value.
@@ -42,11 +43,12 @@ import functools
 import itertools
 import re
 import unicodedata
-from typing import NamedTuple
+from collections.abc import Callable
+from typing import NamedTuple, TypeVar
 
 from memd.core import lexicon
 from memd.core.stemmer import language_of, stem
-from memd.core.tags import strip_tags, tags_of
+from memd.core.tags import code_spans, strip_tags, tags_of
 
 
 class Kind(enum.IntEnum):
@@ -99,6 +101,8 @@ class Wording(NamedTuple):
     cjk: bool = False
     """The text holds Chinese or Japanese characters."""
 
+
+T = TypeVar("T")
 
 CHOICE_KEY = "<choose>"
 """The key every choosing verb shares ("use", "prefer", "用")."""
@@ -159,9 +163,13 @@ _DERIVATIONS = (
     ("ize", re.compile(r"i[sz](?:e|es|ed|ing)$")),
     ("er", re.compile(r"ers?$")),
 )
-_DERIVATION_MIN_LENGTH = 6
-_ANALYSIS_CACHE = 4096
-_KEYWORD_CACHE = 1 << 16
+_DERIVATION_MIN_STEM = 4
+_ANALYSIS_CACHE = 1024
+"""Readings kept (of texts up to _CACHED_TEXT characters): the new content and its candidates."""
+_TOKEN_CACHE = 1 << 14
+"""Tokens kept (each up to _CACHED_TOKEN characters): a workspace's vocabulary."""
+_CACHED_TEXT = 400
+_CACHED_TOKEN = 64
 
 
 def is_cjk(text: str) -> bool:
@@ -169,12 +177,24 @@ def is_cjk(text: str) -> bool:
     return bool(text) and _CJK_CHAR.match(text) is not None
 
 
-@functools.lru_cache(maxsize=_KEYWORD_CACHE)
+def _short_cache(function: Callable[[str], T]) -> Callable[[str], T]:
+    """Memoise `function` for words up to _CACHED_TOKEN characters, at most _TOKEN_CACHE of
+    them: a long or rare token is computed again rather than kept."""
+    cached = functools.lru_cache(maxsize=_TOKEN_CACHE)(function)
+
+    @functools.wraps(function)
+    def short_cached(word: str) -> T:
+        return function(word) if len(word) > _CACHED_TOKEN else cached(word)
+
+    return short_cached
+
+
+@_short_cache
 def lexeme(word: str) -> str:
     """Return the comparison key of a folded letters-only word (see the module rules)."""
     stemmed = stem(word)
-    if len(word) < _DERIVATION_MIN_LENGTH or language_of(word) != "english":
-        return stemmed
+    if len(stemmed) < _DERIVATION_MIN_STEM or language_of(word) != "english":
+        return stemmed  # the stem, not the word: "error" and "errors" share one key
     for name, pattern in _DERIVATIONS:
         if pattern.search(word):
             return f"{stemmed}~{name}"
@@ -220,9 +240,14 @@ class _Reader:
 
     def end_clause(self) -> None:
         self.flush(noun_follows=False)
-        if self.clause_negated and not self.without:  # "never X without Y": X with Y
+        if self.clause_negated and not self.without:
             for index in range(self.clause_start, len(self.words)):
                 self.words[index] = self.words[index]._replace(negative=True)
+        elif self.clause_negated:  # "never X without Y" is "X with Y"
+            for index in range(self.clause_start, len(self.words)):
+                word = self.words[index]
+                if word.key in lexicon.DOUBLE_NEGATIVE:
+                    self.words[index] = word._replace(key=lexicon.DOUBLE_NEGATIVE[word.key])
         self.clause += 1
         self.phrase += 1
         self.clause_start = len(self.words)
@@ -231,7 +256,14 @@ class _Reader:
         self.tokens_in_clause = 0
 
     def negate(self) -> None:
-        if self.after_comma:
+        """A negator: after a comma or a conjunction it negates what follows ("X, not Y", "X
+        and never Y"), else its whole clause."""
+        joined = (
+            bool(self.words)
+            and self.words[-1].clause == self.clause
+            and (self.words[-1].key in lexicon.CONJUNCTIONS)
+        )
+        if self.after_comma or joined:
             self.contrast = True
         else:
             self.clause_negated = True
@@ -407,14 +439,13 @@ def _name_key(folded: str) -> str:
     return lexeme(folded) if folded.isalpha() else folded
 
 
-@functools.lru_cache(maxsize=_KEYWORD_CACHE)
 def _token_readings(text: str) -> tuple[bool, tuple[tuple[_Reading, str], ...]]:
     """`_token_parts` with each folded word read (`_reading`)."""
     negator, parts = _token_parts(text)
     return negator, tuple((_reading(folded), written) for folded, written in parts)
 
 
-@functools.lru_cache(maxsize=_KEYWORD_CACHE)
+@_short_cache
 def _token_parts(text: str) -> tuple[bool, tuple[tuple[str, str], ...]]:
     """Whether a token is a negator ("don't", "never"), and its words, folded and as written:
     possessives and contractions dropped, hyphen and underscore joins split."""
@@ -439,7 +470,7 @@ def _token_parts(text: str) -> tuple[bool, tuple[tuple[str, str], ...]]:
     return negator, ((folded, text),)
 
 
-@functools.lru_cache(maxsize=_KEYWORD_CACHE)
+@functools.lru_cache(maxsize=_TOKEN_CACHE)
 def _joined_part(folded: str, foreign: bool) -> tuple[str, Kind]:
     """The key and kind of a word joined into an identifier: words that are otherwise ignored
     count ("react-is", "lodash-es"); small words stay small words, but never end a clause."""
@@ -453,14 +484,14 @@ def _joined_part(folded: str, foreign: bool) -> tuple[str, Kind]:
     return _literal(folded)
 
 
-@functools.lru_cache(maxsize=_KEYWORD_CACHE)
+@_short_cache
 def _literal(folded: str) -> tuple[str, Kind]:
     """The key and kind of a word in code."""
     kind = Kind.VALUE if _has_digit(folded) else Kind.WORD
     return (lexeme(folded) if folded.isalpha() else folded.lstrip(".")), kind
 
 
-@functools.lru_cache(maxsize=_KEYWORD_CACHE)
+@_short_cache
 def _reading(folded: str) -> _Reading:
     """What a folded word outside code is (see the module rules)."""
     if folded in lexicon.IGNORED or folded in _CJK_PARTICLES or _HIRAGANA.fullmatch(folded):
@@ -523,10 +554,29 @@ def _tokens(text: str) -> str:
     return _EMPHASIS.sub(" ", text)
 
 
-@functools.lru_cache(maxsize=_ANALYSIS_CACHE)
 def analyse(text: str) -> Wording:
-    """Return how `text` reads for a write decision (see the module rules)."""
+    """Return how `text` reads for a write decision (see the module rules). Readings of short
+    texts are cached; a long one is read again each time, so memory stays bounded."""
+    return _read(text) if len(text) > _CACHED_TEXT else _cached_reading(text)
+
+
+@functools.lru_cache(maxsize=_ANALYSIS_CACHE)
+def _cached_reading(text: str) -> Wording:
     return _read(text)
+
+
+def _token_matches(prepared: str) -> list[re.Match[str]]:
+    """The tokens of a prepared text; of its backtick runs, only those that open or close a
+    code span (an unpaired backtick is punctuation)."""
+    matches = list(_TOKEN.finditer(prepared))
+    if "`" not in prepared:
+        return matches
+    bounds = {edge for span in code_spans(prepared) for edge in span}
+    return [
+        match
+        for match in matches
+        if match.lastgroup != "tick" or match.start() in bounds or match.end() in bounds
+    ]
 
 
 def _read(text: str) -> Wording:
@@ -535,7 +585,7 @@ def _read(text: str) -> Wording:
     reader = _Reader(shouting, foreign=_reads_foreign(text))
     prepared = _tokens(text)
     code_from = 0
-    matches = list(_TOKEN.finditer(prepared))
+    matches = _token_matches(prepared)
     for number, match in enumerate(matches):
         group = match.lastgroup
         if group == "word":
@@ -590,16 +640,15 @@ def normal_form(text: str) -> str:
     return index_terms(text)[0]
 
 
-@functools.lru_cache(maxsize=_KEYWORD_CACHE)
 def index_terms(text: str) -> tuple[str, frozenset[str]]:
-    """The normal form and the keywords of `text` (one store's new content: read through
-    `analyse`'s cache, since the store goes on to judge it)."""
+    """The normal form and the keywords of `text` (a store's new content: read through
+    `analyse`, since the store goes on to judge it)."""
     return _terms(analyse(text))
 
 
 def bulk_index_terms(text: str) -> tuple[str, frozenset[str]]:
-    """`index_terms` for building a whole index: read without filling `analyse`'s cache (a
-    category's every entry is read once), kept in `index_terms`' own cache only."""
+    """`index_terms` for building a whole index: nothing is cached (a category's every entry is
+    read once; the index keeps what it needs)."""
     return _terms(_read(text))
 
 

@@ -269,10 +269,10 @@ def _write_tools(bridge: Bridge, resolver: Callable[..., Awaitable[Any]]) -> lis
         user corrects you, when a build or command failed and you found the cause and fix, and
         after a task for each new decision or convention it introduced. Write one sentence per
         call. Pass a slug to update that entry later: same slug = update, not duplicate. A
-        text that says nothing new is skipped; the same rule with more detail, or with a new
-        value, tool or polarity, updates its entry (a contradiction is reported as a conflict
-        naming the old value); anything else is stored as a new entry. The result says which
-        and why.
+        text that says nothing new is skipped (with a new slug, it is stored under it); the
+        same rule with more detail, or with a new value, tool or polarity, updates its entry
+        (a contradiction is reported as a conflict naming the old value); anything else is
+        stored as a new entry. The result says which and why.
         """
         result, ws = await bridge.call(
             roots, lambda client: client.store(category=category, content=content, slug=slug)

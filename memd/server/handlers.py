@@ -466,12 +466,16 @@ _UPDATE_WHY = {
     Relation.BROADENS: "the same rule, now without its limit",
     Relation.REWORDED: "read as the same rule reworded; if it was a different one, restore it "
     "from .memory/archive.md",
+    Relation.NARROWS: "set by its slug",
     Relation.OTHER_SUBJECT: "set by its slug",
     Relation.OTHER_ROLES: "set by its slug",
     Relation.DIFFERENT: "set by its slug",
     Relation.UNRELATED: "set by its slug",
 }
 _STORE_WHY = {
+    Relation.SAME: "the same rule, stored under the slug you gave",
+    Relation.SAYS_LESS: "it already says all this; stored under the slug you gave",
+    Relation.NARROWS: "a narrower ban; the wider one still holds, so delete it if it should not",
     Relation.OTHER_SUBJECT: "about another subject",
     Relation.OTHER_ROLES: "the same words in other roles",
     Relation.DIFFERENT: "worded too differently to be sure they are one rule; if they are, "
@@ -485,7 +489,10 @@ def store_message(category: Category, outcome: transitions.StoreOutcome, over_li
     old = outcome.matched
     if outcome.action == "skipped" and old is not None:
         why = _SKIP_WHY.get(outcome.relation or Relation.SAME, "the same rule")
-        text = f'Already stored as [{slug}] in {file}: "{content}" ({why}); nothing written.'
+        text = (
+            f'Already stored as [{slug}] in {file}: "{content}" ({why}); nothing written. To keep '
+            "it anyway, store it again with a slug of its own."
+        )
     elif outcome.action == "updated" and old is not None and outcome.conflict:
         text = (
             f"Updated [{slug}] in {file}, replacing a contradicting entry (conflict: "

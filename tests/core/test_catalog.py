@@ -75,8 +75,8 @@ def reference_store(doc: Document, command: Store) -> tuple[Document, StoreOutco
         )
     match = dedup.find_match(content, current)
     why = {"relation": match.relation, "old_value": match.old_value, "new_value": match.new_value}
-    if match.verdict is dedup.Verdict.SKIP and match.entry is not None:
-        return doc, outcome("skipped", match.entry, match.similarity, **why)
+    if match.verdict is dedup.Verdict.SKIP and match.entry is not None and slug is None:
+        return doc, outcome("skipped", match.entry, match.similarity, **why)  # a new slug stores
     if match.verdict is dedup.Verdict.UPDATE and match.entry is not None:
         new_slug = slug or match.entry.slug or derive_slug(content, taken)
         new = mdformat.replace_line(doc, match.entry.line, mdformat.format_entry(new_slug, content))

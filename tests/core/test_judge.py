@@ -499,3 +499,43 @@ def test_emphasis_in_capitals_is_still_emphasis() -> None:
     assert judge("Always pin versions.", "ALWAYS pin versions.").verdict is SKIP
     assert judge("We deploy on Fridays only.", "we deploy on fridays ONLY").verdict is SKIP
     assert judge("Host the DB on AWS.", "Host the DB on DO.").verdict is not SKIP  # "DO", a name
+
+
+# ---- reviewer cases: each once lost or misread a memory ------------------------------------------
+
+
+def test_a_ban_made_of_a_with_rule_is_a_reversal() -> None:
+    # "without" under a negation reads as "with": "never X without Y" is "always X with Y"
+    assert decided("Deploy without tests.", "Never deploy without tests.") == (UPDATE, True)
+
+
+def test_a_narrowed_ban_is_kept_beside_the_wider_one() -> None:
+    for old, new in [
+        ("Never rebase shared branches.", "Never rebase shared branches during a release."),
+        ("Don't call the billing API.", "Don't call the billing API from cron jobs."),
+        ("Never cache auth responses.", "Never cache auth responses unless they are public."),
+    ]:
+        judgement = judge(old, new)
+        assert judgement.relation is Relation.NARROWS and judgement.verdict is STORE, new
+    # a listed addition, or a "not Y" outside the ban, is still detail on the same rule
+    more = judge("Never commit key files.", "Never commit key files or certificates.")
+    assert more.relation is Relation.ADDS_DETAIL
+
+
+def test_a_new_permission_is_a_change_not_a_repeat() -> None:
+    assert judge("Squash fixup commits.", "You may squash fixup commits.").verdict is UPDATE
+    assert judge("Squash fixup commits.", "You must squash fixup commits.").verdict is SKIP
+
+
+def test_a_text_too_long_to_align_is_kept_unless_it_repeats() -> None:
+    long_text = " ".join(f"step{n} runs after the linter" for n in range(60))
+    assert judge(long_text, long_text + " and then the formatter").verdict is STORE
+    assert judge(long_text, long_text.upper()).verdict is SKIP
+
+
+def test_an_unpaired_backtick_is_punctuation() -> None:
+    assert decided("Don't run `make clean before tests.", "Run `make clean before tests.") == (
+        UPDATE,
+        True,
+    )
+    assert judge("Run `make test before pushing.", "Run make test before pushing.").verdict is SKIP

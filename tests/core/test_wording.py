@@ -65,6 +65,8 @@ def test_look_alike_words_get_different_keys_and_inflections_the_same() -> None:
         ("handled", "handles"),
         ("retries", "retry"),
         ("nested", "nest"),
+        ("errors", "error"),  # a stem ending like a derivation ("-or") is not one
+        ("mirrors", "mirror"),
     ]:
         assert lexeme(a) == lexeme(b), (a, b)
     assert analyse("the staging env").content != analyse("the stage env").content
@@ -189,3 +191,10 @@ def test_stop_using_and_negation_signs_negate() -> None:
     assert all(w.negative for w in analyse("Stop using jQuery.").words if w.content)
     assert all(w.negative for w in analyse("❌ rebase on main").words if w.content)
     assert not any(w.negative for w in analyse("设置别名").words)  # 别名 is "alias"
+
+
+def test_code_spans_pair_backtick_runs_like_markdown() -> None:
+    # an unpaired backtick is punctuation: the negation still reaches the clause
+    assert read("Don't run `make clean.") == read("Don't run make clean.")
+    # a double-backtick span may hold a single backtick, and keeps its words literal
+    assert [key for key, _, _ in read("Run `` not`here ``.")][1:] == ["not", "here"]

@@ -199,16 +199,19 @@ def test_sigkill_under_load_loses_no_acknowledged_store(short_tmp: Path, workspa
         assert len(acked) > started
 
     server = start_daemon(short_tmp)
+    after = "Recovery stores work after a restart."
     try:
         with Client(server.socket_path, workspace=workspace) as client:
             listed = [e.content for e in client.list(category="Decision").entries]
+            # a write breaks the lock a killed daemon may have left (its pid is dead)
+            assert client.store(category="Decision", content=after).action == "stored"
     finally:
         assert server.stop() == 0
     memory = workspace / ".memory"
     text = (memory / "decisions.md").read_text(encoding="utf-8")
     entries = mdformat.entries(mdformat.parse(text))
     contents = [e.content for e in entries]
-    assert contents == listed
+    assert contents == [*listed, after]
     assert len(set(contents)) == len(contents)
     assert set(acked) <= set(contents)
     assert len({e.slug for e in entries}) == len(entries)

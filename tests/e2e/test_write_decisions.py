@@ -52,12 +52,37 @@ def test_a_repeat_is_skipped_and_another_subject_is_kept_beside(
         other = client.store(category="Security", content="Rotate the Twilio key every 90 days.")
         reversed_ = client.store(category="Security", content="Never rotate the Twilio key.")
     assert (again.action, again.relation, again.conflict) == ("skipped", "same", False)
-    assert again.message.endswith("(the same rule, worded the same way); nothing written.")
+    assert again.message.endswith(
+        "(the same rule, worded the same way); nothing written. To keep it anyway, store it "
+        "again with a slug of its own."
+    )
     assert (other.action, other.relation) == ("stored", "other_subject")
     assert (other.old_value, other.new_value) == ("Stripe", "Twilio")
     assert "(kept beside [" in other.message and '"Twilio" instead of "Stripe"' in other.message
     assert reversed_.action == "updated" and reversed_.relation == "reversed"
     assert "(conflict: it reverses the old rule)" in reversed_.message
+
+
+def test_a_new_slug_is_never_skipped_and_a_narrowed_ban_is_kept(
+    daemon: DaemonProcess, workspace: Path
+) -> None:
+    with Client(daemon.socket_path, workspace=workspace) as client:
+        first = client.store(category="Instruction", content="Never force-push to main.")
+        named = client.store(
+            category="Instruction", content="never force-push to `main`", slug="no-force-push"
+        )
+        narrowed = client.store(
+            category="Instruction", content="Never force-push to main during a release freeze."
+        )
+        fetched = client.get(slug="no-force-push")
+    assert (named.action, named.relation, named.slug) == ("stored", "same", "no-force-push")
+    assert "stored under the slug you gave" in named.message
+    assert [entry.content for entry in fetched.entries] == ["never force-push to `main`"]
+    assert (narrowed.action, narrowed.relation) == ("stored", "narrows")
+    assert "a narrower ban; the wider one still holds" in narrowed.message
+    text = (workspace / ".memory" / "instructions.md").read_text()
+    contents = [e.content for e in mdformat.entries(mdformat.parse(text))]
+    assert first.content in contents and narrowed.content in contents
 
 
 def test_non_latin_memories_are_told_apart_and_slugged(
