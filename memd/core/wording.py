@@ -122,18 +122,20 @@ _MODAL_MARKS = {"<may>": "\u2a30", "<must>": "\u2a31"}
 _JAPANESE_NEGATION = re.compile("|".join(lexicon.JAPANESE_NEGATIONS))
 _NEGATION_SIGNS = re.compile(f"[{lexicon.NEGATION_SIGNS}]")
 _NEGATION_MARK = "\u2a2f"  # stands for a Japanese negative ending once it is found
-_TOKEN = re.compile(
-    r"(?P<op>[<>]=?|[!=]==?|!(?=[\w.*/])|[\^~](?=\d))"
+_TOKEN = re.compile(  # no two alternatives match at one place: the commonest, words, go first
+    r"(?P<word>(?:[$€£¥](?=\d)|(?<![\w-])-(?=\d))?\.?[^\W_]"
+    r"(?:\w|[-.:/@+=](?=[^\W_])|'(?=\w))*(?:\+\+|#(?!\w))?)"
+    r"|(?P<op>[<>]=?|[!=]==?|!(?=[\w.*/])|[\^~](?=\d))"
     r"|(?P<end>\.(?![^\W_])|[;:!?\u3002\u3001\u2014\u2013]|\s-\s)"
     r"|(?P<comma>,)"
     r"|(?P<tick>`+)"
     rf"|(?P<mark>{_NEGATION_MARK})"
     r"|(?P<modal>[\u2a30\u2a31])"
     r"|(?P<flag>(?<![\w.-])--?[^\W\d_][\w-]*)"
-    r"|(?P<word>(?:[$€£¥](?=\d)|(?<![\w-])-(?=\d))?\.?[^\W_]"
-    r"(?:\w|[-.:/@+=](?=[^\W_])|'(?=\w))*(?:\+\+|#(?!\w))?)"
 )
 _VALUE = re.compile(r"[\d=]")
+_NOT_ASCII_LETTER = re.compile("[^A-Za-z]+")
+_NOT_UPPER = re.compile("[^A-Z]+")
 _LATIN_WORD = re.compile(r"[a-zà-ÿ]+")
 _JOINED = re.compile(r"[^\W\d_]+(?:[-_][^\W\d_]+)+")
 _JOINS = re.compile(r"[-_]")
@@ -319,8 +321,9 @@ class _Reader:
         literal: nothing is ignored or read as a negation, a choice or a relation."""
         first = self.tokens_in_clause == 0
         self.tokens_in_clause += 1
-        previous, self.previous = self.previous, text.casefold()
-        parts = _token_parts(text)[1]
+        token = _cached_token(text) if len(text) <= _CACHED_TOKEN else _read_token(text)
+        folded, parts = token.folded, token.parts
+        previous, self.previous = self.previous, folded
         if self.in_code:
             group = self.group(len(parts))
             for folded, written in parts:
@@ -331,23 +334,17 @@ class _Reader:
             for folded, written in parts:
                 self.add(*_joined_part(folded, self.foreign), written, group)
             return
-        if self.is_name(text, first, following) or self.is_foreign(text):
-            self.add(_name_key(text.casefold()), Kind.WORD, text)
+        if self.is_name(text, first, following) or (not self.foreign and folded in lexicon.FOREIGN):
+            self.add(_name_key(folded), Kind.WORD, text)  # a name, or a foreign function word
             return
         if text == "别" and (previous in lexicon.NOT_NEGATING_BIE or following[:1] in "名人的处"):
             self.add(text, Kind.WORD, text)  # 级别, 别名: part of a word, not "don't"
             return
-        negator, readings = _token_readings(text)
-        if negator:
+        if token.negator:
             self.negate()
             return
-        for reading, written in readings:
+        for reading, written in token.readings:
             self.word(reading, written, 0, previous)
-
-    def is_foreign(self, text: str) -> bool:
-        """True for a German, Spanish, French or Portuguese function word in a text that does
-        not read as one of those languages: a word ("die", "es", "par")."""
-        return not self.foreign and text.casefold() in lexicon.FOREIGN
 
     def group(self, parts: int) -> int:
         """A new group number for a token of several joined words, else 0."""
@@ -439,13 +436,28 @@ def _name_key(folded: str) -> str:
     return lexeme(folded) if folded.isalpha() else folded
 
 
-def _token_readings(text: str) -> tuple[bool, tuple[tuple[_Reading, str], ...]]:
-    """`_token_parts` with each folded word read (`_reading`)."""
+class _Token(NamedTuple):
+    """One word-like token, read apart from its neighbours."""
+
+    folded: str
+    negator: bool
+    """A negator: "don't", "never", "n'utilisez"."""
+    parts: tuple[tuple[str, str], ...]
+    """Its words, folded and as written (`_token_parts`)."""
+    readings: tuple[tuple[_Reading, str], ...]
+    """Each word read (`_reading`), as written."""
+
+
+def _read_token(text: str) -> _Token:
     negator, parts = _token_parts(text)
-    return negator, tuple((_reading(folded), written) for folded, written in parts)
+    readings = tuple((_reading(folded), written) for folded, written in parts)
+    return _Token(text.casefold(), negator, parts, readings)
 
 
-@_short_cache
+_cached_token = functools.lru_cache(maxsize=_TOKEN_CACHE)(_read_token)
+"""`_read_token` of a token up to _CACHED_TOKEN characters (the caller checks the length)."""
+
+
 def _token_parts(text: str) -> tuple[bool, tuple[tuple[str, str], ...]]:
     """Whether a token is a negator ("don't", "never"), and its words, folded and as written:
     possessives and contractions dropped, hyphen and underscore joins split."""
@@ -580,8 +592,8 @@ def _token_matches(prepared: str) -> list[re.Match[str]]:
 
 
 def _read(text: str) -> Wording:
-    letters = [char for char in text if char.isalpha() and char.isascii()]
-    shouting = len(letters) >= 8 and sum(char.isupper() for char in letters) > 0.7 * len(letters)
+    letters = _NOT_ASCII_LETTER.sub("", text)
+    shouting = len(letters) >= 8 and len(_NOT_UPPER.sub("", letters)) > 0.7 * len(letters)
     reader = _Reader(shouting, foreign=_reads_foreign(text))
     prepared = _tokens(text)
     code_from = 0
