@@ -34,7 +34,8 @@ Relations, checked in this order (the first that applies decides):
    "Access tokens expire after 15 minutes"); or a word swapped for its opposite ("before" /
    "after", "enable" / "disable", "--frozen-lockfile" / "--no-frozen-lockfile").
 6. OTHER_ROLES (store): the shared words come in another order ("The billing module must not
-   import from auth" / "The auth module must not import from billing"), unless only a phrase
+   import from auth" / "The auth module must not import from billing"; a word and its
+   derivation count as one: "Deploy tests" / "Test deployments"), unless only a phrase
    moved whole with its preposition ("Before deploying, run tests"): that is the same wording,
    and the rules below go on.
 7. CHANGED_VALUE (update, conflict): only numbers changed ("15 minutes" / "60 minutes", "Node
@@ -689,11 +690,18 @@ def _sides(words: Sequence[Word], marker: str) -> tuple[set[str], set[str], str 
 
 
 def _shared_order(a: Wording, b: Wording) -> tuple[list[str], list[str]]:
-    shared = a.content & b.content
+    """The stems both texts hold, in each text's order: a word and its derivation count as
+    one ("Deploy tests" / "Test deployments": the verb and the noun swapped roles)."""
+    shared = {_stem_of(key) for key in a.content} & {_stem_of(key) for key in b.content}
     return (
-        _unique([w.key for w in a.words if w.key in shared]),
-        _unique([w.key for w in b.words if w.key in shared]),
+        _unique([_stem_of(w.key) for w in a.words if w.content and _stem_of(w.key) in shared]),
+        _unique([_stem_of(w.key) for w in b.words if w.content and _stem_of(w.key) in shared]),
     )
+
+
+def _stem_of(key: str) -> str:
+    """A word's key without its derivational class ("deploy~ment" -> "deploy")."""
+    return key.partition("~")[0]
 
 
 def _unique(keys: list[str]) -> list[str]:
@@ -714,5 +722,5 @@ def _moved_as_phrase(a: Wording, b: Wording, order_a: list[str], order_b: list[s
 def _led_by_relation(wording: Wording, key: str) -> bool:
     """True if the first word with `key` follows a preposition or conjunction."""
     words = wording.words
-    at = next(i for i, w in enumerate(words) if w.key == key)
+    at = next(i for i, w in enumerate(words) if _stem_of(w.key) == key)
     return at > 0 and words[at - 1].kind is Kind.RELATION

@@ -312,6 +312,7 @@ def test_look_alike_words_are_different_rules(old: str, new: str) -> None:
             "The worker rounds prices before sending them to the API.",
             "The API rounds prices before sending them to the worker.",
         ),
+        ("Review migrations before merging.", "Migrate reviews before merging."),  # verb / noun
     ],
 )
 def test_swapped_roles_are_two_rules(old: str, new: str) -> None:
