@@ -21,7 +21,7 @@ import msgspec
 
 from memd import __version__
 from memd.config import LOG_LEVELS
-from memd.core.render import entry_text
+from memd.core.render import entry_text, folded_entries
 from memd_client import (
     Client,
     DaemonUnavailable,
@@ -521,15 +521,6 @@ def _report_error(exc: MemdError, *, as_json: bool) -> None:
 Outcome = tuple[Any, Callable[[Any], str], bool]
 
 
-def _folded(merge: p.MergeInfo) -> str:
-    """The entries a merge folds in, each with why: "[a] (the same words), 'x' (...)"."""
-    whys = merge.why + [""] * (len(merge.removed) - len(merge.why))
-    return ", ".join(
-        (f"[{entry.slug}]" if entry.slug else repr(entry.content)) + (f" ({why})" if why else "")
-        for entry, why in zip(merge.removed, whys, strict=True)
-    )
-
-
 def _store(client: Client, args: argparse.Namespace) -> Outcome:
     result = client.store(
         category=args.category, content=" ".join(args.content), slug=args.slug, dry_run=args.dry_run
@@ -656,7 +647,8 @@ def render_cleanup(result: p.CleanupResult) -> str:
     """Return the cleanup plan as readable lines."""
     lines = [result.message]
     for merge in result.merged:
-        lines.append(f"  merge  {merge.file}: keep [{merge.slug}], fold in {_folded(merge)}")
+        folded = folded_entries(((e.slug, e.content) for e in merge.removed), merge.why)
+        lines.append(f"  merge  {merge.file}: keep [{merge.slug}], fold in {folded}")
     for prune in result.pruned:
         lines.append(
             f"  prune  {prune.file}: [{prune.entry.slug}] {prune.entry.content} "

@@ -14,10 +14,10 @@ Rules:
   "Use Node 20" / "Use Node 22" is a change to resolve, not a duplicate to drop.
 - Entries are ordered by specificity: most content words first (repeats counted), then most
   tags, then higher `score_entry`, then earlier line. In that order each entry joins the first
-  cluster whose winner it says nothing beyond, or else starts a new cluster (only winners
-  holding `dedup_index.CONTAINMENT` of its own keywords, or its normal form, are judged: a
-  text an entry says all of shares most of its words with it). Unlike HackLM's single linkage
-  at 0.3, nothing chains: every loser is judged against the entry it is folded into.
+  cluster whose winner it says nothing beyond, or else starts a new cluster (only winners with
+  its normal form or `dedup_index.close` to it are judged, as in a store). Unlike HackLM's
+  single linkage at 0.3, nothing chains: every loser is judged against the entry it is folded
+  into.
 - A cluster's winner is its first member, the most specific wording. It keeps its content (no
   "(also: ...)" keyword soup), its line and its slug; a slug-less winner takes the first slug of
   its losers in file order, else a derived one. Losers are removed and archived with the reason
@@ -47,7 +47,7 @@ import msgspec
 
 from memd.core.archive import ArchivedEntry
 from memd.core.categories import Category
-from memd.core.dedup_index import CONTAINMENT
+from memd.core.dedup_index import close
 from memd.core.judge import Relation, Verdict, judge
 from memd.core.mdformat import (
     Document,
@@ -59,7 +59,7 @@ from memd.core.mdformat import (
     replace_line,
 )
 from memd.core.slugs import derive_slug
-from memd.core.wording import analyse, keywords
+from memd.core.wording import analyse, terms
 
 MERGE_REASONS = {
     Relation.SAME: "the same words",
@@ -261,10 +261,11 @@ def _utf16_length(text: str) -> int:
 
 def _item(category: Category, entry: Entry) -> _Item:
     wording = analyse(entry.content)
+    normal, words = terms(wording)
     return _Item(
         entry=entry,
-        words=keywords(entry.content),
-        normal=wording.normal,
+        words=words,
+        normal=normal,
         score=score_entry(category, entry.content),
         size=(sum(word.content for word in wording.words), len(wording.tags)),
     )
@@ -328,8 +329,12 @@ def _home(
     for word in item.words:
         for number in by_word.get(word, ()):
             shared[number] = shared.get(number, 0) + 1
-    needed = CONTAINMENT * len(item.words)
-    near = {number for number, count in shared.items() if count >= needed}
+    size = len(item.words)
+    near = {
+        number
+        for number, count in shared.items()
+        if close(count, size, len(clusters[number].winner.words))
+    }
     near.update(by_normal.get(item.normal, ()))
     for number in sorted(near):
         judgement = judge(clusters[number].winner.entry.content, item.entry.content)

@@ -28,7 +28,7 @@ import msgspec
 from memd.core.dedup_index import close
 from memd.core.judge import Judgement, Relation, Verdict, judge
 from memd.core.mdformat import Entry
-from memd.core.wording import analyse, keywords, normal_form
+from memd.core.wording import analyse, index_terms, keywords, normal_form
 
 __all__ = [
     "CANDIDATES",
@@ -91,13 +91,12 @@ def ranked(content: str, entries: Iterable[Entry]) -> list[Entry]:
     first: a normal-form repeat alone, else the CANDIDATES entries with the highest keyword
     Jaccard among those `close` to it (see the module rules). `dedup_index` gives the same
     list."""
-    normal = normal_form(content)
-    words = keywords(content)
+    normal, words = index_terms(content)
     scored: list[tuple[float, int, Entry]] = []
     for position, entry in enumerate(entries):
-        if normal_form(entry.content) == normal:
+        other_normal, other = index_terms(entry.content)
+        if other_normal == normal:
             return [entry]
-        other = keywords(entry.content)
         if close(len(words & other), len(words), len(other)):
             scored.append((-jaccard(words, other), position, entry))
     scored.sort(key=lambda item: item[:2])

@@ -271,7 +271,7 @@ class IndexEditor(_Tables):
     def remove(self, key: int, content: str) -> None:
         """Forget entry `key`, indexed with `content`."""
         self._own()
-        normal = bulk_index_terms(content)[0]  # an entry leaving: not worth a cache slot
+        normal = index_terms(content)[0]  # an update's old text was just judged: cached
         self.normal.set(normal, _without(self.normal.get(normal) or (), key) or None)
         found = self.words.get(key)
         self.words.set(key, None)

@@ -66,7 +66,6 @@ import difflib
 import enum
 import functools
 import re
-from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from typing import NamedTuple
 
@@ -343,10 +342,11 @@ def _reversed(pair: _Pair) -> Judgement | None:
     for small_old, small_new in pair.diff.small:
         for old in small_old:
             for new in small_new:
-                if _opposites(old, new) and old.text.casefold() == new.text.casefold():
-                    return pair.judged(Relation.REVERSED)  # the same word, under a negation
-                if _opposites(old, new):
-                    return Judgement(Relation.REVERSED, pair.similarity, old.text, new.text)
+                if not _opposites(old, new):
+                    continue
+                if old.text.casefold() == new.text.casefold():  # "without", under a ban
+                    return pair.judged(Relation.REVERSED)
+                return Judgement(Relation.REVERSED, pair.similarity, old.text, new.text)
     part = _reshaped_identifier(pair)
     if part is not None and part.text.casefold() in lexicon.NEGATING_PARTS:
         return pair.judged(Relation.REVERSED)  # "non-root" / "root"
@@ -390,7 +390,7 @@ def _grown_or_shrunk(pair: _Pair) -> Judgement | None:
             return pair.judged(Relation.BROADENS)
         if _chooses(pair.new) and not _chooses(pair.old):
             return None  # "Always use tabs" is not a part of "Indent Python code with tabs"
-        if _relations(pair.new) - _relations(pair.old):
+        if _excess(_counts(pair.new.words, Kind.RELATION), _counts(pair.old.words, Kind.RELATION)):
             return None  # a small word the entry lacks ("up to", "since"): not only less
         return pair.judged(Relation.SAYS_LESS)
     if not diff.lost and not diff.gained:
@@ -487,10 +487,6 @@ _RULES: tuple[Callable[[_Pair], Judgement | None], ...] = (
     _reworded,
 )
 """The rules in the order the module docstring gives (rule 1 is `judge`'s own test)."""
-
-
-def _relations(wording: Wording) -> Counter[str]:
-    return Counter(word.key for word in wording.words if word.kind is Kind.RELATION)
 
 
 def _chooses(wording: Wording) -> bool:

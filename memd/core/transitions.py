@@ -230,7 +230,7 @@ def _replaced(category: Category, outcome: StoreOutcome) -> tuple[ArchivedEntry,
     how = "replaced by a contradicting entry" if outcome.conflict else "updated"
     reason = f"{how} as [{outcome.slug}]"
     if outcome.relation is not None:
-        reason += f" ({ARCHIVE_REASONS[outcome.relation]})"
+        reason += f" ({ARCHIVE_REASONS.get(outcome.relation, 'set by slug')})"
     return (ArchivedEntry(category=category, slug=old.slug, content=old.content, reason=reason),)
 
 
@@ -245,13 +245,9 @@ ARCHIVE_REASONS = {
     Relation.CHANGED_VALUE: "a new value",
     Relation.CHANGED_CHOICE: "a new choice",
     Relation.REVERSED: "the rule reversed",
-    Relation.NARROWS: "set by slug",
-    Relation.OTHER_SUBJECT: "set by slug",
-    Relation.OTHER_ROLES: "set by slug",
-    Relation.DIFFERENT: "set by slug",
-    Relation.UNRELATED: "set by slug",
 }
-"""Why an update replaced an entry, for its archive line (no " | ": the line's separator)."""
+"""Why an update replaced an entry, for its archive line (no " | ": the line's separator); any
+other relation's update was asked for by its slug ("set by slug")."""
 
 
 def clean_content(content: str, max_length: int = MAX_ENTRY_CHARS) -> str:

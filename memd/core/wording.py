@@ -44,7 +44,7 @@ import itertools
 import re
 import unicodedata
 from collections.abc import Callable
-from typing import NamedTuple, TypeVar
+from typing import Concatenate, NamedTuple, ParamSpec, TypeVar, cast
 
 from memd.core import lexicon
 from memd.core.stemmer import language_of, stem
@@ -103,6 +103,7 @@ class Wording(NamedTuple):
 
 
 T = TypeVar("T")
+P = ParamSpec("P")
 
 CHOICE_KEY = "<choose>"
 """The key every choosing verb shares ("use", "prefer", "用")."""
@@ -179,14 +180,16 @@ def is_cjk(text: str) -> bool:
     return bool(text) and _CJK_CHAR.match(text) is not None
 
 
-def _short_cache(function: Callable[[str], T]) -> Callable[[str], T]:
+def _short_cache(function: Callable[Concatenate[str, P], T]) -> Callable[Concatenate[str, P], T]:
     """Memoise `function` for words up to _CACHED_TOKEN characters, at most _TOKEN_CACHE of
     them: a long or rare token is computed again rather than kept."""
-    cached = functools.lru_cache(maxsize=_TOKEN_CACHE)(function)
+    cached = cast(Callable[Concatenate[str, P], T], functools.lru_cache(_TOKEN_CACHE)(function))
 
     @functools.wraps(function)
-    def short_cached(word: str) -> T:
-        return function(word) if len(word) > _CACHED_TOKEN else cached(word)
+    def short_cached(word: str, /, *args: P.args, **kwargs: P.kwargs) -> T:
+        if len(word) > _CACHED_TOKEN:
+            return function(word, *args, **kwargs)
+        return cached(word, *args, **kwargs)
 
     return short_cached
 
@@ -321,7 +324,7 @@ class _Reader:
         literal: nothing is ignored or read as a negation, a choice or a relation."""
         first = self.tokens_in_clause == 0
         self.tokens_in_clause += 1
-        token = _cached_token(text) if len(text) <= _CACHED_TOKEN else _read_token(text)
+        token = _read_token(text)
         folded, parts = token.folded, token.parts
         previous, self.previous = self.previous, folded
         if self.in_code:
@@ -448,14 +451,11 @@ class _Token(NamedTuple):
     """Each word read (`_reading`), as written."""
 
 
+@_short_cache
 def _read_token(text: str) -> _Token:
     negator, parts = _token_parts(text)
     readings = tuple((_reading(folded), written) for folded, written in parts)
     return _Token(text.casefold(), negator, parts, readings)
-
-
-_cached_token = functools.lru_cache(maxsize=_TOKEN_CACHE)(_read_token)
-"""`_read_token` of a token up to _CACHED_TOKEN characters (the caller checks the length)."""
 
 
 def _token_parts(text: str) -> tuple[bool, tuple[tuple[str, str], ...]]:
@@ -482,17 +482,17 @@ def _token_parts(text: str) -> tuple[bool, tuple[tuple[str, str], ...]]:
     return negator, ((folded, text),)
 
 
-@functools.lru_cache(maxsize=_TOKEN_CACHE)
+@_short_cache
 def _joined_part(folded: str, foreign: bool) -> tuple[str, Kind]:
     """The key and kind of a word joined into an identifier: words that are otherwise ignored
-    count ("react-is", "lodash-es"); small words stay small words, but never end a clause."""
+    count ("react-is", "lodash-es"); small words stay small words, but never end a clause; a
+    foreign function word counts only in text of that language."""
     reading = _reading(folded)
-    if reading.role in (_Role.RELATION, _Role.CLAUSE) and (
-        foreign or folded not in lexicon.FOREIGN
-    ):
-        return reading.key, Kind.RELATION
-    if reading.role is _Role.CONTENT and (foreign or folded not in lexicon.FOREIGN):
-        return reading.key, reading.kind
+    if foreign or folded not in lexicon.FOREIGN:
+        if reading.role in (_Role.RELATION, _Role.CLAUSE):
+            return reading.key, Kind.RELATION
+        if reading.role is _Role.CONTENT:
+            return reading.key, reading.kind
     return _literal(folded)
 
 
@@ -554,8 +554,9 @@ def _has_digit(text: str) -> bool:
 
 
 def _tokens(text: str) -> str:
-    # a CJK comma ends a clause (lists use "、"); NFKC would fold it into ","
-    text = unicodedata.normalize("NFKC", strip_tags(text).replace("\uff0c", "\u3002"))
+    # a CJK comma ends a clause (lists use "、"); NFKC would fold it into ","; tags are found
+    # after NFKC, as `tags_of` finds them ("＃ｄｂ" is "#db")
+    text = strip_tags(unicodedata.normalize("NFKC", text.replace("\uff0c", "\u3002")))
     if not text.isascii():
         text = _NEGATION_SIGNS.sub(f" {_NEGATION_MARK} ", text)
     if _CJK_CHAR.search(text):
@@ -655,16 +656,17 @@ def normal_form(text: str) -> str:
 def index_terms(text: str) -> tuple[str, frozenset[str]]:
     """The normal form and the keywords of `text` (a store's new content: read through
     `analyse`, since the store goes on to judge it)."""
-    return _terms(analyse(text))
+    return terms(analyse(text))
 
 
 def bulk_index_terms(text: str) -> tuple[str, frozenset[str]]:
     """`index_terms` for building a whole index: nothing is cached (a category's every entry is
     read once; the index keeps what it needs)."""
-    return _terms(_read(text))
+    return terms(_read(text))
 
 
-def _terms(wording: Wording) -> tuple[str, frozenset[str]]:
+def terms(wording: Wording) -> tuple[str, frozenset[str]]:
+    """The normal form and the keywords (see `keywords`) of a reading."""
     words = wording.words
     found: set[str] = {f"#{tag}" for tag in wording.tags}
     if not wording.cjk:

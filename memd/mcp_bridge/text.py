@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from memd.core.render import entry_label
+from memd.core.render import entry_label, folded_entries
 from memd_client import protocol as p
 
 if TYPE_CHECKING:
@@ -127,11 +127,7 @@ def render_cleanup(result: p.CleanupResult) -> str:
     """The daemon's summary, then one line per merge, prune and slug."""
     lines = [result.message]
     for merge in result.merged:
-        whys = merge.why + [""] * (len(merge.removed) - len(merge.why))
-        removed = ", ".join(
-            (f"[{e.slug}]" if e.slug else f'"{e.content}"') + (f" ({why})" if why else "")
-            for e, why in zip(merge.removed, whys, strict=True)
-        )
+        removed = folded_entries(((e.slug, e.content) for e in merge.removed), merge.why)
         lines.append(f"- merge in {merge.file}: keep [{merge.slug}], fold in {removed}")
     for prune in result.pruned:
         entry = prune.entry

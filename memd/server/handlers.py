@@ -458,20 +458,14 @@ _SKIP_WHY = {
     Relation.SAYS_LESS: "it already says everything the new text says",
 }
 _UPDATE_WHY = {
-    Relation.SAME: "set by its slug",
-    Relation.SAYS_LESS: "set by its slug",
     Relation.TAGS: "the same rule with other tags",
     Relation.ADDS_DETAIL: "the same rule with more detail",
     Relation.VALUE_MADE_EXACT: "the same value made exact",
     Relation.BROADENS: "the same rule, now without its limit",
     Relation.REWORDED: "read as the same rule reworded; if it was a different one, restore it "
     "from .memory/archive.md",
-    Relation.NARROWS: "set by its slug",
-    Relation.OTHER_SUBJECT: "set by its slug",
-    Relation.OTHER_ROLES: "set by its slug",
-    Relation.DIFFERENT: "set by its slug",
-    Relation.UNRELATED: "set by its slug",
 }
+"""Why a store without a slug updated an entry; any other update was asked for by its slug."""
 _STORE_WHY = {
     Relation.SAME: "the same rule, stored under the slug you gave",
     Relation.SAYS_LESS: "it already says all this; stored under the slug you gave",
@@ -500,7 +494,7 @@ def store_message(category: Category, outcome: transitions.StoreOutcome, over_li
             ".memory/archive.md)"
         )
     elif outcome.action == "updated" and old is not None:
-        why = _UPDATE_WHY.get(outcome.relation or Relation.REWORDED, "updated")
+        why = _UPDATE_WHY.get(outcome.relation or Relation.SAME, "set by its slug")
         text = f'Updated [{slug}] in {file} ({why}): "{content}" (replaced: "{old.content}")'
     else:
         text = f'Stored in {file} as [{slug}]: "{content}"'
