@@ -600,6 +600,8 @@ def render_event(event: p.Event) -> str:
     who = "memd" if event.source == "memd" else "outside memd"
     if event.error is not None:
         return f"{now} {event.file} changed ({who}) and cannot be read: {event.error}"
+    if event.conflict is not None:
+        return f"{now} {event.file} changed ({who}) and is mid-merge: {event.conflict}"
     count = len(event.entries)
     return f"{now} {event.file} changed ({who}): {count} {'entry' if count == 1 else 'entries'}"
 
@@ -670,6 +672,8 @@ def render_stats(result: p.StatsResult) -> str:
     for row in result.categories:
         flag = "  OVER LIMIT" if row.entries > row.limit else ""
         missing = f"  ERROR: {row.error}" if row.error else "" if row.exists else "  (no file yet)"
+        if row.conflict:
+            missing = f"  MERGE CONFLICT: {row.conflict}"
         lines.append(
             f"  {row.category:<11} {row.file:<16} {row.entries:>4} / {row.limit}{flag}{missing}"
         )
@@ -699,7 +703,11 @@ def render_extract(result: p.ExtractResult) -> str:
 def render_status(result: p.StatusResult) -> str:
     """Return the daemon's status as readable lines."""
     workspaces = "\n".join(f"    {root}" for root in result.workspaces) or "    (none loaded yet)"
+    conflicts = "\n".join(f"    {path}" for path in result.conflicts)
+    if conflicts:
+        conflicts = f"\n  git conflict markers (writes refused until resolved):\n{conflicts}"
     return (
         f"memd {result.version} (protocol {result.protocol_version}) pid {result.pid}, "
         f"up {result.uptime_s:.0f} s, socket {result.socket}\n  workspaces:\n{workspaces}"
+        f"{conflicts}"
     )

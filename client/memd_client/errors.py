@@ -21,7 +21,8 @@ MemdError                     base; str(exc) is one sentence saying what to do n
     ├── FileFormatError    1004   a memory file cannot be read as UTF-8 text
     ├── LockTimeout        1005   another writer held .memory/.lock too long (also TimeoutError)
     ├── WorkspaceNotFound  1006   the workspace is not an existing directory
-    └── StorageError       1007   the file system refused a read or write
+    ├── StorageError       1007   the file system refused a read or write
+    └── MergeConflict      1008   the file holds git conflict markers; resolve the merge
 ```
 
 `to_wire` and `from_wire` are the only conversions between exceptions and error objects.
@@ -47,6 +48,7 @@ __all__ = [
     "InvalidRequest",
     "LockTimeout",
     "MemdError",
+    "MergeConflict",
     "MethodNotFound",
     "ParseError",
     "RequestTimeout",
@@ -193,6 +195,13 @@ class StorageError(RpcError):
     code = 1007
 
 
+class MergeConflict(RpcError):
+    """Raised for a write to a memory file that holds git conflict markers (a merge in
+    progress); reads still serve its last good entries."""
+
+    code = 1008
+
+
 _BY_CODE: dict[int, type[RpcError]] = {
     cls.code: cls
     for cls in (
@@ -210,6 +219,7 @@ _BY_CODE: dict[int, type[RpcError]] = {
         LockTimeout,
         WorkspaceNotFound,
         StorageError,
+        MergeConflict,
     )
 }
 

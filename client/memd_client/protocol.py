@@ -306,7 +306,9 @@ class StatsParams(_Params):
 
 
 class CategoryStats(_Result):
-    """One category's file, entry count and limit; `error` says why a file could not be read."""
+    """One category's file, entry count and limit; `error` says why a file could not be read,
+    `conflict` that it holds git conflict markers (reads serve its last good entries, writes
+    are refused until the merge is resolved)."""
 
     category: str
     file: str
@@ -314,6 +316,7 @@ class CategoryStats(_Result):
     limit: int
     exists: bool
     error: str | None = None
+    conflict: str | None = None
 
 
 class StatsResult(_Result):
@@ -338,6 +341,8 @@ class StatusResult(_Result):
     uptime_s: float
     workspaces: list[str]
     socket: str = ""
+    conflicts: list[str] = msgspec.field(default_factory=list)
+    """Memory files of loaded workspaces that hold git conflict markers (writes refused)."""
 
 
 # ---------------------------------------------------------------------------- subscriptions
@@ -449,7 +454,9 @@ class Changed(msgspec.Struct, kw_only=True):
 
     `source` is "memd" after memd's own commit and "external" after a change made by someone
     else (a hand edit, git, HackLM). `error` says why the file cannot be read (then `entries` is
-    empty and memd will not write to the file until it is fixed).
+    empty and memd will not write to the file until it is fixed). `conflict` says the file holds
+    git conflict markers: `entries` are its last good entries, and memd refuses writes to it
+    until the merge is resolved (the next `changed` has no `conflict`).
     """
 
     workspace: str
@@ -458,6 +465,7 @@ class Changed(msgspec.Struct, kw_only=True):
     source: Source
     entries: list[EntryInfo]
     error: str | None = None
+    conflict: str | None = None
 
 
 class Resync(msgspec.Struct, kw_only=True):

@@ -114,6 +114,8 @@ def render_stats(result: p.StatsResult, workspace: Workspace) -> str:
         note = ""
         if row.error:
             note = f"; cannot be read: {row.error}"
+        elif row.conflict:
+            note = f"; mid-merge, writes refused: {row.conflict}"
         elif not row.exists:
             note = "; no file yet"
         elif row.entries > row.limit:

@@ -43,26 +43,27 @@ import contextlib
 import functools
 import logging
 import os
+import time
 from collections.abc import Callable, Sequence
-from typing import Any, Protocol, TypeVar
+from typing import Any, NamedTuple, Protocol, TypeVar
 
 import anyio
 from anyio.abc import TaskStatus
 
-from memd.core import ranking, transitions
+from memd.core import merge_markers, ranking, transitions
 from memd.core.archive import ArchivedEntry
 from memd.core.catalog import Catalog
 from memd.core.categories import Category
 from memd.core.limits import MAX_FILE_BYTES
 from memd.server import index_cache, storage
-from memd.server.hacklm_lock import Backoff, Busy, LockCheck
+from memd.server.hacklm_lock import BUSY, Backoff, Busy, LockCheck
 from memd.server.snapshot import Snapshot as Snapshot  # re-exported: handlers import it here
 from memd_client.errors import (
     LockTimeout,
+    MergeConflict,
     RpcError,
     ServerBusy,
     ShuttingDown,
-    StorageError,
 )
 from memd_client.protocol import Source
 
@@ -75,6 +76,10 @@ SUBMIT_TIMEOUT = 30.0
 REPLY_TIMEOUT = 120.0
 KEEP_INDEX_TIMEOUT = 5.0
 WATCHDOG_INTERVAL = 1.0
+VANISH_SETTLE = 1.0
+"""A file that vanished is not written until it has stayed away this long (seconds)."""
+RESTORE_WINDOW = 1.0
+"""A bare header replacing memd's commit within this many seconds gets its entries back."""
 
 
 T = TypeVar("T")
@@ -210,6 +215,8 @@ class CategoryActor:
         self._file_mutex = anyio.Lock()
         self._kept_key = ""  # the key of the text whose index is kept on disk, if known
         self._waiting: set[_Envelope] = set()
+        self._vanished_at: float | None = None  # time.monotonic() when the file was seen gone
+        self._last_commit: tuple[float, Catalog] | None = None  # when, and what memd wrote
         self.snapshot = Snapshot(None, clock())
         self.commits = 0
         self.max_file_bytes = MAX_FILE_BYTES
@@ -334,14 +341,29 @@ class CategoryActor:
             self.snapshot = Snapshot(None, self._clock(), error=error)
             raise
         if loaded is None:
+            if self._fingerprint is not None and self._vanished_at is None:
+                self._vanished_at = time.monotonic()  # it was there: git may be recreating it
             self._fingerprint = None
             self.snapshot = Snapshot(None, self._clock(), previous=self.snapshot)
+            return
+        self._vanished_at = None
+        text, fingerprint = loaded
+        markers = merge_markers.conflict_lines(text)
+        if markers:
+            # Mid-merge: serve the last good entries (both sides' if there were none).
+            self._fingerprint = fingerprint
+            good = self.snapshot.catalog
+            if good is None:
+                unmarked = merge_markers.without_markers(text, markers)
+                good = await anyio.to_thread.run_sync(Catalog.from_text, unmarked)
+            conflict = _conflict_error(self.path, markers)
+            self.snapshot = Snapshot(good, self._clock(), conflict=conflict, previous=self.snapshot)
         elif self.snapshot.has_index:
-            text, self._fingerprint = loaded  # the index follows the change when next searched
+            self._fingerprint = fingerprint  # the index follows the change when next searched
             catalog = Catalog.from_text(text, previous=self.snapshot.catalog)
             self.snapshot = Snapshot(catalog, self._clock(), previous=self.snapshot)
         else:  # the first load: parse and index off the event loop (or take the kept index)
-            text, self._fingerprint = loaded
+            self._fingerprint = fingerprint
             catalog, index, self._kept_key = await anyio.to_thread.run_sync(
                 _load_indexed, self.path, text, self.snapshot.catalog
             )
@@ -364,8 +386,8 @@ class CategoryActor:
 
     async def _apply_and_write(self, batch: list[_Envelope]) -> _Results:
         """Apply the batch to the current file and write it once; back off while another
-        process holds the lock, and start over on fresh content if the file changed (see the
-        module docstring)."""
+        process holds the lock (or git is working, or the file vanished), and start over on
+        fresh content if the file changed (see the module docstring)."""
         backoff = Backoff(anyio.current_time() + self._write_lock.lock_timeout)
         attempts = 0
         while True:
@@ -376,7 +398,9 @@ class CategoryActor:
                 live = [envelope for envelope in batch if not envelope.abandoned]
                 if not live:
                     return []
-                done = await self._attempt(live, backoff.deadline)
+                # After the file changed under us once, read it again under the lock, where
+                # HackLM cannot change it, instead of racing it.
+                done = await self._attempt(live, backoff.deadline, reread=attempts > 0)
             finally:
                 self._file_mutex.release()
             if isinstance(done, list):
@@ -386,17 +410,22 @@ class CategoryActor:
                 continue
             attempts += 1
             if attempts >= MAX_ATTEMPTS:
-                raise StorageError(
-                    f"{self.path} kept changing while memd tried to write it; nothing was "
-                    "written, retry.",
+                raise ServerBusy(
+                    f"{self.path} kept changing while memd tried to write it (a program that "
+                    "writes it without taking .memory/.lock?); nothing was written, so it is "
+                    "safe to retry.",
                     data={"path": self.path},
                 )
 
-    async def _attempt(self, live: list[_Envelope], deadline: float) -> _Results | Busy | None:
+    async def _attempt(
+        self, live: list[_Envelope], deadline: float, *, reread: bool = False
+    ) -> _Results | Busy | None:
         """One try (holding the file mutex): apply, then write under the lock. Returns the
-        results, BUSY (the lock is held elsewhere) or None (the file changed: re-read, retry)."""
-        if self.snapshot.error is not None:
-            await self._refresh_if_changed()  # raises the error while the file stays unreadable
+        results, BUSY (the lock is held elsewhere, git is working, or the file vanished and has
+        not settled) or None (the file changed: re-read, retry). With `reread`, a file that
+        changed is read again and the batch applied again under the lock."""
+        if await self._must_wait():
+            return BUSY
         base, read = self.snapshot, self._fingerprint
         batch = transitions.apply_batch(
             self.category, base.catalog, [envelope.command for envelope in live]
@@ -425,7 +454,8 @@ class CategoryActor:
                 )
             rest = [envelope for envelope in live if not envelope.abandoned]
             return await self._attempt(rest, deadline) if rest else []
-        work = functools.partial(self._write_file, text, batch.archived, read, live)
+        planned = _Planned(text, batch.catalog, batch.archived, read, reread=reread)
+        work = functools.partial(self._write_file, planned, live)
         try:
             written = await self._write_lock.try_write(work, deadline=deadline)
         except (storage.ChangedOnDisk, _Retry) as exc:
@@ -435,11 +465,40 @@ class CategoryActor:
             return None
         if isinstance(written, Busy):
             return written
-        self._fingerprint = written
-        self.snapshot = Snapshot(batch.catalog, self._clock(), previous=base)
-        self.commits += 1
-        self._on_change(self.category, self.snapshot, "memd")
+        if written.results is not None:  # applied again to a version read under the lock
+            results = list(zip(live, written.results, strict=True))
+        self._publish(written, base)
         return results
+
+    def _publish(self, written: _Written, base: Snapshot) -> None:
+        """Make what a write left on disk the snapshot, and tell the listener."""
+        self._fingerprint = written.fingerprint
+        self.snapshot = Snapshot(written.catalog, self._clock(), previous=base)
+        if written.wrote:
+            self.commits += 1
+            self._last_commit = (time.monotonic(), written.catalog)
+        self._on_change(self.category, self.snapshot, "memd" if written.wrote else "external")
+
+    async def _must_wait(self) -> bool:
+        """Return True while the file vanished and has not settled: git (or an editor) may be
+        about to create it again, so it is not an empty base yet.
+
+        Raises:
+            RpcError: the file cannot be read, or it holds conflict markers.
+        """
+        if self.snapshot.error is not None or self.snapshot.conflict is not None:
+            await self._refresh_if_changed()  # raises the error while the file stays unreadable
+            if self.snapshot.conflict is not None:
+                raise self.snapshot.conflict
+        if self._vanished_at is not None:
+            await self._refresh_if_changed()
+        vanished_at = self._vanished_at
+        if vanished_at is None:
+            return False  # never gone, or back
+        if time.monotonic() - vanished_at < VANISH_SETTLE:
+            return True
+        self._vanished_at = None  # deleted for good: a store may create it
+        return False
 
     def _size_past_cap(self, text: str, read: storage.Fingerprint | None) -> int | None:
         """Return the size of `text` in bytes if writing it would grow the file (last read as
@@ -491,15 +550,10 @@ class CategoryActor:
                 fits = middle
         return [(live[index], sizes[past]) for index in growing[fits:]]
 
-    def _write_file(
-        self,
-        text: str,
-        archived: list[ArchivedEntry],
-        read: storage.Fingerprint | None,
-        live: list[_Envelope],
-        check: LockCheck,
-    ) -> storage.Fingerprint:
-        """Write the file (blocking, under the write lock) if it is still the version `read`.
+    def _write_file(self, planned: _Planned, live: list[_Envelope], check: LockCheck) -> _Written:
+        """Write the planned text (blocking, under the write lock) if the file is still the
+        version it was made from; with `planned.reread`, a file that changed is read and the
+        batch applied to it again right here, under the lock.
 
         Raises:
             ChangedOnDisk: the file is no longer the version the batch was applied to.
@@ -508,17 +562,55 @@ class CategoryActor:
         """
         if any(envelope.abandoned for envelope in live):
             raise _Retry
-        if storage.current_fingerprint(self.path) != read:
-            raise storage.ChangedOnDisk(self.path)
+        text, catalog, archived, read_as = (
+            planned.text,
+            planned.catalog,
+            planned.archived,
+            planned.read,
+        )
+        redone: list[transitions.Outcome | RpcError] | None = None
+        if storage.current_fingerprint(self.path) != read_as:
+            if not planned.reread:
+                raise storage.ChangedOnDisk(self.path)
+            again = self._apply_again(live)
+            if again.text is None:  # nothing to write on the version read now
+                return _Written(again.read, again.catalog, again.results, wrote=False)
+            text, catalog, archived, read_as = again.text, again.catalog, again.archived, again.read
+            redone = again.results
         if archived:
             self._archive(archived)
 
         def still_safe() -> None:
             check()
-            if storage.current_fingerprint(self.path) != read:
+            if storage.current_fingerprint(self.path) != read_as:
                 raise storage.ChangedOnDisk(self.path)
 
-        return storage.write_atomic(self.path, text, before_replace=still_safe, follow_links=False)
+        fingerprint = storage.write_atomic(
+            self.path, text, before_replace=still_safe, follow_links=False, expected=read_as
+        )
+        return _Written(fingerprint, catalog, redone, wrote=True)
+
+    def _apply_again(self, live: list[_Envelope]) -> _Again:
+        """Read the file and apply `live` to it (blocking, under the write lock).
+
+        Raises:
+            ChangedOnDisk: the file vanished, holds conflict markers or the batch would pass the
+                size cap: the event loop's path deals with those.
+        """
+        loaded = storage.read_text(self.path, follow_links=False, max_bytes=self.max_file_bytes)
+        if loaded is None or merge_markers.conflict_lines(loaded[0]):
+            raise storage.ChangedOnDisk(self.path)
+        text, read = loaded
+        catalog = Catalog.from_text(text)
+        batch = transitions.apply_batch(
+            self.category, catalog, [envelope.command for envelope in live]
+        )
+        if not batch.changed or batch.catalog is None:
+            return _Again(None, catalog, [], read, batch.results)
+        new_text = batch.catalog.render()
+        if self._size_past_cap(new_text, read) is not None:
+            raise storage.ChangedOnDisk(self.path)
+        return _Again(new_text, batch.catalog, batch.archived, read, batch.results)
 
     async def _refresh_if_changed(self) -> None:
         now = await anyio.to_thread.run_sync(storage.current_fingerprint, self.path)
@@ -533,9 +625,85 @@ class CategoryActor:
         finally:
             if _differs(before, self.snapshot):
                 self._on_change(self.category, self.snapshot, "external")
+        self._restore_if_dropped()
+
+    def _restore_if_dropped(self) -> None:
+        """Store again the entries of memd's last commit if, within RESTORE_WINDOW seconds of
+        it, the file was replaced by a bare header (HackLM creating a file it checked was
+        missing just before memd created it): those entries were acknowledged."""
+        last, snapshot = self._last_commit, self.snapshot
+        if last is None or snapshot.catalog is None or snapshot.conflict is not None:
+            return
+        committed_at, written = last
+        if time.monotonic() - committed_at > RESTORE_WINDOW or not written.entries:
+            return
+        if snapshot.entries or not _is_bare_header(snapshot.catalog):
+            return
+        self._last_commit = None
+        logger.warning(
+            "%s was replaced by a bare header right after memd wrote it; storing its %d "
+            "entries again",
+            self.path,
+            len(written.entries),
+        )
+        for entry in written.entries:
+            command = transitions.Store(content=entry.content, slug=entry.slug)
+            with contextlib.suppress(anyio.WouldBlock, anyio.ClosedResourceError):
+                # Nobody waits for this reply: the actor applies it like any queued store.
+                self._send.send_nowait(_Envelope(command, anyio.current_time() + REPLY_TIMEOUT))
 
 
 _Results = list[tuple[_Envelope, transitions.Outcome | RpcError]]
+
+
+class _Planned(NamedTuple):
+    """A batch applied on the event loop, ready to be written: the file's new text and
+    catalog, the entries to archive, and the version of the file it was applied to."""
+
+    text: str
+    catalog: Catalog
+    archived: list[ArchivedEntry]
+    read: storage.Fingerprint | None
+    reread: bool
+    """Apply the batch again under the lock if the file is no longer `read`."""
+
+
+class _Again(NamedTuple):
+    """A batch applied again, under the lock, to the file as read there (`text` None: it
+    changes nothing)."""
+
+    text: str | None
+    catalog: Catalog
+    archived: list[ArchivedEntry]
+    read: storage.Fingerprint
+    results: list[transitions.Outcome | RpcError]
+
+
+class _Written(NamedTuple):
+    """What a write left on disk: the file's version and catalog; `results` when the batch was
+    applied again under the lock; `wrote` False if that left nothing to write."""
+
+    fingerprint: storage.Fingerprint
+    catalog: Catalog
+    results: list[transitions.Outcome | RpcError] | None
+    wrote: bool
+
+
+def _conflict_error(path: str, markers: tuple[int, ...]) -> MergeConflict:
+    """The error for a write to a file with git conflict markers on lines `markers`."""
+    shown = ", ".join(str(number) for number in markers[:6]) + (", ..." if len(markers) > 6 else "")
+    return MergeConflict(
+        f"{path} holds git conflict markers (lines {shown}): a merge is not finished, so memd "
+        "writes nothing to it and serves its last good entries; resolve the merge (keep both "
+        "sides' entries, delete the marker lines), save the file and retry.",
+        data={"path": path, "lines": list(markers)},
+    )
+
+
+def _is_bare_header(catalog: Catalog) -> bool:
+    """Return True for a file with no entries and at most two other non-blank lines (a title
+    and a description: what HackLM and memd write into a new category file)."""
+    return not catalog.entries and sum(1 for raw in catalog.raws if raw.strip()) <= 2
 
 
 async def _take(lock: anyio.Lock) -> None:
@@ -560,11 +728,19 @@ def _load_indexed(
 
 
 def _differs(before: Snapshot, after: Snapshot) -> bool:
-    """Return True if two snapshots hold different content or a different error."""
-    before_error = None if before.error is None else before.error.message
-    after_error = None if after.error is None else after.error.message
-    if before_error != after_error:
+    """Return True if two snapshots hold different content, error or conflict. A file that
+    appears or goes without entries (a bare header) changes nothing a subscriber sees."""
+    if _problem(before) != _problem(after):
         return True
     if before.catalog is None or after.catalog is None:
-        return before.catalog is not after.catalog
+        return bool(before.entries or after.entries)
     return before.catalog.raws != after.catalog.raws
+
+
+def _problem(snapshot: Snapshot) -> tuple[str | None, str | None]:
+    """The messages of a snapshot's error and conflict."""
+    error, conflict = snapshot.error, snapshot.conflict
+    return (
+        None if error is None else error.message,
+        None if conflict is None else conflict.message,
+    )

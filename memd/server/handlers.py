@@ -228,6 +228,7 @@ class Methods:
                 limit=c.limit,
                 exists=s.doc is not None,
                 error=None if s.error is None else s.error.message,
+                conflict=None if s.conflict is None else s.conflict.message,
             )
             for c, s in snapshots.items()
         ]
@@ -248,6 +249,7 @@ class Methods:
             uptime_s=round(anyio.current_time() - self.started, 3),
             workspaces=self.registry.roots,
             socket=self.socket_path,
+            conflicts=self.registry.conflicts(),
         )
 
     async def context(self, params: p.ContextParams, session: Session) -> p.ContextResult:

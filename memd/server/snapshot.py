@@ -23,7 +23,9 @@ class Snapshot:
     """One immutable version of a category file as the actor last read or wrote it.
 
     `catalog` is None when the file does not exist, or when it could not be read (`error` is
-    then set); the entries are then empty.
+    then set); the entries are then empty. `conflict` is set while the file holds git conflict
+    markers: `catalog` is then its last good version (both sides' entries if there was none),
+    and writes are refused with that error.
     """
 
     def __init__(
@@ -32,6 +34,7 @@ class Snapshot:
         loaded_at: float,
         *,
         error: RpcError | None = None,
+        conflict: RpcError | None = None,
         previous: Snapshot | None = None,
         index: ranking.CategoryIndex | None = None,
     ) -> None:
@@ -39,6 +42,7 @@ class Snapshot:
         self.catalog = catalog
         self.loaded_at = loaded_at
         self.error = error
+        self.conflict = conflict
         self.entries: tuple[Entry, ...] = catalog.entries if catalog is not None else ()
         if index is not None:
             self.__dict__["index"] = index

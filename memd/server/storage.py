@@ -7,9 +7,12 @@ Rules:
 - A file that is not valid UTF-8, or not a regular file, raises `FileFormatError` and is never
   overwritten.
 - Writes are atomic and durable: a temp file in the same directory, fsync, rename over the
-  target, fsync the directory. An existing file keeps its permission bits. With
-  `follow_links=False` (a workspace's memory files) a symbolic link, for the file or its
-  directory, is refused instead of followed; otherwise a link is written through to its target.
+  target, fsync the directory. A write told which version it replaces (`expected`) never
+  replaces another: it creates only if the name is free, and swaps, checks what it displaced and
+  swaps back if that was not the version (see `renames`). An existing file keeps its
+  permission bits. With `follow_links=False` (a workspace's memory files) a symbolic link, for
+  the file or its directory, is refused instead of followed; otherwise a link is written through
+  to its target.
 - A workspace's memory file over its size cap (`max_bytes`) is refused, never read into memory.
 - The archive is append-only: one write of whole lines, then fsync.
 - Temp files are named `.<name>.memd-<12 hex digits>.tmp`. One left by a crash is debris: it is
@@ -21,6 +24,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import logging
 import os
 import re
 import secrets
@@ -28,7 +32,10 @@ import stat
 from collections.abc import Callable
 from typing import Literal, NamedTuple
 
+from memd.server import renames
 from memd_client.errors import FileFormatError, RpcError, StorageError
+
+logger = logging.getLogger(__name__)
 
 NEW_FILE_MODE = 0o644
 _NO_FOLLOW_DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
@@ -48,6 +55,11 @@ class Fingerprint(NamedTuple):
 
 class ChangedOnDisk(Exception):
     """Raised by a `before_replace` check: the file changed since it was read; re-read it."""
+
+
+class NotNow(Exception):
+    """Raised by a `before_replace` check: another program is working on the files (git holds
+    its index lock: `args[0]` is its path); nothing was written, try again shortly."""
 
 
 def fingerprint_of(st: os.stat_result) -> Fingerprint:
@@ -165,6 +177,7 @@ def write_atomic(
     *,
     before_replace: Callable[[], None] | None = None,
     follow_links: bool = True,
+    expected: Fingerprint | Literal["any"] | None = "any",
 ) -> Fingerprint:
     """Replace `path` with `text` atomically and durably; return the new file's fingerprint.
 
@@ -174,7 +187,15 @@ def write_atomic(
     A symbolic link at `path` is written through to its target, unless `follow_links` is False
     (a workspace's memory files): then a link at `path` or at its directory is refused.
 
+    With `expected` (the version the new text was made from, None for "no file"), a file that
+    is not that version is never replaced, even one that lands between `before_replace` and the
+    rename (a writer that ignores the lock): the new file is created only if the name is free,
+    and an existing one is swapped in, the displaced file checked, and swapped back if it was
+    not `expected` (see `renames`). Where the platform cannot swap or link, the check in
+    `before_replace` is all there is.
+
     Raises:
+        ChangedOnDisk: the file at `path` is not `expected`; nothing was written.
         FileFormatError: with `follow_links=False`, `path` or its directory is a link.
         StorageError: the file system refused the write; the old file is unchanged.
     """
@@ -187,10 +208,10 @@ def write_atomic(
         directory, name = os.path.split(target)
         dir_fd = _open_directory(directory or os.curdir, follow=follow_links)
         try:
-            st = _write_replace(dir_fd, name, data, mode, before_replace)
+            st = _write_replace(dir_fd, name, data, mode, before_replace, expected)
         finally:
             os.close(dir_fd)
-    except (RpcError, ChangedOnDisk):
+    except (RpcError, ChangedOnDisk, NotNow):
         raise  # from `before_replace` (LockTimeout is also a TimeoutError, so an OSError)
     except OSError as exc:
         if not follow_links and exc.errno in (errno.ELOOP, errno.ENOTDIR):
@@ -295,7 +316,12 @@ def _open_directory(directory: str, *, follow: bool = True) -> int:
 
 
 def _write_replace(
-    dir_fd: int, name: str, data: bytes, mode: int, before_replace: Callable[[], None] | None
+    dir_fd: int,
+    name: str,
+    data: bytes,
+    mode: int,
+    before_replace: Callable[[], None] | None,
+    expected: Fingerprint | Literal["any"] | None,
 ) -> os.stat_result:
     temp = f".{name}.memd-{secrets.token_hex(6)}.tmp"  # see _TEMP_NAME
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
@@ -310,13 +336,64 @@ def _write_replace(
             os.close(fd)
         if before_replace is not None:
             before_replace()
-        os.replace(temp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+        _put_in_place(dir_fd, temp, name, st, expected)
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(temp, dir_fd=dir_fd)
         raise
     os.fsync(dir_fd)
     return st
+
+
+def _put_in_place(
+    dir_fd: int,
+    temp: str,
+    name: str,
+    mine: os.stat_result,
+    expected: Fingerprint | Literal["any"] | None,
+) -> None:
+    """Give `temp` (whose stat is `mine`) the name `name`, replacing only `expected` (see
+    `write_atomic`); on return `temp` no longer exists.
+
+    Raises:
+        ChangedOnDisk: what is at `name` is not `expected` (it is left there, untouched).
+    """
+    try:
+        if expected is None:
+            if renames.create_only(dir_fd, temp, name):
+                return
+        elif expected != "any" and renames.swap(dir_fd, temp, name):
+            displaced = fingerprint_of(os.stat(temp, dir_fd=dir_fd, follow_symlinks=False))
+            if displaced != expected:
+                _swap_back(dir_fd, temp, name, mine)
+                raise ChangedOnDisk(name)
+            os.unlink(temp, dir_fd=dir_fd)
+            return
+    except (FileExistsError, FileNotFoundError):
+        raise ChangedOnDisk(name) from None  # created, or removed, since it was checked
+    os.replace(temp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+
+
+def _swap_back(dir_fd: int, temp: str, name: str, mine: os.stat_result) -> None:
+    """Put back the file a swap displaced into `temp` (someone else's version, written between
+    the check and the swap) and remove ours. If that fails, or what comes back is not ours
+    either (a third writer in that instant), the file left at `temp` is kept under a name of its
+    own and logged, never deleted."""
+    try:
+        renames.swap(dir_fd, temp, name)
+        back = os.stat(temp, dir_fd=dir_fd, follow_symlinks=False)
+        if (back.st_dev, back.st_ino) == (mine.st_dev, mine.st_ino):
+            os.unlink(temp, dir_fd=dir_fd)
+            return
+    except OSError:
+        pass
+    kept = f"{name}.memd-clobbered-{secrets.token_hex(4)}"
+    os.rename(temp, kept, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+    logger.error(
+        "two writers replaced %s while memd wrote it; one version is kept as %s: merge it by hand",
+        name,
+        kept,
+    )
 
 
 def _write_all(fd: int, data: bytes) -> None:

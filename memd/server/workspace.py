@@ -16,6 +16,13 @@ Rules:
 - memd's own temp files (and stale locks renamed aside) left by a crash are removed under the
   write lock, when the workspace loads and before its first write; they are never read as data.
   A `.lock` found at load is taken once, which breaks it if its holder is gone.
+- Missing category files are created (with their header, never over a file that appeared)
+  under the write lock when a workspace whose `.memory/` exists loads: HackLM creates missing
+  files with an unlocked check-then-write, which would otherwise overwrite a file memd had just
+  created with an acknowledged entry. (A store that creates a file gets its entries re-applied
+  if a bare header replaces it right after: see `actor.RESTORE_WINDOW`.)
+- Nothing is written while git is working in the workspace's repository (its `index.lock`
+  exists: see `git_state`): a write then backs off like one that finds `.memory/.lock` held.
 - Subscribers get each change as a `changed` notification, built and encoded once per change.
 """
 
@@ -34,9 +41,10 @@ from anyio.abc import TaskGroup, TaskStatus
 from memd.core.archive import ARCHIVE_FILE, ARCHIVE_HEADER, ArchivedEntry, archive_line
 from memd.core.categories import CATEGORIES, Category
 from memd.core.limits import MAX_ENTRY_CHARS, MAX_FILE_BYTES
-from memd.server import storage
+from memd.server import git_state, storage
 from memd.server.actor import CategoryActor, Snapshot
 from memd.server.hacklm_lock import (
+    BUSY,
     DEFAULT_TIMEOUT,
     LOCK_FILE,
     REFRESH_INTERVAL,
@@ -50,7 +58,13 @@ from memd.server.usage_store import UsageStore
 from memd.server.watcher import WorkspaceWatcher
 from memd.server.wire import entry_info
 from memd_client import protocol as p
-from memd_client.errors import InvalidParams, RpcError, ShuttingDown, WorkspaceNotFound
+from memd_client.errors import (
+    InvalidParams,
+    LockTimeout,
+    RpcError,
+    ShuttingDown,
+    WorkspaceNotFound,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -75,6 +89,8 @@ class Workspace:
         self._mutex = anyio.Lock()
         self._dir_lock = MemoryDirLock(self.memory_dir, timeout=lock_timeout)
         self._swept = False
+        self._created = True  # False: `.memory/` lacked a category file at load
+        self._git_lock: str | None = None  # the git index lock the last write waited for
         self._sweep_scope = anyio.CancelScope()
         self._subscribers: set[Session] = set()
         self.watcher = WorkspaceWatcher(root, self.memory_dir, self._external_change)
@@ -125,6 +141,7 @@ class Workspace:
             # starts once they are loaded, since the changes it finds are synced into them.
             async with anyio.create_task_group() as loading:
                 loading.start_soon(anyio.to_thread.run_sync, self.usage.load)
+                loading.start_soon(anyio.to_thread.run_sync, self._check_at_load)
                 for actor in self.actors.values():
                     loading.start_soon(tg.start, actor.run)
             await tg.start(self.watcher.run)
@@ -154,8 +171,16 @@ class Workspace:
             actor.close()
 
     def lock_timeout_error(self) -> RpcError:
-        """Return the error for a write that waited `lock_timeout` seconds for the lock."""
-        return self._dir_lock.timeout_error()
+        """Return the error for a write that waited `lock_timeout` seconds for the lock (or for
+        git to finish)."""
+        if self._git_lock is None:
+            return self._dir_lock.timeout_error()
+        return LockTimeout(
+            f"git has been working in this repository for over {self.lock_timeout:g} s "
+            f"({self._git_lock} exists), so memd wrote nothing to {self.memory_dir}; retry once "
+            "it finishes, or remove that file if no git command is running.",
+            data={"path": self._git_lock},
+        )
 
     async def try_write(self, work: Callable[[LockCheck], T], *, deadline: float) -> T | Busy:
         """Run blocking `work(check)` in one worker thread while holding the write lock; `check`
@@ -181,27 +206,75 @@ class Workspace:
             if not acquired:
                 raise self._dir_lock.timeout_error() from None
         try:
-            if work is _nothing and self._swept:
-                return None  # type: ignore[return-value]  # a sweep, after a write swept
-            return await anyio.to_thread.run_sync(
-                self._dir_lock.try_run, functools.partial(self._swept_first, work)
+            if work is _nothing and self._swept and self._created:
+                return None  # type: ignore[return-value]  # a sweep with nothing left to do
+            done = await anyio.to_thread.run_sync(
+                self._dir_lock.try_run, functools.partial(self._prepared_first, work)
             )
+        except storage.NotNow as busy:
+            self._git_lock = str(busy.args[0])
+            return BUSY
         finally:
             self._mutex.release()
+        self._git_lock = None
+        return done
 
-    def _swept_first(self, work: Callable[[LockCheck], T], check: LockCheck) -> T:
+    def _prepared_first(self, work: Callable[[LockCheck], T], check: LockCheck) -> T:
+        """Run `work` under the lock, with a check that also stops it while git works; first
+        (once) remove debris and, if `.memory/` lacked some at load, create the missing
+        category files."""
+
+        def check_git_too() -> None:
+            check()
+            held = git_state.index_lock_held(self.root)
+            if held is not None:
+                raise storage.NotNow(held)
+
+        check_git_too()
         if not self._swept:
             for name in storage.remove_debris(self.memory_dir):
                 logger.warning("removed %s left behind by a crash", name)
             self._swept = True
-        return work(check)
+        if not self._created:
+            self._create_missing_files()
+            self._created = True
+        return work(check_git_too)
+
+    def _create_missing_files(self) -> None:
+        """Create each missing category file with its header, never over one that appears
+        meanwhile (blocking, under the write lock)."""
+        for category in CATEGORIES:
+            path = os.path.join(self.memory_dir, category.file)
+            if os.path.lexists(path):
+                continue
+            try:
+                storage.write_atomic(path, category.header, follow_links=False, expected=None)
+            except storage.ChangedOnDisk:
+                pass  # created meanwhile: it is someone's file now
+            except RpcError as error:
+                logger.warning("cannot create %s: %s", path, error.message)
+                return
+
+    def _check_at_load(self) -> None:
+        """Note whether `.memory/` is a directory that lacks a category file (blocking): then
+        the first hold of the lock creates them."""
+        self._created = (
+            not os.path.isdir(self.memory_dir)
+            or os.path.islink(self.memory_dir)
+            or all(
+                os.path.lexists(os.path.join(self.memory_dir, category.file))
+                for category in CATEGORIES
+            )
+        )
+
+    def _needs_preparing(self) -> bool:
+        """Return True if `.memory/` holds debris or a lock file, or lacks a category file it
+        must get (blocking)."""
+        return not self._created or storage.has_debris(self.memory_dir, lock_file=LOCK_FILE)
 
     async def _sweep_at_load(self) -> None:
         with self._sweep_scope:
-            has_debris = await anyio.to_thread.run_sync(
-                lambda: storage.has_debris(self.memory_dir, lock_file=LOCK_FILE)
-            )
-            if not has_debris:
+            if not await anyio.to_thread.run_sync(self._needs_preparing):
                 return
             backoff = Backoff(anyio.current_time() + self._dir_lock.timeout)
             try:
@@ -278,6 +351,7 @@ class Workspace:
                 for entry in snapshot.entries
             ],
             error=None if snapshot.error is None else snapshot.error.message,
+            conflict=None if snapshot.conflict is None else snapshot.conflict.message,
         )
         frame = notification_frame("changed", changed)
         for session in list(self._subscribers):
@@ -327,6 +401,15 @@ class Registry:
     def roots(self) -> list[str]:
         """The loaded workspace roots, sorted."""
         return sorted(self._workspaces)
+
+    def conflicts(self) -> list[str]:
+        """The memory files of loaded workspaces that hold git conflict markers, sorted."""
+        return sorted(
+            actor.path
+            for workspace in self._workspaces.values()
+            for actor in workspace.actors.values()
+            if actor.snapshot.conflict is not None
+        )
 
     async def get(self, path: str) -> Workspace:
         """Return the workspace at `path`, loading it on first use.
