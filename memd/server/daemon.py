@@ -18,7 +18,8 @@ SIGHUP reloads the settings (`Config.reload`): every one applies to what comes n
 connections, loads and writes); a bad file is logged and the running settings are kept.
 
 Connections: each line is a request frame; requests on one connection run concurrently (up to
-MAX_IN_FLIGHT) and replies are written whole, one at a time. A frame over the size limit gets a
+MAX_IN_FLIGHT, each request of a batch counted, so a batch holds at most that many) and replies
+are written whole, one at a time. A frame over the size limit gets a
 -32600 error and the connection is closed, and so does a frame left unfinished for
 `frame_timeout` seconds. A peer running as another user (root too, unless `allow_root`) gets a
 -32600 error and is closed, and so does one connection over `max_connections` (with -32001).
@@ -171,7 +172,7 @@ class Daemon:
             registry = Registry(services, clock=time.time, limits=_limits(self.settings))
             self._registry = registry
             methods = Methods(registry, started=anyio.current_time(), socket_path=self.socket_path)
-            dispatcher = Dispatcher(methods.table, quick=methods.quick)
+            dispatcher = Dispatcher(methods.table, quick=methods.quick, max_batch=MAX_IN_FLIGHT)
             try:
                 async with anyio.create_task_group() as connections:
                     if self.config.handle_signals:
@@ -399,19 +400,22 @@ class Connection:
                             await _give_way()
                         await self._answer_now(frame)
                     continue
-                try:
-                    self.slots.acquire_nowait()
-                except anyio.WouldBlock:
-                    await self.slots.acquire()
+                weight = self.dispatcher.weight(frame)  # a batch takes a slot per request
+                for _ in range(weight):
+                    try:
+                        self.slots.acquire_nowait()
+                    except anyio.WouldBlock:
+                        await self.slots.acquire()
                 self.daemon.requests_waiting += 1
-                requests.start_soon(self._answer, frame)
+                requests.start_soon(self._answer, frame, weight)
 
-    async def _answer(self, frame: bytes) -> None:
+    async def _answer(self, frame: bytes, weight: int) -> None:
         try:
             await self._answer_now(frame)
         finally:
             self.daemon.requests_waiting -= 1
-            self.slots.release()
+            for _ in range(weight):
+                self.slots.release()
 
     async def _answer_now(self, frame: bytes) -> None:
         reply = await self.dispatcher.handle_frame(frame, self.session)
