@@ -2,10 +2,10 @@
 notification), never a crash, a hang, a traceback on the wire or a change outside `.memory/`.
 
 Inputs: arbitrary bytes, arbitrary JSON, valid envelopes with hostile params (every method,
-wrong types, path tricks, control characters, huge numbers), and batches of those; first
-against the dispatcher (a real registry on a temp workspace, in one event loop), then over the
-socket of a real daemon. `make test` runs a few hundred cases; `make fuzz` sets
-MEMD_FUZZ_EXAMPLES for at least 100,000 in all.
+wrong types, path tricks, control characters, bytes that are not UTF-8, huge numbers), and
+batches of those; first against the dispatcher (a real registry on a temp workspace, in one
+event loop), then over the socket of a real daemon. `make test` runs a few hundred cases;
+`make fuzz` sets MEMD_FUZZ_EXAMPLES for at least 100,000 in all.
 """
 
 from __future__ import annotations
@@ -42,13 +42,15 @@ METHODS = (
     "store", "query", "get", "list", "delete", "cleanup", "stats", "status", "subscribe",
     "unsubscribe", "context", "extract", "nope",
 )  # fmt: skip
+BAD_UTF8 = "<not-utf-8>"
+"""Stands for bytes that are not UTF-8: replaced in the encoded frame (`_with_bad_utf8`)."""
 HOSTILE_TEXT = st.one_of(
     st.text(max_size=40),
     st.sampled_from(
         [
             "../../etc/passwd", "/etc/passwd", "decisions.md\x00.txt", "a\nb", "- [x] fake\n- [y]",
             "\u2028", "\x1b[31m", "%s%n", "{{7*7}}", "Instruction", "quirks.md", "1-999999999",
-            "x" * 3000, "", " ", "#tag", "/proc/self/cwd", "/dev/null", ".memory",
+            "x" * 3000, "", " ", "#tag", "/proc/self/cwd", "/dev/null", ".memory", BAD_UTF8,
         ]
     ),
 )  # fmt: skip
@@ -81,13 +83,38 @@ def _envelopes(workspace: str) -> st.SearchStrategy[Any]:
     )
 
 
+def _with_bad_utf8(frame: bytes) -> bytes:
+    return frame.replace(BAD_UTF8.encode(), b"caf\xe9 \xc3( \xff")
+
+
+def _bad_utf8_requests(workspace: str) -> st.SearchStrategy[Any]:
+    """Well-formed requests but for one string of their params that is not UTF-8."""
+    stores = st.builds(
+        lambda slug: {"workspace": workspace, "category": "Quirk", "content": BAD_UTF8, **slug},
+        st.sampled_from([{}, {"slug": BAD_UTF8}]),
+    )
+    params = stores.map(lambda p: ("store", p)) | st.just(
+        ("query", {"workspace": workspace, "query": BAD_UTF8})
+    )
+    return st.builds(
+        lambda call, request_id: {
+            "jsonrpc": "2.0",
+            "id": request_id,
+            "method": call[0],
+            "params": call[1],
+        },
+        params,
+        st.integers(0, 9),
+    )
+
+
 def _frames(workspace: str) -> st.SearchStrategy[bytes]:
-    envelope = _envelopes(workspace)
+    envelope = _envelopes(workspace) | _bad_utf8_requests(workspace)
     return st.one_of(
         st.binary(max_size=200),
-        VALUES.map(msgspec.json.encode),
-        envelope.map(msgspec.json.encode),
-        st.lists(envelope, max_size=4).map(msgspec.json.encode),
+        VALUES.map(msgspec.json.encode).map(_with_bad_utf8),
+        envelope.map(msgspec.json.encode).map(_with_bad_utf8),
+        st.lists(envelope, max_size=4).map(msgspec.json.encode).map(_with_bad_utf8),
     )
 
 

@@ -8,9 +8,13 @@ Shutdown (SIGINT, SIGTERM, `Daemon.stop()`, or `idle_exit` seconds with no clien
 socket-activated): stop accepting (remove the socket file only if memd bound it itself), stop
 reading new requests, let requests in flight finish and reply, close every mailbox, release the
 lock and return, all within SHUTDOWN_GRACE seconds (well inside systemd's TimeoutStopSec). At
-that deadline, requests still waiting (say, for another tool's `.memory/.lock`) are cancelled:
-their connections close without a reply, and their commands are never applied afterwards (an
-abandoned command is dropped from its batch), so a client that retries does not write twice.
+that deadline, requests still waiting (say, for another tool's `.memory/.lock`, or to send a
+reply nobody reads) are cancelled, and logged: their connections close without a reply, and
+their commands are never applied afterwards (an abandoned command is dropped from its batch),
+so a client that retries does not write twice. SHUTDOWN_DEADLINE seconds after the stop began
+the process is gone whatever is stuck (a worker thread blocked in a file operation, a loop
+kept busy): `ExitDeadline`, armed by `stop()` and, even while the loop is busy, by the signal
+itself, logs what it abandons and ends the process (exit 1).
 "No client" also means "no queued write": a connection stays open until its requests are
 answered, and a write is answered only once it is durable.
 
@@ -18,7 +22,8 @@ SIGHUP reloads the settings (`Config.reload`): every one applies to what comes n
 connections, loads and writes); a bad file is logged and the running settings are kept.
 
 Connections: each line is a request frame; requests on one connection run concurrently (up to
-MAX_IN_FLIGHT) and replies are written whole, one at a time. A frame over the size limit gets a
+MAX_IN_FLIGHT, each request of a batch counted, so a batch holds at most that many) and replies
+are written whole, one at a time. A frame over the size limit gets a
 -32600 error and the connection is closed, and so does a frame left unfinished for
 `frame_timeout` seconds. A peer running as another user (root too, unless `allow_root`) gets a
 -32600 error and is closed, and so does one connection over `max_connections` (with -32001).
@@ -55,6 +60,7 @@ from memd import __version__
 from memd.config import ConfigError, Settings
 from memd.server import activation
 from memd.server.dispatch import Dispatcher, error_frame
+from memd.server.exit_deadline import ExitDeadline, busy_threads
 from memd.server.handlers import Methods
 from memd.server.instance import InstanceLock
 from memd.server.notify import notify
@@ -66,6 +72,9 @@ from memd_client.errors import InvalidRequest, ServerBusy
 logger = logging.getLogger(__name__)
 
 SHUTDOWN_GRACE = 10.0
+"""Seconds a stop waits for requests in flight before it cancels them."""
+SHUTDOWN_DEADLINE = 12.0
+"""Seconds from the start of a stop to the end of the process, whatever is stuck."""
 MAX_IN_FLIGHT = 64
 STATUS_INTERVAL = 10.0
 _OVERLOAD_ERRNOS = {errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM}
@@ -104,6 +113,10 @@ class Daemon:
         self._stopping = False
         self._registry: Registry | None = None
         self._activated = False
+        self._shields: set[anyio.CancelScope] = set()
+        self._grace_over = False
+        self.exit_deadline: ExitDeadline | None = None
+        """Set when this daemon owns its process (`serve`): a stop then arms it."""
 
     @contextlib.contextmanager
     def reading(self) -> Iterator[None]:
@@ -118,13 +131,37 @@ class Daemon:
         finally:
             self._read_scopes.discard(scope)
 
+    @contextlib.contextmanager
+    def shielded(self) -> Iterator[anyio.CancelScope]:
+        """Shield a request already read from the stop, so it is still answered; shutdown
+        cancels it all the same once SHUTDOWN_GRACE has passed."""
+        scope = anyio.CancelScope(shield=True)
+        if self._grace_over:
+            scope.cancel()
+        self._shields.add(scope)
+        try:
+            with scope:
+                yield scope
+        finally:
+            self._shields.discard(scope)
+
     def stop(self, reason: str = "shutting down") -> None:
         """Begin a graceful shutdown."""
         if not self._stopping:
             logger.info("%s", reason)
             notify(f"STOPPING=1\nSTATUS={reason}")
         self._stopping = True
+        if self.exit_deadline is not None:
+            self.exit_deadline.arm()
         self._accept_scope.cancel()
+
+    def unfinished(self) -> str:
+        """Say what a stop would abandon now (read from the exit deadline's thread too)."""
+        threads = busy_threads()
+        return (
+            f"{self._open_connections} open connection(s), {self.requests_waiting} request(s) "
+            f"unanswered and {len(threads)} other thread(s) ({', '.join(sorted(threads))})"
+        )
 
     async def run(self, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
         """Serve until stopped (see the module docstring for the order of events).
@@ -171,7 +208,7 @@ class Daemon:
             registry = Registry(services, clock=time.time, limits=_limits(self.settings))
             self._registry = registry
             methods = Methods(registry, started=anyio.current_time(), socket_path=self.socket_path)
-            dispatcher = Dispatcher(methods.table, quick=methods.quick)
+            dispatcher = Dispatcher(methods.table, quick=methods.quick, max_batch=MAX_IN_FLIGHT)
             try:
                 async with anyio.create_task_group() as connections:
                     if self.config.handle_signals:
@@ -200,7 +237,15 @@ class Daemon:
                     if not activated:
                         with contextlib.suppress(OSError):
                             os.unlink(self.socket_path)
-                    await self._drain_connections(deadline)
+                    if not await self._drain_connections(deadline):
+                        logger.warning(
+                            "stopping after %g s: giving up on %s",
+                            SHUTDOWN_GRACE,
+                            self.unfinished(),
+                        )
+                    self._grace_over = True
+                    for scope in list(self._shields):
+                        scope.cancel()
                     connections.cancel_scope.cancel()
             finally:
                 registry.close()
@@ -248,6 +293,8 @@ class Daemon:
         self, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED
     ) -> None:
         with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM, signal.SIGHUP) as signals:
+            if self.exit_deadline is not None:
+                _arm_on_signals(self.exit_deadline, (signal.SIGINT, signal.SIGTERM))
             task_status.started()
             async for signum in signals:
                 logger.info("received %s", signal.Signals(signum).name)
@@ -306,12 +353,17 @@ class Daemon:
             self._note_activity()
             connections.start_soon(self._connection, stream, dispatcher)
 
-    async def _drain_connections(self, deadline: float) -> None:
+    async def _drain_connections(self, deadline: float) -> bool:
+        """Stop reading and wait until every connection closed or `deadline`; return whether
+        they all closed."""
         for scope in self._read_scopes:
             scope.cancel()
         if self._open_connections:
-            with anyio.move_on_at(deadline):
+            # Shielded: the services' scope has the same deadline, and its cancellation must
+            # not skip the giving up that follows.
+            with anyio.CancelScope(shield=True), anyio.move_on_at(deadline):
                 await self._all_closed.wait()
+        return self._open_connections == 0
 
     async def _connection(self, stream: SocketStream, dispatcher: Dispatcher) -> None:
         try:
@@ -352,6 +404,8 @@ class Connection:
         self.slots = anyio.Semaphore(MAX_IN_FLIGHT, fast_acquire=True)
         self.session = Session()
         self.raw_socket: socket.socket = stream.extra(SocketAttribute.raw_socket)
+        self.broken = False
+        """Set when a reply was cut off halfway: nothing more may be sent."""
 
     async def serve(self) -> None:
         """Serve requests until the peer disconnects or the daemon stops reading; requests in
@@ -393,25 +447,30 @@ class Connection:
                 if self.dispatcher.is_quick(frame):
                     # A read that never waits for a writer: answered right here, which saves
                     # starting a task (a good part of a query's cost). Shielded, so that a
-                    # request read before shutdown is still answered.
-                    with anyio.CancelScope(shield=True):
+                    # request read before shutdown is still answered (until SHUTDOWN_GRACE).
+                    with self.daemon.shielded() as shield:
                         if self.daemon.requests_waiting:
                             await _give_way()
                         await self._answer_now(frame)
+                    if shield.cancelled_caught:
+                        return  # the stop gave up on this connection
                     continue
-                try:
-                    self.slots.acquire_nowait()
-                except anyio.WouldBlock:
-                    await self.slots.acquire()
+                weight = self.dispatcher.weight(frame)  # a batch takes a slot per request
+                for _ in range(weight):
+                    try:
+                        self.slots.acquire_nowait()
+                    except anyio.WouldBlock:
+                        await self.slots.acquire()
                 self.daemon.requests_waiting += 1
-                requests.start_soon(self._answer, frame)
+                requests.start_soon(self._answer, frame, weight)
 
-    async def _answer(self, frame: bytes) -> None:
+    async def _answer(self, frame: bytes, weight: int) -> None:
         try:
             await self._answer_now(frame)
         finally:
             self.daemon.requests_waiting -= 1
-            self.slots.release()
+            for _ in range(weight):
+                self.slots.release()
 
     async def _answer_now(self, frame: bytes) -> None:
         reply = await self.dispatcher.handle_frame(frame, self.session)
@@ -427,6 +486,8 @@ class Connection:
         except anyio.WouldBlock:
             await self.send_lock.acquire()
         try:
+            if self.broken:
+                return
             try:
                 sent = self.raw_socket.send(data)
             except BlockingIOError:
@@ -435,7 +496,11 @@ class Connection:
                 return  # the peer is gone; its read loop ends on its own
             if sent < len(data):
                 with contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError):
-                    await self.stream.send(data[sent:])
+                    try:
+                        await self.stream.send(data[sent:])
+                    except BaseException:  # cancelled halfway: the stream is out of step
+                        self.broken = True
+                        raise
         finally:
             self.send_lock.release()
 
@@ -535,7 +600,25 @@ async def serve(
     """
     gc.set_threshold(*GC_THRESHOLDS)
     _raise_file_limit()
-    await Daemon(config).run(task_status=task_status)
+    daemon = Daemon(config)
+    if config.handle_signals:  # this daemon owns the process: a stop may end it
+        daemon.exit_deadline = ExitDeadline(SHUTDOWN_DEADLINE, daemon.unfinished)
+    await daemon.run(task_status=task_status)
+
+
+def _arm_on_signals(deadline: ExitDeadline, signums: tuple[signal.Signals, ...]) -> None:
+    """Put a Python-level handler that arms `deadline` before the one in place for each of
+    `signums` (asyncio's, which only wakes the loop). Python runs it between two bytecodes of
+    the main thread, so it arms the deadline even while the event loop is kept busy."""
+    for signum in signums:
+        previous = signal.getsignal(signum)
+
+        def handler(number: int, frame: object, previous: object = previous) -> None:
+            deadline.arm()
+            if callable(previous):
+                previous(number, frame)
+
+        signal.signal(signum, handler)
 
 
 def _raise_file_limit() -> None:

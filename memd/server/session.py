@@ -1,11 +1,15 @@
 """`Session`: one client connection's subscriptions and its outbox of notifications.
 
 Rules:
-- Publishing never waits: `offer` puts a notification frame in a bounded outbox (OUTBOX_SIZE)
-  and returns, so a subscriber that reads slowly can never slow a writer down.
-- When the outbox is full, the notification is dropped, and so is every later one for the same
-  workspace until the outbox has drained; then one `resync` notification tells the subscriber
-  how many it missed, so it can re-read with `list`. Nothing is dropped silently.
+- Publishing never waits: `offer` puts a notification frame in an outbox bounded in frames
+  (OUTBOX_SIZE) and in bytes (OUTBOX_BYTES) and returns, so a subscriber that reads slowly can
+  never slow a writer down, nor make the daemon hold more than that for it. One notification
+  larger than OUTBOX_BYTES alone is still queued when the outbox is empty.
+- When a notification would take the outbox past either bound, everything it holds is dropped
+  with it (every `changed` carries a whole category, so a subscriber that must re-read gains
+  nothing from the older ones), and so is every later one for those workspaces until `pump`
+  gets to them: then one `resync` notification per workspace tells the subscriber how many it
+  missed, so it can re-read with `list`. Nothing is dropped silently.
 - `pump` (run in the connection's task group) sends the outbox in order; `close` unsubscribes
   the session from every workspace it watched.
 """
@@ -22,6 +26,10 @@ import msgspec
 from memd_client import protocol as p
 
 OUTBOX_SIZE = 256
+"""The most notifications a connection's outbox holds."""
+OUTBOX_BYTES = 8 * 1024 * 1024
+"""The most bytes of notifications a connection's outbox holds (8 MiB): about one whole
+category at `max_file_bytes`' default, or thousands of small ones."""
 
 _encoder = msgspec.json.Encoder()
 
@@ -42,10 +50,13 @@ def notification_frame(method: str, params: msgspec.Struct) -> bytes:
 class Session:
     """The per-connection state that outlives a single request."""
 
-    def __init__(self, capacity: int = OUTBOX_SIZE) -> None:
+    def __init__(self, capacity: int = OUTBOX_SIZE, capacity_bytes: int = OUTBOX_BYTES) -> None:
         self.capacity = capacity
+        self.capacity_bytes = capacity_bytes
         self.feeds: dict[str, Feed] = {}
-        self._outbox: collections.deque[bytes] = collections.deque()
+        self._outbox: collections.deque[tuple[str, bytes]] = collections.deque()
+        self.queued_bytes = 0
+        """The bytes of the frames in the outbox."""
         self._dropped: dict[str, int] = {}
         self._wakeup = anyio.Event()
 
@@ -53,10 +64,18 @@ class Session:
         """Queue a notification frame for workspace `root` without ever waiting."""
         if root in self._dropped:
             self._dropped[root] += 1
-        elif len(self._outbox) >= self.capacity:
-            self._dropped[root] = 1
+        elif self._outbox and (
+            len(self._outbox) >= self.capacity
+            or self.queued_bytes + len(frame) > self.capacity_bytes
+        ):
+            for queued_root, _ in self._outbox:
+                self._dropped[queued_root] = self._dropped.get(queued_root, 0) + 1
+            self._outbox.clear()
+            self.queued_bytes = 0
+            self._dropped[root] = self._dropped.get(root, 0) + 1
         else:
-            self._outbox.append(frame)
+            self._outbox.append((root, frame))
+            self.queued_bytes += len(frame)
         self._wakeup.set()
 
     async def pump(self, send: Callable[[bytes], Awaitable[None]]) -> None:
@@ -66,7 +85,9 @@ class Session:
             await self._wakeup.wait()
             self._wakeup = anyio.Event()
             while self._outbox:
-                await send(self._outbox.popleft())
+                _, frame = self._outbox.popleft()
+                self.queued_bytes -= len(frame)
+                await send(frame)
             dropped, self._dropped = self._dropped, {}
             for root, count in dropped.items():
                 message = (

@@ -167,3 +167,82 @@ def test_a_client_over_the_connection_limit_is_told_and_closed(short_tmp: Path) 
         second.close()
     finally:
         assert server.stop() == 0
+
+
+def test_invalid_utf8_inside_params_is_answered_and_the_connection_goes_on(
+    daemon: DaemonProcess, workspace: Path
+) -> None:
+    bad = (
+        b'{"jsonrpc":"2.0","id":"bad","method":"store","params":{"workspace":"'
+        + str(workspace).encode()
+        + b'","category":"Quirk","content":"caf\xe9 \xff"}}\n'
+    )
+    with connect(daemon.socket_path) as sock:
+        sock.sendall(bad + store_frames(workspace, "Quirk", 30, prefix="After"))
+        replies = read_lines(sock, 31)
+    by_id = {reply["id"]: reply for reply in replies}
+    assert by_id["bad"]["error"]["code"] == -32700
+    assert "UTF-8" in by_id["bad"]["error"]["message"]
+    assert sorted(k for k in by_id if k != "bad") == list(range(30))
+    assert all(by_id[n]["result"]["action"] == "stored" for n in range(30))
+
+
+def _big_category(workspace: Path, entries: int) -> None:
+    memory = workspace / ".memory"
+    memory.mkdir(exist_ok=True)
+    lines = "".join(f"- [rule-{n}] Rule number {n} says {'x' * 100}.\n" for n in range(entries))
+    (memory / "quirks.md").write_text("# Quirks\n\n" + lines)
+
+
+def _list_batch(workspace: Path, count: int) -> bytes:
+    params = {"workspace": str(workspace), "category": "Quirk"}
+    items = [{"jsonrpc": "2.0", "id": n, "method": "list", "params": params} for n in range(count)]
+    return msgspec.json.encode(items) + b"\n"
+
+
+def _read_frame(sock: socket.socket) -> bytes:
+    buffer = bytearray()
+    while not buffer.endswith(b"\n"):
+        chunk = sock.recv(1 << 20)
+        assert chunk, "the daemon closed the connection"
+        buffer += chunk
+    return bytes(buffer)
+
+
+def test_a_megabyte_batch_of_lists_gets_one_short_error_not_a_huge_reply(
+    daemon: DaemonProcess, workspace: Path
+) -> None:
+    _big_category(workspace, 120)  # each listing is about 18 KB: ~10,000 of them made 230 MB
+    batch = _list_batch(workspace, 9_000)
+    assert len(batch) > 900_000
+    with connect(daemon.socket_path) as sock:
+        sock.sendall(batch)
+        reply = _read_frame(sock)
+        assert len(reply) < 1000
+        error = msgspec.json.decode(reply)["error"]
+        assert error["code"] == -32600
+        assert "at most 64 requests" in error["message"]
+        sock.sendall(_list_batch(workspace, 2))  # the connection goes on
+        assert [r["id"] for r in msgspec.json.decode(_read_frame(sock))] == [0, 1]
+    assert rpc(daemon.socket_path, "status", {})["result"]["pid"] == daemon.process.pid
+
+
+def test_a_full_batch_of_big_lists_gets_a_bounded_reply_while_others_are_served(
+    daemon: DaemonProcess, workspace: Path
+) -> None:
+    from memd.server.dispatch import ALWAYS_KEPT_BYTES, MAX_BATCH_REPLY_BYTES
+
+    _big_category(workspace, 8_000)  # about 1 MB; each listing about 1.2 MB
+    with connect(daemon.socket_path) as big, connect(daemon.socket_path) as other:
+        big.sendall(_list_batch(workspace, 64))
+        other.sendall(b'{"jsonrpc":"2.0","id":"s","method":"status"}\n')
+        assert msgspec.json.decode(_read_frame(other))["result"]["pid"] == daemon.process.pid
+        reply = _read_frame(big)
+    assert len(reply) <= MAX_BATCH_REPLY_BYTES + 64 * ALWAYS_KEPT_BYTES
+    responses = msgspec.json.decode(reply)
+    assert sorted(r["id"] for r in responses) == list(range(64))
+    listed = [r for r in responses if "result" in r]
+    left_out = [r["error"] for r in responses if "error" in r]
+    assert listed and all(len(r["result"]["entries"]) == 8_000 for r in listed)
+    assert left_out and all(e["code"] == -32600 for e in left_out)
+    assert all("smaller batch" in e["message"] for e in left_out)

@@ -126,6 +126,25 @@ def test_a_slow_subscriber_never_slows_writers_and_is_told_to_resync(
     assert len((workspace / ".memory" / "quirks.md").read_text().splitlines()) > 600
 
 
+def test_a_slow_subscriber_to_a_big_category_is_bounded_in_bytes_not_only_in_count(
+    daemon: DaemonProcess, workspace: Path
+) -> None:
+    memory = workspace / ".memory"
+    memory.mkdir()
+    lines = "".join(f"- [rule-{n}] Rule number {n} says {'x' * 100}.\n" for n in range(4_000))
+    (memory / "quirks.md").write_text("# Quirks\n\n" + lines)  # each `changed`: about 600 KB
+    sock, notes = subscribe(daemon.socket_path, workspace)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    with sock, Client(daemon.socket_path, workspace=workspace, timeout=30) as client:
+        for n in range(40):  # 24 MB of notifications, far under 256 of them
+            client.store(category="Quirk", content=f"Quirk {word(n)} about {word(n, 1)}.")
+        seen: list[str] = []
+        while "resync" not in seen and len(seen) < 40:
+            seen.append(notes.next()["method"])
+    assert "resync" in seen
+    assert seen.count("changed") < 20  # at most 8 MiB of them were held
+
+
 def test_crash_debris_is_removed_at_load_and_never_read(short_tmp: Path, workspace: Path) -> None:
     memory = workspace / ".memory"
     memory.mkdir()

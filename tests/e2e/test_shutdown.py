@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import signal
 import socket
+import subprocess
 import threading
 import time
 from pathlib import Path
@@ -14,7 +15,8 @@ import msgspec
 import pytest
 
 from memd.core import mdformat
-from memd.server.daemon import SHUTDOWN_GRACE
+from memd.server.daemon import SHUTDOWN_DEADLINE, SHUTDOWN_GRACE
+from memd.server.exit_deadline import EXIT_ABANDONED
 from tests.conftest import start_daemon, store_frames
 
 pytestmark = pytest.mark.e2e
@@ -104,3 +106,71 @@ def test_sigterm_gives_up_on_a_write_stuck_behind_a_lock_and_never_applies_it(
     finally:
         lock.release()
     assert not (memory / "decisions.md").exists()
+
+
+def wait_or_kill(process: subprocess.Popen[bytes]) -> int:
+    """Wait for `process` to exit, a little longer than SHUTDOWN_DEADLINE; kill it (and fail)
+    if it is still there."""
+    try:
+        return process.wait(timeout=SHUTDOWN_DEADLINE + 10)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+        raise AssertionError("memd was still running long after its shutdown deadline") from None
+
+
+def test_sigterm_exits_by_the_deadline_even_with_a_reply_nobody_reads(
+    short_tmp: Path, workspace: Path
+) -> None:
+    memory = workspace / ".memory"
+    memory.mkdir()
+    lines = "".join(f"- [rule-{n}] Rule number {n} says {'x' * 100}.\n" for n in range(8_000))
+    (memory / "quirks.md").write_text("# Quirks\n\n" + lines)  # each listing: about 1.2 MB
+    daemon = start_daemon(short_tmp)
+    listing = {"workspace": str(workspace), "category": "Quirk"}
+    requests = b"".join(
+        msgspec.json.encode({"jsonrpc": "2.0", "id": n, "method": "list", "params": listing})
+        + b"\n"
+        for n in range(8)
+    )
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as stuck:
+        stuck.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        stuck.connect(str(daemon.socket_path))
+        stuck.sendall(requests)  # and never reads: the daemon's reply can never be sent
+        assert stuck.recv(1, socket.MSG_PEEK)  # a reply has begun
+        daemon.process.send_signal(signal.SIGTERM)
+        code = wait_or_kill(daemon.process)
+    assert code == 0, daemon.stderr()
+    assert "giving up on 1 open connection" in daemon.stderr()
+    assert not daemon.socket_path.exists()
+
+
+def test_sigterm_exits_by_the_deadline_even_with_a_worker_thread_stuck_in_a_file(
+    short_tmp: Path, workspace: Path
+) -> None:
+    memory = workspace / ".memory"
+    memory.mkdir()
+    (memory / "quirks.md").write_text("# Quirks\n\n- [old] An old quirk.\n")
+    os.mkfifo(memory / "archive.md")  # opening it to append blocks until someone reads it
+    daemon = start_daemon(short_tmp)
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+        sock.settimeout(SHUTDOWN_DEADLINE + 10)
+        sock.connect(str(daemon.socket_path))
+        delete = {
+            "jsonrpc": "2.0",
+            "id": "delete",
+            "method": "delete",
+            "params": {"workspace": str(workspace), "category": "Quirk", "slug": "old"},
+        }
+        status = {"jsonrpc": "2.0", "id": "status", "method": "status"}
+        sock.sendall(msgspec.json.encode(delete) + b"\n" + msgspec.json.encode(status) + b"\n")
+        first = msgspec.json.decode(sock.recv(65536).split(b"\n")[0])
+        if first["id"] == "delete":  # answered: archive.md as a FIFO no longer blocks a thread
+            daemon.stop()
+            pytest.skip("no file operation left that blocks a worker thread")
+        daemon.process.send_signal(signal.SIGTERM)
+        code = wait_or_kill(daemon.process)
+    assert code == EXIT_ABANDONED, daemon.stderr()
+    assert f"shutdown deadline of {SHUTDOWN_DEADLINE:g} s passed" in daemon.stderr()
+    assert "AnyIO worker thread" in daemon.stderr()  # what it abandoned
+    assert not daemon.socket_path.exists()

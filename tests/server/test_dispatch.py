@@ -38,11 +38,38 @@ async def boom(params: NoParams, session: Session) -> None:
     raise RuntimeError("secret internals at /home/user/.ssh")
 
 
+class SizeParams(msgspec.Struct, forbid_unknown_fields=True):
+    size: int
+
+
+CALLS: list[int] = []
+
+
+async def blob(params: SizeParams, session: Session) -> str:
+    CALLS.append(params.size)
+    return "x" * params.size
+
+
+async def exhaust(params: NoParams, session: Session) -> None:
+    raise MemoryError
+
+
+class EchoParams(msgspec.Struct, forbid_unknown_fields=True):
+    text: str
+
+
+async def echo(params: EchoParams, session: Session) -> str:
+    return params.text
+
+
 METHODS: dict[str, tuple[type[msgspec.Struct], Handler]] = {
     "subtract": (SubtractParams, subtract),
     "get_data": (NoParams, get_data),
     "notify_hello": (NoParams, notify_hello),
     "boom": (NoParams, boom),
+    "blob": (SizeParams, blob),
+    "exhaust": (NoParams, exhaust),
+    "echo": (EchoParams, echo),
 }
 
 
@@ -185,3 +212,88 @@ async def test_null_result_is_sent_as_null() -> None:
 def test_only_single_requests_for_quick_methods_are_quick(frame: bytes, quick: bool) -> None:
     dispatcher = Dispatcher({}, quick=frozenset({"query", "status"}))
     assert dispatcher.is_quick(frame) is quick
+
+
+async def test_invalid_utf8_inside_params_is_a_parse_error_for_that_request() -> None:
+    frame = b'{"jsonrpc": "2.0", "method": "echo", "params": {"text": "caf\xe9 \xff"}, "id": 3}'
+    reply = await Dispatcher(METHODS).handle_frame(frame, Session())
+    assert reply is not None
+    assert without_messages(msgspec.json.decode(reply)) == error(-32700, 3)
+    batch = b"[" + frame + b', {"jsonrpc": "2.0", "method": "get_data", "id": 4}]'
+    replies = await Dispatcher(METHODS).handle_frame(batch, Session())
+    assert replies is not None
+    assert without_messages(msgspec.json.decode(replies)) == [
+        error(-32700, 3),
+        {"jsonrpc": "2.0", "result": ["hello", 5], "id": 4},
+    ]
+
+
+def _blobs(*sizes: int) -> bytes:
+    return msgspec.json.encode(
+        [
+            {"jsonrpc": "2.0", "method": "blob", "params": {"size": size}, "id": n}
+            for n, size in enumerate(sizes)
+        ]
+    )
+
+
+async def test_a_batch_over_the_cap_is_one_error_and_runs_nothing() -> None:
+    CALLS.clear()
+    dispatcher = Dispatcher(METHODS, max_batch=4)
+    reply = await dispatcher.handle_frame(_blobs(1, 1, 1, 1, 1), Session())
+    assert reply is not None
+    decoded = msgspec.json.decode(reply)
+    assert "at most 4 requests" in decoded["error"]["message"]
+    assert without_messages(decoded) == error(-32600)
+    assert CALLS == []
+    reply = await dispatcher.handle_frame(_blobs(1, 1, 1, 1), Session())
+    assert reply is not None
+    assert len(msgspec.json.decode(reply)) == 4
+    assert CALLS == [1, 1, 1, 1]
+
+
+def test_a_batch_weighs_one_slot_per_request_it_will_run() -> None:
+    dispatcher = Dispatcher(METHODS, max_batch=4)
+    assert dispatcher.weight(b'{"jsonrpc": "2.0", "method": "get_data", "id": 1}') == 1
+    assert dispatcher.weight(_blobs(1, 2, 3)) == 3
+    assert dispatcher.weight(b"  " + _blobs(1, 2, 3, 4)) == 4
+    assert dispatcher.weight(_blobs(1, 2, 3, 4, 5)) == 1  # refused whole: runs nothing
+    assert dispatcher.weight(b"[]") == 1
+    assert dispatcher.weight(b"[1, 2") == 1
+
+
+async def test_a_batch_reply_is_bounded_in_bytes_and_small_replies_always_go_out() -> None:
+    dispatcher = Dispatcher(METHODS, max_batch_reply=300_000)
+    big = 100_000
+    sizes = [big] * 10 + [10] * 5
+    reply = await dispatcher.handle_frame(_blobs(*sizes), Session())
+    assert reply is not None
+    assert len(reply) < 300_000 + 15 * 1000
+    decoded = msgspec.json.decode(reply)
+    assert sorted(r["id"] for r in decoded) == list(range(15))
+    results = {r["id"]: r for r in decoded}
+    assert all(results[n]["result"] == "x" * 10 for n in range(10, 15))
+    sent = [n for n in range(10) if "result" in results[n]]
+    left_out = [results[n]["error"] for n in range(10) if "error" in results[n]]
+    assert len(sent) == 2
+    assert len(left_out) == 8
+    assert all(e["code"] == -32600 and "carried out" in e["message"] for e in left_out)
+    assert all("300000 bytes" in e["message"] for e in left_out)
+
+
+async def test_running_out_of_memory_is_an_error_for_that_request_only(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    with caplog.at_level(logging.ERROR):
+        reply = await call('{"jsonrpc": "2.0", "method": "exhaust", "id": 1}')
+    assert reply["error"]["code"] == -32603
+    assert "out of memory" in reply["error"]["message"]
+    assert "out of memory in exhaust" in caplog.text
+    batch = await call(
+        '[{"jsonrpc": "2.0", "method": "exhaust", "id": 1},'
+        ' {"jsonrpc": "2.0", "method": "get_data", "id": 2}]'
+    )
+    assert without_messages(batch) == [
+        error(-32603, 1),
+        {"jsonrpc": "2.0", "result": ["hello", 5], "id": 2},
+    ]
