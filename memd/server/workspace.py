@@ -373,6 +373,8 @@ class Registry:
         self._limits_changed = anyio.Event()
         self.unloaded = 0
         """How many times a workspace was unloaded for being idle."""
+        self.idle_checks = 0
+        """How many times the registry looked for idle workspaces."""
         self.closed = False
 
     def set_limits(self, limits: Limits) -> None:
@@ -484,6 +486,7 @@ class Registry:
         while True:
             limit = self.limits.idle_unload
             changed = self._limits_changed
+            self.idle_checks += 1
             if limit > 0:
                 now = anyio.current_time()
                 for workspace in list(self._workspaces.values()):

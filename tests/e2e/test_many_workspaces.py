@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from memd_client import Client, protocol as p
-from tests.conftest import DaemonProcess, start_daemon
+from tests.conftest import start_daemon
 
 pytestmark = pytest.mark.e2e
 
@@ -127,6 +127,8 @@ def test_an_idle_workspace_unloads_and_comes_back_on_the_next_request(
             until(lambda: client.status().workspaces == [], "the second unload")
             assert inotify_watches(pid) == 0
             decisions = (root / ".memory" / "decisions.md").read_text()
-            assert "Keep the release notes short." in decisions and "Tag every release." in decisions
+            assert (
+                "Keep the release notes short." in decisions and "Tag every release." in decisions
+            )
     finally:
         assert daemon.stop() == 0, daemon.stderr()
