@@ -18,6 +18,7 @@ from bench import (
     query,
     retrieval,
     search_speed,
+    soak,
     store,
     watch_latency,
     write_decisions,
@@ -28,11 +29,13 @@ BENCHMARKS: tuple[ModuleType, ...] = (
     retrieval,
     write_decisions,
     search_speed,
+    soak,
     store,
     query,
     lifecycle,
     watch_latency,
     load,
+    soak,
 )
 
 

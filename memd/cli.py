@@ -709,5 +709,18 @@ def render_status(result: p.StatusResult) -> str:
     return (
         f"memd {result.version} (protocol {result.protocol_version}) pid {result.pid}, "
         f"up {result.uptime_s:.0f} s, socket {result.socket}\n  workspaces:\n{workspaces}"
-        f"{conflicts}"
+        + _watching_line(result)
+        + conflicts
+    )
+
+
+def _watching_line(result: p.StatusResult) -> str:
+    """Return how outside changes are noticed (empty from a daemon too old to say)."""
+    if not result.watch_mode:
+        return ""
+    loaded = len(result.workspaces)
+    return (
+        f"\n  watching: {result.watch_mode}, {result.workspaces_watched} of {loaded} "
+        f"workspace{'s' * (loaded != 1)} watched (the rest are checked when read), "
+        f"{result.workspaces_unloaded} unloaded while idle"
     )

@@ -12,6 +12,7 @@ The file is TOML, at `--config PATH` or else `$XDG_CONFIG_HOME/memd/config.toml`
     max_file_bytes = 8388608    # largest category file loaded, or grown by a store (8 MiB)
     max_entry_chars = 2000      # longest memory stored, in characters
     allow_root = false          # also serve clients running as root (not only memd's own user)
+    idle_unload_seconds = 600   # unload a workspace nothing used for this long (0: never)
 
 Rules:
 - An unknown key or a bad value is an error naming the file and the key; nothing is half-applied.
@@ -44,6 +45,9 @@ class ConfigError(Exception):
 Seconds = Annotated[float, msgspec.Meta(gt=0, le=86400 * 365)]
 
 
+DEFAULT_IDLE_UNLOAD = 600.0
+"""Seconds a workspace with no request, subscriber or write stays loaded (its actors, watches
+and caches); the next request loads it again."""
 DEFAULT_FRAME_TIMEOUT = 30.0
 DEFAULT_MAX_CONNECTIONS = 1024
 
@@ -60,6 +64,7 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=
     max_file_bytes: Annotated[int, msgspec.Meta(ge=4096, le=1 << 30)] = MAX_FILE_BYTES
     max_entry_chars: Annotated[int, msgspec.Meta(ge=10, le=100_000)] = MAX_ENTRY_CHARS
     allow_root: bool = False
+    idle_unload_seconds: Annotated[float, msgspec.Meta(ge=0, le=86400 * 365)] = DEFAULT_IDLE_UNLOAD
 
 
 def state_dir(env: Mapping[str, str] | None = None) -> str:
@@ -135,6 +140,7 @@ EXPECTED = {
     "max_file_bytes": "a whole number of bytes from 4096 to 1073741824 (1 GiB)",
     "max_entry_chars": "a whole number of characters from 10 to 100000",
     "allow_root": "true or false",
+    "idle_unload_seconds": "a number of seconds, 0 (never unload) or more",
 }
 """What each setting accepts, in words, for error messages."""
 

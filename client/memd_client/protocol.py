@@ -333,7 +333,7 @@ class StatusParams(_Params):
 
 
 class StatusResult(_Result):
-    """Who is serving: versions, pid, uptime and the loaded workspaces."""
+    """Who is serving: versions, pid, uptime, the loaded workspaces and how they are watched."""
 
     version: str
     protocol_version: int
@@ -343,6 +343,15 @@ class StatusResult(_Result):
     socket: str = ""
     conflicts: list[str] = msgspec.field(default_factory=list)
     """Memory files of loaded workspaces that hold git conflict markers (writes refused)."""
+    watch_mode: str = ""
+    """How outside changes are noticed: "inotify" (one instance for every workspace),
+    "watchfiles" (the fallback, a bounded number of workspaces), "on-access" (none is watched:
+    files are checked when read), or "starting" before the first workspace loads."""
+    workspaces_watched: int = 0
+    """Loaded workspaces whose outside changes are noticed as they happen; the others are
+    checked on access."""
+    workspaces_unloaded: int = 0
+    """Times a workspace was unloaded after `idle_unload_seconds` unused (it reloads on use)."""
 
 
 # ---------------------------------------------------------------------------- subscriptions

@@ -636,4 +636,5 @@ def _limits(settings: Settings) -> Limits:
         lock_timeout=settings.lock_timeout,
         max_file_bytes=settings.max_file_bytes,
         max_entry_chars=settings.max_entry_chars,
+        idle_unload=settings.idle_unload_seconds,
     )

@@ -57,9 +57,19 @@ class Methods:
             "context": (p.ContextParams, self.context),
             "extract": (p.ExtractParams, self.extract),
         }
+        self.table = {name: (t, self._leasing(h)) for name, (t, h) in self.table.items()}
         self.quick = frozenset({"query", "get", "list", "stats", "status"})
         """The reads that never wait for a writer (nor a worker thread, once the workspace is
         loaded): a connection answers them before reading on."""
+
+    def _leasing(self, handler: Handler) -> Handler:
+        """Hold the workspaces a request uses until it is answered, so none unloads under it."""
+
+        async def leased(params: Any, session: Session) -> Any:
+            with self.registry.leases():
+                return await handler(params, session)
+
+        return leased
 
     async def store(self, params: p.StoreParams, session: Session) -> p.StoreResult:
         """Store one memory (see `transitions.store` for the rules)."""
@@ -241,7 +251,7 @@ class Methods:
         )
 
     async def status(self, params: p.StatusParams, session: Session) -> p.StatusResult:
-        """Version, pid, uptime and loaded workspaces."""
+        """Version, pid, uptime, loaded workspaces and how they are watched."""
         return p.StatusResult(
             version=__version__,
             protocol_version=p.PROTOCOL_VERSION,
@@ -250,6 +260,9 @@ class Methods:
             workspaces=self.registry.roots,
             socket=self.socket_path,
             conflicts=self.registry.conflicts(),
+            watch_mode=self.registry.watches.mode,
+            workspaces_watched=self.registry.watches.watched,
+            workspaces_unloaded=self.registry.unloaded,
         )
 
     async def context(self, params: p.ContextParams, session: Session) -> p.ContextResult:

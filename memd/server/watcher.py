@@ -1,181 +1,397 @@
-"""`WorkspaceWatcher`: notices changes made to a workspace's `.memory/` by anyone but memd.
+"""Noticing changes made to workspaces' `.memory/` by anyone but memd, with one inotify instance
+for the whole daemon.
 
-Theory of operation: the watcher only *notices*; it never reads a file. For each batch of file
-events it calls `on_change` with the categories whose files were touched, and the workspace
-asks those categories' actors to re-read them (each actor ignores the echo of its own writes,
-since its file's fingerprint is still the one it wrote).
+Theory of operation: a watcher only *notices*; it never reads a file. For each batch of file
+events it calls its workspace's `on_change` with the categories whose files were touched, and
+the workspace asks those categories' actors to re-read them (each actor ignores the echo of its
+own writes, since its file's fingerprint is still the one it wrote). Reads check the files
+themselves too (`Workspace.refresh` stats them), so a workspace that is not watched stays
+correct; only subscribers hear of outside changes later (at the next read) or not at all.
 
-Rules (tech-notes.md §3, all verified with watchfiles 1.3):
-- Watch the `.memory` directory itself, never single files (a watch on a file goes blind after
-  the first atomic rename), and non-recursively.
-- watchfiles goes blind, silently, once the watched directory is deleted or renamed away. So on
-  an event for the directory itself, or when its (device, inode) is no longer what the watch
-  started on (checked every IDENTITY_CHECK seconds), the watch restarts, and every file is
-  rescanned after each (re)start because creates right after a `mkdir` can be missed.
-- While `.memory` does not exist, the workspace root is watched (non-recursively) until it
-  appears; while the root does not exist either, it is polled every MISSING_POLL seconds.
-- Changes are batched: a batch is reported once the directory has been quiet for STEP_MS, or
-  DEBOUNCE_MS after its first change, so a change shows up within a few hundred milliseconds.
-- watchfiles' `RustNotify` is used directly (it is what `awatch` wraps) so that "the watch is in
-  place" is a point in time: the rescan happens after it, and no change can slip in between.
-  `WATCHFILES_FORCE_POLLING` is honoured as watchfiles documents it.
-- Stopping sets the `stop_event` that each `watch` call checks every STEP_MS; cancelling instead
-  would block for a whole IDENTITY_CHECK.
-- A `watch` call keeps one worker thread busy, so a running watcher adds one token to anyio's
-  default thread limiter for as long as it runs: file I/O never starves behind watchers.
-- A watcher that fails (e.g. the inotify limit is reached) logs, backs off and retries; reads
-  still re-check files themselves, so memd stays correct without it, only less prompt.
+`WatchHub` is the daemon's one watching service; each loaded workspace runs a
+`WorkspaceWatcher` that registers with it. The hub's `mode`:
+- "inotify" (Linux): ONE inotify instance for every workspace, read on the event loop (no
+  thread per workspace, nothing polled while idle). Each workspace watches two directories:
+  `.memory` (its files) and its root (only the name `.memory` counts there: it comes, goes or is
+  replaced), so two watches per loaded workspace out of `fs.inotify.max_user_watches`.
+- "watchfiles": no inotify here (macOS), or `WATCHFILES_FORCE_POLLING` is set: at most
+  FALLBACK_WATCHERS workspaces get a `ThreadedWatch` (watchfiles, one worker thread each,
+  polling when forced); the others are checked on access.
+- "on-access": inotify exists but no instance could be created (the user's
+  `fs.inotify.max_user_instances` are used up by other programs): one warning, and every
+  workspace is checked on access.
+
+Rules (inotify mode):
+- Watches are added on the event loop (a path lookup, like the stats reads do), so no event can
+  arrive between a watch being added and its workspace being known; after each (re)watch every
+  file is rescanned, since anything may have changed meanwhile.
+- `.memory` deleted, renamed away or replaced, its watch ended (IN_IGNORED, unmount), a name
+  `.memory` created, deleted or moved in the root, or the root itself gone: re-watch and rescan.
+- IN_Q_OVERFLOW (the kernel dropped events): every workspace re-watches and rescans.
+- While `.memory` is missing the root's watch sees it appear; while the root is missing too, it
+  is tried again every MISSING_POLL seconds (only that workspace, only while it stays loaded).
+- Changes are batched per workspace: a batch is reported once its directory has been quiet for
+  STEP_MS, or DEBOUNCE_MS after its first change, so a change shows up within a few hundred ms.
+- Out of watches (ENOSPC: `fs.inotify.max_user_watches`): ONE warning for the daemon's life;
+  that workspace is checked on access and quietly tries again every RETRY_UNWATCHED seconds.
+  Other failures are logged once per workspace and retried with a backoff.
+- A workspace's watches are removed when it unloads (a watch that two workspaces share, when the
+  last one lets go); closing the hub closes the instance, which drops every watch.
+- A watcher failure never takes the daemon down.
 """
 
 from __future__ import annotations
 
+import errno
 import logging
 import os
-import stat
-from collections.abc import Awaitable, Callable, Iterable
-from typing import NamedTuple
+from collections.abc import Awaitable, Callable
+from typing import Literal
 
 import anyio
 from anyio.abc import TaskStatus
-from watchfiles import Change
-from watchfiles._rust_notify import RustNotify
 
 from memd.core.categories import CATEGORIES, Category
+from memd.server import inotify
+from memd.server.inotify import Event, Inotify
+from memd.server.watchfiles_watch import (
+    DEBOUNCE_MS as DEBOUNCE_MS,
+    MAX_RETRY_DELAY,
+    MISSING_POLL as MISSING_POLL,
+    STEP_MS as STEP_MS,
+    ThreadedWatch,
+    mentions as mentions,
+    touched_categories as touched_categories,
+)
 
 logger = logging.getLogger(__name__)
 
-STEP_MS = 50
-DEBOUNCE_MS = 200
-IDENTITY_CHECK = 1.0
-MISSING_POLL = 1.0
-MAX_RETRY_DELAY = 30.0
-POLL_DELAY_MS = 300
-_POLLING_OFF = {"", "false", "disable", "disabled"}
+FALLBACK_WATCHERS = 32
+"""The most workspaces watched by watchfiles (one thread each) where inotify is not used."""
+RETRY_UNWATCHED = 30.0
+"""Seconds between a workspace's quiet tries for a watch while the user's watches are used up."""
+OVERFLOW_LOG_INTERVAL = 60.0
 
 ChangeCallback = Callable[[frozenset[Category]], Awaitable[None]]
+WatchMode = Literal["starting", "inotify", "watchfiles", "on-access", "stopped"]
+Role = Literal["memory", "root"]
+Placement = Literal["watched", "waiting", "missing", "full", "failed"]
+"""What a (re)watch achieved: `.memory` watched; only the root watched (no `.memory` yet);
+nothing to watch (no root); out of watches; another error."""
 
-_BY_FILE = {category.file: category for category in CATEGORIES}
-_Identity = tuple[int, int]
-
-
-class _Target(NamedTuple):
-    """The directory being watched: `.memory` itself, or the root while `.memory` is missing."""
-
-    path: str
-    identity: _Identity
-    is_memory_dir: bool
-
-
-def touched_categories(changes: Iterable[tuple[Change, str]]) -> frozenset[Category]:
-    """Return the categories whose files appear in a batch of watchfiles events.
-
-    Temp files, the lock file, the archive and anything else are not category files.
-    """
-    found = (_BY_FILE.get(os.path.basename(path)) for _, path in changes)
-    return frozenset(category for category in found if category is not None)
+_ALL = frozenset(CATEGORIES)
+_BY_NAME = {os.fsencode(category.file): category for category in CATEGORIES}
+_MEMORY_NAME = b".memory"
+_POLLING_OFF = {"", "false", "disable", "disabled"}
+_MISSING = {errno.ENOENT, errno.ENOTDIR}
 
 
-def mentions(changes: Iterable[tuple[Change, str]], path: str) -> bool:
-    """Return True if a batch of events includes `path` itself."""
-    return any(changed == path for _, changed in changes)
+def polling_forced() -> bool:
+    """Return True if `WATCHFILES_FORCE_POLLING` asks for polling (as watchfiles reads it)."""
+    return os.environ.get("WATCHFILES_FORCE_POLLING", "").lower() not in _POLLING_OFF
+
+
+class WatchHub:
+    """The daemon's one watching service: one inotify instance (or the bounded fallback)."""
+
+    def __init__(self, *, fallback_watchers: int = FALLBACK_WATCHERS) -> None:
+        self.mode: WatchMode = "starting"
+        self.started = anyio.Event()
+        self._inotify: Inotify | None = None
+        self._by_wd: dict[int, set[tuple[WorkspaceWatcher, Role]]] = {}
+        self._watchers: set[WorkspaceWatcher] = set()
+        self._threads_left = fallback_watchers
+        self._warned_full = False
+        self._last_overflow_log = -OVERFLOW_LOG_INTERVAL
+        self._scope = anyio.CancelScope()
+
+    @property
+    def watched(self) -> int:
+        """How many workspaces are watched now (the others are checked on access)."""
+        return sum(1 for watcher in self._watchers if watcher.watched)
+
+    @property
+    def watches(self) -> int:
+        """How many inotify watches the daemon holds."""
+        return len(self._by_wd)
+
+    async def run(self, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
+        """Choose the mode, report ready, and deliver events until stopped."""
+        with self._scope:
+            try:
+                self.mode, instance = _open_mode()
+                self._inotify = instance
+                task_status.started()
+                self.started.set()
+                if instance is None:
+                    await anyio.sleep_forever()
+                    return
+                while True:
+                    await anyio.wait_readable(instance.fd)
+                    for event in instance.read_events():
+                        self._dispatch(event)
+            finally:
+                self.mode = "stopped"
+                if self._inotify is not None:
+                    self._inotify.close()
+                    self._inotify = None
+                self._by_wd.clear()
+
+    def stop(self) -> None:
+        """Stop delivering events and close the instance."""
+        self._scope.cancel()
+
+    def _dispatch(self, event: Event) -> None:
+        if event.mask & inotify.IN_Q_OVERFLOW:
+            now = anyio.current_time()
+            if now - self._last_overflow_log >= OVERFLOW_LOG_INTERVAL:
+                self._last_overflow_log = now
+                logger.warning(
+                    "the inotify queue overflowed (fs.inotify.max_queued_events); rescanning "
+                    "every workspace"
+                )
+            for watcher in self._watchers:
+                watcher.request_rewatch()
+            return
+        holders = self._by_wd.get(event.wd)
+        if not holders:
+            return
+        if event.mask & inotify.IN_IGNORED:  # the kernel ended this watch: it is gone
+            del self._by_wd[event.wd]
+        for watcher, role in list(holders):
+            watcher.notice(role, event)
+
+    # -------------------------------------------------------------- placing watches
+
+    def place(self, watcher: WorkspaceWatcher) -> Placement:
+        """(Re)watch `watcher`'s `.memory` and root, replacing the watches it held. Blocks for
+        two path lookups; call on the event loop, so no event for a new watch is missed."""
+        self._watchers.add(watcher)
+        if self._inotify is None:  # the hub has stopped: the daemon is shutting down
+            return "missing"
+        wanted: dict[Role, int] = {}
+        errors: dict[Role, OSError] = {}
+        roles: tuple[tuple[Role, str], ...] = (
+            ("memory", watcher.memory_dir),
+            ("root", watcher.root),
+        )
+        for role, path in roles:
+            try:
+                wanted[role] = self._inotify.add_watch(path)
+            except OSError as exc:
+                errors[role] = exc
+        self._hold(watcher, wanted)
+        if any(exc.errno == errno.ENOSPC for exc in errors.values()):
+            self._hold(watcher, {})
+            if not self._warned_full:
+                self._warned_full = True
+                logger.warning(
+                    "out of inotify watches (fs.inotify.max_user_watches); workspaces that "
+                    "cannot be watched are checked when they are read, and subscribers hear "
+                    "of outside changes then. Raise the limit (sysctl fs.inotify."
+                    "max_user_watches) or lower idle_unload_seconds."
+                )
+            return "full"
+        memory_error, root_error = errors.get("memory"), errors.get("root")
+        if memory_error is None:
+            return "watched"
+        if memory_error.errno in _MISSING and root_error is None:
+            return "waiting"
+        if memory_error.errno in _MISSING and root_error is not None:
+            if root_error.errno in _MISSING:
+                return "missing"
+            memory_error = root_error
+        watcher.failure = f"{memory_error.strerror or memory_error}"
+        return "failed"
+
+    def release(self, watcher: WorkspaceWatcher) -> None:
+        """Remove every watch `watcher` holds (those no other workspace shares)."""
+        self._hold(watcher, {})
+        self._watchers.discard(watcher)
+
+    def _hold(self, watcher: WorkspaceWatcher, wanted: dict[Role, int]) -> None:
+        for role, wd in wanted.items():
+            self._by_wd.setdefault(wd, set()).add((watcher, role))
+        for role, wd in watcher.wds.items():
+            if wanted.get(role) == wd:
+                continue
+            holders = self._by_wd.get(wd)
+            if holders is None:
+                continue  # the kernel ended it already (IN_IGNORED)
+            holders.discard((watcher, role))
+            if not holders:
+                del self._by_wd[wd]
+                if self._inotify is not None:
+                    self._inotify.rm_watch(wd)
+        watcher.wds = dict(wanted)
+
+    # -------------------------------------------------------------- the fallback
+
+    def take_thread(self) -> bool:
+        """Take one of the FALLBACK_WATCHERS watchfiles slots, if one is free."""
+        if self._threads_left <= 0:
+            return False
+        self._threads_left -= 1
+        return True
+
+    def give_back_thread(self) -> None:
+        """Free a slot taken with `take_thread`."""
+        self._threads_left += 1
+
+    def follow(self, watcher: WorkspaceWatcher) -> None:
+        """Count `watcher` in `watched` (fallback modes)."""
+        self._watchers.add(watcher)
+
+    def forget(self, watcher: WorkspaceWatcher) -> None:
+        """Stop counting `watcher` (fallback modes)."""
+        self._watchers.discard(watcher)
+
+
+def _open_mode() -> tuple[WatchMode, Inotify | None]:
+    if polling_forced() or not inotify.available():
+        return "watchfiles", None
+    try:
+        return "inotify", Inotify.open()
+    except OSError as exc:
+        logger.warning(
+            "cannot create an inotify instance (%s); outside changes to .memory files are "
+            "noticed when they are next read. Close programs holding many (or raise sysctl "
+            "fs.inotify.max_user_instances) and restart memd.",
+            exc.strerror or exc,
+        )
+        return "on-access", None
 
 
 class WorkspaceWatcher:
-    """Watches one workspace's `.memory/` and reports which category files changed."""
+    """Watches one workspace's `.memory/` through the hub and reports which category files
+    changed."""
 
-    def __init__(self, root: str, memory_dir: str, on_change: ChangeCallback) -> None:
+    def __init__(
+        self, root: str, memory_dir: str, on_change: ChangeCallback, hub: WatchHub
+    ) -> None:
         self.root = root
         self.memory_dir = memory_dir
         self._on_change = on_change
+        self._hub = hub
         self._stop = anyio.Event()
+        self._wake = anyio.Event()
+        self._rewatch = False
+        self._pending: set[Category] = set()
+        self._first = self._last = 0.0
+        self._threaded: ThreadedWatch | None = None
+        self.wds: dict[Role, int] = {}
+        """The watch descriptors held, by role (kept by the hub)."""
+        self.placement: Placement | Literal["idle", "threaded", "on access"] = "idle"
+        self.failure = ""
+
+    @property
+    def watched(self) -> bool:
+        """True while outside changes are noticed as they happen."""
+        return self.placement in ("watched", "waiting", "threaded")
 
     def stop(self) -> None:
-        """Ask the watcher to return (within about one STEP_MS)."""
+        """Ask the watcher to return (at once, or within a STEP_MS for the fallback)."""
         self._stop.set()
+        self._wake.set()
+        if self._threaded is not None:
+            self._threaded.stop()
+
+    def request_rewatch(self) -> None:
+        """Re-watch and rescan everything (the hub lost events, or the directory changed)."""
+        self._rewatch = True
+        self._wake.set()
+
+    def notice(self, role: Role, event: Event) -> None:
+        """Take one event for one of this workspace's watches (called by the hub)."""
+        if event.mask & inotify.SELF_GONE or (role == "root" and event.name == _MEMORY_NAME):
+            self.request_rewatch()
+            return
+        category = _BY_NAME.get(event.name) if role == "memory" else None
+        if category is None:
+            return
+        now = anyio.current_time()
+        if not self._pending:
+            self._first = now
+        self._last = now
+        self._pending.add(category)
+        self._wake.set()
 
     async def run(self, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
         """Watch until stopped; report ready once the first watch is in place (or once it is
-        known that there is nothing to watch yet)."""
-        limiter = anyio.to_thread.current_default_thread_limiter()
-        limiter.total_tokens += 1
-        try:
-            await self._watch_loop(task_status)
-        finally:
-            limiter.total_tokens -= 1
+        known that there is nothing to watch yet, or that this workspace is checked on access)."""
+        with anyio.fail_after(10):  # the registry starts the hub before any workspace
+            await self._hub.started.wait()
+        if self._hub.mode == "inotify":
+            try:
+                await self._watch_loop(task_status)
+            finally:
+                self._hub.release(self)
+        elif self._hub.mode == "watchfiles" and self._hub.take_thread():
+            self._threaded = ThreadedWatch(self.root, self.memory_dir, self._on_change)
+            self.placement = "threaded"
+            self._hub.follow(self)
+            try:
+                if self._stop.is_set():
+                    task_status.started()
+                    return
+                await self._threaded.run(task_status=task_status)
+            finally:
+                self._hub.forget(self)
+                self._hub.give_back_thread()
+        else:
+            self.placement = "on access"
+            task_status.started()
+            await self._stop.wait()
 
     async def _watch_loop(self, task_status: TaskStatus[None]) -> None:
         ready = False
         retry_delay = MISSING_POLL
+        logged = ""
         while not self._stop.is_set():
-            target = await anyio.to_thread.run_sync(self._choose_target)
-            notify = None
-            if target is not None:
-                try:
-                    notify = await anyio.to_thread.run_sync(_open, target.path)
-                except (OSError, RuntimeError) as exc:  # e.g. out of inotify watches
-                    logger.warning("cannot watch %s (%s); retrying", target.path, exc)
+            self._rewatch = False
+            self._pending.clear()
+            placement = self.placement = self._hub.place(self)
             if not ready:
                 ready = True
                 task_status.started()
+            if placement == "failed" and self.failure != logged:
+                logged = self.failure  # once per workspace and kind of failure
+                logger.warning("cannot watch %s (%s); retrying", self.memory_dir, self.failure)
             try:
-                # Rescan once the watch is in place: anything may have changed meanwhile.
-                await self._on_change(frozenset(CATEGORIES))
-                if notify is not None and target is not None:
-                    with notify:
-                        await self._follow(notify, target)
+                await self._on_change(_ALL)  # the watch is in place: rescan everything
+                if placement in ("watched", "waiting"):
+                    await self._follow()
                     retry_delay = MISSING_POLL
                     continue
-            except (OSError, RuntimeError) as exc:  # e.g. a file name that is not UTF-8
-                logger.warning("watching %s failed (%s); restarting", self.memory_dir, exc)
             except Exception:  # a watcher bug must never take the daemon down
                 logger.exception("watching %s failed; restarting", self.memory_dir)
-            if target is None:
+            if placement == "missing":
                 await self._pause(MISSING_POLL)
+            elif placement == "full":
+                await self._pause(RETRY_UNWATCHED)
             else:
                 await self._pause(retry_delay)
                 retry_delay = min(retry_delay * 2, MAX_RETRY_DELAY)
 
-    def _choose_target(self) -> _Target | None:
-        for path in (self.memory_dir, self.root):
-            identity = _directory_identity(path)
-            if identity is not None:
-                return _Target(path, identity, is_memory_dir=path == self.memory_dir)
-        return None
-
-    async def _follow(self, notify: RustNotify, target: _Target) -> None:
-        """Report changes until the target is replaced, `.memory` comes or goes, or stop."""
+    async def _follow(self) -> None:
+        """Report batches of changes until a re-watch is needed or the watcher stops."""
         while True:
-            raw = await anyio.to_thread.run_sync(
-                notify.watch, DEBOUNCE_MS, STEP_MS, int(IDENTITY_CHECK * 1000), self._stop
-            )
-            if raw == "stop" or raw == "signal":
+            if self._wake.is_set():
+                self._wake = anyio.Event()
+            if self._stop.is_set() or self._rewatch:
                 return
-            if await anyio.to_thread.run_sync(_directory_identity, target.path) != target.identity:
-                return
-            if raw == "timeout":
+            if not self._pending:
+                await self._wake.wait()
                 continue
-            changes = {(Change(kind), path) for kind, path in raw}
-            if mentions(changes, self.memory_dir):
-                return  # `.memory` itself was created, deleted or renamed: choose again
-            categories = touched_categories(changes) if target.is_memory_dir else frozenset()
-            if categories:
-                await self._on_change(categories)
+            due = min(self._last + STEP_MS / 1000, self._first + DEBOUNCE_MS / 1000)
+            if anyio.current_time() < due:
+                with anyio.move_on_at(due):
+                    await self._wake.wait()
+                continue
+            batch = frozenset(self._pending)
+            self._pending.clear()
+            await self._on_change(batch)
 
     async def _pause(self, seconds: float) -> None:
         with anyio.move_on_after(seconds):
             await self._stop.wait()
-
-
-def _open(path: str) -> RustNotify:
-    """Start watching the directory `path` (non-recursively); blocks briefly."""
-    polling = os.environ.get("WATCHFILES_FORCE_POLLING", "").lower() not in _POLLING_OFF
-    return RustNotify([path], False, polling, POLL_DELAY_MS, False, False)
-
-
-def _directory_identity(path: str) -> _Identity | None:
-    """Return (device, inode) of the directory at `path`, or None if there is none."""
-    try:
-        st = os.stat(path)
-    except OSError:
-        return None
-    return (st.st_dev, st.st_ino) if stat.S_ISDIR(st.st_mode) else None

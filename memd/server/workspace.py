@@ -5,7 +5,13 @@ Rules:
 - A workspace is identified by the real path of its root, so two spellings of one directory
   (symlinks, `..`) share one set of actors and can never race each other's writes.
 - A workspace is loaded on first use; its actors and its watcher run in the daemon's service
-  task group.
+  task group. Its watcher registers with the daemon's one `WatchHub` (one inotify instance for
+  every workspace, see `memd.server.watcher`).
+- Idle unloading: a workspace with no request in flight (a lease, see `Registry.leases`), no
+  subscriber and no write under way for `idle_unload` seconds (0: never) is closed: its actors
+  drain their queues and stop, its watches go, its usage history is saved and every spelling of
+  its path is forgotten. A request for it while it unloads waits for the unload to finish and
+  then loads it again; no request ever gets a closed workspace.
 - Every write to a file in `.memory/` holds the write lock: first an in-process lock (so memd's
   five actors never contend through the lock file), then HackLM's `.memory/.lock` (so HackLM and
   other tools never interleave with memd). `try_write` takes `.memory/.lock`, writes and releases
@@ -28,16 +34,19 @@ Rules:
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import datetime
 import functools
 import logging
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from typing import NamedTuple, TypeVar
 
 import anyio
 from anyio.abc import TaskGroup, TaskStatus
 
+from memd.config import DEFAULT_IDLE_UNLOAD
 from memd.core.archive import ARCHIVE_FILE, ARCHIVE_HEADER, ArchivedEntry, archive_line
 from memd.core.categories import CATEGORIES, Category
 from memd.core.limits import MAX_ENTRY_CHARS, MAX_FILE_BYTES
@@ -54,8 +63,9 @@ from memd.server.hacklm_lock import (
     MemoryDirLock,
 )
 from memd.server.session import Session, notification_frame
+from memd.server.spellings import SpellingCache
 from memd.server.usage_store import UsageStore
-from memd.server.watcher import WorkspaceWatcher
+from memd.server.watcher import WatchHub, WorkspaceWatcher
 from memd.server.wire import entry_info
 from memd_client import protocol as p
 from memd_client.errors import (
@@ -82,7 +92,9 @@ class Workspace:
         *,
         clock: Callable[[], float],
         lock_timeout: float = DEFAULT_TIMEOUT,
+        watches: WatchHub | None = None,
     ) -> None:
+        """`watches` is the daemon's hub; without one the workspace runs a hub of its own."""
         self.root = root
         self.memory_dir = os.path.join(root, MEMORY_DIR)
         self.archive_path = os.path.join(self.memory_dir, ARCHIVE_FILE)
@@ -93,7 +105,16 @@ class Workspace:
         self._git_lock: str | None = None  # the git index lock the last write waited for
         self._sweep_scope = anyio.CancelScope()
         self._subscribers: set[Session] = set()
-        self.watcher = WorkspaceWatcher(root, self.memory_dir, self._external_change)
+        self._own_hub = WatchHub() if watches is None else None
+        self.watcher = WorkspaceWatcher(
+            root, self.memory_dir, self._external_change, watches or self._own_hub or WatchHub()
+        )
+        self.in_use = 0
+        """Requests holding this workspace now (`Registry.leases`)."""
+        self.last_used = anyio.current_time()
+        """When a request last let go of it (anyio's clock)."""
+        self.stopped = anyio.Event()
+        """Set once `run` has returned: every actor drained and stopped."""
         self.usage = UsageStore(root, clock=clock)
         self._usage_scope = anyio.CancelScope()
         self._keeper_scope = anyio.CancelScope()
@@ -135,7 +156,15 @@ class Workspace:
 
     async def run(self, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
         """Load every category file, start watching, report ready, and serve until closed."""
+        try:
+            await self._run(task_status)
+        finally:
+            self.stopped.set()
+
+    async def _run(self, task_status: TaskStatus[None]) -> None:
         async with anyio.create_task_group() as tg:
+            if self._own_hub is not None:
+                await tg.start(self._own_hub.run)
             # The usage history and the five files load at once (each is a few worker-thread
             # hops, and under load every hop waits for a turn of the event loop); the watcher
             # starts once they are loaded, since the changes it finds are synced into them.
@@ -164,11 +193,20 @@ class Workspace:
     def close(self) -> None:
         """Stop taking writes and stop watching; queued writes still finish."""
         self.watcher.stop()
+        if self._own_hub is not None:
+            self._own_hub.stop()
         self._sweep_scope.cancel()
         self._usage_scope.cancel()  # saves the usage history once more
         self._keeper_scope.cancel()  # writes in progress are short; a stuck one is not refreshed
         for actor in self.actors.values():
             actor.close()
+
+    def idle_for(self, now: float) -> float:
+        """Return how long the workspace has been idle at `now` (anyio's clock): 0 while a
+        request holds it, a session subscribes to it or a write holds its lock."""
+        if self.in_use or self._subscribers or self._mutex.locked() or self._dir_lock.is_held:
+            return 0.0
+        return max(0.0, now - self.last_used)
 
     def lock_timeout_error(self) -> RpcError:
         """Return the error for a write that waited `lock_timeout` seconds for the lock (or for
@@ -367,13 +405,27 @@ class Limits(NamedTuple):
     """The largest category file loaded or grown by a store."""
     max_entry_chars: int = MAX_ENTRY_CHARS
     """The longest memory stored, in characters."""
+    idle_unload: float = DEFAULT_IDLE_UNLOAD
+    """Seconds a workspace stays loaded with nothing using it (0: for ever)."""
 
 
 DEFAULT_LIMITS = Limits()
 
+MAX_IDLE_CHECK = 30.0
+"""The longest wait between two looks for idle workspaces, in seconds."""
+
+_leased: contextvars.ContextVar[list[Workspace] | None] = contextvars.ContextVar(
+    "memd_leased", default=None
+)
+
 
 class Registry:
-    """The loaded workspaces, keyed by real path; loads new ones into `services`."""
+    """The loaded workspaces, keyed by real path; loads new ones into `services`, and unloads
+    idle ones (see the module docstring).
+
+    The registry's own services (the daemon's `WatchHub` and the idle check) start with the
+    first load and stop at `close`.
+    """
 
     def __init__(
         self,
@@ -385,9 +437,18 @@ class Registry:
         self._services = services
         self._clock = clock
         self.limits = limits
+        self.watches = WatchHub()
         self._workspaces: dict[str, Workspace] = {}
-        self._by_given_path: dict[str, Workspace] = {}
+        self._spellings: SpellingCache[Workspace] = SpellingCache()
         self._loading: dict[str, tuple[Workspace, anyio.Event]] = {}
+        self._unloading: dict[str, anyio.Event] = {}
+        self._background: anyio.Event | None = None
+        self._background_scope = anyio.CancelScope()
+        self._limits_changed = anyio.Event()
+        self.unloaded = 0
+        """How many times a workspace was unloaded for being idle."""
+        self.idle_checks = 0
+        """How many times the registry looked for idle workspaces."""
         self.closed = False
 
     def set_limits(self, limits: Limits) -> None:
@@ -396,6 +457,8 @@ class Registry:
         self.limits = limits
         for workspace in [*self._workspaces.values(), *(w for w, _ in self._loading.values())]:
             workspace.apply(limits)
+        self._limits_changed.set()
+        self._limits_changed = anyio.Event()
 
     @property
     def roots(self) -> list[str]:
@@ -411,8 +474,24 @@ class Registry:
             if actor.snapshot.conflict is not None
         )
 
+    @contextlib.contextmanager
+    def leases(self) -> Iterator[None]:
+        """Hold every workspace that `get` returns within this block (one request's): none of
+        them unloads before the block ends."""
+        held: list[Workspace] = []
+        token = _leased.set(held)
+        try:
+            yield
+        finally:
+            _leased.reset(token)
+            now = anyio.current_time()
+            for workspace in held:
+                workspace.in_use -= 1
+                workspace.last_used = now
+
     async def get(self, path: str) -> Workspace:
-        """Return the workspace at `path`, loading it on first use.
+        """Return the workspace at `path`, loading it on first use (held until the end of the
+        enclosing `leases` block, if any).
 
         Raises:
             InvalidParams: `path` is not absolute.
@@ -421,24 +500,36 @@ class Registry:
         """
         if self.closed:
             raise ShuttingDown("memd is shutting down; retry once it is back.")
-        known = self._by_given_path.get(path)
-        if known is not None:
-            return known
-        root = await anyio.to_thread.run_sync(resolve_root, path)
-        workspace = self._workspaces.get(root)
-        if workspace is None:
-            workspace = await self._load(root)
-        self._by_given_path[path] = workspace
-        return workspace
+        known = self._spellings.get(path)
+        if known is None:
+            root = await anyio.to_thread.run_sync(resolve_root, path)
+            known = self._workspaces.get(root)
+            if known is None:
+                known = await self._load(root)
+            self._spellings.put(path, known)
+        # No await from the lookup to here: the workspace is loaded, and now held.
+        held = _leased.get()
+        if held is not None:
+            held.append(known)
+            known.in_use += 1
+        known.last_used = anyio.current_time()
+        return known
 
     async def _load(self, root: str) -> Workspace:
         """Load the workspace at `root` once; workspaces load side by side, and a request for
-        one that is loading waits for it (or loads it, if that load failed)."""
+        one that is loading waits for it (or loads it, if that load failed), and a request for
+        one that is unloading waits for the unload, then loads it again."""
+        await self._start_background()
         while (workspace := self._workspaces.get(root)) is None:
+            if self.closed:
+                raise ShuttingDown("memd is shutting down; retry once it is back.")
+            if root in self._unloading:
+                await self._unloading[root].wait()
+                continue
             if root in self._loading:
                 await self._loading[root][1].wait()
                 continue
-            workspace = Workspace(root, clock=self._clock)
+            workspace = Workspace(root, clock=self._clock, watches=self.watches)
             workspace.apply(self.limits)
             loaded = anyio.Event()
             self._loading[root] = (workspace, loaded)
@@ -451,11 +542,69 @@ class Registry:
                 loaded.set()
         return workspace
 
+    async def _start_background(self) -> None:
+        if self._background is None:
+            self._background = anyio.Event()
+            try:
+                await self._services.start(self._run_background)
+            finally:
+                self._background.set()
+        else:
+            await self._background.wait()
+        if self.watches.mode == "starting":
+            raise ShuttingDown("memd is shutting down; retry once it is back.")
+
+    async def _run_background(
+        self, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED
+    ) -> None:
+        with self._background_scope:
+            async with anyio.create_task_group() as tg:
+                await tg.start(self.watches.run)
+                tg.start_soon(self._unload_idle, tg)
+                task_status.started()
+
+    async def _unload_idle(self, unloads: TaskGroup) -> None:
+        """Unload every workspace idle for `limits.idle_unload` seconds, checking every quarter
+        of that (at most every MAX_IDLE_CHECK seconds)."""
+        while True:
+            limit = self.limits.idle_unload
+            changed = self._limits_changed
+            self.idle_checks += 1
+            if limit > 0:
+                now = anyio.current_time()
+                for workspace in list(self._workspaces.values()):
+                    if workspace.idle_for(now) >= limit:
+                        self._unload(workspace, unloads)
+            with anyio.move_on_after(min(limit / 4, MAX_IDLE_CHECK) if limit > 0 else None):
+                await changed.wait()
+
+    def _unload(self, workspace: Workspace, unloads: TaskGroup) -> None:
+        """Take `workspace` out of the registry at once (so no request can get it) and close
+        it; `_load` waits for the unload to finish before loading its root again."""
+        root = workspace.root
+        del self._workspaces[root]
+        self._spellings.forget(workspace)
+        done = anyio.Event()
+        self._unloading[root] = done
+        workspace.close()
+        unloads.start_soon(self._finish_unload, workspace, done)
+
+    async def _finish_unload(self, workspace: Workspace, done: anyio.Event) -> None:
+        try:
+            # Bounded by the actors' own limits: a queued write waits at most its lock timeout.
+            await workspace.stopped.wait()
+            self.unloaded += 1
+            logger.info("unloaded idle workspace %s", workspace.root)
+        finally:
+            del self._unloading[workspace.root]
+            done.set()
+
     def close(self) -> None:
         """Stop every workspace taking writes; queued writes still finish."""
         self.closed = True
         for workspace in self._workspaces.values():
             workspace.close()
+        self._background_scope.cancel()
 
 
 def _nothing(check: LockCheck) -> None:

@@ -226,6 +226,8 @@ def test_the_first_connection_starts_memd_under_systemd_socket_activate(
                 "--listen",
                 str(socket_path),
                 f"--setenv=NOTIFY_SOCKET={notifications.path}",
+                # systemd-socket-activate passes no other variable: keep the tree under test.
+                *(f"--setenv={name}={env[name]}" for name in ("PYTHONPATH",) if name in env),
                 sys.executable,
                 "-m",
                 "memd",

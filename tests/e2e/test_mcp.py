@@ -62,6 +62,8 @@ def env(short_tmp: Path) -> dict[str, str]:
         "XDG_CONFIG_HOME": str(short_tmp / "config"),
         "XDG_RUNTIME_DIR": str(short_tmp / "run"),
         "MEMD_LOG_LEVEL": "INFO",
+        # The tree under test, for the bridge and the daemon it starts (both import memd_client).
+        **{name: os.environ[name] for name in ("PYTHONPATH",) if name in os.environ},
     }
 
 
