@@ -402,6 +402,15 @@ def _common_end(old: tuple[Entry, ...], new: tuple[Entry, ...], most: int) -> in
     return count
 
 
+def changed_entries(old: Sequence[Entry], new: Sequence[Entry]) -> int:
+    """Return how many entries an update from `old` to `new` (both in line order) would remove
+    and add: what `build_index(new, index of old)` costs, in entries."""
+    old, new = tuple(old), tuple(new)
+    start = len(old) if new[: len(old)] == old else _common_start(old, new)
+    end = _common_end(old, new, min(len(old), len(new)) - start)
+    return (len(old) - start - end) + (len(new) - start - end)
+
+
 def to_image(index: CategoryIndex, key: str) -> IndexImage:
     """Return `index` as data (numbered densely, whatever numbers it uses), under `key`."""
     index._check()
