@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from types import ModuleType
 
 from bench import (
+    big_file,
     lifecycle,
     load,
     locomo,
@@ -35,7 +36,7 @@ BENCHMARKS: tuple[ModuleType, ...] = (
     lifecycle,
     watch_latency,
     load,
-    soak,
+    big_file,
 )
 
 

@@ -28,6 +28,7 @@ Figures go to stdout as a Markdown table and to `bench/results/query.json`
 from __future__ import annotations
 
 import argparse
+import inspect
 import itertools
 import math
 import random
@@ -268,7 +269,8 @@ class Fts5Corpus:
         self._db.close()
 
 
-_parse_entry_line = mdformat.parse_entry_line.__wrapped__  # uncached: a fresh process has no cache
+# uncached: a fresh process has no cache
+_parse_entry_line = inspect.unwrap(mdformat.parse_entry_line)
 
 
 def read_entries(memory_dir: Path) -> list[Entry]:

@@ -29,9 +29,10 @@ ALLOWED = {
     "memd_client",
 }
 ALLOWED_FROM_CLIENT = {"memd_client.errors"}
-ALLOWED_IN = {"stemmer.py": {"threading"}}
-"""One stemmer per thread (`threading.local`): PyStemmer objects are not thread-safe. Nothing
-here starts a thread or waits on one."""
+ALLOWED_IN = {"stemmer.py": {"threading", "sys"}, "memo.py": {"threading"}}
+"""One stemmer per thread (`threading.local`): PyStemmer objects are not thread-safe; stems are
+interned (`sys.intern`). The memo caches are shared by the event loop and worker threads, so
+inserting takes a `threading.Lock`. Nothing here starts a thread or waits on one."""
 
 
 def _imports(path: Path) -> list[str]:

@@ -75,10 +75,35 @@ class Catalog:
         from there on are indexed again (an edit near the end, such as an append, costs what it
         changed); the result equals a fresh catalog of `text`.
         """
-        fresh = cls.from_document(mdformat.parse(text))
+        fresh = cls._of_text(text)
         if previous is None or previous._index is None:
             return fresh
         return fresh._rekeyed_after(previous)
+
+    @classmethod
+    def _of_text(cls, text: str) -> Catalog:
+        """`from_document(mdformat.parse(text))`, without building (or keeping) the document:
+        a catalog holds the text once, as its raw lines, plus its entries' contents."""
+        parts = text.split("\n")
+        raws = [part + "\n" for part in parts[:-1]]
+        if parts[-1]:
+            raws.append(parts[-1])
+        del parts
+        found: list[Entry] = []
+        slugs: dict[str, tuple[int, ...]] = {}
+        for number, raw in enumerate(raws, start=1):
+            parsed = mdformat.parse_entry_line(_split(raw)[0])
+            if parsed is not None:
+                if parsed[0] is not None:
+                    slugs[parsed[0]] = (*slugs.get(parsed[0], ()), len(found))
+                found.append(Entry(line=number, slug=parsed[0], content=parsed[1]))
+        keys = tuple(range(len(found)))
+        return cls(tuple(raws), tuple(found), keys, Layers.of(slugs), len(found))
+
+    @property
+    def has_index(self) -> bool:
+        """Whether the dedup index is built (`index` costs nothing more)."""
+        return self._index is not None
 
     def _rekeyed_after(self, previous: Catalog) -> Catalog:
         """Return this (fresh) catalog keyed to follow `previous`, reusing its index."""

@@ -26,7 +26,7 @@ import bisect
 import contextlib
 import operator
 from collections.abc import Iterable, Iterator, Sequence
-from typing import TYPE_CHECKING, NamedTuple, cast
+from typing import TYPE_CHECKING, NamedTuple
 
 import msgspec
 
@@ -141,9 +141,11 @@ class CategoryIndex:
         self._entries: tuple[Entry, ...] = ()
         self._docs: list[int] = []
         self._slots: list[Entry | None] = []
-        # A term's postings are a list, or the packed int64 bytes of one (from a kept image),
-        # turned into a list when first used: a restart reads only what it needs.
-        self._postings: dict[str, Postings | bytes] = {}
+        # A term's postings are an array, or the packed int64 bytes of one (from a kept image),
+        # or the one posting of a term only one entry holds (most terms of a big file of
+        # distinct words: an int costs 32 bytes, an array of one 72), turned into an array
+        # when first used: a restart reads only what it needs.
+        self._postings: dict[str, Postings | bytes | int] = {}
         self._classes: list[tuple[float, float]] = []
         self._class_ids: dict[float, dict[float, int]] = {}
         self._vocabulary: list[str] = []
@@ -190,6 +192,8 @@ class CategoryIndex:
         found = self._postings.get(term)
         if found is None:
             return 0
+        if isinstance(found, int):
+            return 1
         return len(found) if isinstance(found, array.array) else len(found) // _POSTING_BYTES
 
     def postings(self, term: str) -> Postings | None:
@@ -227,7 +231,10 @@ class CategoryIndex:
         if found is None or isinstance(found, array.array):
             return found
         unpacked = array.array("q")
-        unpacked.frombytes(found)
+        if isinstance(found, int):
+            unpacked.append(found)
+        else:
+            unpacked.frombytes(found)
         self._postings[term] = unpacked
         return unpacked
 
@@ -281,7 +288,7 @@ class CategoryIndex:
 
     def _fill(self, ordered: tuple[Entry, ...]) -> None:
         """Index `ordered` (sorted by line) into this empty index, numbering them 0, 1, ..."""
-        lists: dict[str, list[int]] = {}
+        lists: dict[str, list[int] | int] = {}  # a term one entry holds: its posting
         total = 0.0
         for doc, entry in enumerate(ordered):
             counts, length = entry_terms(entry)
@@ -294,14 +301,19 @@ class CategoryIndex:
                     by_tf = self._class_ids[length]
                 found = lists.get(term)
                 if found is None:
-                    lists[term] = [klass << CLASS_SHIFT | doc]
+                    lists[term] = klass << CLASS_SHIFT | doc
+                elif isinstance(found, int):
+                    lists[term] = [found, klass << CLASS_SHIFT | doc]
                 else:
                     found.append(klass << CLASS_SHIFT | doc)
-        packed = {term: array.array("q", sorted(values)) for term, values in lists.items()}
+        packed: dict[str, Postings | bytes | int] = {}
+        while lists:  # emptied as it is packed: the lists and the arrays never all coexist
+            term, values = lists.popitem()
+            packed[term] = values if isinstance(values, int) else array.array("q", sorted(values))
         self._entries = ordered
         self._docs = list(range(len(ordered)))
         self._slots = list(ordered)
-        self._postings = cast("dict[str, Postings | bytes]", packed)
+        self._postings = packed
         self._vocabulary = sorted(term for term in packed if is_word(term))
         self._total_length = total
 
@@ -402,6 +414,15 @@ def _common_end(old: tuple[Entry, ...], new: tuple[Entry, ...], most: int) -> in
     return count
 
 
+def changed_entries(old: Sequence[Entry], new: Sequence[Entry]) -> int:
+    """Return how many entries an update from `old` to `new` (both in line order) would remove
+    and add: what `build_index(new, index of old)` costs, in entries."""
+    old, new = tuple(old), tuple(new)
+    start = len(old) if new[: len(old)] == old else _common_start(old, new)
+    end = _common_end(old, new, min(len(old), len(new)) - start)
+    return (len(old) - start - end) + (len(new) - start - end)
+
+
 def to_image(index: CategoryIndex, key: str) -> IndexImage:
     """Return `index` as data (numbered densely, whatever numbers it uses), under `key`."""
     index._check()
@@ -412,9 +433,15 @@ def to_image(index: CategoryIndex, key: str) -> IndexImage:
         if isinstance(found, bytes) and dense:
             postings[term] = found
             continue
-        values = found if isinstance(found, array.array) else index._listed(term)
-        if values is None:
-            continue
+        if isinstance(found, int):
+            values: Postings = array.array("q", (found,))  # kept an int in the index
+        elif isinstance(found, array.array):
+            values = found
+        else:
+            unpacked = index._listed(term)
+            if unpacked is None:
+                continue
+            values = unpacked
         if not dense:
             values = array.array(
                 "q",

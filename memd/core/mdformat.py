@@ -18,12 +18,12 @@ Rules (hacklm-spec.md §1.2, plus memd's own choices):
 
 from __future__ import annotations
 
-import functools
 import re
 
 import msgspec
 
 from memd.core.categories import Category
+from memd.core.memo import memo
 
 _SLUGGED = re.compile(r"\[([^\]]+)\]\s+(.+)", re.DOTALL)
 
@@ -70,7 +70,13 @@ def new_document(category: Category) -> Document:
     return parse(category.header)
 
 
-@functools.lru_cache(maxsize=65536)
+_LINE_BUDGET = 4 << 20
+"""Bytes of parsed lines kept (`memo.memo`), each charged 320 + 3 bytes a character (the line
+and its content, a copy): re-reading a file parses only its changed lines, and old versions of
+a rewritten file are not kept alive."""
+
+
+@memo(_LINE_BUDGET, base=320, per_char=3)
 def parse_entry_line(text: str) -> tuple[str | None, str] | None:
     """Return `(slug, content)` if `text` is an entry line, else None."""
     if not text.startswith("- "):

@@ -52,6 +52,7 @@ from memd.core.index import (
     Saturations,
     TermView,
     build_index,
+    changed_entries,
 )
 from memd.core.mdformat import Entry
 from memd.core.terms import (
@@ -84,6 +85,7 @@ __all__ = [
     "Keep",
     "SearchResult",
     "build_index",
+    "changed_entries",
     "identifiers",
     "query_weights",
     "search",

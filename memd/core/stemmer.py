@@ -20,6 +20,7 @@ language Snowball does.
 
 from __future__ import annotations
 
+import sys
 import threading
 
 import Stemmer
@@ -55,5 +56,6 @@ def stem(word: str) -> str:
     """Return the stem of the lowercase `word` (see the module rules)."""
     if len(word) < 3:
         return word
-    stemmed: str = _local.stemmers[language_of(word)].stemWord(word)
+    # Interned: the search index and the dedup index hold one copy of each stem, not one each.
+    stemmed: str = sys.intern(_local.stemmers[language_of(word)].stemWord(word))
     return stemmed

@@ -20,13 +20,13 @@ across entries: indexing costs a dictionary lookup per word once a word has been
 
 from __future__ import annotations
 
-import functools
 import itertools
 import re
 import unicodedata
 from collections.abc import Sequence
 
 from memd.core.mdformat import Entry
+from memd.core.memo import memo
 from memd.core.stemmer import stem
 
 SLUG_WEIGHT = 0.5
@@ -52,7 +52,11 @@ _TOKEN = re.compile(r"[^\W_]+")
 _COMPOUND = re.compile(r"[^\W_]+(?:[_\-./][^\W_]+)*")
 _CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+|[^\W\d_]+")
 _BIGRAM_SEPARATOR = " "
-_COMPOUND_CACHE_SIZE = 1 << 16
+_COMPOUND_BUDGET = 8 << 20
+"""Bytes of split compounds kept (`memo.memo`), each charged 300 + 48 bytes a character (a
+camelCase run "aBaB..." splits into a stem per character)."""
+_SLUG_BUDGET = 1 << 20
+"""Bytes of split slugs kept, each charged 200 + 16 bytes a character."""
 
 EntryTerms = tuple[dict[str, float], float]
 """An entry's weighted term frequencies and its length."""
@@ -91,7 +95,7 @@ def split_terms(text: str) -> tuple[list[str], list[str]]:
     return words, wholes
 
 
-@functools.lru_cache(maxsize=_COMPOUND_CACHE_SIZE)
+@memo(_COMPOUND_BUDGET, base=300, per_char=48)
 def _compound_terms(compound: str) -> tuple[tuple[str, ...], str]:
     """The stemmed word terms of one compound ("sendLmRequest", "fs.open", "Writing") and its
     whole-identifier term ("" when it is a single word)."""
@@ -141,7 +145,7 @@ def entry_terms(entry: Entry) -> EntryTerms:
     return counts, length
 
 
-@functools.lru_cache(maxsize=_COMPOUND_CACHE_SIZE)
+@memo(_SLUG_BUDGET, base=200, per_char=16)
 def _slug_words(slug: str) -> tuple[str, ...]:
     """A slug's word terms (its parts are joined by "-")."""
     return tuple(tokenize(slug.replace("-", " ")))

@@ -44,9 +44,10 @@ import itertools
 import re
 import unicodedata
 from collections.abc import Callable
-from typing import Concatenate, NamedTuple, ParamSpec, TypeVar, cast
+from typing import Concatenate, NamedTuple, ParamSpec, TypeVar
 
 from memd.core import lexicon
+from memd.core.memo import memo
 from memd.core.stemmer import language_of, stem
 from memd.core.tags import code_spans, strip_tags, tags_of
 
@@ -167,10 +168,14 @@ _DERIVATIONS = (
     ("er", re.compile(r"ers?$")),
 )
 _DERIVATION_MIN_STEM = 4
-_ANALYSIS_CACHE = 1024
-"""Readings kept (of texts up to _CACHED_TEXT characters): the new content and its candidates."""
-_TOKEN_CACHE = 1 << 14
-"""Tokens kept (each up to _CACHED_TOKEN characters): a workspace's vocabulary."""
+_ANALYSIS_BUDGET = 4 << 20
+"""Bytes of readings kept (of texts up to _CACHED_TEXT characters): the new content and its
+candidates. A reading is charged 2,000 + 160 bytes a character (a 400-character text of
+one-letter words reads as 200 words of about 150 bytes each)."""
+_TOKEN_BUDGET = 4 << 20
+"""Bytes each token memo keeps (tokens up to _CACHED_TOKEN characters): a workspace's
+vocabulary. `_read_token` keeps twice as much and is charged 900 + 120 bytes a character (a
+token of one-letter parts, "a-b-c-...", holds a part per two characters); the others 450 + 8."""
 _CACHED_TEXT = 400
 _CACHED_TOKEN = 64
 
@@ -180,21 +185,27 @@ def is_cjk(text: str) -> bool:
     return bool(text) and _CJK_CHAR.match(text) is not None
 
 
-def _short_cache(function: Callable[Concatenate[str, P], T]) -> Callable[Concatenate[str, P], T]:
-    """Memoise `function` for words up to _CACHED_TOKEN characters, at most _TOKEN_CACHE of
-    them: a long or rare token is computed again rather than kept."""
-    cached = cast(Callable[Concatenate[str, P], T], functools.lru_cache(_TOKEN_CACHE)(function))
+def _short_cache(
+    budget: int = _TOKEN_BUDGET, *, base: int = 450, per_char: int = 8
+) -> Callable[[Callable[Concatenate[str, P], T]], Callable[Concatenate[str, P], T]]:
+    """Memoise a function of a word up to _CACHED_TOKEN characters, keeping at most `budget`
+    bytes (`memo.memo`): a long token is computed again rather than kept."""
 
-    @functools.wraps(function)
-    def short_cached(word: str, /, *args: P.args, **kwargs: P.kwargs) -> T:
-        if len(word) > _CACHED_TOKEN:
-            return function(word, *args, **kwargs)
-        return cached(word, *args, **kwargs)
+    def decorate(function: Callable[Concatenate[str, P], T]) -> Callable[Concatenate[str, P], T]:
+        cached = memo(budget, base=base, per_char=per_char)(function)
 
-    return short_cached
+        @functools.wraps(function)
+        def short_cached(word: str, /, *args: P.args, **kwargs: P.kwargs) -> T:
+            if len(word) > _CACHED_TOKEN:
+                return function(word, *args, **kwargs)
+            return cached(word, *args, **kwargs)
+
+        return short_cached
+
+    return decorate
 
 
-@_short_cache
+@_short_cache()
 def lexeme(word: str) -> str:
     """Return the comparison key of a folded letters-only word (see the module rules)."""
     stemmed = stem(word)
@@ -451,7 +462,7 @@ class _Token(NamedTuple):
     """Each word read (`_reading`), as written."""
 
 
-@_short_cache
+@_short_cache(2 * _TOKEN_BUDGET, base=900, per_char=120)
 def _read_token(text: str) -> _Token:
     negator, parts = _token_parts(text)
     readings = tuple((_reading(folded), written) for folded, written in parts)
@@ -482,7 +493,7 @@ def _token_parts(text: str) -> tuple[bool, tuple[tuple[str, str], ...]]:
     return negator, ((folded, text),)
 
 
-@_short_cache
+@_short_cache()
 def _joined_part(folded: str, foreign: bool) -> tuple[str, Kind]:
     """The key and kind of a word joined into an identifier: words that are otherwise ignored
     count ("react-is", "lodash-es"); small words stay small words, but never end a clause; a
@@ -496,14 +507,14 @@ def _joined_part(folded: str, foreign: bool) -> tuple[str, Kind]:
     return _literal(folded)
 
 
-@_short_cache
+@_short_cache()
 def _literal(folded: str) -> tuple[str, Kind]:
     """The key and kind of a word in code."""
     kind = Kind.VALUE if _has_digit(folded) else Kind.WORD
     return (lexeme(folded) if folded.isalpha() else folded.lstrip(".")), kind
 
 
-@_short_cache
+@_short_cache()
 def _reading(folded: str) -> _Reading:
     """What a folded word outside code is (see the module rules)."""
     if folded in lexicon.IGNORED or folded in _CJK_PARTICLES or _HIRAGANA.fullmatch(folded):
@@ -573,7 +584,7 @@ def analyse(text: str) -> Wording:
     return _read(text) if len(text) > _CACHED_TEXT else _cached_reading(text)
 
 
-@functools.lru_cache(maxsize=_ANALYSIS_CACHE)
+@memo(_ANALYSIS_BUDGET, base=2000, per_char=160)
 def _cached_reading(text: str) -> Wording:
     return _read(text)
 

@@ -55,6 +55,7 @@ from memd.core.archive import ArchivedEntry
 from memd.core.catalog import Catalog
 from memd.core.categories import Category
 from memd.core.limits import MAX_FILE_BYTES
+from memd.core.mdformat import Entry
 from memd.server import index_cache, storage
 from memd.server.hacklm_lock import BUSY, Backoff, Busy, LockCheck
 from memd.server.snapshot import Snapshot as Snapshot  # re-exported: handlers import it here
@@ -214,6 +215,7 @@ class CategoryActor:
         self._fingerprint: storage.Fingerprint | None = None
         self._file_mutex = anyio.Lock()
         self._kept_key = ""  # the key of the text whose index is kept on disk, if known
+        self._decides = False  # a write came: versions read get their dedup index built
         self._waiting: set[_Envelope] = set()
         self._vanished_at: float | None = None  # time.monotonic() when the file was seen gone
         self._last_commit: tuple[float, Catalog] | None = None  # when, and what memd wrote
@@ -244,6 +246,7 @@ class CategoryActor:
                                 batch.append(self._receive.receive_nowait())
                             except (anyio.WouldBlock, anyio.EndOfStream):
                                 break
+                        await self._prepare_decisions()
                         await self._commit(batch)
                 tg.cancel_scope.cancel()
         finally:
@@ -347,27 +350,44 @@ class CategoryActor:
             self.snapshot = Snapshot(None, self._clock(), previous=self.snapshot)
             return
         self._vanished_at = None
+        # Parsing and indexing run in a worker thread, never on the event loop (see `_reparse`
+        # and `_load_indexed`); the fingerprint is taken only with the snapshot, so a reader
+        # that finds the file changed meanwhile waits for this re-read (`sync`).
         text, fingerprint = loaded
+        previous = self.snapshot
         markers = merge_markers.conflict_lines(text)
         if markers:
             # Mid-merge: serve the last good entries (both sides' if there were none).
-            self._fingerprint = fingerprint
-            good = self.snapshot.catalog
+            good = previous.catalog
             if good is None:
                 unmarked = merge_markers.without_markers(text, markers)
                 good = await anyio.to_thread.run_sync(Catalog.from_text, unmarked)
             conflict = _conflict_error(self.path, markers)
-            self.snapshot = Snapshot(good, self._clock(), conflict=conflict, previous=self.snapshot)
-        elif self.snapshot.has_index:
-            self._fingerprint = fingerprint  # the index follows the change when next searched
-            catalog = Catalog.from_text(text, previous=self.snapshot.catalog)
-            self.snapshot = Snapshot(catalog, self._clock(), previous=self.snapshot)
-        else:  # the first load: parse and index off the event loop (or take the kept index)
-            self._fingerprint = fingerprint
+            self.snapshot = Snapshot(good, self._clock(), conflict=conflict, previous=previous)
+        elif previous.has_index:
+            catalog, index = await anyio.to_thread.run_sync(
+                _reparse, text, previous.catalog, previous.entries, self._decides
+            )
+            if index is None:  # a small change: the index follows it when next searched
+                self.snapshot = Snapshot(catalog, self._clock(), previous=previous)
+            else:
+                self.snapshot = Snapshot(catalog, self._clock(), index=index)
+        else:  # the first load: parse and index (or take the kept index)
             catalog, index, self._kept_key = await anyio.to_thread.run_sync(
-                _load_indexed, self.path, text, self.snapshot.catalog
+                _load_indexed, self.path, text, previous.catalog, self._decides
             )
             self.snapshot = Snapshot(catalog, self._clock(), index=index)
+        self._fingerprint = fingerprint
+
+    async def _prepare_decisions(self) -> None:
+        """Before the first write: build the duplicate index of the current version in a
+        worker thread (about 0.1 ms an entry, seconds for a file near `max_file_bytes`), and
+        have every version read from now on built with it (`_reload`), so that no write
+        decision builds one on the event loop."""
+        self._decides = True
+        catalog = self.snapshot.catalog
+        if catalog is not None and not catalog.has_index:
+            await anyio.to_thread.run_sync(_build_dedup_index, catalog)
 
     async def _commit(self, batch: list[_Envelope]) -> None:
         try:
@@ -714,17 +734,47 @@ async def _take(lock: anyio.Lock) -> None:
         await lock.acquire()
 
 
+REINDEX_OFF_LOOP = 256
+"""A re-read that changes more entries than this gets a new search index in its worker thread;
+a smaller change is indexed when next searched (updating the last index costs what changed)."""
+
+
 def _load_indexed(
-    path: str, text: str, previous: Catalog | None
+    path: str, text: str, previous: Catalog | None, decides: bool = False
 ) -> tuple[Catalog, ranking.CategoryIndex, str]:
-    """Parse a category file's text and index it, or take its kept index (blocking)."""
+    """Parse a category file's text and index it, or take its kept index; with `decides`,
+    build its dedup index too (blocking)."""
     catalog = Catalog.from_text(text, previous=previous)
+    if decides:
+        _build_dedup_index(catalog)
     key = index_cache.text_key(text)
     index = index_cache.load(path, key, catalog.entries)
     if index is None:
         index = ranking.build_index(catalog.entries)
         index_cache.save(path, index, key)
     return catalog, index, key
+
+
+def _reparse(
+    text: str, previous: Catalog | None, searched: Sequence[Entry], decides: bool
+) -> tuple[Catalog, ranking.CategoryIndex | None]:
+    """Parse a changed category file's text (blocking): its catalog (the dedup index carried
+    over from `previous`, or built with `decides`), and a new search index if it changed more
+    than REINDEX_OFF_LOOP entries of `searched` (the version searched until now), else None.
+
+    The previous search index is never touched here: searches on the event loop may be
+    reading it.
+    """
+    catalog = Catalog.from_text(text, previous=previous)
+    if decides:
+        _build_dedup_index(catalog)
+    if ranking.changed_entries(searched, catalog.entries) <= REINDEX_OFF_LOOP:
+        return catalog, None
+    return catalog, ranking.build_index(catalog.entries)
+
+
+def _build_dedup_index(catalog: Catalog) -> None:
+    catalog.index  # noqa: B018 - built on first use, here off the event loop
 
 
 def _differs(before: Snapshot, after: Snapshot) -> bool:

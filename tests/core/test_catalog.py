@@ -293,3 +293,18 @@ def test_rereading_after_an_entry_was_edited_by_hand() -> None:
         assert_consistent(reread)
         for query in ("gamma epsilon", "alpha beta", "zeta eta"):
             assert reread.edit().match(query) == Catalog.from_text(text).edit().match(query)
+
+
+@settings(max_examples=300)
+@given(text=files | st.text(alphabet="- [ab]\r\n\tx", max_size=40))
+def test_a_catalog_read_from_text_equals_the_catalog_of_its_document(text: str) -> None:
+    """`from_text` reads the lines itself (it never keeps a `Document`, a second copy of the
+    file): the same raw lines, entries, keys and slugs as the catalog of the parsed document."""
+    read = Catalog.from_text(text)
+    parsed = Catalog.from_document(mdformat.parse(text))
+    assert read.raws == parsed.raws
+    assert read.entries == parsed.entries
+    assert read.keys == parsed.keys
+    assert read.slugs.as_dict() == parsed.slugs.as_dict()
+    assert Catalog.from_text(text)._doc is None  # built on use only
+    assert read.doc == parsed.doc
