@@ -655,7 +655,10 @@ class CategoryActor:
         if last is None or snapshot.catalog is None or snapshot.conflict is not None:
             return
         committed_at, written = last
-        if time.monotonic() - committed_at > RESTORE_WINDOW or not written.entries:
+        if time.monotonic() - committed_at > RESTORE_WINDOW:
+            self._last_commit = None  # not kept longer than it may be needed
+            return
+        if not written.entries:
             return
         if snapshot.entries or not _is_bare_header(snapshot.catalog):
             return
