@@ -21,6 +21,7 @@ from memd.server.actor import CategoryActor, Unlocked
 from memd.server.hacklm_lock import Busy, LockCheck
 from memd.server.workspace import Workspace
 from memd_client.errors import LockTimeout, RpcError, ServerBusy
+from tests.polling import until
 
 T = TypeVar("T")
 
@@ -75,14 +76,6 @@ async def _store_once(actor: CategoryActor, command: transitions.Command) -> tra
     if isinstance(replies[0], RpcError):
         raise replies[0]
     return replies[0]
-
-
-async def _until(check: Callable[[], object]) -> None:
-    """Poll `check` until it is true (the caller's fail_after bounds the wait)."""
-    for _ in range(100_000):
-        if check():
-            return
-        await anyio.sleep(0.005)
 
 
 def _quirk_actor(directory: Path, **kwargs: object) -> CategoryActor:
@@ -189,11 +182,11 @@ async def test_a_vanished_file_is_not_an_empty_base(tmp_path: Path) -> None:
             os.unlink(path)
             tg.start_soon(store)
             # The store saw the file gone and waits for it.
-            await _until(lambda: actor._vanished_at is not None)
+            await until(lambda: actor._vanished_at is not None)
             fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL)  # git's create
             os.write(fd, committed.encode())
             os.close(fd)
-            await _until(lambda: outcome)
+            await until(lambda: outcome)
             actor.close()
     assert _slugs(path) == ["kept", "mine"]
 
@@ -227,7 +220,7 @@ async def test_a_bare_header_replacing_a_fresh_commit_gets_its_entries_back(
             await actor.submit(transitions.Store(content="Acknowledged quirk.", slug="ack"))
             path.write_text("# Quirk\n\nMemories stored by HackLM Memory.\n\n")  # no lock, O_TRUNC
             await actor.sync()
-            await _until(lambda: "ack" in _slugs(path))
+            await until(lambda: "ack" in _slugs(path))
             actor.close()
     assert path.read_text().startswith("# Quirk\n\nMemories stored by HackLM Memory.\n")
     assert _slugs(path) == ["ack"]
@@ -254,10 +247,10 @@ async def test_nothing_is_written_while_git_holds_its_index_lock(tmp_path: Path)
             await tg.start(workspace.run)
             tg.start_soon(store)
             # The write found git working and backs off.
-            await _until(lambda: workspace._git_lock is not None)
+            await until(lambda: workspace._git_lock is not None)
             assert not (tmp_path / ".memory" / "quirks.md").exists()
             lock.unlink()  # git is done
-            await _until(lambda: done)
+            await until(lambda: done)
             workspace.close()
     assert _slugs(tmp_path / ".memory" / "quirks.md") == ["mine"]
 

@@ -15,17 +15,7 @@ from memd.core.categories import Category
 from memd.server.session import Session
 from memd.server.spellings import ENTRY_OVERHEAD, SpellingCache
 from memd.server.workspace import Limits, Registry, Workspace
-
-DEADLINE = 20.0
-
-
-async def _wait_for(check: object) -> None:
-    assert callable(check)
-    with anyio.fail_after(DEADLINE):
-        while True:  # poll: the conditions are a registry's and a kernel's, not events
-            if check():
-                return
-            await anyio.sleep(0.005)
+from tests.polling import until
 
 
 async def test_an_idle_workspace_unloads_and_the_next_request_loads_it_again(
@@ -36,7 +26,7 @@ async def test_an_idle_workspace_unloads_and_the_next_request_loads_it_again(
         with registry.leases():
             first = await registry.get(str(tmp_path))
             await first.actor(Category.QUIRK).submit(transitions.Store(content="Kept on disk."))
-        await _wait_for(lambda: registry.roots == [])
+        await until(lambda: registry.roots == [])
         assert len(registry._spellings) == 0  # its spellings went with it
         with registry.leases():
             again = await registry.get(str(tmp_path))
@@ -44,7 +34,7 @@ async def test_an_idle_workspace_unloads_and_the_next_request_loads_it_again(
             assert [e.content for e in again.actor(Category.QUIRK).snapshot.entries] == [
                 "Kept on disk."
             ]
-        await _wait_for(lambda: registry.unloaded == 2)
+        await until(lambda: registry.unloaded == 2)
         registry.close()
 
 
@@ -60,13 +50,13 @@ async def test_a_held_or_subscribed_workspace_stays_loaded(tmp_path: Path) -> No
         with registry.leases():
             held = await registry.get(str(tmp_path / "a"))
             checks = registry.idle_checks
-            await _wait_for(lambda: registry.idle_checks >= checks + 10)
+            await until(lambda: registry.idle_checks >= checks + 10)
             assert registry.roots == [str(tmp_path / "a"), str(tmp_path / "b")]
             assert held.idle_for(anyio.current_time()) == 0
-        await _wait_for(lambda: registry.roots == [str(tmp_path / "b")])
+        await until(lambda: registry.roots == [str(tmp_path / "b")])
         subscribed.unsubscribe(session)
         subscribed.last_used = anyio.current_time()
-        await _wait_for(lambda: registry.roots == [])
+        await until(lambda: registry.roots == [])
         registry.close()
 
 
@@ -83,7 +73,7 @@ async def test_a_request_during_an_unload_waits_for_it_then_loads_afresh(
         services.start_soon(
             old.actor(Category.QUIRK).submit, transitions.Store(content="Queued before.")
         )
-        await _wait_for(lambda: old.actor(Category.QUIRK)._waiting)  # queued
+        await until(lambda: old.actor(Category.QUIRK)._waiting)  # queued
         registry._unload(old, services)  # what the idle check does; queued writes still finish
         got: list[Workspace] = []
         stopped_at: list[float] = []
@@ -98,10 +88,10 @@ async def test_a_request_during_an_unload_waits_for_it_then_loads_afresh(
         services.start_soon(note_stop)
         services.start_soon(request)
         with anyio.move_on_after(0.5):  # time enough to load a workspace, were it allowed to
-            await _wait_for(lambda: got)
+            await until(lambda: got)
         assert not got and not old.stopped.is_set()
         old._mutex.release()
-        await _wait_for(lambda: got and stopped_at)
+        await until(lambda: got and stopped_at)
         new = got[0]
         assert new is not old and new.last_used >= stopped_at[0]
         assert [e.content for e in new.actor(Category.QUIRK).snapshot.entries] == ["Queued before."]

@@ -17,8 +17,7 @@ from memd.core.categories import Category
 from memd.server import inotify
 from memd.server.inotify import Event, Inotify, parse_events
 from memd.server.workspace import Registry
-
-DEADLINE = 10.0
+from tests.polling import until
 
 pytestmark = pytest.mark.skipif(not inotify.available(), reason="inotify is Linux only")
 
@@ -43,15 +42,6 @@ def test_events_parse_back_as_the_kernel_packs_them(events: list[Event]) -> None
     data = b"".join(_encode(event) for event in events)
     assert parse_events(data) == events
     assert parse_events(data[:-1]) == events[:-1]  # a cut tail is dropped, never misread
-
-
-async def _wait_for(check: object) -> None:
-    assert callable(check)
-    with anyio.fail_after(DEADLINE):
-        while True:  # poll: the conditions are a registry's and a kernel's, not events
-            if check():
-                return
-            await anyio.sleep(0.01)
 
 
 async def test_running_out_of_watches_warns_once_and_reads_still_see_outside_edits(
@@ -84,7 +74,7 @@ async def test_running_out_of_watches_warns_once_and_reads_still_see_outside_edi
         # The watched one notices edits by itself.
         (roots[0] / ".memory" / "quirks.md").write_text("- [noticed] Seen by the watch.\n")
         actor = loaded[0].actor(Category.QUIRK)
-        await _wait_for(lambda: [e.slug for e in actor.snapshot.entries] == ["noticed"])
+        await until(lambda: [e.slug for e in actor.snapshot.entries] == ["noticed"])
         registry.close()
 
 
@@ -99,7 +89,7 @@ async def test_a_lost_event_queue_rewatches_and_rescans_every_workspace(tmp_path
         for root, workspace in zip(roots, [*loaded, probe], strict=True):  # each one following
             (root / ".memory" / "security.md").write_text("- [ready] Watched.\n")
             actor = workspace.actor(Category.SECURITY)
-            await _wait_for(lambda a=actor: len(a.snapshot.entries) == 1)
+            await until(lambda a=actor: len(a.snapshot.entries) == 1)
         # Lose the events of the first three (as when the kernel's queue overflows): their
         # watches are unknown to the hub while they are written to.
         lost = {wd for w in loaded for wd in w.watcher.wds.values()}
@@ -109,17 +99,17 @@ async def test_a_lost_event_queue_rewatches_and_rescans_every_workspace(tmp_path
         # Events arrive in order: once the probe's is seen, the others were read and dropped.
         (roots[3] / ".memory" / "decisions.md").write_text("- [probe] Seen.\n")
         probed = probe.actor(Category.DECISION)
-        await _wait_for(lambda: [e.slug for e in probed.snapshot.entries] == ["probe"])
+        await until(lambda: [e.slug for e in probed.snapshot.entries] == ["probe"])
         assert all(not w.actor(Category.DECISION).snapshot.entries for w in loaded)
         hub._by_wd.update(hidden)
         hub._dispatch(Event(-1, inotify.IN_Q_OVERFLOW, b""))  # what the kernel sends instead
         for workspace in loaded:
             actor = workspace.actor(Category.DECISION)
-            await _wait_for(lambda a=actor: [e.slug for e in a.snapshot.entries] == ["lost"])
+            await until(lambda a=actor: [e.slug for e in a.snapshot.entries] == ["lost"])
         # And the watches still work: a later edit is noticed without a read.
         (roots[1] / ".memory" / "decisions.md").write_text("- [later] After the rescan.\n")
         actor = loaded[1].actor(Category.DECISION)
-        await _wait_for(lambda: [e.slug for e in actor.snapshot.entries] == ["later"])
+        await until(lambda: [e.slug for e in actor.snapshot.entries] == ["later"])
         registry.close()
 
 
@@ -137,9 +127,9 @@ async def test_a_replaced_memory_directory_is_watched_again(tmp_path: Path) -> N
         (tmp_path / ".memory").rename(tmp_path / "old")
         fresh.rename(tmp_path / ".memory")
         actor = workspace.actor(Category.QUIRK)
-        await _wait_for(lambda: [e.slug for e in actor.snapshot.entries] == ["restored"])
-        await _wait_for(lambda: workspace.watcher.wds.get("memory") not in (None, first["memory"]))
+        await until(lambda: [e.slug for e in actor.snapshot.entries] == ["restored"])
+        await until(lambda: workspace.watcher.wds.get("memory") not in (None, first["memory"]))
         (tmp_path / ".memory" / "quirks.md").write_text("- [edited] Edited after the swap.\n")
-        await _wait_for(lambda: [e.slug for e in actor.snapshot.entries] == ["edited"])
+        await until(lambda: [e.slug for e in actor.snapshot.entries] == ["edited"])
         assert first["memory"] not in registry.watches._by_wd  # the old one is let go
         registry.close()
