@@ -80,7 +80,8 @@ WATCHDOG_INTERVAL = 1.0
 VANISH_SETTLE = 1.0
 """A file that vanished is not written until it has stayed away this long (seconds)."""
 RESTORE_WINDOW = 1.0
-"""A bare header replacing memd's commit within this many seconds gets its entries back."""
+"""A bare header written within this many seconds of memd's commit (by the file's mtime, so
+noticing it late does not matter) gets that commit's entries back."""
 
 
 T = TypeVar("T")
@@ -218,7 +219,8 @@ class CategoryActor:
         self._decides = False  # a write came: versions read get their dedup index built
         self._waiting: set[_Envelope] = set()
         self._vanished_at: float | None = None  # time.monotonic() when the file was seen gone
-        self._last_commit: tuple[float, Catalog] | None = None  # when, and what memd wrote
+        # When (the written file's mtime, in ns) and what memd last wrote.
+        self._last_commit: tuple[int, Catalog] | None = None
         self.snapshot = Snapshot(None, clock())
         self.commits = 0
         self.max_file_bytes = MAX_FILE_BYTES
@@ -496,7 +498,7 @@ class CategoryActor:
         self.snapshot = Snapshot(written.catalog, self._clock(), previous=base)
         if written.wrote:
             self.commits += 1
-            self._last_commit = (time.monotonic(), written.catalog)
+            self._last_commit = (written.fingerprint.mtime_ns, written.catalog)
         self._on_change(self.category, self.snapshot, "memd" if written.wrote else "external")
 
     async def _must_wait(self) -> bool:
@@ -648,21 +650,19 @@ class CategoryActor:
         self._restore_if_dropped()
 
     def _restore_if_dropped(self) -> None:
-        """Store again the entries of memd's last commit if, within RESTORE_WINDOW seconds of
-        it, the file was replaced by a bare header (HackLM creating a file it checked was
-        missing just before memd created it): those entries were acknowledged."""
-        last, snapshot = self._last_commit, self.snapshot
-        if last is None or snapshot.catalog is None or snapshot.conflict is not None:
+        """Store again the entries of memd's last commit if the file was replaced by a bare
+        header written within RESTORE_WINDOW seconds of that commit (HackLM creating a file it
+        had checked was missing just before memd created it): those entries were acknowledged.
+        """
+        last, snapshot, now = self._last_commit, self.snapshot, self._fingerprint
+        if last is None or now is None or snapshot.catalog is None:
             return
-        committed_at, written = last
-        if time.monotonic() - committed_at > RESTORE_WINDOW:
-            self._last_commit = None  # not kept longer than it may be needed
+        committed_ns, written = last
+        self._last_commit = None  # the file changed since: judged once, then let go
+        if now.mtime_ns - committed_ns > RESTORE_WINDOW * 1e9 or not written.entries:
             return
-        if not written.entries:
+        if snapshot.conflict is not None or not _is_bare_header(snapshot.catalog):
             return
-        if snapshot.entries or not _is_bare_header(snapshot.catalog):
-            return
-        self._last_commit = None
         logger.warning(
             "%s was replaced by a bare header right after memd wrote it; storing its %d "
             "entries again",
