@@ -4,7 +4,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: serve test bench fuzz lint clean systemd-tools bytecode
+.PHONY: serve test bench fuzz lint clean systemd-tools strace-tool bytecode
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -40,7 +40,16 @@ systemd-tools:
 	  DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends systemd; \
 	fi
 
-test: lint systemd-tools bytecode
+# The hostile-workspace test traces the daemon's file system calls with strace (Debian's strace).
+strace-tool:
+	@if [ "$$(uname)" = Linux ] && ! command -v strace >/dev/null 2>&1; then \
+	  echo "Installing strace for the hostile-workspace test"; \
+	  if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
+	  $$SUDO apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends strace; \
+	fi
+
+test: lint systemd-tools strace-tool bytecode
 	$(BIN)/python -m pytest
 
 bench: $(VENV)/.installed-test bytecode

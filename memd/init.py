@@ -12,6 +12,9 @@ Rules:
   from its other names. So is a symlinked one, except a symlink whose target is another file of
   the same run, inside the workspace (CLAUDE.md -> AGENTS.md): that one is skipped with a line
   saying it was updated through its target.
+- The workspace's `.gitignore` gets a `.memory/.lock` line (`memd.core.gitignore`; created if
+  missing, never duplicated, the rest kept byte for byte), written like an instruction file
+  (atomic, refused if it is a symlink or hard-linked), so a lock is never committed.
 - A file that cannot be done (malformed markers, not UTF-8, ...) is reported and left unchanged,
   the others are still done, and the exit code is 1.
 """
@@ -24,9 +27,10 @@ import difflib
 import os
 import stat
 import sys
+from collections.abc import Callable
 from typing import NamedTuple
 
-from memd.core import agent_files, mdformat
+from memd.core import agent_files, gitignore, mdformat
 from memd.core.categories import CATEGORIES, Category
 from memd.server import storage
 from memd_client import MemdError, find_workspace
@@ -34,6 +38,7 @@ from memd_client import MemdError, find_workspace
 EXIT_OK, EXIT_ERROR = 0, 1
 MEMORY_DIR = ".memory"
 AGENTS, CLAUDE, COPILOT = "AGENTS.md", "CLAUDE.md", ".github/copilot-instructions.md"
+GITIGNORE = ".gitignore"
 
 
 class InitError(Exception):
@@ -43,7 +48,8 @@ class InitError(Exception):
 class FilePlan(NamedTuple):
     """An instruction file: where it is, how it is shown, its text now (None: absent) and next.
 
-    `links` are the shown names of the symlinks to it that are updated through it.
+    `links` are the shown names of the symlinks to it that are updated through it. `added`
+    names what a file other than an instruction file gets (the `.gitignore` line).
     """
 
     path: str
@@ -52,6 +58,7 @@ class FilePlan(NamedTuple):
     new: str
     fingerprint: storage.Fingerprint | None
     links: tuple[str, ...] = ()
+    added: str | None = None
 
 
 def run_init(args: argparse.Namespace) -> int:
@@ -74,6 +81,17 @@ def run_init(args: argparse.Namespace) -> int:
             continue
         shown = tuple(_shown(workspace, link) for link, to in links.items() if to == path)
         plans.append(plan._replace(links=shown))
+    try:  # first: it is about .memory/, like the lines before it
+        ignore = _plan_file(
+            workspace,
+            _join(workspace, GITIGNORE),
+            transform=gitignore.with_lock_ignored,
+            added=f"{gitignore.LOCK_PATTERN} added",
+        )
+    except InitError as exc:
+        errors.append(str(exc))
+    else:
+        plans.insert(0, ignore)
     if args.dry_run:
         _show_plan(missing, plans)
     else:
@@ -145,8 +163,15 @@ def _links_to_targets(workspace: str, targets: list[str]) -> dict[str, str]:
     return links
 
 
-def _plan_file(workspace: str, path: str) -> FilePlan:
-    """Read the instruction file at `path` and return what it would become.
+def _plan_file(
+    workspace: str,
+    path: str,
+    *,
+    transform: Callable[[str | None], str] | None = None,
+    added: str | None = None,
+) -> FilePlan:
+    """Read the instruction file at `path` and return what it would become (with `transform`:
+    what that makes of the file's text, for a file other than an instruction file).
 
     Raises:
         InitError: it is a symlink, hard-linked, or not a readable UTF-8 file, or its memd
@@ -161,8 +186,12 @@ def _plan_file(workspace: str, path: str) -> FilePlan:
         raise InitError(storage.storage_error("check", shown, exc).message) from None
     if st is not None and stat.S_ISLNK(st.st_mode):
         raise InitError(
-            f"{shown} is a symlink, which memd init does not write through; pass the file it "
-            "points to with --file, or replace the link with a file."
+            f"{shown} is a symlink, which memd init does not write through; "
+            + (
+                "replace the link with a file."
+                if transform
+                else "pass the file it points to with --file, or replace the link with a file."
+            )
         )
     if st is not None and stat.S_ISREG(st.st_mode) and st.st_nlink > 1:
         raise InitError(
@@ -175,6 +204,8 @@ def _plan_file(workspace: str, path: str) -> FilePlan:
     except MemdError as exc:
         raise InitError(exc.message) from None
     old, fingerprint = read if read is not None else (None, None)
+    if transform is not None:
+        return FilePlan(path, shown, old, transform(old), fingerprint, added=added)
     try:
         new = agent_files.upsert_block(old or "")
     except agent_files.BlockError as exc:
@@ -293,6 +324,8 @@ def _write_plan(plan: FilePlan) -> str:
             raise storage.ChangedOnDisk  # a rerun reads it again (and refuses a new hard link)
 
     storage.write_atomic(plan.path, plan.new, before_replace=unchanged_since_read)
+    if plan.added is not None:
+        return f"{'created' if plan.old is None else 'updated'} {plan.shown} ({plan.added})"
     if plan.old is None:
         return f"created {plan.shown} (memd block added)"
     had_block = agent_files.find_block(plan.old) is not None

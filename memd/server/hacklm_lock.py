@@ -5,36 +5,58 @@ The protocol, byte for byte what HackLM Memory does:
   `{"pid":<pid>,"ts":<epoch ms>}` (compact, `pid` first, no newline) in one write. (memd writes
   the record first and links it into place, so its lock is never seen empty.)
 - Releasing it is deleting the file.
-- A waiter may break a lock that is stale: its `ts` is more than `STALE_MS` old, or its pid is
-  not a running process.
+- A waiter may break a lock that is stale.
 
-Where memd is stricter than HackLM:
-- A live pid that belongs to another user (`kill` gives EPERM) is alive; memd never breaks it
-  early.
+When memd judges a lock stale (`is_stale`; HackLM breaks any lock whose `ts` is over `STALE_MS`
+old or whose pid does not answer `kill(pid, 0)`):
+- Never while its holder is alive on this host: a pid that `kill(pid, 0)` reaches (a live
+  process of this user, not a zombie) holds the lock however old its `ts` is (a holder stopped
+  in a debugger, or busy for 12 s, resumes and writes; breaking its lock would let that write
+  overwrite memd's). A waiter gets `LockTimeout` (1005) naming the pid, and writes nothing.
+- Unless that live pid is not the holder: on Linux, a process that started after the lock's `ts`
+  (from /proc/<pid>/stat and the boot time, give or take `START_SLACK`) cannot have taken it, so
+  its pid was reused: the lock is stale (a `.lock` committed to a repository names some old pid).
+- A dead pid (or a zombie) is stale at once, as in HackLM.
+- A pid memd cannot judge, because `kill` gives EPERM (another user's process, or pid 1 from a
+  `.lock` committed to a repository), or a record whose `ts` lies in the future, is judged by
+  the age memd itself has observed: stale once this lock object has seen the same lock file
+  (device, inode and content) for `STALE_MS`. Each `MemoryDirLock` remembers one sighting (the
+  last lock it looked at), so the memory is bounded by the workspaces loaded; `note_lock()` at
+  workspace load starts the clock before any write can start waiting. pid 1 is judged this way
+  even where memd may signal it (as root): it is init, never a HackLM writer.
 - A record naming memd's own pid that this process does not hold is a leftover of an earlier
   process that had the same pid (a SIGKILL and a restart in a container), so it is stale.
 - An unparsable lock (a writer died between create and write) is stale once its mtime is more
-  than `STALE_MS` old; HackLM never breaks it.
-- Symlinks are never followed: a symlinked `.lock` is unparsable and judged by its own mtime.
+  than `STALE_MS` old, or memd has seen it for `STALE_MS`; HackLM never breaks it.
+
+Files, never through a link:
+- Every operation works in a descriptor of the `.memory` directory opened with `O_NOFOLLOW`
+  (`*at()` calls): a `.memory` that is a symbolic link is refused (1004) before anything is
+  created, renamed or deleted, so a cloned repository cannot make memd touch another directory.
+  A held lock keeps that descriptor until it is released.
+- A symlinked `.lock` is unparsable and judged by its own mtime.
 - A stale lock is broken by renaming it aside and checking that the renamed file is the one
   judged stale (`_break_stale`), so two breakers never remove each other's fresh lock.
 - A held lock's `ts` is rewritten every `REFRESH_INTERVAL` seconds (`held()`), because HackLM
   breaks any lock whose `ts` is older than `STALE_MS`, however long the holder has been busy.
+  After `MAX_HOLD` memd stops refreshing it (memd is stuck; HackLM may then break it).
 - Release deletes the file only if it is still the one this process created.
 
 Two ways to hold it: `try_run(work)` takes the lock, runs blocking `work` and releases it, all in
 one worker-thread call (memd's writes; the caller waits between attempts with a `Backoff` and
 refreshes long holds with `refresh_if_held_long`); `held()` holds it around an async body,
-refreshing it itself. `try_acquire`, `try_run`, `refresh` and `release` block: call them in a
-worker thread. `acquire` and `held` do that themselves.
+refreshing it itself. `try_acquire`, `try_run`, `refresh`, `release` and `note_lock` block: call
+them in a worker thread. `acquire` and `held` do that themselves.
 """
 
 from __future__ import annotations
 
 import collections
 import contextlib
+import enum
 import errno
 import logging
+import math
 import os
 import random
 import secrets
@@ -47,15 +69,17 @@ from typing import NamedTuple, TypeVar
 import anyio
 import msgspec
 
-from memd.processes import pid_alive
-from memd.server.storage import STALE_ASIDE_PREFIX, storage_error
-from memd_client.errors import LockTimeout
+from memd.processes import PidState, command_name, pid_state, started_at
+from memd.server.storage import STALE_ASIDE_PREFIX, storage_error, symlink_error
+from memd_client.errors import FileFormatError, LockTimeout, RpcError
 
 LOCK_FILE = ".lock"
 STALE_MS = 10_000
 DEFAULT_TIMEOUT = 10.0
 REFRESH_INTERVAL = 3.0
-MAX_HOLD = 60.0  # a hold this long means memd is stuck: stop refreshing, so others can break it
+MAX_HOLD = 60.0  # a hold this long means memd is stuck: stop refreshing, so HackLM can break it
+FUTURE_SLACK_MS = 1_000  # a `ts` further ahead of our clock than this is not a holder's
+START_SLACK = 2.0  # seconds: a process that started this long after a lock's `ts` did not take it
 
 MAX_RECORD_BYTES = 4096  # a lock file is read up to this many bytes; HackLM's is about 30
 FIRST_DELAY = 0.02
@@ -66,6 +90,7 @@ _NO_HARD_LINKS = {errno.EPERM, errno.EOPNOTSUPP, errno.ENOTSUP, errno.EMLINK}
 _CREATE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
 _READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 _REWRITE_FLAGS = os.O_RDWR | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 
 logger = logging.getLogger(__name__)
 
@@ -93,6 +118,21 @@ DirKey = tuple[int, int]
 # involved: the count goes up before the lock file is linked into place and down only after it
 # is unlinked, so no moment exists where our own fresh lock looks like a leftover.
 _IN_PROCESS: collections.Counter[DirKey] = collections.Counter()
+_COUNTING = threading.Lock()
+
+
+def _count(key: DirKey) -> None:
+    """Count one more lock object of this process holding or taking the lock at `key`."""
+    with _COUNTING:
+        _IN_PROCESS[key] += 1
+
+
+def _uncount(key: DirKey) -> None:
+    """Count one lock object fewer at `key`; the counter keeps only directories in use."""
+    with _COUNTING:
+        _IN_PROCESS[key] -= 1
+        if _IN_PROCESS[key] <= 0:
+            del _IN_PROCESS[key]
 
 
 class LockRecord(NamedTuple):
@@ -122,39 +162,70 @@ def parse_record(data: bytes) -> LockRecord | None:
     return LockRecord(pid, ts)
 
 
+class Holder(enum.Enum):
+    """Who the pid in a lock record is, as far as this host can tell (`probe_holder`)."""
+
+    ALIVE = "alive"
+    """A live process of this user that started before the lock's `ts`: the holder."""
+    UNKNOWN = "unknown"
+    """A process memd may not signal (EPERM: another user's), or pid 1."""
+    GONE = "gone"
+    """No such process, a zombie, or a process that started after the lock's `ts` (pid reused)."""
+
+
+def probe_holder(record: LockRecord) -> Holder:
+    """Return who `record.pid` is on this host (see `Holder`). Blocks (reads /proc)."""
+    if record.pid == 1:
+        return Holder.UNKNOWN
+    state = pid_state(record.pid)
+    if state is PidState.GONE:
+        return Holder.GONE
+    if state is PidState.FOREIGN:
+        return Holder.UNKNOWN
+    started = started_at(record.pid)
+    if started is not None and started > record.ts / 1000 + START_SLACK:
+        return Holder.GONE
+    return Holder.ALIVE
+
+
 def is_stale(
     record: LockRecord | None,
     *,
     now_ms: int,
     mtime_ms: int,
-    pid_alive: Callable[[int], bool],
+    seen_for_ms: float,
+    holder: Callable[[LockRecord], Holder],
     own_pid: int,
     held_here: bool,
 ) -> bool:
-    """Return whether a lock may be broken.
+    """Return whether a lock may be broken (the rules are in the module docstring).
 
-    A parsed record is stale if its `ts` is more than `STALE_MS` before `now_ms`, or its pid is
-    dead, or its pid is `own_pid` and this process does not hold the lock (`held_here`), i.e. it
-    is a leftover from an earlier process with our pid. An unparsable record (None) is stale only
-    if the file's `mtime_ms` is more than `STALE_MS` old.
+    `seen_for_ms` is how long memd has seen this very lock file unchanged; `holder` says who the
+    record's pid is (`probe_holder`; it is only asked when the answer matters). A record naming
+    `own_pid` is stale unless this process holds the lock (`held_here`). An unparsable record
+    (None) is stale once the file's `mtime_ms` or `seen_for_ms` is more than `STALE_MS` old.
     """
     if record is None:
-        return now_ms - mtime_ms > STALE_MS
-    if now_ms - record.ts > STALE_MS:
-        return True
+        return now_ms - mtime_ms > STALE_MS or seen_for_ms > STALE_MS
     if record.pid == own_pid:
         return not held_here
-    return not pid_alive(record.pid)
+    who = holder(record)
+    if who is Holder.GONE:
+        return True
+    if who is Holder.UNKNOWN or record.ts > now_ms + FUTURE_SLACK_MS:
+        return seen_for_ms > STALE_MS
+    return False
 
 
-def _write_new(path: str, data: bytes) -> os.stat_result:
-    """Create `path` exclusively (never through a symlink) holding `data`; return its stat.
+def _write_new(dir_fd: int, name: str, data: bytes) -> os.stat_result:
+    """Create `name` in `dir_fd` exclusively (never through a symlink) holding `data`; return
+    its stat.
 
     Raises:
-        FileExistsError: `path` exists.
+        FileExistsError: `name` exists.
         OSError: anything else; a partly written file is removed.
     """
-    fd = os.open(path, _CREATE_FLAGS, 0o644)
+    fd = os.open(name, _CREATE_FLAGS, 0o644, dir_fd=dir_fd)
     try:
         st = os.fstat(fd)
         if os.write(fd, data) != len(data):
@@ -162,7 +233,7 @@ def _write_new(path: str, data: bytes) -> os.stat_result:
     except OSError:
         os.close(fd)
         with contextlib.suppress(OSError):
-            os.unlink(path)
+            os.unlink(name, dir_fd=dir_fd)
         raise
     os.close(fd)
     return st
@@ -176,16 +247,21 @@ class _Seen(NamedTuple):
     mtime_ns: int
     data: bytes | None
 
+    @property
+    def identity(self) -> tuple[int, int, bytes | None]:
+        """What makes it the same lock: the file and its record (mtime aside)."""
+        return self.dev, self.ino, self.data
 
-def _look(path: str) -> _Seen | None:
-    """Return what is at `path` now, or None if nothing is there."""
+
+def _look(dir_fd: int, name: str = LOCK_FILE) -> _Seen | None:
+    """Return what is at `name` in `dir_fd` now, or None if nothing is there."""
     try:
-        fd = os.open(path, _READ_FLAGS)
+        fd = os.open(name, _READ_FLAGS, dir_fd=dir_fd)
     except FileNotFoundError:
         return None
     except OSError:  # ELOOP (a symlink), EACCES, ENXIO (a socket): judged by lstat alone
         try:
-            st = os.lstat(path)
+            st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
         except FileNotFoundError:
             return None
         return _Seen(st.st_dev, st.st_ino, st.st_mtime_ns, None)
@@ -201,29 +277,30 @@ def _look(path: str) -> _Seen | None:
 
 def _same_lock(seen: _Seen | None, mine: _Seen) -> bool:
     """Return True if `seen` is the lock file `mine` (same file, same record; mtime aside)."""
-    return seen is not None and (seen.dev, seen.ino, seen.data) == (mine.dev, mine.ino, mine.data)
+    return seen is not None and seen.identity == mine.identity
 
 
-def _break_stale(path: str, judged: _Seen) -> bool:
-    """Remove the lock at `path` if it is still exactly `judged`; return whether it was removed.
+def _break_stale(dir_fd: int, path: str, judged: _Seen) -> bool:
+    """Remove the lock in `dir_fd` (shown as `path`) if it is still exactly `judged`; return
+    whether it was removed.
 
     Renames the lock aside first and checks that the renamed file is `judged`: if another breaker
     already replaced it and a new holder created a fresh lock in between, that fresh lock is put
     back with `os.link`, which fails rather than overwrite a lock created meanwhile. Never raises.
     """
-    aside = os.path.join(os.path.dirname(path), STALE_ASIDE_PREFIX + secrets.token_hex(8))
+    aside = STALE_ASIDE_PREFIX + secrets.token_hex(8)
     try:
-        if _look(path) != judged:
+        if _look(dir_fd) != judged:
             return False
-        os.rename(path, aside)
+        os.rename(LOCK_FILE, aside, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
     except OSError:
         return False
     try:
-        if _look(aside) == judged:
+        if _look(dir_fd, aside) == judged:
             logger.warning("removed stale lock %s (%s)", path, _describe(judged.data))
             return True
         try:
-            os.link(aside, path, follow_symlinks=False)
+            os.link(aside, LOCK_FILE, src_dir_fd=dir_fd, dst_dir_fd=dir_fd, follow_symlinks=False)
             logger.warning("%s changed while being broken as stale; put the new one back", path)
         except OSError as exc:
             logger.warning(
@@ -232,7 +309,7 @@ def _break_stale(path: str, judged: _Seen) -> bool:
         return False
     finally:
         with contextlib.suppress(OSError):
-            os.unlink(aside)
+            os.unlink(aside, dir_fd=dir_fd)
 
 
 def _describe(data: bytes | None) -> str:
@@ -261,6 +338,14 @@ class Backoff:
         self._delay = min(self._delay * DELAY_GROWTH, MAX_DELAY)
 
 
+class _Wait(NamedTuple):
+    """The last lock a `try_acquire` found held and did not break: for the timeout message."""
+
+    record: LockRecord | None
+    holder: Holder | None  # None: not asked (an unparsable record, our own pid)
+    seen_for_ms: float
+
+
 class MemoryDirLock:
     """HackLM-compatible lock on one `.memory` directory; one instance per directory per process.
 
@@ -273,13 +358,18 @@ class MemoryDirLock:
         *,
         timeout: float = DEFAULT_TIMEOUT,
         clock: Callable[[], float] = time.time,
+        monotonic: Callable[[], float] = time.monotonic,
     ) -> None:
         self.memory_dir = os.path.abspath(memory_dir)
         self.path = os.path.join(self.memory_dir, LOCK_FILE)
         self.timeout = timeout
         self._clock = clock
+        self._monotonic = monotonic
         self._mine: _Seen | None = None  # our lock file (dev, ino) and the record last written
-        self._holder: LockRecord | None = None  # the record of the last holder we waited on
+        self._dir_fd: int | None = None  # the `.memory` directory of the lock we hold
+        self._wait = _Wait(None, None, 0.0)  # the last holder we waited on
+        # The last lock file seen held by someone else, and when (monotonic) it was first seen.
+        self._sighting: tuple[tuple[int, int, bytes | None], float] | None = None
         self._key_held: DirKey = (0, 0)  # the `_IN_PROCESS` key counted for the lock we hold
         self._taken_at = 0.0  # time.monotonic() when the lock was taken
         self._held_since = 0.0  # time.monotonic() when the lock was taken or last refreshed
@@ -297,21 +387,32 @@ class MemoryDirLock:
         Creates the `.memory` directory if missing, but never its parents. Blocks.
 
         Raises:
+            FileFormatError: `.memory` is a symbolic link (or not a directory): refused before
+                anything is created in it.
             StorageError: the file system refused to create the directory or the lock file.
             RuntimeError: this instance already holds the lock.
         """
         if self._mine is not None:
             raise RuntimeError(f"{self.path} is already held by this MemoryDirLock")
-        key = self.directory_key()
-        _IN_PROCESS[key] += 1
+        dir_fd = self._open_directory()
         acquired = False
         try:
-            acquired = self._attempt(key)
+            try:
+                st = os.fstat(dir_fd)
+            except OSError as exc:
+                raise storage_error("check", self.memory_dir, exc) from None
+            key = (st.st_dev, st.st_ino)
+            _count(key)
+            try:
+                acquired = self._attempt(dir_fd, key)
+            finally:
+                if acquired:
+                    self._key_held, self._dir_fd = key, dir_fd
+                else:
+                    _uncount(key)
         finally:
-            if acquired:
-                self._key_held = key
-            else:
-                _IN_PROCESS[key] -= 1
+            if not acquired:
+                os.close(dir_fd)
         return acquired
 
     def try_run(self, work: Callable[[LockCheck], T]) -> T | Busy:
@@ -324,7 +425,7 @@ class MemoryDirLock:
             lock.
 
         Raises:
-            StorageError: as `try_acquire`.
+            FileFormatError, StorageError: as `try_acquire`.
             Exception: whatever `work` raises (the lock is released first).
         """
         if not self.try_acquire():
@@ -334,25 +435,58 @@ class MemoryDirLock:
         finally:
             self.release()
 
-    def _attempt(self, key: DirKey) -> bool:
-        if self._create():
+    def _attempt(self, dir_fd: int, key: DirKey) -> bool:
+        if self._create(dir_fd):
             return True
-        seen = _look(self.path)
+        seen = _look(dir_fd)
         if seen is None:  # released between our create and our look
-            return self._create()
+            return self._create(dir_fd)
         record = parse_record(seen.data) if seen.data is not None else None
-        self._holder = record
+        seen_for = self._seen_for(seen)
+        asked: list[Holder] = []
+
+        def holder(judged: LockRecord) -> Holder:
+            asked.append(probe_holder(judged))
+            return asked[-1]
+
         stale = is_stale(
             record,
             now_ms=self._now_ms(),
             mtime_ms=seen.mtime_ns // 1_000_000,
-            pid_alive=pid_alive,
+            seen_for_ms=seen_for,
+            holder=holder,
             own_pid=os.getpid(),
             held_here=_IN_PROCESS[key] > 1,  # another object of ours, besides this one
         )
-        if stale and _break_stale(self.path, seen):
-            return self._create()
+        self._wait = _Wait(record, asked[0] if asked else None, seen_for)
+        if stale and _break_stale(dir_fd, self.path, seen):
+            return self._create(dir_fd)
         return False
+
+    def _seen_for(self, seen: _Seen) -> float:
+        """Return for how many milliseconds this object has seen the lock `seen` (0 the first
+        time); remembers only the last lock seen."""
+        now = self._monotonic()
+        sighting = self._sighting
+        if sighting is not None and sighting[0] == seen.identity:
+            return (now - sighting[1]) * 1000
+        self._sighting = (seen.identity, now)
+        return 0.0
+
+    def note_lock(self) -> None:
+        """Look at the lock file now, so that its observed age (see the module docstring) counts
+        from now: call it when a workspace loads, before any write can start waiting. Creates
+        nothing; never raises. Blocks."""
+        try:
+            dir_fd = os.open(self.memory_dir, _DIR_FLAGS)
+        except OSError:
+            return  # missing, a link, or unreadable: nothing to note
+        try:
+            seen = _look(dir_fd)
+        finally:
+            os.close(dir_fd)
+        if seen is not None:
+            self._seen_for(seen)
 
     def refresh(self) -> None:
         """Rewrite our record with a new `ts`, in place, if the lock file is still ours. Blocks;
@@ -363,7 +497,7 @@ class MemoryDirLock:
     def refresh_if_held_long(self) -> None:
         """Refresh the record if this instance has held the lock for REFRESH_INTERVAL seconds
         since taking or last refreshing it, and for less than MAX_HOLD in all (a longer hold
-        means memd is stuck: others may then break it). Blocks; never raises OSError; safe to
+        means memd is stuck: HackLM may then break it). Blocks; never raises OSError; safe to
         call from another thread than the holder's (a `try_run` in progress)."""
         with self._guard:
             if self._mine is None:
@@ -384,11 +518,11 @@ class MemoryDirLock:
             self._refresh()
 
     def _refresh(self) -> None:
-        mine = self._mine
-        if mine is None:
+        mine, dir_fd = self._mine, self._dir_fd
+        if mine is None or dir_fd is None:
             return
         try:
-            fd = os.open(self.path, _REWRITE_FLAGS)
+            fd = os.open(LOCK_FILE, _REWRITE_FLAGS, dir_fd=dir_fd)
         except OSError as exc:
             logger.warning("cannot refresh %s: %s", self.path, exc)
             return
@@ -414,19 +548,21 @@ class MemoryDirLock:
         idempotent."""
         with self._guard:
             mine, self._mine = self._mine, None
-        if mine is None:
+            dir_fd, self._dir_fd = self._dir_fd, None
+        if mine is None or dir_fd is None:
             return
         try:
-            seen = _look(self.path)
+            seen = _look(dir_fd)
             if seen is None:
                 logger.warning("%s was removed by another writer while memd held it", self.path)
             elif not _same_lock(seen, mine):
                 logger.warning("%s was replaced by another writer; leaving it in place", self.path)
             else:
                 with contextlib.suppress(OSError):
-                    os.unlink(self.path)
+                    os.unlink(LOCK_FILE, dir_fd=dir_fd)
         finally:
-            _IN_PROCESS[self._key_held] -= 1
+            os.close(dir_fd)
+            _uncount(self._key_held)
 
     async def acquire(self, *, deadline: float | None = None) -> None:
         """Take the lock, waiting with jittered back-off while another process holds it.
@@ -435,13 +571,13 @@ class MemoryDirLock:
         once even if it has passed.
 
         Raises:
-            LockTimeout: a live holder kept a fresh lock until the deadline.
-            StorageError: the file system refused to create the lock file.
+            LockTimeout: a holder kept the lock until the deadline.
+            FileFormatError, StorageError: as `try_acquire`.
         """
         if deadline is None:
             deadline = anyio.current_time() + self.timeout
         backoff = Backoff(deadline)
-        self._holder = None
+        self._wait = _Wait(None, None, 0.0)
         while True:
             # Not abandoned on cancellation: a lock taken here is always returned to the caller,
             # and the cancellation arrives at its next checkpoint.
@@ -455,7 +591,7 @@ class MemoryDirLock:
         seconds; release it however the body ends (return, exception or cancellation).
 
         Raises:
-            LockTimeout, StorageError: as `acquire` (with `deadline`).
+            LockTimeout, FileFormatError, StorageError: as `acquire` (with `deadline`).
         """
         await self.acquire(deadline=deadline)
         try:
@@ -494,7 +630,8 @@ class MemoryDirLock:
             LockTimeout: another writer broke or replaced the lock; nothing may be written.
         """
         with self._guard:
-            held = self._mine is not None and _same_lock(_look(self.path), self._mine)
+            mine, dir_fd = self._mine, self._dir_fd
+            held = mine is not None and dir_fd is not None and _same_lock(_look(dir_fd), mine)
         if not held:
             raise LockTimeout(
                 f"memd lost {self.path} to another writer before it could write (was its lock "
@@ -502,31 +639,44 @@ class MemoryDirLock:
                 data={"path": self.path},
             )
 
-    def directory_key(self) -> DirKey:
-        """Return the `.memory` directory's (device, inode), creating the directory if it is
-        missing (never its parents). Blocks.
+    def _open_directory(self) -> int:
+        """Open the `.memory` directory without following a link, creating it if it is missing
+        (never its parents). Blocks.
 
         Raises:
-            StorageError: the directory cannot be created or checked.
+            FileFormatError: it is a symbolic link or not a directory.
+            StorageError: it cannot be created or opened.
         """
         try:
-            st = os.stat(self.memory_dir)
+            return os.open(self.memory_dir, _DIR_FLAGS)
         except FileNotFoundError:
-            try:
-                os.mkdir(self.memory_dir)
-            except FileExistsError:
-                pass
-            except OSError as exc:
-                raise storage_error("create", self.memory_dir, exc) from None
-            try:
-                st = os.stat(self.memory_dir)
-            except OSError as exc:
-                raise storage_error("check", self.memory_dir, exc) from None
+            pass
         except OSError as exc:
-            raise storage_error("check", self.memory_dir, exc) from None
-        return st.st_dev, st.st_ino
+            raise self._directory_error(exc) from None
+        try:
+            os.mkdir(self.memory_dir)  # never through a link: mkdir fails on any existing name
+        except FileExistsError:
+            pass
+        except OSError as exc:
+            raise storage_error("create", self.memory_dir, exc) from None
+        try:
+            return os.open(self.memory_dir, _DIR_FLAGS)
+        except OSError as exc:
+            raise self._directory_error(exc) from None
 
-    def _create(self) -> bool:
+    def _directory_error(self, exc: OSError) -> RpcError:
+        if exc.errno in (errno.ELOOP, errno.ENOTDIR):
+            with contextlib.suppress(OSError):
+                if not stat.S_ISLNK(os.lstat(self.memory_dir).st_mode):
+                    return FileFormatError(
+                        f"{self.memory_dir} is not a directory; move it away so memd can "
+                        "create its memory directory there.",
+                        data={"path": self.memory_dir},
+                    )
+            return symlink_error(self.memory_dir)
+        return storage_error("open", self.memory_dir, exc)
+
+    def _create(self, dir_fd: int) -> bool:
         """Create the lock file with our record; return False if a lock file already exists.
 
         The record is written to a temp file first and hard-linked into place (`link` fails if
@@ -535,14 +685,16 @@ class MemoryDirLock:
         wait out. Where hard links are not supported, it falls back to O_EXCL create and write.
         """
         data = encode_record(os.getpid(), self._now_ms())
-        temp = os.path.join(self.memory_dir, f"{LOCK_FILE}.memd-{secrets.token_hex(6)}.tmp")
+        temp = f"{LOCK_FILE}.memd-{secrets.token_hex(6)}.tmp"
         try:
-            st = _write_new(temp, data)
+            st = _write_new(dir_fd, temp, data)
             try:
-                os.link(temp, self.path, follow_symlinks=False)
+                os.link(
+                    temp, LOCK_FILE, src_dir_fd=dir_fd, dst_dir_fd=dir_fd, follow_symlinks=False
+                )
             finally:
                 with contextlib.suppress(OSError):
-                    os.unlink(temp)
+                    os.unlink(temp, dir_fd=dir_fd)
         except FileExistsError:
             return False
         except FileNotFoundError:
@@ -552,7 +704,7 @@ class MemoryDirLock:
             if exc.errno not in _NO_HARD_LINKS:
                 raise storage_error("create", self.path, exc) from None
             try:
-                st = _write_new(self.path, data)
+                st = _write_new(dir_fd, LOCK_FILE, data)
             except FileExistsError:
                 return False
             except OSError as exc2:
@@ -565,11 +717,34 @@ class MemoryDirLock:
         return int(self._clock() * 1000)
 
     def timeout_error(self) -> LockTimeout:
-        """Return the error for a wait that ran out, naming the last holder seen."""
-        pid = self._holder.pid if self._holder else None
-        held_by = f"process {pid}" if pid else "a writer that left no readable pid"
+        """Return the error for a wait that ran out, naming the last holder seen and what to do."""
+        record, holder, seen_for_ms = self._wait
+        stale_s = STALE_MS / 1000
+        if record is None:
+            held_by = "a writer (HackLM or another tool) that left no readable pid"
+            advice = (
+                f"it counts as stale {stale_s:g} s after it was written, so retry then, or "
+                "delete the lock file if no writer is running"
+            )
+        elif holder is Holder.ALIVE and record.ts <= self._now_ms() + FUTURE_SLACK_MS:
+            name = command_name(record.pid)
+            held_by = f"process {record.pid}{f' ({name})' if name else ''}, which is alive"
+            advice = (
+                "retry once it is done, or end that process if it is stuck (memd never breaks "
+                "the lock of a live process)"
+            )
+        else:
+            held_by = (
+                f"process {record.pid}, which memd cannot check (another user's process, a "
+                "time in the future, or a lock file copied from elsewhere)"
+            )
+            left = max(1, math.ceil((STALE_MS - seen_for_ms) / 1000))
+            advice = (
+                f"memd treats it as stale once it has seen it unchanged for {stale_s:g} s, so "
+                f"retry in {left} s, or delete the lock file if it came from a copy or a commit"
+            )
         return LockTimeout(
-            f"{self.path} has been held by {held_by} (HackLM or another writer) for over "
-            f"{self.timeout:g} s; retry shortly, or delete the lock file if that process is gone.",
-            data={"path": self.path, "pid": pid},
+            f"{self.path} is held by {held_by}; memd waited "
+            f"{self.timeout:g} s and wrote nothing: {advice}.",
+            data={"path": self.path, "pid": record.pid if record else None},
         )

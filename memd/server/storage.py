@@ -261,11 +261,18 @@ def is_debris(name: str) -> bool:
 
 def has_debris(directory: str, *, lock_file: str) -> bool:
     """Return True if `directory` exists and holds debris (see `is_debris`) or a lock file
-    (possibly left by a crash; taking the lock once breaks it if it is stale)."""
+    (possibly left by a crash; taking the lock once breaks it if it is stale). A `directory`
+    that is a symbolic link holds none (it is a workspace's `.memory/`, never followed)."""
     try:
-        return any(is_debris(name) or name == lock_file for name in os.listdir(directory))
+        dir_fd = os.open(directory, _NO_FOLLOW_DIR)
     except OSError:
         return False
+    try:
+        return any(is_debris(name) or name == lock_file for name in os.listdir(dir_fd))
+    except OSError:
+        return False
+    finally:
+        os.close(dir_fd)
 
 
 def remove_debris(directory: str) -> list[str]:

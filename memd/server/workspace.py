@@ -21,7 +21,11 @@ Rules:
   every REFRESH_INTERVAL seconds, so HackLM never breaks a long hold as stale.
 - memd's own temp files (and stale locks renamed aside) left by a crash are removed under the
   write lock, when the workspace loads and before its first write; they are never read as data.
-  A `.lock` found at load is taken once, which breaks it if its holder is gone.
+  A `.lock` found at load is taken once, which breaks it if its holder is gone; a `.lock` that
+  cannot be judged by its pid (another user's, pid 1, a `ts` in the future) is stale once memd
+  has seen it, from the load on, for 10 s (see `hacklm_lock`).
+- A `.memory` that is a symbolic link is never followed: loading, reading, sweeping and locking
+  create, rename and delete nothing through it, and writes are refused (1004).
 - Missing category files are created (with their header, never over a file that appeared)
   under the write lock when a workspace whose `.memory/` exists loads: HackLM creates missing
   files with an unlocked check-then-write, which would otherwise overwrite a file memd had just
@@ -171,6 +175,8 @@ class Workspace:
             async with anyio.create_task_group() as loading:
                 loading.start_soon(anyio.to_thread.run_sync, self.usage.load)
                 loading.start_soon(anyio.to_thread.run_sync, self._check_at_load)
+                # A `.lock` memd cannot judge by its pid ages from here, before any write waits.
+                loading.start_soon(anyio.to_thread.run_sync, self._dir_lock.note_lock)
                 for actor in self.actors.values():
                     loading.start_soon(tg.start, actor.run)
             await tg.start(self.watcher.run)

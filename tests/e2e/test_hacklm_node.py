@@ -244,8 +244,8 @@ def test_a_held_lock_times_out_one_workspace_and_only_its_writes(
             with pytest.raises(LockTimeout) as caught:
                 client.store(category="Decision", content="Blocked by HackLM.", slug="blocked")
             assert caught.value.code == 1005
-            assert f"held by process {node.pid}" in caught.value.message
-            assert "retry shortly" in caught.value.message
+            assert f"held by process {node.pid} (node), which is alive" in caught.value.message
+            assert "wrote nothing: retry once it is done" in caught.value.message
             # Reads of that workspace and writes elsewhere carry on.
             assert [e.slug for e in client.list().entries] == ["before"]
             client.store(category="Decision", content="Elsewhere.", slug="x", workspace=other)

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from memd import init as memd_init
-from memd.core import mdformat
+from memd.core import gitignore, mdformat
 from memd.core.agent_files import END, START, render_block
 from memd.core.categories import CATEGORIES
 from memd.server import storage
@@ -49,7 +49,11 @@ def test_creates_the_memory_files_with_the_daemon_header_and_agents_md(tmp_path:
     lines = result.stdout.splitlines()
     assert lines[0] == "created .memory/"
     assert lines[1:6] == [f"created .memory/{c.file}" for c in CATEGORIES]
-    assert lines[6:] == ["created AGENTS.md (memd block added)"]
+    assert lines[6:] == [
+        "created .gitignore (.memory/.lock added)",
+        "created AGENTS.md (memd block added)",
+    ]
+    assert (tmp_path / ".gitignore").read_text() == f"{gitignore.COMMENT}\n.memory/.lock\n"
     assert sorted(p.name for p in (tmp_path / ".memory").iterdir()) == sorted(
         c.file for c in CATEGORIES
     )
@@ -92,6 +96,7 @@ def test_second_run_changes_nothing_and_says_so(tmp_path: Path) -> None:
     assert again.returncode == 0, again.stderr
     assert again.stdout.splitlines() == [
         ".memory/ already has all 5 category files",
+        ".gitignore already up to date",
         "CLAUDE.md already up to date",
     ]
     assert snapshot(tmp_path) == before
@@ -403,3 +408,66 @@ def test_old_mac_line_endings_get_no_doubled_ending(tmp_path: Path) -> None:
     assert init(tmp_path).returncode == 0
     assert agents.read_bytes() == b"# Agents\rBe nice.\r\r" + render_block("\r").encode()
     assert init(tmp_path).stdout.splitlines()[-1] == "AGENTS.md already up to date"
+
+
+# ---------------------------------------------------------------------------- .gitignore
+
+
+@pytest.mark.parametrize(
+    ("before", "after"),
+    [
+        (None, f"{gitignore.COMMENT}\n.memory/.lock\n"),
+        ("node_modules/", f"node_modules/\n{gitignore.COMMENT}\n.memory/.lock\n"),
+        ("a\r\nb\r\n", f"a\r\nb\r\n{gitignore.COMMENT}\r\n.memory/.lock\r\n"),
+        ("dist/\n/.memory/.lock\n", "dist/\n/.memory/.lock\n"),  # already ignored: kept
+        (" .memory/.lock \n", " .memory/.lock \n"),
+    ],
+)
+def test_gitignore_gets_the_lock_once_and_keeps_the_rest(
+    tmp_path: Path, before: str | None, after: str
+) -> None:
+    ignore = tmp_path / ".gitignore"
+    if before is not None:
+        ignore.write_bytes(before.encode())
+        ignore.chmod(0o600)
+    assert init(tmp_path).returncode == 0
+    assert ignore.read_bytes() == after.encode()
+    assert stat.S_IMODE(ignore.stat().st_mode) == (0o644 if before is None else 0o600)
+    again = init(tmp_path)
+    assert ".gitignore already up to date" in again.stdout.splitlines()
+    assert ignore.read_bytes() == after.encode()
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+def test_git_ignores_the_lock_after_init(tmp_path: Path) -> None:
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    (tmp_path / ".gitignore").write_text("*.log\n")
+    assert init(tmp_path).returncode == 0
+    (tmp_path / ".memory" / ".lock").write_text('{"pid":1,"ts":1}')
+    ignored = subprocess.run(
+        ["git", "check-ignore", ".memory/.lock", ".memory/decisions.md"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+    )
+    assert ignored.stdout.splitlines() == [".memory/.lock"]
+
+
+def test_a_symlinked_gitignore_is_refused_and_the_rest_done(tmp_path: Path) -> None:
+    target = tmp_path / "elsewhere"
+    target.write_text("x\n")
+    (tmp_path / ".gitignore").symlink_to(target)
+    result = init(tmp_path)
+    assert result.returncode == 1
+    assert ".gitignore is a symlink" in result.stderr
+    assert "replace the link with a file" in result.stderr
+    assert target.read_text() == "x\n"
+    assert (tmp_path / "AGENTS.md").exists()
+
+
+def test_dry_run_shows_the_gitignore_line(tmp_path: Path) -> None:
+    (tmp_path / ".gitignore").write_text("dist/\n")
+    result = init(tmp_path, "--dry-run")
+    assert "--- a/.gitignore\n+++ b/.gitignore\n" in result.stdout
+    assert "+.memory/.lock\n" in result.stdout
+    assert (tmp_path / ".gitignore").read_text() == "dist/\n"

@@ -15,18 +15,21 @@ import anyio
 import pytest
 from hypothesis import given, strategies as st
 
-from memd.processes import pid_alive
+from memd import processes
+from memd.processes import PidState, pid_alive
 from memd.server import hacklm_lock, storage
 from memd.server.hacklm_lock import (
     STALE_MS,
+    Holder,
     LockRecord,
     MemoryDirLock,
     encode_record,
     is_stale,
     parse_record,
+    probe_holder,
 )
 from memd.server.storage import STALE_ASIDE_PREFIX
-from memd_client.errors import LockTimeout, StorageError
+from memd_client.errors import FileFormatError, LockTimeout, StorageError
 
 NOW_MS = 1_700_000_000_000
 OLD = time.time() - 60  # an mtime well past STALE_MS
@@ -71,6 +74,12 @@ def _write_lock(memory: Path, data: bytes) -> Path:
 def _holder(lock_file: Path) -> int | None:
     record = parse_record(lock_file.read_bytes())
     return record.pid if record else None
+
+
+def _counted(memory: Path) -> int:
+    """How many lock objects of this process count as holding or taking `memory`'s lock."""
+    st = memory.stat()
+    return hacklm_lock._IN_PROCESS.get((st.st_dev, st.st_ino), 0)
 
 
 def _debris(memory: Path) -> list[str]:
@@ -130,50 +139,119 @@ def test_parse_record_never_crashes_on_junk(data: bytes) -> None:
 # --- staleness rule ----------------------------------------------------------------------------
 
 
-def _judge(record: LockRecord | None, *, mtime_ms: int = 0, held_here: bool = False) -> bool:
-    """is_stale at NOW_MS, for a process with pid 1000 where only pid 666 is dead."""
+_PIDS = {42: Holder.ALIVE, 666: Holder.GONE, 77: Holder.UNKNOWN}
+
+
+def _judge(
+    record: LockRecord | None,
+    *,
+    mtime_ms: int = 0,
+    held_here: bool = False,
+    seen_for_ms: float = 0,
+) -> bool:
+    """is_stale at NOW_MS, for a process with pid 1000; pid 42 is a live process of ours, 666 is
+    dead and 77 is another user's (EPERM)."""
     return is_stale(
         record,
         now_ms=NOW_MS,
         mtime_ms=mtime_ms,
-        pid_alive=lambda pid: pid != 666,
+        seen_for_ms=seen_for_ms,
+        holder=lambda judged: _PIDS[judged.pid],
         own_pid=1000,
         held_here=held_here,
     )
 
 
+LONG = STALE_MS + 1  # seen for longer than STALE_MS
+
+
 @pytest.mark.parametrize(
-    ("record", "mtime_ms", "held_here", "stale"),
+    ("record", "mtime_ms", "held_here", "seen_for_ms", "stale"),
     [
-        (LockRecord(42, NOW_MS), 0, False, False),  # live pid, fresh ts
-        (LockRecord(42, NOW_MS - STALE_MS), 0, False, False),  # exactly 10 s old: not yet
-        (LockRecord(42, NOW_MS - STALE_MS - 1), 0, False, True),  # old ts, live pid
-        (LockRecord(42, NOW_MS + 60_000), 0, False, False),  # ts in the future
-        (LockRecord(666, NOW_MS), 0, False, True),  # dead pid
-        (LockRecord(1000, NOW_MS), 0, True, False),  # our pid, held by this process
-        (LockRecord(1000, NOW_MS), 0, False, True),  # our pid, not held: a leftover
-        (LockRecord(1000, NOW_MS - STALE_MS - 1), 0, True, True),  # ours, but its ts is old
-        (None, NOW_MS, False, False),  # unparsable, fresh mtime
-        (None, NOW_MS - STALE_MS, False, False),
-        (None, NOW_MS - STALE_MS - 1, False, True),  # unparsable, old mtime
+        (LockRecord(42, NOW_MS), 0, False, 0, False),  # live pid, fresh ts
+        (LockRecord(42, NOW_MS - STALE_MS - 1), 0, False, 0, False),  # live pid: never broken
+        (LockRecord(42, NOW_MS - 3_600_000), 0, False, LONG, False),  # however long it holds
+        (LockRecord(42, NOW_MS + 60_000), 0, False, 0, False),  # ts in the future: not yet
+        (LockRecord(42, NOW_MS + 60_000), 0, False, STALE_MS, False),
+        (LockRecord(42, NOW_MS + 60_000), 0, False, LONG, True),  # seen for over 10 s
+        (LockRecord(42, NOW_MS + 1_000), 0, False, LONG, False),  # within the clock slack
+        (LockRecord(666, NOW_MS), 0, False, 0, True),  # dead pid: at once
+        (LockRecord(666, NOW_MS + 60_000), 0, False, 0, True),
+        (LockRecord(77, NOW_MS), 0, False, 0, False),  # another user's: by observed age
+        (LockRecord(77, NOW_MS - 3_600_000), 0, False, STALE_MS, False),
+        (LockRecord(77, NOW_MS - 3_600_000), 0, False, LONG, True),
+        (LockRecord(1000, NOW_MS), 0, True, 0, False),  # our pid, held by this process
+        (LockRecord(1000, NOW_MS - STALE_MS - 1), 0, True, LONG, False),  # we are alive
+        (LockRecord(1000, NOW_MS), 0, False, 0, True),  # our pid, not held: a leftover
+        (None, NOW_MS, False, 0, False),  # unparsable, fresh mtime
+        (None, NOW_MS - STALE_MS, False, STALE_MS, False),
+        (None, NOW_MS - STALE_MS - 1, False, 0, True),  # unparsable, old mtime
+        (None, NOW_MS + 3_600_000, False, LONG, True),  # mtime in the future, seen for long
     ],
 )
 def test_is_stale_truth_table(
-    record: LockRecord | None, mtime_ms: int, held_here: bool, stale: bool
+    record: LockRecord | None, mtime_ms: int, held_here: bool, seen_for_ms: float, stale: bool
 ) -> None:
-    assert _judge(record, mtime_ms=mtime_ms, held_here=held_here) is stale
+    assert _judge(record, mtime_ms=mtime_ms, held_here=held_here, seen_for_ms=seen_for_ms) is stale
 
 
-def test_is_stale_treats_a_live_foreign_user_pid_as_alive(monkeypatch: pytest.MonkeyPatch) -> None:
+@given(
+    pid=st.sampled_from([42, 77, 666, 1000]),
+    ts_offset=st.integers(-(10**12), 10**12),
+    seen_for_ms=st.floats(0, 10**9),
+    held_here=st.booleans(),
+)
+def test_a_live_holder_of_ours_is_never_broken(
+    pid: int, ts_offset: int, seen_for_ms: float, held_here: bool
+) -> None:
+    """Whatever its ts and however long memd has waited: only a ts in the future or a pid memd
+    cannot check ages out, and only by what memd has seen."""
+    record = LockRecord(pid, NOW_MS + ts_offset)
+    stale = _judge(record, held_here=held_here, seen_for_ms=seen_for_ms)
+    if (pid == 42 and ts_offset <= hacklm_lock.FUTURE_SLACK_MS) or (pid == 1000 and held_here):
+        assert not stale
+    if pid == 666 or (pid == 1000 and not held_here):
+        assert stale
+    if seen_for_ms <= STALE_MS and pid in (42, 77):
+        assert not stale
+
+
+def test_pid_states(live_pid: int, dead_pid: int) -> None:
+    assert processes.pid_state(live_pid) is PidState.OURS
+    assert processes.pid_state(dead_pid) is PidState.GONE
+    assert processes.pid_state(0) is PidState.GONE
+    assert processes.pid_state(2**40) is PidState.GONE
+
     def eperm(pid: int, sig: int) -> None:
         raise PermissionError(1, "Operation not permitted")
 
-    monkeypatch.setattr(os, "kill", eperm)
-    assert pid_alive(4242) is True
-    record = LockRecord(4242, NOW_MS)
-    assert not is_stale(
-        record, now_ms=NOW_MS, mtime_ms=0, pid_alive=pid_alive, own_pid=1, held_here=False
-    )
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(os, "kill", eperm)
+        assert processes.pid_state(4242) is PidState.FOREIGN
+        assert pid_alive(4242) is True  # the service installer's question: it exists
+        assert probe_holder(LockRecord(4242, _now_ms())) is Holder.UNKNOWN
+
+
+def test_probe_holder(live_pid: int, dead_pid: int) -> None:
+    now = _now_ms()
+    assert probe_holder(LockRecord(os.getpid(), now)) is Holder.ALIVE
+    assert probe_holder(LockRecord(dead_pid, now)) is Holder.GONE
+    assert probe_holder(LockRecord(1, now)) is Holder.UNKNOWN  # init: a committed lock's pid
+    if processes.started_at(live_pid) is None:
+        pytest.skip("no /proc here: a reused pid cannot be told from its holder")
+    # live_pid started just now: it cannot have taken a lock a minute ago (its pid was reused).
+    assert probe_holder(LockRecord(live_pid, now - 60_000)) is Holder.GONE
+    assert probe_holder(LockRecord(live_pid, now)) is Holder.ALIVE
+    started = processes.started_at(os.getpid())
+    assert started is not None and abs(started - _start_from_ps(os.getpid())) < 2
+
+
+def _start_from_ps(pid: int) -> float:
+    """When `pid` started, from `ps` (an independent reading of the same kernel fact)."""
+    etimes = subprocess.run(
+        ["ps", "-o", "etimes=", "-p", str(pid)], capture_output=True, text=True, check=True
+    ).stdout
+    return time.time() - int(etimes)
 
 
 def test_pid_alive(live_pid: int, dead_pid: int) -> None:
@@ -298,11 +376,155 @@ def test_dead_pid_lock_is_broken(memory: Path, dead_pid: int) -> None:
     lock.release()
 
 
-def test_old_ts_lock_with_live_pid_is_broken(memory: Path, live_pid: int) -> None:
-    _write_lock(memory, encode_record(live_pid, _now_ms() - STALE_MS - 1000))
+def test_old_ts_lock_of_a_live_holder_is_never_broken(memory: Path, live_pid: int) -> None:
+    """A holder stopped (SIGSTOP, a debugger) or busy for over 10 s resumes and writes: its lock
+    must hold, however old its ts (issue 17). memd's clock runs a minute ahead here, so the
+    holder (which started before its ts, as a holder does) looks as if it had held for 60 s."""
+    theirs = encode_record(live_pid, _now_ms())
+    _write_lock(memory, theirs)
+    ticks = itertools.count(0, 60)  # and memd keeps trying, for minutes of its own clock
+    lock = MemoryDirLock(
+        str(memory), clock=lambda: time.time() + 60, monotonic=lambda: float(next(ticks))
+    )
+    for _ in range(5):
+        assert not lock.try_acquire()
+    assert (memory / ".lock").read_bytes() == theirs
+    assert _debris(memory) == []
+
+
+def test_a_reused_pid_does_not_hold_an_old_lock(memory: Path, live_pid: int) -> None:
+    """A `.lock` committed to a repository names a pid that some later process now has."""
+    if processes.started_at(live_pid) is None:
+        pytest.skip("no /proc here: a reused pid cannot be told from its holder")
+    _write_lock(memory, encode_record(live_pid, _now_ms() - 3_600_000))
     lock = MemoryDirLock(str(memory))
     assert lock.try_acquire()
     lock.release()
+
+
+@pytest.mark.parametrize("kind", ["another user's pid", "pid 1", "a ts in the future"])
+def test_a_lock_memd_cannot_judge_ages_by_what_memd_has_seen(
+    memory: Path, kind: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Such a lock (e.g. committed to a repository) blocks writes for STALE_MS after memd first
+    saw it, not forever; each change to it starts the count again."""
+    if kind == "another user's pid":
+        monkeypatch.setattr(hacklm_lock, "pid_state", lambda pid: PidState.FOREIGN)
+        record = encode_record(4242, _now_ms())
+    elif kind == "pid 1":
+        record = encode_record(1, _now_ms() - 3_600_000)
+    else:
+        record = encode_record(os.getppid(), _now_ms() + 3_600_000)  # our parent: alive
+    lock_file = _write_lock(memory, record)
+    clock = [100.0]
+    lock = MemoryDirLock(str(memory), monotonic=lambda: clock[0])
+    lock.note_lock()  # the workspace loads
+    clock[0] += STALE_MS / 1000
+    assert not lock.try_acquire()
+    error = lock.timeout_error()
+    assert "memd cannot check" in error.message and "retry in 1 s" in error.message
+    lock_file.write_bytes(record[:-1] + b" }")  # changed (rewritten): seen anew
+    clock[0] += 0.5
+    assert not lock.try_acquire()
+    clock[0] += STALE_MS / 1000
+    assert not lock.try_acquire()
+    clock[0] += 0.001
+    assert lock.try_acquire()
+    lock.release()
+    assert _debris(memory) == []
+
+
+def test_a_sighting_is_remembered_once_per_lock_object(memory: Path) -> None:
+    """The observed-age memory is one entry per `.memory` directory, whatever it sees."""
+    clock = [0.0]
+    lock = MemoryDirLock(str(memory), monotonic=lambda: clock[0])
+    for n in range(50):
+        _write_lock(memory, encode_record(1, n))
+        lock.note_lock()
+        clock[0] += 1
+    assert lock._sighting is not None and lock._sighting[0][2] == encode_record(1, 49)
+    assert _counted(memory) == 0
+
+
+async def test_waiting_on_a_live_holder_ends_in_1005_naming_it(memory: Path, live_pid: int) -> None:
+    theirs = encode_record(live_pid, _now_ms())
+    _write_lock(memory, theirs)
+    with pytest.raises(LockTimeout) as caught:
+        await MemoryDirLock(str(memory), timeout=0.2).acquire()
+    assert caught.value.code == 1005
+    message = caught.value.message
+    assert f"held by process {live_pid} (python" in message and "which is alive" in message
+    assert "wrote nothing" in message and "end that process if it is stuck" in message
+    assert (memory / ".lock").read_bytes() == theirs
+
+
+# --- a symlinked .memory -------------------------------------------------------------------------
+
+
+@pytest.fixture
+def victim(tmp_path: Path, dead_pid: int) -> Path:
+    """A directory elsewhere, holding a stale lock, debris and a memory file."""
+    path = tmp_path / "victim"
+    path.mkdir()
+    (path / ".lock").write_bytes(encode_record(dead_pid, 1))
+    (path / ".lock.memd-0123456789ab.tmp").write_bytes(b"x")
+    (path / f"{STALE_ASIDE_PREFIX}0123456789abcdef").write_bytes(b"x")
+    (path / "quirks.md").write_text("# Quirks\n\n- [x] Theirs.\n")
+    return path
+
+
+def _state(directory: Path) -> dict[str, tuple[bytes, int]]:
+    return {p.name: (p.read_bytes(), p.stat().st_mtime_ns) for p in sorted(directory.iterdir())}
+
+
+def test_a_symlinked_memory_dir_is_refused_before_any_file_operation(
+    tmp_path: Path, victim: Path
+) -> None:
+    before = _state(victim)
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    (workspace / ".memory").symlink_to(victim)
+    lock = MemoryDirLock(str(workspace / ".memory"))
+    with pytest.raises(FileFormatError, match="symbolic link"):
+        lock.try_acquire()
+    with pytest.raises(FileFormatError, match="symbolic link"):
+        lock.try_run(lambda check: None)
+    lock.note_lock()
+    assert not storage.has_debris(str(workspace / ".memory"), lock_file=".lock")
+    assert storage.remove_debris(str(workspace / ".memory")) == []
+    assert _state(victim) == before
+    assert _counted(victim) == 0
+
+
+def test_a_dangling_memory_link_is_refused_and_nothing_is_created(tmp_path: Path) -> None:
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    (workspace / ".memory").symlink_to(tmp_path / "made-through-the-link")
+    with pytest.raises(FileFormatError, match="symbolic link"):
+        MemoryDirLock(str(workspace / ".memory")).try_acquire()
+    assert not (tmp_path / "made-through-the-link").exists()
+
+
+def test_a_memory_file_is_refused_as_not_a_directory(tmp_path: Path) -> None:
+    (tmp_path / ".memory").write_text("not a directory")
+    with pytest.raises(FileFormatError, match="not a directory"):
+        MemoryDirLock(str(tmp_path / ".memory")).try_acquire()
+
+
+def test_a_memory_dir_swapped_for_a_link_while_held_is_released_where_it_was_taken(
+    tmp_path: Path, victim: Path
+) -> None:
+    memory = tmp_path / ".memory"
+    lock = MemoryDirLock(str(memory))
+    assert lock.try_acquire()
+    before = _state(victim)
+    memory.rename(tmp_path / "moved")
+    memory.symlink_to(victim)
+    lock.ensure_held()  # still ours, in the directory it was taken in
+    lock.refresh()
+    lock.release()
+    assert _state(victim) == before
+    assert list((tmp_path / "moved").iterdir()) == []
 
 
 def test_unparsable_lock_is_broken_only_once_its_mtime_is_old(memory: Path) -> None:
@@ -351,10 +573,14 @@ def _replace_with_fresh(memory: Path, live_pid: int) -> bytes:
 
 def test_breaker_rechecks_before_renaming(memory: Path, dead_pid: int, live_pid: int) -> None:
     _write_lock(memory, encode_record(dead_pid, _now_ms()))
-    judged = hacklm_lock._look(str(memory / ".lock"))
-    assert judged is not None
-    fresh = _replace_with_fresh(memory, live_pid)
-    assert not hacklm_lock._break_stale(str(memory / ".lock"), judged)
+    dir_fd = os.open(memory, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        judged = hacklm_lock._look(dir_fd)
+        assert judged is not None
+        fresh = _replace_with_fresh(memory, live_pid)
+        assert not hacklm_lock._break_stale(dir_fd, str(memory / ".lock"), judged)
+    finally:
+        os.close(dir_fd)
     assert (memory / ".lock").read_bytes() == fresh
     assert _debris(memory) == []
 
@@ -365,18 +591,22 @@ def test_two_breakers_race_puts_the_fresh_lock_back(
     """Another breaker removes the stale lock and a new holder creates a fresh one between our
     re-check and our rename: we rename the fresh lock aside, notice, and put it back."""
     lock_file = _write_lock(memory, encode_record(dead_pid, _now_ms()))
-    judged = hacklm_lock._look(str(lock_file))
+    dir_fd = os.open(memory, os.O_RDONLY | os.O_DIRECTORY)
+    judged = hacklm_lock._look(dir_fd)
     assert judged is not None
     fresh: list[bytes] = []
     rename = os.rename
 
-    def racing_rename(src: str, dst: str) -> None:
+    def racing_rename(src: str, dst: str, **dir_fds: int) -> None:
         fresh.append(_replace_with_fresh(memory, live_pid))
-        rename(src, dst)
+        rename(src, dst, **dir_fds)
 
     monkeypatch.setattr(os, "rename", racing_rename)
-    assert not hacklm_lock._break_stale(str(lock_file), judged)
-    monkeypatch.undo()
+    try:
+        assert not hacklm_lock._break_stale(dir_fd, str(lock_file), judged)
+    finally:
+        monkeypatch.undo()
+        os.close(dir_fd)
     assert fresh
     assert lock_file.read_bytes() == fresh[0]
     assert _debris(memory) == []
@@ -425,7 +655,7 @@ async def test_held_releases_on_exception(memory: Path) -> None:
         await fail_while_holding()
     assert not (memory / ".lock").exists()
     assert not lock.is_held
-    assert hacklm_lock._IN_PROCESS[lock.directory_key()] == 0
+    assert _counted(memory) == 0
 
 
 async def test_held_releases_on_cancellation(memory: Path) -> None:
@@ -517,7 +747,7 @@ def test_try_run_releases_when_work_fails(memory: Path) -> None:
     with pytest.raises(ValueError, match="boom"):
         lock.try_run(work)
     assert not (memory / ".lock").exists()
-    assert hacklm_lock._IN_PROCESS[lock.directory_key()] == 0
+    assert _counted(memory) == 0
 
 
 def test_a_long_hold_is_refreshed_from_another_thread(

@@ -1,0 +1,33 @@
+"""The `.gitignore` line `memd init` adds, so `.memory/.lock` is never committed.
+
+A committed lock names a pid and a time from another machine: every clone would start with a
+lock that memd (and HackLM) must first judge stale. Pure functions; `memd.init` does the I/O.
+
+Rules:
+- A file that already has a line ignoring the lock (`.memory/.lock`, `/.memory/.lock` or
+  `**/.memory/.lock`, surrounding spaces aside) is left as it is.
+- Otherwise a comment and the pattern are appended; everything before stays byte for byte, a
+  last line without a line break gets one, and the file's line breaks (LF or CRLF) are kept.
+"""
+
+from __future__ import annotations
+
+LOCK_PATTERN = ".memory/.lock"
+COMMENT = "# memd and HackLM Memory: the lock on .memory/ (never commit it)"
+_COVERING = frozenset({LOCK_PATTERN, "/" + LOCK_PATTERN, "**/" + LOCK_PATTERN})
+
+
+def ignores_lock(text: str) -> bool:
+    """Return True if `text` (a .gitignore) has a line that ignores `.memory/.lock`."""
+    return any(line.strip() in _COVERING for line in text.splitlines())
+
+
+def with_lock_ignored(text: str | None) -> str:
+    """Return `text` (None: no .gitignore yet) with `.memory/.lock` ignored (see the rules)."""
+    if text is not None and ignores_lock(text):
+        return text
+    base = text or ""
+    eol = "\r\n" if "\r\n" in base else "\n"
+    if base and not base.endswith(("\n", "\r")):
+        base += eol
+    return f"{base}{COMMENT}{eol}{LOCK_PATTERN}{eol}"
