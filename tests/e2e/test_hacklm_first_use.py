@@ -1,0 +1,76 @@
+"""HackLM's first use against memd's first store, replayed at its worst moment.
+
+HackLM creates each missing category file with an unlocked exists-check and a plain write
+(hacklm-spec.md §1.3). If memd creates that file and acknowledges a store into it between the two,
+HackLM's header overwrites the acknowledged entry (1 of 200 timed runs). memd now creates missing
+files under the lock when a workspace loads, and stores a commit's entries again if a bare header
+written within a second of it replaces them.
+"""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+from memd_client import Client
+from tests.conftest import DaemonProcess
+from tests.hacklm_standin import HackLMWriter
+from tests.polling_sync import wait_until
+
+
+class PauseAtCheck:
+    """Pause the stand-in right after it found `name` missing, before it writes its header."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.reached = threading.Event()
+        self.go = threading.Event()
+
+    def __call__(self, point: str, detail: str) -> None:
+        if point == "bootstrap-checked" and detail.endswith("/" + self.name):
+            self.reached.set()
+            assert self.go.wait(60), "the test never let the stand-in go on"
+
+
+def test_an_entry_hacklms_bootstrap_overwrites_is_stored_again(
+    daemon: DaemonProcess, workspace: Path
+) -> None:
+    memory = workspace / ".memory"
+    pause = PauseAtCheck("security.md")
+    hacklm = HackLMWriter(memory, hook=pause)
+    bootstrap = threading.Thread(target=hacklm.ensure_memory_dir)
+    bootstrap.start()
+    try:
+        assert pause.reached.wait(30)  # HackLM saw security.md missing, and has not written yet
+        with Client(daemon.socket_path, workspace=workspace) as client:
+            stored = client.store(
+                category="Security", content="Never commit the .env file.", slug="no-env"
+            )
+            assert stored.action == "stored"  # acknowledged: it must stay
+            pause.go.set()  # HackLM writes its bare header over memd's file now
+            bootstrap.join(30)
+            wait_until(lambda: "no-env" in (memory / "security.md").read_text())
+            entries = client.list(category="Security").entries
+            assert [e.slug for e in entries] == ["no-env"]
+    finally:
+        pause.go.set()
+        bootstrap.join(30)
+    text = (memory / "security.md").read_text()
+    assert text.startswith("# Security\n")
+    assert text.count("Never commit the .env file.") == 1
+
+
+def test_missing_files_are_created_at_load_so_hacklm_never_bootstraps_over_memd(
+    daemon: DaemonProcess, workspace: Path
+) -> None:
+    memory = workspace / ".memory"
+    memory.mkdir()
+    (memory / "decisions.md").write_text("# Decisions\n\n- [db] Use SQLite.\n")
+    with Client(daemon.socket_path, workspace=workspace) as client:
+        client.list()  # the workspace loads: the four missing files are created under the lock
+        wait_until(lambda: len(list(memory.glob("*.md"))) == 5)
+        client.store(category="Quirk", content="The CI runner has no network.", slug="ci")
+    seen: list[str] = []
+    HackLMWriter(memory, hook=lambda point, detail: seen.append(point)).ensure_memory_dir()
+    assert "bootstrap-checked" not in seen  # nothing is missing: HackLM writes no header
+    assert "The CI runner has no network." in (memory / "quirks.md").read_text()
