@@ -553,4 +553,5 @@ def _limits(settings: Settings) -> Limits:
         lock_timeout=settings.lock_timeout,
         max_file_bytes=settings.max_file_bytes,
         max_entry_chars=settings.max_entry_chars,
+        max_archive_bytes=settings.max_archive_bytes,
     )
