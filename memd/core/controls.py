@@ -26,21 +26,17 @@ from __future__ import annotations
 
 import re
 
-_CONCEALING_CLASS = "\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\U000e0000-\U000e007f"
-CONCEALING = re.compile(f"[{_CONCEALING_CLASS}]")
+_BEYOND_C1 = "\u202a-\u202e\u2066-\u2069\U000e0000-\U000e007f"
+CONCEALING = re.compile(f"[\x00-\x1f\x7f-\x9f{_BEYOND_C1}]")
 """One concealing character (see the module rules)."""
 
 LINE_WHITESPACE = "\t\n\x0b\x0c\r\x85"
 """The controls stored content may hold: whitespace, each run turned into one space."""
 
-
-def _concealing_except(kept: str) -> re.Pattern[str]:
-    return re.compile(f"(?![{re.escape(kept)}])[{_CONCEALING_CLASS}]")
-
-
-REFUSED = _concealing_except(LINE_WHITESPACE)
-"""A concealing character stored content may not hold."""
-_HIDDEN = _concealing_except("\n\t")
+REFUSED = re.compile(f"[\x00-\x08\x0e-\x1f\x7f-\x84\x86-\x9f{_BEYOND_C1}]")
+"""A concealing character stored content may not hold: all but LINE_WHITESPACE."""
+_HIDDEN = re.compile(f"[\x00-\x08\x0b-\x1f\x7f-\x9f{_BEYOND_C1}]")
+"""A concealing character `visible` escapes: all but line feed and tab."""
 
 
 def first_refused(text: str) -> str | None:
