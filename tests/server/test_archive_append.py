@@ -166,3 +166,12 @@ def test_under_the_cap_or_only_a_header_stays_put(tmp_path: Path) -> None:
     path.write_text(HEADER + "- small\n")
     assert storage.move_aside_if_full(str(path), ["- x"], 100, header=HEADER, date="d") is None
     assert os.listdir(path.parent) == ["archive.md"]
+
+
+def test_the_cap_is_a_setting_with_a_sane_floor() -> None:
+    from memd.config import ConfigError, Settings, parse_config
+
+    assert Settings().max_archive_bytes == 16 * 1024 * 1024
+    assert parse_config("max_archive_bytes = 65536\n", "f.toml") == {"max_archive_bytes": 65536}
+    with pytest.raises(ConfigError, match=r"max_archive_bytes .* at least 4096"):
+        parse_config("max_archive_bytes = 10\n", "f.toml")
