@@ -21,6 +21,7 @@ import msgspec
 
 from memd import __version__
 from memd.config import LOG_LEVELS
+from memd.core.controls import visible
 from memd.core.render import entry_text, folded_entries
 from memd_client import (
     Client,
@@ -436,7 +437,7 @@ def run_client_verb(args: argparse.Namespace) -> int:
     if args.json:
         print(msgspec.json.format(msgspec.json.encode(result), indent=2).decode())
     elif text := render(result):
-        print(text)
+        print(visible(text))  # a memory file's terminal escapes are shown, never obeyed
     return EXIT_OK if ok else EXIT_ERROR
 
 
@@ -487,7 +488,7 @@ def run_watch(args: argparse.Namespace) -> int:
             kind = "changed" if isinstance(event, p.Changed) else "resync"
             print(msgspec.json.encode({"method": kind, "params": event}).decode(), flush=True)
         else:
-            print(render_event(event), flush=True)
+            print(visible(render_event(event)), flush=True)
 
     def on_error(exc: MemdError) -> None:
         lost.append(exc)
@@ -498,7 +499,9 @@ def run_watch(args: argparse.Namespace) -> int:
             subscription = client.subscribe(show, on_error=on_error)
         with subscription:
             if not args.json:
-                print(f"Watching {workspace} (Ctrl-C to stop).", file=sys.stderr, flush=True)
+                print(
+                    visible(f"Watching {workspace} (Ctrl-C to stop)."), file=sys.stderr, flush=True
+                )
             with contextlib.suppress(KeyboardInterrupt):
                 ended.wait()
     except MemdError as exc:
@@ -511,7 +514,7 @@ def run_watch(args: argparse.Namespace) -> int:
 
 def _report_error(exc: MemdError, *, as_json: bool) -> None:
     """Print `exc` on stderr: one sentence, or with --json an error object on stdout too."""
-    print(f"memd: {exc.message}", file=sys.stderr)
+    print(f"memd: {visible(exc.message)}", file=sys.stderr)
     if as_json:
         code = exc.code if isinstance(exc, RpcError) else None
         error = {"error": {"code": code, "type": type(exc).__name__, "message": exc.message}}

@@ -11,6 +11,7 @@ The file is TOML, at `--config PATH` or else `$XDG_CONFIG_HOME/memd/config.toml`
     max_connections = 1024      # clients served at once; one more gets an error and is closed
     max_file_bytes = 8388608    # largest category file loaded, or grown by a store (8 MiB)
     max_entry_chars = 2000      # longest memory stored, in characters
+    max_archive_bytes = 16777216  # archive.md past this moves to archive-YYYY-MM-DD.md (16 MiB)
     allow_root = false          # also serve clients running as root (not only memd's own user)
     idle_unload_seconds = 600   # unload a workspace nothing used for this long (0: never)
 
@@ -30,7 +31,7 @@ from typing import Annotated, Any, Literal
 
 import msgspec
 
-from memd.core.limits import MAX_ENTRY_CHARS, MAX_FILE_BYTES
+from memd.core.limits import MAX_ARCHIVE_BYTES, MAX_ENTRY_CHARS, MAX_FILE_BYTES
 from memd_client._framing import DEFAULT_MAX_FRAME
 
 LogLevel = Literal["DEBUG", "INFO", "WARNING", "ERROR"]
@@ -63,6 +64,7 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=
     max_connections: Annotated[int, msgspec.Meta(ge=1)] = DEFAULT_MAX_CONNECTIONS
     max_file_bytes: Annotated[int, msgspec.Meta(ge=4096, le=1 << 30)] = MAX_FILE_BYTES
     max_entry_chars: Annotated[int, msgspec.Meta(ge=10, le=100_000)] = MAX_ENTRY_CHARS
+    max_archive_bytes: Annotated[int, msgspec.Meta(ge=4096, le=1 << 40)] = MAX_ARCHIVE_BYTES
     allow_root: bool = False
     idle_unload_seconds: Annotated[float, msgspec.Meta(ge=0, le=86400 * 365)] = DEFAULT_IDLE_UNLOAD
 
@@ -139,6 +141,7 @@ EXPECTED = {
     "max_connections": "a whole number, at least 1",
     "max_file_bytes": "a whole number of bytes from 4096 to 1073741824 (1 GiB)",
     "max_entry_chars": "a whole number of characters from 10 to 100000",
+    "max_archive_bytes": "a whole number of bytes, at least 4096",
     "allow_root": "true or false",
     "idle_unload_seconds": "a number of seconds, 0 (never unload) or more",
 }

@@ -5,6 +5,9 @@ Rules:
 - Each removed entry becomes one line: `- <date> | <Category> | <reason> | [slug] content`, so it
   can be restored by copying the part after the third " | " back into its category file.
 - A new archive file starts with ARCHIVE_HEADER.
+- Once `archive.md` would pass the daemon's `max_archive_bytes`, it is renamed to
+  `archive-YYYY-MM-DD.md` (`-2`, `-3`... if taken) and a new one starts; no archive is ever
+  deleted. HackLM reads only its five category files, so none of these is read as memories.
 """
 
 from __future__ import annotations

@@ -12,6 +12,9 @@ Rules:
 - Rules never go missing silently: when layer-A entries are left out, or a Security or
   Instruction file cannot be read, layer A ends with a line saying so and where to read them
   (room for it is kept first).
+- A person may read the block (a hook's context, `memd context`), so any character of an entry
+  that could hide text from them is shown as an escape (`controls.visible`): the agent and the
+  person read the same text.
 - Tokens are estimated as UTF-8 bytes / 3, rounded up: deliberately pessimistic (tokenizers
   average about 4 bytes per token on English prose, fewer on code and identifiers), so the real
   size stays under the budget.
@@ -25,6 +28,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from memd.core.categories import Category
+from memd.core.controls import visible
 from memd.core.mdformat import Entry
 from memd.core.render import entry_text
 
@@ -77,8 +81,9 @@ def path_words(path: str | None) -> str:
 
 
 def entry_line(category: Category, entry: Entry) -> str:
-    """One bullet: `- [Category] [slug] content` (the slug only when the entry has one)."""
-    return f"- {entry_text(category.value, entry.slug, entry.content)}"
+    """One bullet: `- [Category] [slug] content` (the slug only when the entry has one), with
+    any terminal escape or bidi control in it shown as an escape (`controls.visible`)."""
+    return f"- {visible(entry_text(category.value, entry.slug, entry.content))}"
 
 
 def build(

@@ -10,8 +10,10 @@ the file system.
 Store rules (the public contract):
 - Content is trimmed and each run of whitespace inside it (newlines, tabs, Unicode line
   separators) becomes one space, so no content can start a second line or fake an entry; the
-  outcome says so (`normalized`). What is left must be non-empty, free of other control
-  characters and at most the command's `max_length` characters long (default MAX_ENTRY_CHARS).
+  outcome says so (`normalized`). What is left must be non-empty and at most the command's
+  `max_length` characters long (default MAX_ENTRY_CHARS). Content holding any other control
+  character, or another character that can hide text from a person (`controls.first_refused`:
+  terminal escapes, C1 controls, bidi overrides, tag characters), is refused whole.
 - A given slug upserts: an entry with that slug is replaced in place (unchanged text is
   "skipped"); otherwise the content is decided like a slug-less store, and a new or replaced
   line takes the given slug. A new slug is never skipped: the caller named an entry, so what
@@ -29,13 +31,12 @@ Store rules (the public contract):
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from typing import Literal, NamedTuple
 
 import msgspec
 
-from memd.core import mdformat
+from memd.core import controls, mdformat
 from memd.core.archive import ArchivedEntry
 from memd.core.catalog import Catalog, CatalogEditor
 from memd.core.categories import Category
@@ -46,9 +47,6 @@ from memd.core.limits import MAX_ENTRY_CHARS
 from memd.core.mdformat import Document, Entry
 from memd.core.slugs import derive_slug, validate_slug
 from memd_client.errors import InvalidEntry, RpcError
-
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
-
 
 # ---------------------------------------------------------------------------- commands
 
@@ -254,13 +252,20 @@ def clean_content(content: str, max_length: int = MAX_ENTRY_CHARS) -> str:
     """Return `content` as a one-line memory: trimmed, each whitespace run one space.
 
     Raises:
-        InvalidEntry: it is empty, holds other control characters or is over `max_length`.
+        InvalidEntry: it is empty, holds a character `controls.first_refused` refuses (checked
+            before whitespace is normalised: Python's `split` also splits at U+001C-U+001F) or
+            is over `max_length`.
     """
+    refused = controls.first_refused(content)
+    if refused is not None:
+        raise InvalidEntry(
+            f"Content holds U+{ord(refused):04X} ({controls.escape(refused)}), a character that "
+            "can hide text from a person reading it; send plain text without terminal escapes, "
+            "bidi overrides or other control characters."
+        )
     text = " ".join(content.split())
     if not text:
         raise InvalidEntry("Content is empty; pass one sentence to remember.")
-    if _CONTROL.search(text):
-        raise InvalidEntry("Content holds control characters; send plain text.")
     if len(text) > max_length:
         raise InvalidEntry(
             f"Content is {len(text):,} characters, over the {max_length:,}-character cap "

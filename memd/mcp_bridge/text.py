@@ -9,6 +9,10 @@ Rules:
 - Every text that can carry a path goes through `printable`: a path that is not valid UTF-8
   (a lone surrogate from a non-UTF-8 file name) would otherwise make the SDK fail to serialize
   the whole reply.
+- The text block (what the agent reads and an MCP client shows a person) goes through
+  `controls.visible`: a terminal escape or bidi control from a memory file is shown as an
+  escape, so the agent and the person read the same text. Structured content keeps the exact
+  text, as the protocol does.
 - An error is one sentence saying what went wrong and what to do, then, when the workspace is
   known, "This call used workspace ... (from ...)."
 - Nothing here imports `mcp`: these are plain functions of memd's protocol Structs.
@@ -21,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
+from memd.core.controls import visible
 from memd.core.render import entry_label, folded_entries
 from memd_client import protocol as p
 
@@ -61,7 +66,7 @@ def name_tools(sentence: str) -> str:
 def failure(sentence: str, workspace: Workspace | None) -> str:
     """An error for the agent: memd's sentence, then the workspace the call used, if known."""
     used = f" This call used {workspace.describe()}." if workspace is not None else ""
-    return printable(f"{name_tools(sentence)}{used}")
+    return visible(printable(f"{name_tools(sentence)}{used}"))
 
 
 def unexpected(exc: BaseException) -> str:

@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal, ParamSpec, TypeVar, g
 import msgspec
 
 import memd
+from memd.core.controls import visible
 from memd.mcp_bridge import LogLevel
 from memd.mcp_bridge.text import (
     failure,
@@ -152,7 +153,7 @@ class Bridge:
         from mcp.types import CallToolResult, TextContent
 
         return CallToolResult(
-            content=[TextContent(type="text", text=text)], structured_content=data
+            content=[TextContent(type="text", text=visible(text))], structured_content=data
         )
 
 

@@ -637,4 +637,5 @@ def _limits(settings: Settings) -> Limits:
         max_file_bytes=settings.max_file_bytes,
         max_entry_chars=settings.max_entry_chars,
         idle_unload=settings.idle_unload_seconds,
+        max_archive_bytes=settings.max_archive_bytes,
     )

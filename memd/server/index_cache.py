@@ -23,6 +23,7 @@ import msgspec
 from memd.config import state_dir
 from memd.core.index import CategoryIndex, IndexImage, from_image, to_image
 from memd.core.mdformat import Entry
+from memd.server.storage import read_regular_bytes
 
 logger = logging.getLogger(__name__)
 
@@ -44,8 +45,7 @@ def text_key(text: str) -> str:
 def load(path: str, key: str, entries: Iterable[Entry]) -> CategoryIndex | None:
     """Return the kept index of `path` if it indexes `entries` under `key`, else None."""
     try:
-        with open(image_path(path), "rb") as handle:
-            image = _decoder.decode(handle.read())
+        image = _decoder.decode(read_regular_bytes(image_path(path)))  # a FIFO never hangs
     except FileNotFoundError:
         return None
     except (OSError, msgspec.DecodeError, ValueError) as exc:

@@ -14,7 +14,9 @@ Rules:
   the file or its directory, is refused instead of followed; otherwise a link is written through
   to its target.
 - A workspace's memory file over its size cap (`max_bytes`) is refused, never read into memory.
-- The archive is append-only: one write of whole lines, then fsync.
+- The archive is append-only and must be a regular file: one write of whole lines, then fsync,
+  all or nothing (a failed write is truncated away), never glued onto a line without its
+  newline. Once it would pass its cap it is moved aside to a dated file, never deleted.
 - Temp files are named `.<name>.memd-<12 hex digits>.tmp`. One left by a crash is debris: it is
   never read as data, and `remove_debris` deletes it (the caller holds the write lock, so no
   write of memd's is in flight).
@@ -232,25 +234,147 @@ def _mode_of_no_follow(path: str) -> int:
 
 
 def append_lines(path: str, lines: list[str], *, header: str) -> None:
-    """Append `lines` (each gets "\\n") to `path`, creating it with `header` first; then fsync.
-    Neither `path` nor its directory may be a symbolic link (it is a workspace's archive).
+    """Append `lines` (each gets "\\n") to `path` all or nothing, creating it with `header`
+    first; then fsync. Neither `path` nor its directory may be a symbolic link (it is a
+    workspace's archive), and it must be a regular file: a FIFO is never written to or waited on.
+
+    A file that does not end in a newline (a line torn by a crash, or a hand edit) gets one
+    first, so a record never glues onto it. A write or fsync that fails (the disk is full) is
+    taken back: the file is truncated to its size before, so no torn line is left.
 
     Raises:
-        FileFormatError: `path` or its directory is a symbolic link.
-        StorageError: the file system refused the write.
+        FileFormatError: `path` or its directory is a symbolic link, or `path` is not a
+            regular file.
+        StorageError: the file system refused the write; the file is as it was.
     """
+    records = "".join(line + "\n" for line in lines).encode("utf-8")
     try:
-        fd = _open_no_follow(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC)
-        try:
-            prefix = header if os.fstat(fd).st_size == 0 else ""
-            _write_all(fd, (prefix + "".join(line + "\n" for line in lines)).encode("utf-8"))
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+        fd = _open_no_follow(path, _APPEND_FLAGS)
     except OSError as exc:
         if exc.errno in (errno.ELOOP, errno.ENOTDIR):
             raise symlink_error(path) from None
+        if exc.errno in (errno.ENXIO, errno.EISDIR, errno.EOPNOTSUPP):
+            raise not_regular_error(path) from None
         raise storage_error("write", path, exc) from None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise not_regular_error(path)
+        size = st.st_size
+        if size == 0:
+            prefix = header.encode("utf-8")
+        else:
+            prefix = b"" if os.pread(fd, 1, size - 1) == b"\n" else b"\n"
+        try:
+            _write_all(fd, prefix + records)
+            os.fsync(fd)
+        except OSError:
+            with contextlib.suppress(OSError):
+                os.ftruncate(fd, size)
+                os.fsync(fd)
+            raise
+    except OSError as exc:
+        raise storage_error("write", path, exc) from None
+    finally:
+        os.close(fd)
+
+
+# O_RDWR: the last byte is read (is there a newline?); O_NONBLOCK: a FIFO never blocks the open.
+_APPEND_FLAGS = os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK | os.O_CLOEXEC
+_MAX_SAME_DAY = 10_000
+
+
+def move_aside_if_full(
+    path: str, lines: list[str], max_bytes: int, *, header: str, date: str
+) -> str | None:
+    """If appending `lines` would grow the archive `path` past `max_bytes`, rename it to
+    `<stem>-<date>.md` (`-2`, `-3`... if taken; an existing file is never replaced) so the append
+    starts a new one; return the new name, or None if it stayed. An archive holding no more than
+    `header` stays, however big the append (a batch is never split or refused). Call it under
+    the write lock, before `append_lines`. Anything but a regular file is left for
+    `append_lines` to report.
+
+    Raises:
+        FileFormatError: the directory is a symbolic link.
+        StorageError: the rename failed; the archive is as it was.
+    """
+    directory, name = os.path.split(path)
+    adding = sum(len(line.encode("utf-8")) + 1 for line in lines)
+    try:
+        dir_fd = os.open(directory or os.curdir, _NO_FOLLOW_DIR)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        if exc.errno in (errno.ELOOP, errno.ENOTDIR):
+            raise symlink_error(path) from None
+        raise storage_error("check", path, exc) from None
+    try:
+        try:
+            st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+        except FileNotFoundError:
+            return None
+        if (
+            not stat.S_ISREG(st.st_mode)
+            or st.st_size <= len(header.encode("utf-8"))
+            or st.st_size + adding <= max_bytes
+        ):
+            return None
+        moved = _rename_no_replace(dir_fd, name, date)
+        os.fsync(dir_fd)
+        return os.path.join(directory, moved)
+    except OSError as exc:
+        raise storage_error("move aside", path, exc) from None
+    finally:
+        os.close(dir_fd)
+
+
+def _rename_no_replace(dir_fd: int, name: str, date: str) -> str:
+    """Rename `name` to the first free `<stem>-<date>[-N]<ext>`; return that name. A hard link
+    then an unlink, so a name that is taken meanwhile is never replaced (a file system without
+    hard links gets a check and a rename, under the write lock)."""
+    stem, ext = os.path.splitext(name)
+    for number in range(1, _MAX_SAME_DAY + 1):
+        candidate = f"{stem}-{date}{ext}" if number == 1 else f"{stem}-{date}-{number}{ext}"
+        try:
+            os.link(name, candidate, src_dir_fd=dir_fd, dst_dir_fd=dir_fd, follow_symlinks=False)
+        except FileExistsError:
+            continue
+        except OSError as exc:
+            if exc.errno not in (errno.EPERM, errno.EOPNOTSUPP, errno.EMLINK, errno.ENOSYS):
+                raise
+            try:
+                os.stat(candidate, dir_fd=dir_fd, follow_symlinks=False)
+                continue
+            except FileNotFoundError:
+                os.rename(name, candidate, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+                return candidate
+        os.unlink(name, dir_fd=dir_fd)
+        return candidate
+    raise OSError(errno.EEXIST, f"{_MAX_SAME_DAY:,} archives of {date} exist already")
+
+
+def not_regular_error(path: str) -> FileFormatError:
+    """The error for a file memd appends to or reads beside the memory files (the archive)
+    that is not a regular file: a FIFO, a socket or a directory, as a repository could plant."""
+    return FileFormatError(
+        f"{path} is not a regular file (a FIFO, socket or directory); memd keeps removed "
+        "entries there, so nothing was removed: replace it with a regular file or delete it.",
+        data={"path": path},
+    )
+
+
+def read_regular_bytes(path: str) -> bytes:
+    """Return the bytes of `path`, a file memd keeps for itself (usage history, a kept index).
+    Opened non-blocking, so a FIFO there never hangs the caller.
+
+    Raises:
+        FileNotFoundError: it does not exist.
+        OSError: it could not be read, or (EINVAL) it is not a regular file.
+    """
+    with open(os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC), "rb") as handle:
+        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+            raise OSError(errno.EINVAL, "not a regular file", path)
+        return handle.read()
 
 
 def is_debris(name: str) -> bool:

@@ -71,8 +71,7 @@ class UsageStore:
     def load(self) -> None:
         """Read the sidecar (blocking; run it in a thread); see the module rules."""
         try:
-            with open(self.path, "rb") as handle:
-                data = _decoder.decode(handle.read())
+            data = _decoder.decode(storage.read_regular_bytes(self.path))  # a FIFO never hangs
         except FileNotFoundError:
             return
         except (OSError, msgspec.DecodeError, ValueError) as exc:

@@ -53,7 +53,7 @@ from anyio.abc import TaskGroup, TaskStatus
 from memd.config import DEFAULT_IDLE_UNLOAD
 from memd.core.archive import ARCHIVE_FILE, ARCHIVE_HEADER, ArchivedEntry, archive_line
 from memd.core.categories import CATEGORIES, Category
-from memd.core.limits import MAX_ENTRY_CHARS, MAX_FILE_BYTES
+from memd.core.limits import MAX_ARCHIVE_BYTES, MAX_ENTRY_CHARS, MAX_FILE_BYTES
 from memd.server import git_state, storage
 from memd.server.actor import CategoryActor, Snapshot
 from memd.server.hacklm_lock import (
@@ -102,6 +102,7 @@ class Workspace:
         self.root = root
         self.memory_dir = os.path.join(root, MEMORY_DIR)
         self.archive_path = os.path.join(self.memory_dir, ARCHIVE_FILE)
+        self.max_archive_bytes = MAX_ARCHIVE_BYTES
         self._mutex = anyio.Lock()
         self._dir_lock = MemoryDirLock(self.memory_dir, timeout=lock_timeout)
         self._swept = False
@@ -157,6 +158,7 @@ class Workspace:
         """Make every write and load from now on keep to `limits`."""
         self.lock_timeout = limits.lock_timeout
         self.max_file_bytes = limits.max_file_bytes
+        self.max_archive_bytes = limits.max_archive_bytes
 
     async def run(self, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
         """Load every category file, start watching, report ready, and serve until closed."""
@@ -358,14 +360,27 @@ class Workspace:
         return self.actors[category]
 
     def archive(self, records: list[ArchivedEntry]) -> None:
-        """Append `records` to the archive durably. Blocks: called in a `try_write` (under the
-        write lock), before the entries leave their file.
+        """Append `records` to the archive durably, all or nothing. Blocks: called in a
+        `try_write` (under the write lock), before the entries leave their file. An archive that
+        would pass `max_archive_bytes` is first moved aside to `archive-<today>.md` (never
+        deleted; logged) and a new one is started.
 
         Raises:
-            StorageError: the archive could not be written.
+            FileFormatError: the archive is a symbolic link or not a regular file (a FIFO).
+            StorageError: the archive could not be written; it is as it was.
         """
         today = datetime.date.today().isoformat()
         lines = [archive_line(record, date=today) for record in records]
+        moved = storage.move_aside_if_full(
+            self.archive_path, lines, self.max_archive_bytes, header=ARCHIVE_HEADER, date=today
+        )
+        if moved is not None:
+            logger.warning(
+                "%s reached max_archive_bytes (%d); its records are now in %s",
+                self.archive_path,
+                self.max_archive_bytes,
+                moved,
+            )
         storage.append_lines(self.archive_path, lines, header=ARCHIVE_HEADER)
 
     # ------------------------------------------------------------------ subscriptions
@@ -413,6 +428,8 @@ class Limits(NamedTuple):
     """The longest memory stored, in characters."""
     idle_unload: float = DEFAULT_IDLE_UNLOAD
     """Seconds a workspace stays loaded with nothing using it (0: for ever)."""
+    max_archive_bytes: int = MAX_ARCHIVE_BYTES
+    """The size past which `.memory/archive.md` is moved aside to a dated file."""
 
 
 DEFAULT_LIMITS = Limits()
