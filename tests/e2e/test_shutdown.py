@@ -146,12 +146,21 @@ def test_sigterm_exits_by_the_deadline_even_with_a_reply_nobody_reads(
 
 
 def test_sigterm_exits_by_the_deadline_even_with_a_worker_thread_stuck_in_a_file(
-    short_tmp: Path, workspace: Path
+    short_tmp: Path, workspace: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     memory = workspace / ".memory"
     memory.mkdir()
     (memory / "quirks.md").write_text("# Quirks\n\n- [old] An old quirk.\n")
-    os.mkfifo(memory / "archive.md")  # opening it to append blocks until someone reads it
+    # A file operation that never returns (a hung network file system): the daemon's archive
+    # append sleeps for an hour, patched in by a sitecustomize on the daemon's PYTHONPATH.
+    stall = short_tmp / "stall"
+    stall.mkdir()
+    (stall / "sitecustomize.py").write_text(
+        "import time\nimport memd.server.storage as storage\n"
+        "storage.append_lines = lambda *args, **kwargs: time.sleep(3600)\n"
+    )
+    path = os.pathsep.join([str(stall), os.environ.get("PYTHONPATH", "")])
+    monkeypatch.setenv("PYTHONPATH", path)
     daemon = start_daemon(short_tmp)
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
         sock.settimeout(SHUTDOWN_DEADLINE + 10)
@@ -165,9 +174,7 @@ def test_sigterm_exits_by_the_deadline_even_with_a_worker_thread_stuck_in_a_file
         status = {"jsonrpc": "2.0", "id": "status", "method": "status"}
         sock.sendall(msgspec.json.encode(delete) + b"\n" + msgspec.json.encode(status) + b"\n")
         first = msgspec.json.decode(sock.recv(65536).split(b"\n")[0])
-        if first["id"] == "delete":  # answered: archive.md as a FIFO no longer blocks a thread
-            daemon.stop()
-            pytest.skip("no file operation left that blocks a worker thread")
+        assert first["id"] == "status"  # the delete is stuck in its worker thread
         daemon.process.send_signal(signal.SIGTERM)
         code = wait_or_kill(daemon.process)
     assert code == EXIT_ABANDONED, daemon.stderr()
