@@ -36,6 +36,7 @@ IN_UNMOUNT = 0x00002000
 IN_Q_OVERFLOW = 0x00004000
 IN_IGNORED = 0x00008000
 IN_ONLYDIR = 0x01000000
+IN_DONT_FOLLOW = 0x02000000
 IN_EXCL_UNLINK = 0x04000000
 IN_MASK_ADD = 0x20000000
 IN_ISDIR = 0x40000000
@@ -57,10 +58,12 @@ DIRECTORY_MASK = (
     | IN_DELETE_SELF
     | IN_MOVE_SELF
     | IN_ONLYDIR
+    | IN_DONT_FOLLOW
     | IN_EXCL_UNLINK
     | IN_MASK_ADD
 )
-"""What a watch asks for: file contents, names coming and going, and the directory itself."""
+"""What a watch asks for: file contents, names coming and going, and the directory itself; a
+symbolic link is never followed (a symlinked `.memory` is not watched, like a missing one)."""
 
 READ_LIMIT = 256 * 1024
 """The most a `read_events` call reads: a burst of events is handled in slices."""

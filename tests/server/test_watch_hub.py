@@ -133,3 +133,18 @@ async def test_a_replaced_memory_directory_is_watched_again(tmp_path: Path) -> N
         await until(lambda: [e.slug for e in actor.snapshot.entries] == ["edited"])
         assert first["memory"] not in registry.watches._by_wd  # the old one is let go
         registry.close()
+
+
+def test_a_symlinked_memory_directory_is_never_watched_through(tmp_path: Path) -> None:
+    """A cloned repository's `.memory` may point at any directory of yours: memd watches
+    neither it nor its target (the root's watch sees the name come and go)."""
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    link = tmp_path / ".memory"
+    link.symlink_to(victim)
+    watches = Inotify.open()
+    try:
+        with pytest.raises(NotADirectoryError):
+            watches.add_watch(str(link))
+    finally:
+        watches.close()
