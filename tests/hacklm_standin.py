@@ -62,15 +62,15 @@ import argparse
 import contextlib
 import json
 import os
-import queue
 import re
 import signal
-import subprocess
 import sys
 import threading
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
+
+from tests.line_process import LineProcess
 
 MAX_RETRIES = 20
 RETRY_BASE_MS = 50
@@ -325,46 +325,13 @@ class Pauses:
 # ---------------------------------------------------------------------------- as a subprocess
 
 
-class Subprocess:
+class Subprocess(LineProcess):
     """`python -m tests.hacklm_standin ...` running; its printed lines are read as they come."""
 
     def __init__(self, memory_dir: str | Path, *args: str, env: dict[str, str] | None = None):
         root = Path(__file__).resolve().parent.parent
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "tests.hacklm_standin", str(memory_dir), *args],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            cwd=root,
-            env=env,
-        )
-        self._lines: queue.Queue[str] = queue.Queue()
-        threading.Thread(target=self._read_lines, daemon=True).start()
-
-    def _read_lines(self) -> None:
-        assert self.process.stdout is not None
-        for line in self.process.stdout:
-            self._lines.put(line.rstrip("\n"))
-
-    @property
-    def pid(self) -> int:
-        """The stand-in's pid (the one in its lock record)."""
-        return self.process.pid
-
-    def read_line(self, timeout: float = 30.0) -> str:
-        """The next line it printed; fails if none comes within `timeout` seconds."""
-        try:
-            return self._lines.get(timeout=timeout)
-        except queue.Empty:
-            raise AssertionError(f"the stand-in printed nothing in {timeout} s") from None
-
-    def wait_for(self, line: str, timeout: float = 30.0) -> list[str]:
-        """Read printed lines until `line`; return the lines before it."""
-        deadline = time.monotonic() + timeout
-        before = []
-        while (got := self.read_line(max(0.0, deadline - time.monotonic()))) != line:
-            before.append(got)
-        return before
+        command = [sys.executable, "-m", "tests.hacklm_standin", str(memory_dir), *args]
+        super().__init__(command, cwd=root, env=env)
 
     def stopped_at(self, point: str, timeout: float = 30.0) -> None:
         """Wait until it printed `point` and the kernel shows it stopped (after `--stop-at`)."""
@@ -377,25 +344,6 @@ class Subprocess:
     def resume(self) -> None:
         """SIGCONT: let a stopped stand-in go on."""
         os.kill(self.pid, signal.SIGCONT)
-
-    def finish(self, timeout: float = 60.0) -> int:
-        """Wait for it to exit; return its exit code."""
-        return self.process.wait(timeout=timeout)
-
-    def stderr(self) -> str:
-        """What it wrote to stderr (once it has exited)."""
-        if self.process.poll() is None or self.process.stderr is None:
-            return ""
-        return self.process.stderr.read()
-
-    def kill(self) -> None:
-        """SIGKILL it if it still runs (teardown), and close its pipes."""
-        if self.process.poll() is None:
-            self.process.kill()
-        self.process.wait(timeout=30)
-        for pipe in (self.process.stdout, self.process.stderr):
-            if pipe is not None:
-                pipe.close()
 
 
 def _state(pid: int) -> str:

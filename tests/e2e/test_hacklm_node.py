@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import functools
-import queue
 import shutil
 import subprocess
 import threading
@@ -22,6 +21,7 @@ from memd.server.hacklm_lock import MemoryDirLock, parse_record
 from memd_client import Client
 from memd_client.errors import LockTimeout
 from tests.conftest import DaemonProcess, start_daemon
+from tests.line_process import LineProcess
 
 NODE = shutil.which("node")
 WRITER = Path(__file__).with_name("hacklm_writer.js")
@@ -30,52 +30,12 @@ WAIT = 30.0  # upper bound on every wait for the Node process
 pytestmark = pytest.mark.skipif(NODE is None, reason="node is not installed")
 
 
-class Writer:
+class Writer(LineProcess):
     """A running `hacklm_writer.js`."""
 
     def __init__(self, *args: str) -> None:
         assert NODE is not None
-        self.process = subprocess.Popen(
-            [NODE, str(WRITER), *args],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        self._lines: queue.Queue[str] = queue.Queue()
-        threading.Thread(target=self._read_lines, daemon=True).start()
-
-    def _read_lines(self) -> None:
-        assert self.process.stdout is not None
-        for line in self.process.stdout:
-            self._lines.put(line.rstrip("\n"))
-
-    @property
-    def pid(self) -> int:
-        return self.process.pid
-
-    def read_line(self, timeout: float = WAIT) -> str:
-        """The next line Node printed; fails if none arrives within `timeout` seconds."""
-        try:
-            return self._lines.get(timeout=timeout)
-        except queue.Empty:
-            raise AssertionError(f"node printed nothing in {timeout} s: {self.stderr()}") from None
-
-    def finish(self, timeout: float = WAIT) -> int:
-        """Wait for Node to exit and return its exit code."""
-        return self.process.wait(timeout=timeout)
-
-    def stderr(self) -> str:
-        if self.process.poll() is None or self.process.stderr is None:
-            return ""
-        return self.process.stderr.read()
-
-    def kill(self) -> None:
-        if self.process.poll() is None:
-            self.process.kill()
-        self.process.wait(timeout=WAIT)
-        for pipe in (self.process.stdout, self.process.stderr):
-            if pipe is not None:
-                pipe.close()
+        super().__init__([NODE, str(WRITER), *args])
 
 
 @pytest.fixture
