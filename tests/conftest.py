@@ -200,3 +200,11 @@ def stop_serving(socket_path: Path) -> None:
     for pid in serve_processes(socket_path):
         os.kill(pid, signal.SIGTERM)
         wait_gone(pid)
+
+
+def write_big_quirks(workspace: Path, count: int) -> None:
+    """Give `workspace` a quirks.md of `count` distinct entries of about 150 bytes each."""
+    memory = workspace / ".memory"
+    memory.mkdir(exist_ok=True)
+    lines = "".join(f"- [rule-{n}] Rule number {n} says {'x' * 100}.\n" for n in range(count))
+    (memory / "quirks.md").write_text("# Quirks\n\n" + lines)

@@ -23,7 +23,7 @@ from memd.core import mdformat
 from memd.core.categories import CATEGORIES
 from memd_client import Changed, Client, MemdError, Resync
 from memd_client.aio import AsyncClient
-from tests.conftest import DaemonProcess, start_daemon
+from tests.conftest import DaemonProcess, start_daemon, write_big_quirks
 from tests.e2e.test_protocol_socket import connect
 
 pytestmark = pytest.mark.e2e
@@ -129,10 +129,7 @@ def test_a_slow_subscriber_never_slows_writers_and_is_told_to_resync(
 def test_a_slow_subscriber_to_a_big_category_is_bounded_in_bytes_not_only_in_count(
     daemon: DaemonProcess, workspace: Path
 ) -> None:
-    memory = workspace / ".memory"
-    memory.mkdir()
-    lines = "".join(f"- [rule-{n}] Rule number {n} says {'x' * 100}.\n" for n in range(4_000))
-    (memory / "quirks.md").write_text("# Quirks\n\n" + lines)  # each `changed`: about 600 KB
+    write_big_quirks(workspace, 4_000)  # each `changed`: about 600 KB
     sock, notes = subscribe(daemon.socket_path, workspace)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
     with sock, Client(daemon.socket_path, workspace=workspace, timeout=30) as client:

@@ -17,7 +17,7 @@ import pytest
 from memd.core import mdformat
 from memd.server.daemon import SHUTDOWN_DEADLINE, SHUTDOWN_GRACE
 from memd.server.exit_deadline import EXIT_ABANDONED
-from tests.conftest import start_daemon, store_frames
+from tests.conftest import start_daemon, store_frames, write_big_quirks
 
 pytestmark = pytest.mark.e2e
 
@@ -122,10 +122,7 @@ def wait_or_kill(process: subprocess.Popen[bytes]) -> int:
 def test_sigterm_exits_by_the_deadline_even_with_a_reply_nobody_reads(
     short_tmp: Path, workspace: Path
 ) -> None:
-    memory = workspace / ".memory"
-    memory.mkdir()
-    lines = "".join(f"- [rule-{n}] Rule number {n} says {'x' * 100}.\n" for n in range(8_000))
-    (memory / "quirks.md").write_text("# Quirks\n\n" + lines)  # each listing: about 1.2 MB
+    write_big_quirks(workspace, 8_000)  # each listing: about 1.2 MB
     daemon = start_daemon(short_tmp)
     listing = {"workspace": str(workspace), "category": "Quirk"}
     requests = b"".join(
