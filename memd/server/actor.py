@@ -56,7 +56,7 @@ from memd.core.catalog import Catalog
 from memd.core.categories import Category
 from memd.core.limits import MAX_FILE_BYTES
 from memd.core.mdformat import Entry
-from memd.server import index_cache, storage
+from memd.server import git_state, index_cache, storage
 from memd.server.hacklm_lock import BUSY, Backoff, Busy, LockCheck
 from memd.server.snapshot import Snapshot as Snapshot  # re-exported: handlers import it here
 from memd_client.errors import (
@@ -475,7 +475,7 @@ class CategoryActor:
                     storage.too_big_error(self.path, would_be, self.max_file_bytes, refused="store")
                 )
             rest = [envelope for envelope in live if not envelope.abandoned]
-            return await self._attempt(rest, deadline) if rest else []
+            return await self._attempt(rest, deadline, reread=reread) if rest else []
         planned = _Planned(text, batch.catalog, batch.archived, read, reread=reread)
         work = functools.partial(self._write_file, planned, live)
         try:
@@ -650,26 +650,35 @@ class CategoryActor:
         self._restore_if_dropped()
 
     def _restore_if_dropped(self) -> None:
-        """Store again the entries of memd's last commit if the file was replaced by a bare
-        header written within RESTORE_WINDOW seconds of that commit (HackLM creating a file it
-        had checked was missing just before memd created it): those entries were acknowledged.
-        """
+        """Store again the entries of memd's last commit that an outside replace dropped: a
+        version written within RESTORE_WINDOW seconds of that commit (by its mtime) that holds
+        nothing but a header (HackLM's bootstrap writing over a file it had checked was missing
+        just before memd created it) and maybe the entries its writer added after it. Entries
+        whose slug or text the new version holds are left alone (someone's newer version), and
+        so is a version git put there (its index changed since: a reset, stash or checkout)."""
         last, snapshot, now = self._last_commit, self.snapshot, self._fingerprint
         if last is None or now is None or snapshot.catalog is None:
             return
         committed_ns, written = last
         self._last_commit = None  # the file changed since: judged once, then let go
-        if now.mtime_ns - committed_ns > RESTORE_WINDOW * 1e9 or not written.entries:
+        if now.mtime_ns - committed_ns > RESTORE_WINDOW * 1e9 or snapshot.conflict is not None:
             return
-        if snapshot.conflict is not None or not _is_bare_header(snapshot.catalog):
+        if not _only_a_header_besides_entries(snapshot.catalog):
+            return
+        slugs = {entry.slug for entry in snapshot.entries if entry.slug is not None}
+        texts = {entry.content for entry in snapshot.entries}
+        lost = [e for e in written.entries if e.slug not in slugs and e.content not in texts]
+        if not lost:
+            return
+        if git_state.index_changed_since(os.path.dirname(os.path.dirname(self.path)), committed_ns):
             return
         logger.warning(
-            "%s was replaced by a bare header right after memd wrote it; storing its %d "
+            "%s was replaced by a bare header right after memd wrote it; storing its %d lost "
             "entries again",
             self.path,
-            len(written.entries),
+            len(lost),
         )
-        for entry in written.entries:
+        for entry in lost:
             command = transitions.Store(content=entry.content, slug=entry.slug)
             with contextlib.suppress(anyio.WouldBlock, anyio.ClosedResourceError):
                 # Nobody waits for this reply: the actor applies it like any queued store.
@@ -723,10 +732,12 @@ def _conflict_error(path: str, markers: tuple[int, ...]) -> MergeConflict:
     )
 
 
-def _is_bare_header(catalog: Catalog) -> bool:
-    """Return True for a file with no entries and at most two other non-blank lines (a title
-    and a description: what HackLM and memd write into a new category file)."""
-    return not catalog.entries and sum(1 for raw in catalog.raws if raw.strip()) <= 2
+def _only_a_header_besides_entries(catalog: Catalog) -> bool:
+    """Return True for a file whose lines, besides its entries, are one or two non-blank lines
+    (a title and a description: what HackLM and memd write into a new category file). An empty
+    file is not one: an in-place writer shows it for a moment, between truncate and write."""
+    others = sum(1 for raw in catalog.raws if raw.strip()) - len(catalog.entries)
+    return 1 <= others <= 2
 
 
 async def _take(lock: anyio.Lock) -> None:

@@ -99,3 +99,15 @@ def index_lock_held(root: str, *, now: float | None = None) -> str | None:
             age,
         )
     return None
+
+
+def index_changed_since(root: str, since_ns: int) -> bool:
+    """Return True if the index of the repository `root` is in was written at or after
+    `since_ns` (epoch nanoseconds): git reset, stash, checkout or merge ran since then."""
+    directory = git_dir(root)
+    if directory is None:
+        return False
+    try:
+        return os.stat(os.path.join(directory, "index")).st_mtime_ns >= since_ns
+    except OSError:
+        return False

@@ -457,6 +457,7 @@ def _write_replace(
     temp = f".{name}.memd-{secrets.token_hex(6)}.tmp"  # see _TEMP_NAME
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
     fd = os.open(temp, flags, 0o600, dir_fd=dir_fd)
+    mine = os.fstat(fd)
     try:
         try:
             _write_all(fd, data)
@@ -469,11 +470,25 @@ def _write_replace(
             before_replace()
         _put_in_place(dir_fd, temp, name, st, expected)
     except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temp, dir_fd=dir_fd)
+        _discard(dir_fd, temp, mine)
         raise
     os.fsync(dir_fd)
     return st
+
+
+def _discard(dir_fd: int, temp: str, mine: os.stat_result) -> None:
+    """Remove our temp file after a failed write, but only if `temp` is still ours: after a
+    swap it may hold someone else's version, which is kept under a name of its own."""
+    try:
+        now = os.stat(temp, dir_fd=dir_fd, follow_symlinks=False)
+    except OSError:
+        return
+    if (now.st_dev, now.st_ino) == (mine.st_dev, mine.st_ino):
+        with contextlib.suppress(OSError):
+            os.unlink(temp, dir_fd=dir_fd)
+        return
+    with contextlib.suppress(OSError):
+        _keep_aside(dir_fd, temp)
 
 
 def _put_in_place(
@@ -518,6 +533,13 @@ def _swap_back(dir_fd: int, temp: str, name: str, mine: os.stat_result) -> None:
             return
     except OSError:
         pass
+    _keep_aside(dir_fd, temp)
+
+
+def _keep_aside(dir_fd: int, temp: str) -> None:
+    """Give someone else's version, left at our temp name `temp`, a name that is not debris
+    (`<file>.memd-clobbered-<hex>`), and log it: it is merged by hand, never deleted."""
+    name = temp.removeprefix(".").rsplit(".memd-", 1)[0]
     kept = f"{name}.memd-clobbered-{secrets.token_hex(4)}"
     os.rename(temp, kept, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
     logger.error(

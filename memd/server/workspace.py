@@ -27,10 +27,12 @@ Rules:
 - A `.memory` that is a symbolic link is never followed: loading, reading, sweeping and locking
   create, rename and delete nothing through it, and writes are refused (1004).
 - Missing category files are created (with their header, never over a file that appeared)
-  under the write lock when a workspace whose `.memory/` exists loads: HackLM creates missing
-  files with an unlocked check-then-write, which would otherwise overwrite a file memd had just
-  created with an acknowledged entry. (A store that creates a file gets its entries re-applied
-  if a bare header replaces it right after: see `actor.RESTORE_WINDOW`.)
+  under the write lock when a workspace whose `.memory/` exists loads, or at its first write if
+  it has none, and no store writes into them for FIRST_USE_SETTLE seconds: HackLM creates
+  missing files with an unlocked check-then-write, which would otherwise overwrite a file memd
+  had just created with an acknowledged entry; this way it can only overwrite a bare header.
+  (If a bare header still replaces a fresh commit, its entries are stored again: see
+  `actor.RESTORE_WINDOW`.)
 - Nothing is written while git is working in the workspace's repository (its `index.lock`
   exists: see `git_state`): a write then backs off like one that finds `.memory/.lock` held.
 - Subscribers get each change as a `changed` notification, built and encoded once per change.
@@ -44,6 +46,7 @@ import datetime
 import functools
 import logging
 import os
+import time
 from collections.abc import Callable, Iterable, Iterator
 from typing import NamedTuple, TypeVar
 
@@ -83,6 +86,8 @@ from memd_client.errors import (
 logger = logging.getLogger(__name__)
 
 MEMORY_DIR = ".memory"
+FIRST_USE_SETTLE = 0.1
+"""Seconds the category files memd creates exist before a store writes into them."""
 
 T = TypeVar("T")
 
@@ -106,7 +111,8 @@ class Workspace:
         self._mutex = anyio.Lock()
         self._dir_lock = MemoryDirLock(self.memory_dir, timeout=lock_timeout)
         self._swept = False
-        self._created = True  # False: `.memory/` lacked a category file at load
+        self._created = True  # False: a category file was missing at load
+        self._settled_at = 0.0  # time.monotonic() from which files memd created may be written
         self._git_lock: str | None = None  # the git index lock the last write waited for
         self._sweep_scope = anyio.CancelScope()
         self._subscribers: set[Session] = set()
@@ -258,7 +264,7 @@ class Workspace:
                 self._dir_lock.try_run, functools.partial(self._prepared_first, work)
             )
         except storage.NotNow as busy:
-            self._git_lock = str(busy.args[0])
+            self._git_lock = busy.args[0]  # None: waiting for new files to settle
             return BUSY
         finally:
             self._mutex.release()
@@ -267,8 +273,8 @@ class Workspace:
 
     def _prepared_first(self, work: Callable[[LockCheck], T], check: LockCheck) -> T:
         """Run `work` under the lock, with a check that also stops it while git works; first
-        (once) remove debris and, if `.memory/` lacked some at load, create the missing
-        category files."""
+        (once) remove debris and create the missing category files. A store waits until files
+        memd created have existed FIRST_USE_SETTLE seconds (raises NotNow before that)."""
 
         def check_git_too() -> None:
             check()
@@ -282,41 +288,44 @@ class Workspace:
                 logger.warning("removed %s left behind by a crash", name)
             self._swept = True
         if not self._created:
-            self._create_missing_files()
+            if self._create_missing_files():
+                self._settled_at = time.monotonic() + FIRST_USE_SETTLE
             self._created = True
+        if work is not _nothing and time.monotonic() < self._settled_at:
+            raise storage.NotNow(None)  # HackLM may be between its check and its header
         return work(check_git_too)
 
-    def _create_missing_files(self) -> None:
+    def _create_missing_files(self) -> bool:
         """Create each missing category file with its header, never over one that appears
-        meanwhile (blocking, under the write lock)."""
+        meanwhile (blocking, under the write lock); return whether any was created."""
+        created = False
         for category in CATEGORIES:
             path = os.path.join(self.memory_dir, category.file)
             if os.path.lexists(path):
                 continue
             try:
                 storage.write_atomic(path, category.header, follow_links=False, expected=None)
+                created = True
             except storage.ChangedOnDisk:
                 pass  # created meanwhile: it is someone's file now
             except RpcError as error:
                 logger.warning("cannot create %s: %s", path, error.message)
-                return
+                break
+        return created
 
     def _check_at_load(self) -> None:
-        """Note whether `.memory/` is a directory that lacks a category file (blocking): then
-        the first hold of the lock creates them."""
-        self._created = (
-            not os.path.isdir(self.memory_dir)
-            or os.path.islink(self.memory_dir)
-            or all(
-                os.path.lexists(os.path.join(self.memory_dir, category.file))
-                for category in CATEGORIES
-            )
+        """Note whether all category files exist (blocking); if not, the first hold of the
+        lock creates them: at load if `.memory/` exists, else at the first write."""
+        self._created = os.path.islink(self.memory_dir) or all(
+            os.path.lexists(os.path.join(self.memory_dir, category.file)) for category in CATEGORIES
         )
 
     def _needs_preparing(self) -> bool:
-        """Return True if `.memory/` holds debris or a lock file, or lacks a category file it
-        must get (blocking)."""
-        return not self._created or storage.has_debris(self.memory_dir, lock_file=LOCK_FILE)
+        """Return True if `.memory/` holds debris or a lock file, or exists and lacks a
+        category file (blocking): never create `.memory/` on a read."""
+        if storage.has_debris(self.memory_dir, lock_file=LOCK_FILE):
+            return True
+        return not self._created and os.path.isdir(self.memory_dir)
 
     async def _sweep_at_load(self) -> None:
         with self._sweep_scope:

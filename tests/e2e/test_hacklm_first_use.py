@@ -13,9 +13,11 @@ import threading
 from pathlib import Path
 
 from bench._text import word
+from memd.core.categories import CATEGORIES
 from memd_client import Client
 from memd_client.errors import RpcError
 from tests.conftest import DaemonProcess
+from tests.e2e.test_git_races import git
 from tests.hacklm_standin import HackLMWriter, Subprocess
 from tests.polling_sync import wait_until
 
@@ -127,3 +129,96 @@ def test_stores_under_sustained_hacklm_writing_all_succeed_and_stay(
     assert sorted(s for s in slugs if s.startswith("c")) == sorted(
         f"c{c}-{n}" for c in range(4) for n in range(25)
     )
+
+
+def test_hacklms_bootstrap_then_its_own_store_keeps_memds_entry(
+    daemon: DaemonProcess, workspace: Path
+) -> None:
+    """HackLM's upsert bootstraps first (check, header) and then writes its own entry under the
+    lock: the file memd reads next holds HackLM's header and entry, not a bare header, and
+    memd's acknowledged entry must still come back."""
+    memory = workspace / ".memory"
+    pause = PauseAtCheck("security.md")
+    hacklm = HackLMWriter(memory, hook=pause)
+    upsert = threading.Thread(target=hacklm.upsert, args=("Security", "hk", "HackLM rule."))
+    upsert.start()
+    try:
+        assert pause.reached.wait(30)
+        with Client(daemon.socket_path, workspace=workspace) as client:
+            stored = client.store(
+                category="Security", content="Never commit the .env file.", slug="no-env"
+            )
+            assert stored.action == "stored"
+            pause.go.set()
+            upsert.join(30)
+            wait_until(lambda: "no-env" in (memory / "security.md").read_text())
+            slugs = {e.slug for e in client.list(category="Security").entries}
+            assert slugs == {"hk", "no-env"}
+    finally:
+        pause.go.set()
+        upsert.join(30)
+
+
+def test_a_fresh_workspaces_first_store_creates_every_file_so_hacklm_bootstraps_none(
+    daemon: DaemonProcess, workspace: Path
+) -> None:
+    memory = workspace / ".memory"
+    with Client(daemon.socket_path, workspace=workspace) as client:
+        client.store(category="Decision", content="Use SQLite for storage.", slug="db")
+    assert sorted(p.name for p in memory.glob("*.md")) == sorted(c.file for c in CATEGORIES)
+    seen: list[str] = []
+    HackLMWriter(memory, hook=lambda point, detail: seen.append(point)).upsert(
+        "Security", "hk", "HackLM rule."
+    )
+    assert "bootstrap-checked" not in seen
+
+
+def test_an_in_place_rewrite_seen_half_done_is_not_taken_for_a_bare_header(
+    daemon: DaemonProcess, workspace: Path
+) -> None:
+    """HackLM's update truncates, then writes: a read in between sees an empty file. memd must
+    not store its last commit again over HackLM's newer value."""
+    memory = workspace / ".memory"
+    memory.mkdir()
+    path = memory / "decisions.md"
+    path.write_text("# Decisions\n\n- [db] Use SQLite.\n")
+    with Client(daemon.socket_path, workspace=workspace) as client:
+        client.list()
+        client.store(category="Decision", content="Deploy with blue green releases.", slug="go")
+        hacklm = HackLMWriter(memory)
+        hacklm.acquire()
+        kept = "\n".join(
+            line for line in path.read_text().split("\n") if not line.startswith("- [db] ")
+        )
+        with path.open("w") as handle:  # truncated: an agent's read lands in this moment
+            client.list(category="Decision")
+            handle.write(kept)
+        with path.open("a") as handle:
+            handle.write("\n- [db] Use Postgres.\n")
+        hacklm.release()
+        wait_until(lambda: "Use Postgres." in [e.content for e in client.list().entries])
+        client.store(category="Quirk", content="The CI runner has no network.", slug="ci")
+        contents = {e.slug: e.content for e in client.list(category="Decision").entries}
+    assert contents == {"go": "Deploy with blue green releases.", "db": "Use Postgres."}
+
+
+def test_git_stash_right_after_a_store_is_not_undone(
+    daemon: DaemonProcess, workspace: Path
+) -> None:
+    memory = workspace / ".memory"
+    memory.mkdir()
+    (memory / "decisions.md").write_text("# Decisions\n\n- [db] Use SQLite.\n")
+    git(workspace, "init", "-q")
+    with Client(daemon.socket_path, workspace=workspace) as client:
+        client.list()  # the missing files are created at load
+        wait_until(lambda: len(list(memory.glob("*.md"))) == 5)
+        git(workspace, "add", "-A")
+        git(workspace, "commit", "-qm", "memories")
+        client.store(category="Security", content="Never commit the .env file.", slug="no-env")
+        git(workspace, "stash", "-q")
+        wait_until(lambda: not client.list(category="Security").entries)
+        client.store(category="Quirk", content="The CI runner has no network.", slug="ci")
+        assert not client.list(category="Security").entries  # the stash stays stashed
+    git(workspace, "checkout", "-q", "--", ".memory/quirks.md")
+    assert git(workspace, "stash", "pop", check=False).returncode == 0
+    assert "no-env" in (memory / "security.md").read_text()

@@ -330,6 +330,9 @@ async def test_a_long_write_keeps_its_lock_fresh(
     monkeypatch.setattr(workspace_module, "REFRESH_INTERVAL", 0.02)
     workspace = Workspace(str(tmp_path), clock=time.time)
     lock_file = tmp_path / ".memory" / ".lock"
+    (tmp_path / ".memory").mkdir()
+    for category in CATEGORIES:  # all there: no new files to let settle before writing
+        (tmp_path / ".memory" / category.file).write_text(category.header)
 
     def slow_write(check: hacklm_lock.LockCheck) -> tuple[bytes, bytes]:
         first = lock_file.read_bytes()
