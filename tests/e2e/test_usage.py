@@ -12,6 +12,7 @@ from pathlib import Path
 import msgspec
 import pytest
 
+from memd.core.categories import CATEGORIES
 from memd.server.usage_store import usage_path
 from memd_client import Client
 from tests.conftest import start_daemon
@@ -64,7 +65,10 @@ def test_recalls_and_stores_are_saved_outside_the_memory_files(
     record = saved["entries"]["Decision/helm"]
     assert record["recalls"] == 3
     assert record["stored_at"] > 0
-    assert sorted(p.name for p in (workspace / ".memory").iterdir()) == ["decisions.md"]
+    # Only the category files (all five: a first write creates them): no usage file there.
+    assert sorted(p.name for p in (workspace / ".memory").iterdir()) == sorted(
+        c.file for c in CATEGORIES
+    )
 
 
 def test_a_bad_sidecar_is_set_aside(short_tmp: Path, workspace: Path) -> None:
