@@ -39,8 +39,8 @@ from typing import Any
 
 from bench._daemon import wait_until_serving
 from bench._report import commit, save, settings_main
-from memd.core.categories import Category
-from memd.core.limits import MAX_FILE_BYTES
+from memd.core.format.categories import Category
+from memd.core.format.limits import MAX_FILE_BYTES
 from memd_client import Client
 
 CATEGORY = Category.DECISION

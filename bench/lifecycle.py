@@ -43,8 +43,8 @@ from typing import Any
 from bench._daemon import percentile, running_daemon
 from bench._report import RESULTS_DIR, commit, print_verdicts, save
 from bench.query import QUERIES, make_corpus, write_workspace
-from memd.core.categories import CATEGORIES, Category
-from memd.core.mdformat import Entry
+from memd.core.format.categories import CATEGORIES, Category
+from memd.core.format.mdformat import Entry
 from memd_client import Client
 
 COLD_ENTRIES = 10_000

@@ -22,9 +22,9 @@ from typing import Any
 
 import msgspec
 
-from memd.core.categories import Category
-from memd.core.mdformat import Entry
-from memd.core.ranking import build_index, search
+from memd.core.format.categories import Category
+from memd.core.format.mdformat import Entry
+from memd.core.search.ranking import build_index, search
 
 DEFAULT_DIR = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "locomo-dev"
 QUESTION_CATEGORIES = frozenset({1, 2, 3, 4})

@@ -47,9 +47,9 @@ from bench._echo import echo_server
 from bench._report import RESULTS_DIR, commit, print_verdicts, save
 from bench.retrieval import fts5_match, hacklm_rank
 from bench.search_speed import SEED, _pick, _sentence, _words
-from memd.core import mdformat
-from memd.core.categories import CATEGORIES, Category
-from memd.core.mdformat import Entry
+from memd.core.format import mdformat
+from memd.core.format.categories import CATEGORIES, Category
+from memd.core.format.mdformat import Entry
 from memd_client import Client, LineDecoder, protocol as p
 
 SIZES = (1_000, 10_000, 100_000)

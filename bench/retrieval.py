@@ -40,9 +40,9 @@ from bench.locomo import (
     mean_metrics,
     score_question,
 )
-from memd.core import mdformat
-from memd.core.categories import Category
-from memd.core.mdformat import Entry
+from memd.core.format import mdformat
+from memd.core.format.categories import Category
+from memd.core.format.mdformat import Entry
 from memd_client import Client
 
 TARGET_MARGIN = 0.05

@@ -13,9 +13,9 @@ import functools
 import random
 import time
 
-from memd.core.categories import CATEGORIES, Category
-from memd.core.mdformat import Entry
-from memd.core.ranking import CategoryIndex, build_index, search
+from memd.core.format.categories import CATEGORIES, Category
+from memd.core.format.mdformat import Entry
+from memd.core.search.ranking import CategoryIndex, build_index, search
 
 SEED = 20240601
 LIMIT = 10

@@ -48,8 +48,8 @@ import msgspec
 
 from bench._daemon import percentile, running_daemon
 from bench._report import commit, save, settings_main
-from memd.core import mdformat
-from memd.core.categories import CATEGORIES, Category
+from memd.core.format import mdformat
+from memd.core.format.categories import CATEGORIES, Category
 from memd_client import Client
 from memd_client._framing import LineDecoder
 

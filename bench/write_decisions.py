@@ -47,9 +47,10 @@ import msgspec
 
 from bench._daemon import running_daemon
 from bench._report import commit, print_verdicts, save, settings_main
-from memd.core import mdformat, transitions
-from memd.core.categories import Category, parse_category
-from memd.core.judge import judge
+from memd.core.format import mdformat
+from memd.core.format.categories import Category, parse_category
+from memd.core.writes import transitions
+from memd.core.writes.judge import judge
 from memd_client import Client
 
 HERE = Path(__file__).resolve().parent

@@ -21,8 +21,8 @@ import msgspec
 
 from memd import __version__
 from memd.config import LOG_LEVELS
-from memd.core.controls import visible
-from memd.core.render import entry_text, folded_entries
+from memd.core.format.controls import visible
+from memd.core.format.render import entry_text, folded_entries
 from memd_client import (
     Client,
     DaemonUnavailable,

@@ -31,7 +31,7 @@ from typing import Annotated, Any, Literal
 
 import msgspec
 
-from memd.core.limits import MAX_ARCHIVE_BYTES, MAX_ENTRY_CHARS, MAX_FILE_BYTES
+from memd.core.format.limits import MAX_ARCHIVE_BYTES, MAX_ENTRY_CHARS, MAX_FILE_BYTES
 from memd_client._framing import DEFAULT_MAX_FRAME
 
 LogLevel = Literal["DEBUG", "INFO", "WARNING", "ERROR"]

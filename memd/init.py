@@ -1,7 +1,8 @@
 """`memd init`: create the `.memory/` files and the memd block in agent instruction files.
 
-Decide, then do: every file is read and its new text computed first (`memd.core.agent_files`);
-`--dry-run` prints that plan as a diff, a normal run carries it out.
+Decide, then do: every file is read and its new text computed first
+(`memd.core.project.agent_files`); `--dry-run` prints that plan as a diff, a normal run carries it
+out.
 
 Rules:
 - Category files are created with O_EXCL and the header the daemon gives a new file; an existing
@@ -12,9 +13,10 @@ Rules:
   from its other names. So is a symlinked one, except a symlink whose target is another file of
   the same run, inside the workspace (CLAUDE.md -> AGENTS.md): that one is skipped with a line
   saying it was updated through its target.
-- The workspace's `.gitignore` gets a `.memory/.lock` line (`memd.core.gitignore`; created if
-  missing, never duplicated, the rest kept byte for byte), written like an instruction file
-  (atomic, refused if it is a symlink or hard-linked), so a lock is never committed.
+- The workspace's `.gitignore` gets a `.memory/.lock` line (`memd.core.project.gitignore`;
+  created if missing, never duplicated, the rest kept byte for byte), written like an
+  instruction file (atomic, refused if it is a symlink or hard-linked), so a lock is never
+  committed.
 - A file that cannot be done (malformed markers, not UTF-8, ...) is reported and left unchanged,
   the others are still done, and the exit code is 1.
 """
@@ -30,8 +32,9 @@ import sys
 from collections.abc import Callable
 from typing import NamedTuple
 
-from memd.core import agent_files, gitignore, mdformat
-from memd.core.categories import CATEGORIES, Category
+from memd.core.format import mdformat
+from memd.core.format.categories import CATEGORIES, Category
+from memd.core.project import agent_files, gitignore
 from memd.server import storage
 from memd_client import MemdError, find_workspace
 

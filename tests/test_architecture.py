@@ -1,11 +1,14 @@
-"""The functional core stays pure: `memd.core` imports no I/O, clock, socket or task library."""
+"""The layout's rules, checked on the source: the functional core stays pure (no I/O, clock,
+socket or task library, in any of its packages), its features stay apart, and no two modules of
+memd import each other, however indirectly."""
 
 from __future__ import annotations
 
 import ast
 from pathlib import Path
 
-CORE = Path(__file__).resolve().parent.parent / "memd" / "core"
+SOURCE = Path(__file__).resolve().parent.parent
+CORE = SOURCE / "memd" / "core"
 ALLOWED = {
     "array",
     "bisect",
@@ -34,27 +37,110 @@ ALLOWED_IN = {"stemmer.py": {"threading", "sys"}, "memo.py": {"threading"}}
 interned (`sys.intern`). The memo caches are shared by the event loop and worker threads, so
 inserting takes a `threading.Lock`. Nothing here starts a thread or waits on one."""
 
+MAY_USE = {
+    "text": set(),
+    "format": {"text"},
+    "writes": {"format", "text"},
+    "search": {"format", "text"},
+    "extract": {"format", "text"},
+    "project": {"format", "text"},
+}
+"""Which core packages each core package may import (besides itself)."""
 
-def _imports(path: Path) -> list[str]:
+
+def _imports(path: Path, *, top_level_only: bool = False) -> list[str]:
+    """The modules `path` imports (with `top_level_only`, not those imported inside functions:
+    a lazy import cannot make a cycle at import time)."""
+    tree = ast.parse(path.read_text())
+    nodes = list(ast.walk(tree))
+    if top_level_only:  # and under `if TYPE_CHECKING:`: a cycle for the type checker too
+        nodes = [*tree.body]
+        nodes += [n for node in tree.body if isinstance(node, ast.If) for n in node.body]
     names: list[str] = []
-    for node in ast.walk(ast.parse(path.read_text())):
+    for node in nodes:
         if isinstance(node, ast.Import):
             names.extend(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom) and node.module:
             names.append(node.module)
+            names.extend(f"{node.module}.{alias.name}" for alias in node.names)
     return names
 
 
 def test_core_imports_only_pure_modules() -> None:
     offenders = {}
-    for path in sorted(CORE.glob("*.py")):
+    for path in sorted(CORE.rglob("*.py")):
         bad = [
             name
             for name in _imports(path)
             if name.split(".")[0] not in ALLOWED | ALLOWED_IN.get(path.name, set())
-            or (name.startswith("memd_client") and name not in ALLOWED_FROM_CLIENT)
+            or (name.startswith("memd_client") and not name.startswith(tuple(ALLOWED_FROM_CLIENT)))
             or (name.startswith("memd.") and not name.startswith("memd.core"))
         ]
         if bad:
-            offenders[path.name] = bad
+            offenders[str(path.relative_to(CORE))] = bad
     assert offenders == {}
+
+
+def test_every_core_module_lives_in_a_feature_package() -> None:
+    loose = [p.name for p in CORE.glob("*.py") if p.name != "__init__.py"]
+    assert loose == []
+    assert {p.name for p in CORE.iterdir() if p.is_dir() and p.name != "__pycache__"} == set(
+        MAY_USE
+    )
+
+
+def test_core_features_stay_apart() -> None:
+    """`writes`, `search` and `extract` never import each other; all may use `format` and
+    `text`; `format` uses only `text`."""
+    offenders = {}
+    for package, allowed in MAY_USE.items():
+        for path in sorted((CORE / package).rglob("*.py")):
+            used = {
+                name.split(".")[2]
+                for name in _imports(path)
+                if name.startswith("memd.core.") and len(name.split(".")) > 2
+            }
+            bad = used - allowed - {package}
+            if bad:
+                offenders[f"{package}/{path.name}"] = sorted(bad)
+    assert offenders == {}
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(SOURCE).with_suffix("").parts)
+    if parts[0] == "client":
+        parts = parts[1:]
+    if parts[-1] == "__init__":
+        parts = parts[:-1]
+    return ".".join(parts)
+
+
+def test_no_import_cycles() -> None:
+    """Module-level imports between memd's own modules form no cycle (a cycle makes the import
+    order matter and the layers meaningless)."""
+    paths = [*SOURCE.joinpath("memd").rglob("*.py"), *SOURCE.joinpath("client").rglob("*.py")]
+    modules = {_module_name(path): path for path in paths if "__pycache__" not in path.parts}
+    graph = {
+        name: {
+            imported
+            for imported in _imports(path, top_level_only=True)
+            if imported in modules and imported != name and not name.startswith(imported + ".")
+        }  # a module's own parent packages are imported with it: no edge
+        for name, path in modules.items()
+    }
+    cycles: list[list[str]] = []
+    state: dict[str, int] = {}  # 1: on the current path, 2: done
+
+    def visit(name: str, path: list[str]) -> None:
+        state[name] = 1
+        for imported in sorted(graph[name]):
+            if state.get(imported) == 1:
+                cycles.append([*path[path.index(imported) :], imported])
+            elif imported not in state:
+                visit(imported, [*path, imported])
+        state[name] = 2
+
+    for name in sorted(graph):
+        if name not in state:
+            visit(name, [name])
+    assert cycles == []

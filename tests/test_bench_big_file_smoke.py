@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from bench import big_file
-from memd.core import mdformat
+from memd.core.format import mdformat
 
 
 def test_the_hostile_file_is_valid_distinct_and_fills_its_size() -> None:

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from bench import locomo, retrieval
-from memd.core.mdformat import Entry
+from memd.core.format.mdformat import Entry
 
 
 @pytest.mark.e2e

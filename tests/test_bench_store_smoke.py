@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from bench import store, watch_latency
-from memd.core import dedup
-from memd.core.mdformat import Entry
+from memd.core.format.mdformat import Entry
+from memd.core.writes import dedup
 
 
 @pytest.mark.e2e

@@ -1,7 +1,7 @@
 """What the agent reads: the text block of each tool result, and error sentences.
 
 Rules:
-- Entries are labelled `[Category] [slug]` with `memd.core.render.entry_label`, as in the CLI
+- Entries are labelled `[Category] [slug]` with `memd.core.format.render.entry_label`, as in the CLI
   and the prompt block.
 - Texts name tools, not CLI verbs: the agent cannot run `memd list`. A daemon sentence that
   points at a CLI verb keeps its wording (it is shared with the CLI) and gets one more sentence
@@ -20,13 +20,13 @@ Rules:
 
 from __future__ import annotations
 
-import os
 from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from memd.core.controls import visible
-from memd.core.render import entry_label, folded_entries
+from memd.core.format.controls import visible
+from memd.core.format.render import entry_label, folded_entries
+from memd.mcp_bridge.printable import printable
 from memd_client import protocol as p
 
 if TYPE_CHECKING:
@@ -38,19 +38,6 @@ _TOOL_HINTS: tuple[tuple[str, str], ...] = (
     ("`memd stats`", "With these tools, call memoryStats."),
 )
 """A CLI verb a daemon sentence may mention, and the sentence naming the tool for it."""
-
-
-def printable(text: str) -> str:
-    """`text` with every character UTF-8 cannot carry escaped: the undecodable byte of a
-    non-UTF-8 file name as `\\xe9`, any other lone surrogate as `\\udc00`."""
-    try:
-        text.encode()
-    except UnicodeEncodeError:
-        try:
-            return os.fsencode(text).decode("utf-8", "backslashreplace")
-        except UnicodeEncodeError:  # a surrogate that no file name decodes to
-            return text.encode("utf-8", "backslashreplace").decode()
-    return text
 
 
 def tool_hints(text: str) -> list[str]:

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal, ParamSpec, TypeVar, g
 import msgspec
 
 import memd
-from memd.core.controls import visible
+from memd.core.format.controls import visible
 from memd.mcp_bridge import LogLevel
 from memd.mcp_bridge.text import (
     failure,

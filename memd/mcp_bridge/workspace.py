@@ -23,7 +23,7 @@ from urllib.parse import unquote, urlsplit
 
 import msgspec
 
-from memd.mcp_bridge.text import printable
+from memd.mcp_bridge.printable import printable
 from memd_client import MemdError, find_workspace
 
 if TYPE_CHECKING:

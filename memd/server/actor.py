@@ -50,12 +50,14 @@ from typing import Any, NamedTuple, Protocol, TypeVar
 import anyio
 from anyio.abc import TaskStatus
 
-from memd.core import merge_markers, ranking, transitions
-from memd.core.archive import ArchivedEntry
-from memd.core.catalog import Catalog
-from memd.core.categories import Category
-from memd.core.limits import MAX_FILE_BYTES
-from memd.core.mdformat import Entry
+from memd.core.format import merge_markers
+from memd.core.format.archive import ArchivedEntry
+from memd.core.format.categories import Category
+from memd.core.format.limits import MAX_FILE_BYTES
+from memd.core.format.mdformat import Entry
+from memd.core.search import ranking
+from memd.core.writes import transitions
+from memd.core.writes.catalog import Catalog
 from memd.server import git_state, index_cache, storage
 from memd.server.hacklm_lock import BUSY, Backoff, Busy, LockCheck
 from memd.server.snapshot import Snapshot as Snapshot  # re-exported: handlers import it here

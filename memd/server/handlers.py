@@ -17,13 +17,15 @@ import anyio
 import msgspec
 
 from memd import __version__
-from memd.core import context as prompt_block, ranking, tags as tagging, transitions
-from memd.core.archive import ARCHIVE_FILE
-from memd.core.categories import CATEGORIES, Category, category_for_file, parse_category
-from memd.core.cleanup import MERGE_REASONS, CleanupPlan
-from memd.core.judge import Relation
-from memd.core.mdformat import Entry
-from memd.core.tags import InvalidTag, normalize_tag
+from memd.core.format import tags as tagging
+from memd.core.format.archive import ARCHIVE_FILE
+from memd.core.format.categories import CATEGORIES, Category, category_for_file, parse_category
+from memd.core.format.mdformat import Entry
+from memd.core.format.tags import InvalidTag, normalize_tag
+from memd.core.search import context as prompt_block, ranking
+from memd.core.writes import transitions
+from memd.core.writes.cleanup import MERGE_REASONS, CleanupPlan
+from memd.core.writes.judge import Relation
 from memd.server.actor import Snapshot
 from memd.server.session import Session
 from memd.server.wire import entry_info
@@ -266,7 +268,7 @@ class Methods:
         )
 
     async def context(self, params: p.ContextParams, session: Session) -> p.ContextResult:
-        """A prompt's memory block (see `memd.core.context` for the layers and the budget).
+        """A prompt's memory block (see `memd.core.search.context` for the layers and the budget).
 
         A category file that cannot be read does not fail the call (a prompt hook must not
         fail over one bad file): an unreadable Security or Instruction file is named in the
@@ -318,13 +320,13 @@ class Methods:
         )
 
     async def extract(self, params: p.ExtractParams, session: Session) -> p.ExtractResult:
-        """Find memories in a message (`memd.core.extract`); with `store`, store each one through
-        the normal store path (dedup included). A store that fails is reported on its candidate;
-        the others still go ahead."""
+        """Find memories in a message (`memd.core.extract.pipeline`); with `store`, store each
+        one through the normal store path (dedup included). A store that fails is reported on its
+        candidate; the others still go ahead."""
         workspace = await self.registry.get(params.workspace)
         candidates = []
         # Off the event loop: a long message takes a while to scan, and other clients wait.
-        from memd.core import extract as extraction  # a large rule set: loaded on first use
+        from memd.core.extract import pipeline as extraction  # large rules: loaded on first use
 
         for found in await anyio.to_thread.run_sync(extraction.extract, params.text):
             stored, error = None, None

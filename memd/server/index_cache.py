@@ -21,8 +21,8 @@ from collections.abc import Iterable
 import msgspec
 
 from memd.config import state_dir
-from memd.core.index import CategoryIndex, IndexImage, from_image, to_image
-from memd.core.mdformat import Entry
+from memd.core.format.mdformat import Entry
+from memd.core.search.index import CategoryIndex, IndexImage, from_image, to_image
 from memd.server.storage import read_regular_bytes
 
 logger = logging.getLogger(__name__)

@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import functools
 
-from memd.core import ranking, tags as tagging
-from memd.core.catalog import Catalog
-from memd.core.mdformat import Document, Entry
+from memd.core.format import tags as tagging
+from memd.core.format.mdformat import Document, Entry
+from memd.core.search import ranking
+from memd.core.writes.catalog import Catalog
 from memd_client.errors import RpcError
 
 __all__ = ["Snapshot"]

@@ -27,9 +27,9 @@ import anyio
 import msgspec
 
 from memd.config import state_dir
-from memd.core import usage
-from memd.core.categories import Category
-from memd.core.mdformat import Entry
+from memd.core.format.categories import Category
+from memd.core.format.mdformat import Entry
+from memd.core.search import usage
 from memd.server import storage
 from memd_client.errors import RpcError
 
@@ -99,7 +99,7 @@ class UsageStore:
         self._dirty = True
 
     def booster(self) -> Callable[[Category, Entry], float]:
-        """Return the ranking nudge per entry for one search (see `memd.core.usage.nudge`).
+        """Return the ranking nudge per entry for one search (see `memd.core.search.usage.nudge`).
 
         Nudges are memoised per entry until its history changes, and all of them for at most
         NUDGE_TTL seconds (they drift by about a millionth of a score per minute); an entry
@@ -126,7 +126,7 @@ class UsageStore:
         return boost
 
     def unused(self, category: Category, entry: Entry) -> bool:
-        """True when `entry` is an archive candidate (see `memd.core.usage.unused`)."""
+        """True when `entry` is an archive candidate (see `memd.core.search.usage.unused`)."""
         return usage.unused(self.entries.get(usage.key(category, entry)), self._clock())
 
     def forget_missing(self, present: Iterable[tuple[Category, Entry]]) -> int:

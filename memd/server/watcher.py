@@ -51,7 +51,7 @@ from typing import Literal
 import anyio
 from anyio.abc import TaskStatus
 
-from memd.core.categories import CATEGORIES, Category
+from memd.core.format.categories import CATEGORIES, Category
 from memd.server import inotify
 from memd.server.inotify import Event, Inotify
 from memd.server.watchfiles_watch import (

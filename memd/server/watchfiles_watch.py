@@ -43,7 +43,7 @@ from anyio.abc import TaskStatus
 from watchfiles import Change
 from watchfiles._rust_notify import RustNotify
 
-from memd.core.categories import CATEGORIES, Category
+from memd.core.format.categories import CATEGORIES, Category
 
 logger = logging.getLogger(__name__)
 

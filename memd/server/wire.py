@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from memd.core.categories import Category
-from memd.core.mdformat import Entry
-from memd.core.tags import tags_of
+from memd.core.format.categories import Category
+from memd.core.format.mdformat import Entry
+from memd.core.format.tags import tags_of
 from memd_client import protocol as p
 
 

@@ -54,9 +54,9 @@ import anyio
 from anyio.abc import TaskGroup, TaskStatus
 
 from memd.config import DEFAULT_IDLE_UNLOAD
-from memd.core.archive import ARCHIVE_FILE, ARCHIVE_HEADER, ArchivedEntry, archive_line
-from memd.core.categories import CATEGORIES, Category
-from memd.core.limits import MAX_ARCHIVE_BYTES, MAX_ENTRY_CHARS, MAX_FILE_BYTES
+from memd.core.format.archive import ARCHIVE_FILE, ARCHIVE_HEADER, ArchivedEntry, archive_line
+from memd.core.format.categories import CATEGORIES, Category
+from memd.core.format.limits import MAX_ARCHIVE_BYTES, MAX_ENTRY_CHARS, MAX_FILE_BYTES
 from memd.server import git_state, storage
 from memd.server.actor import CategoryActor, Snapshot
 from memd.server.hacklm_lock import (

@@ -1,4 +1,5 @@
-"""Labelled messages for `memd.core.extract`: what a developer types, and what should be kept.
+"""Labelled messages for `memd.core.extract.pipeline`: what a developer types, and what should
+be kept.
 
 Written before the extractor's rules were tuned, and not edited to fit them. Each message is
 labelled with the memories a careful human would store under the documented rewriting rules
@@ -25,8 +26,8 @@ from __future__ import annotations
 
 from typing import Final
 
-from memd.core.categories import Category
-from memd.core.extract import Kind
+from memd.core.extract.pipeline import Kind
+from memd.core.format.categories import Category
 
 Label = tuple[Kind, Category, str]
 Case = tuple[str, tuple[Label, ...]]

@@ -7,7 +7,7 @@ import re
 import pytest
 from hypothesis import given, strategies as st
 
-from memd.core.agent_files import (
+from memd.core.project.agent_files import (
     BODY,
     END,
     HACKLM_END,

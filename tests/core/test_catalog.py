@@ -6,14 +6,15 @@ from __future__ import annotations
 
 from hypothesis import given, settings, strategies as st
 
-from memd.core import dedup, mdformat, transitions
-from memd.core.archive import ArchivedEntry
-from memd.core.catalog import Catalog
-from memd.core.categories import Category
-from memd.core.judge import Relation, judge
-from memd.core.mdformat import Document, Entry
-from memd.core.slugs import derive_slug, validate_slug
-from memd.core.transitions import Delete, Store, StoreOutcome
+from memd.core.format import mdformat
+from memd.core.format.archive import ArchivedEntry
+from memd.core.format.categories import Category
+from memd.core.format.mdformat import Document, Entry
+from memd.core.writes import dedup, transitions
+from memd.core.writes.catalog import Catalog
+from memd.core.writes.judge import Relation, judge
+from memd.core.writes.slugs import derive_slug, validate_slug
+from memd.core.writes.transitions import Delete, Store, StoreOutcome
 from memd_client.errors import RpcError
 
 CAT = Category.DECISION

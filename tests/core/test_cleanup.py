@@ -1,7 +1,7 @@
-"""Tests for memd.core.cleanup: HackLM scoring, and memd's merge, prune and slug policy.
+"""Tests for memd.core.writes.cleanup: HackLM scoring, and memd's merge, prune and slug policy.
 
 Example contents use words that stay distinct under any stemmer, so the similarities the tests
-rely on hold whether `memd.core.stemmer` is the identity or Porter2.
+rely on hold whether `memd.core.text.stemmer` is the identity or Porter2.
 """
 
 from __future__ import annotations
@@ -13,9 +13,10 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from memd.core.archive import ArchivedEntry
-from memd.core.categories import Category, category_for_file
-from memd.core.cleanup import (
+from memd.core.format.archive import ArchivedEntry
+from memd.core.format.categories import Category, category_for_file
+from memd.core.format.mdformat import Document, Entry, entries, parse, parse_entry_line, render
+from memd.core.writes.cleanup import (
     CleanupPlan,
     Merge,
     Prune,
@@ -24,8 +25,7 @@ from memd.core.cleanup import (
     plan_cleanup,
     score_entry,
 )
-from memd.core.judge import Relation, Verdict, judge
-from memd.core.mdformat import Document, Entry, entries, parse, parse_entry_line, render
+from memd.core.writes.judge import Relation, Verdict, judge
 
 HACKLM_MEMORY = Path(__file__).resolve().parents[2].parent / "shared/data/hacklm-memory/.memory"
 

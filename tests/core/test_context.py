@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from hypothesis import given, strategies as st
 
-from memd.core.categories import Category
-from memd.core.context import (
+from memd.core.format.categories import Category
+from memd.core.format.mdformat import Entry
+from memd.core.search.context import (
     ALWAYS_HEADING,
     TITLE,
     build,
@@ -14,7 +15,6 @@ from memd.core.context import (
     notice_lines,
     path_words,
 )
-from memd.core.mdformat import Entry
 
 SEC = Category.SECURITY
 INS = Category.INSTRUCTION

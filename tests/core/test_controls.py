@@ -5,9 +5,10 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, strategies as st
 
-from memd.core import controls, transitions
-from memd.core.categories import Category
-from memd.core.transitions import Store, StoreOutcome
+from memd.core.format import controls
+from memd.core.format.categories import Category
+from memd.core.writes import transitions
+from memd.core.writes.transitions import Store, StoreOutcome
 from memd_client.errors import InvalidEntry
 
 CAT = Category.DECISION

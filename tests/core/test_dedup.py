@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from hypothesis import given, strategies as st
 
-from memd.core import dedup
-from memd.core.dedup import CANDIDATES, Verdict
-from memd.core.judge import Relation
-from memd.core.mdformat import Entry
+from memd.core.format.mdformat import Entry
+from memd.core.writes import dedup
+from memd.core.writes.dedup import CANDIDATES, Verdict
+from memd.core.writes.judge import Relation
 
 
 def _entries(*contents: str) -> list[Entry]:

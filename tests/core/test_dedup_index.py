@@ -10,10 +10,10 @@ from unittest import mock
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from memd.core import dedup, dedup_index
-from memd.core.dedup_index import DedupIndex, IndexEditor
-from memd.core.layers import Layers
-from memd.core.mdformat import Entry
+from memd.core.format.mdformat import Entry
+from memd.core.writes import dedup, dedup_index
+from memd.core.writes.dedup_index import DedupIndex, IndexEditor
+from memd.core.writes.layers import Layers
 
 # Few words, so entries share keywords, tie, and are often normal-form equal; stop words and
 # punctuation give empty keyword sets and texts that differ only in case or punctuation.

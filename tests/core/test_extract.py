@@ -10,9 +10,9 @@ import msgspec
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from memd.core.categories import Category
-from memd.core.extract import MAX_CONTENT, Found, Kind, category_of, extract, sentences
-from memd.core.extract_rules import has_secret
+from memd.core.extract.pipeline import MAX_CONTENT, Found, Kind, category_of, extract, sentences
+from memd.core.extract.rules import has_secret
+from memd.core.format.categories import Category
 from tests.core.extract_messages import (
     HELD_OUT,
     HELD_OUT_1,

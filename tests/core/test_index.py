@@ -12,11 +12,11 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from memd.core.categories import CATEGORIES, Category
-from memd.core.index import build_index
-from memd.core.mdformat import Entry
-from memd.core.ranking import MAX_BOOST, CategoryIndex, search
-from memd.core.terms import entry_terms
+from memd.core.format.categories import CATEGORIES, Category
+from memd.core.format.mdformat import Entry
+from memd.core.search.index import build_index
+from memd.core.search.ranking import MAX_BOOST, CategoryIndex, search
+from memd.core.search.terms import entry_terms
 
 _WORDS = (
     "lock",
@@ -115,7 +115,7 @@ def test_an_index_taken_over_cannot_be_searched() -> None:
 
 
 def test_appending_indexes_only_the_new_entry(monkeypatch: pytest.MonkeyPatch) -> None:
-    from memd.core import index as indexing
+    from memd.core.search import index as indexing
 
     items: list[tuple[str | None, str]] = [(None, f"rule {n} about locks") for n in range(50)]
     index = build_index(_numbered(items))
@@ -173,7 +173,7 @@ def test_ties_beyond_the_limit_go_by_line() -> None:
 
 
 def test_the_usage_nudge_stays_within_what_search_allows_for() -> None:
-    from memd.core import usage
+    from memd.core.search import usage
 
     assert 1.0 + usage.MAX_NUDGE <= MAX_BOOST
 

@@ -18,7 +18,7 @@ import string
 import pytest
 from hypothesis import assume, given, strategies as st
 
-from memd.core.judge import Relation, Verdict, judge
+from memd.core.writes.judge import Relation, Verdict, judge
 
 SKIP, UPDATE, STORE = Verdict.SKIP, Verdict.UPDATE, Verdict.STORE
 

@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 from hypothesis import given, strategies as st
 
-from memd.core import mdformat
-from memd.core.categories import CATEGORIES, Category
-from memd.core.mdformat import Document, Entry
+from memd.core.format import mdformat
+from memd.core.format.categories import CATEGORIES, Category
+from memd.core.format.mdformat import Document, Entry
 from tests.conftest import FIXTURES
 
 FIXTURE_FILES = sorted(FIXTURES.glob("*.md")) if FIXTURES.is_dir() else []

@@ -7,7 +7,10 @@ import random
 import string
 import tracemalloc
 
-from memd.core import mdformat, memo, terms, wording
+from memd.core.format import mdformat
+from memd.core.search import terms
+from memd.core.text import memo
+from memd.core.writes import wording
 
 
 def _words(rng: random.Random, count: int, low: int, high: int) -> list[str]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from hypothesis import given, strategies as st
 
-from memd.core.merge_markers import conflict_lines, without_markers
+from memd.core.format.merge_markers import conflict_lines, without_markers
 
 MERGED = (
     "# Decisions\n\n- [a] One.\n<<<<<<< HEAD\n- [db] SQLite.\n||||||| base\n=======\n"

@@ -7,9 +7,9 @@ import random
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from memd.core.categories import CATEGORIES, Category
-from memd.core.mdformat import Entry
-from memd.core.ranking import (
+from memd.core.format.categories import CATEGORIES, Category
+from memd.core.format.mdformat import Entry
+from memd.core.search.ranking import (
     CategoryIndex,
     Hit,
     SearchResult,
@@ -319,8 +319,8 @@ def test_scores_stay_in_0_to_1(query: str) -> None:
 def test_an_index_built_from_the_previous_one_tokenises_only_what_changed(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from memd.core import index as indexing
-    from memd.core.terms import entry_terms
+    from memd.core.search import index as indexing
+    from memd.core.search.terms import entry_terms
 
     first = build_index(_entries(RULES))
     changed = [*_entries(RULES[:-1]), Entry(line=99, slug="new", content="A brand new rule")]

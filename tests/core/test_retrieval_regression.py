@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from memd.core.categories import Category
-from memd.core.mdformat import Entry
-from memd.core.ranking import build_index, search
+from memd.core.format.categories import Category
+from memd.core.format.mdformat import Entry
+from memd.core.search.ranking import build_index, search
 
 MEMORY = {
     Category.SECURITY: [

@@ -8,7 +8,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 from hypothesis import given, strategies as st
 
-from memd.core.stemmer import language_of, stem
+from memd.core.text.stemmer import language_of, stem
 
 STEMS: tuple[tuple[str, str], ...] = (
     # special cases and exceptions

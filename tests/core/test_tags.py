@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from memd.core.tags import TAG_PATTERN, InvalidTag, normalize_tag, tags_of
+from memd.core.format.tags import TAG_PATTERN, InvalidTag, normalize_tag, tags_of
 
 
 @pytest.mark.parametrize(

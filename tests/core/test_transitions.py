@@ -5,10 +5,11 @@ from __future__ import annotations
 import pytest
 
 from bench._text import word
-from memd.core import mdformat, transitions
-from memd.core.categories import Category
-from memd.core.mdformat import Document
-from memd.core.transitions import Delete, DeleteOutcome, Store, StoreOutcome
+from memd.core.format import mdformat
+from memd.core.format.categories import Category
+from memd.core.format.mdformat import Document
+from memd.core.writes import transitions
+from memd.core.writes.transitions import Delete, DeleteOutcome, Store, StoreOutcome
 from memd_client.errors import InvalidEntry
 
 CAT = Category.DECISION

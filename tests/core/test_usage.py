@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from hypothesis import given, strategies as st
 
-from memd.core import usage
-from memd.core.categories import Category
-from memd.core.mdformat import Entry
-from memd.core.ranking import build_index, search
+from memd.core.format.categories import Category
+from memd.core.format.mdformat import Entry
+from memd.core.search import usage
+from memd.core.search.ranking import build_index, search
 
 NOW = 1_800_000_000.0
 DAY = usage.DAY

@@ -1,12 +1,13 @@
-"""How a memory reads for a write decision (`memd.core.wording`), and slugs in every script."""
+"""How a memory reads for a write decision (`memd.core.writes.wording`), and slugs in every
+script."""
 
 from __future__ import annotations
 
 import pytest
 from hypothesis import given, strategies as st
 
-from memd.core.slugs import derive_slug, validate_slug
-from memd.core.wording import Kind, analyse, keywords, lexeme
+from memd.core.writes.slugs import derive_slug, validate_slug
+from memd.core.writes.wording import Kind, analyse, keywords, lexeme
 from memd_client.errors import InvalidEntry
 
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from memd.core import mdformat
+from memd.core.format import mdformat
 from memd_client import Client, InvalidEntry
 from memd_client.aio import AsyncClient
 from tests.conftest import DaemonProcess

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from memd.core import mdformat
+from memd.core.format import mdformat
 from memd_client import (
     Client,
     DaemonUnavailable,

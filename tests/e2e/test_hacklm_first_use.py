@@ -13,7 +13,7 @@ import threading
 from pathlib import Path
 
 from bench._text import word
-from memd.core.categories import CATEGORIES
+from memd.core.format.categories import CATEGORIES
 from memd_client import Client
 from memd_client.errors import RpcError
 from tests.conftest import DaemonProcess

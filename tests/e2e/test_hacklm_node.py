@@ -15,7 +15,7 @@ import anyio
 import pytest
 
 from bench._text import word
-from memd.core import mdformat
+from memd.core.format import mdformat
 from memd.server import storage
 from memd.server.hacklm_lock import MemoryDirLock, parse_record
 from memd_client import Client

@@ -12,9 +12,10 @@ from pathlib import Path
 import pytest
 
 from memd import init as memd_init
-from memd.core import gitignore, mdformat
-from memd.core.agent_files import END, START, render_block
-from memd.core.categories import CATEGORIES
+from memd.core.format import mdformat
+from memd.core.format.categories import CATEGORIES
+from memd.core.project import gitignore
+from memd.core.project.agent_files import END, START, render_block
 from memd.server import storage
 from tests.conftest import DaemonProcess
 

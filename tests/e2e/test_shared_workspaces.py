@@ -19,8 +19,8 @@ import msgspec
 import pytest
 
 from bench._text import word
-from memd.core import mdformat
-from memd.core.categories import CATEGORIES
+from memd.core.format import mdformat
+from memd.core.format.categories import CATEGORIES
 from memd_client import Changed, Client, MemdError, Resync
 from memd_client.aio import AsyncClient
 from tests.conftest import DaemonProcess, start_daemon, write_big_quirks

@@ -14,7 +14,7 @@ from pathlib import Path
 import msgspec
 import pytest
 
-from memd.core import mdformat
+from memd.core.format import mdformat
 from memd.server.daemon import SHUTDOWN_DEADLINE, SHUTDOWN_GRACE
 from memd.server.exit_deadline import EXIT_ABANDONED
 from tests.conftest import start_daemon, store_frames, write_big_quirks

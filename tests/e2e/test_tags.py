@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from memd.core.usage import MAX_NUDGE
+from memd.core.search.usage import MAX_NUDGE
 from memd_client import Client, InvalidParams, protocol as p
 from memd_client.aio import AsyncClient
 from tests.conftest import DaemonProcess

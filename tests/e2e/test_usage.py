@@ -12,7 +12,7 @@ from pathlib import Path
 import msgspec
 import pytest
 
-from memd.core.categories import CATEGORIES
+from memd.core.format.categories import CATEGORIES
 from memd.server.usage_store import usage_path
 from memd_client import Client
 from tests.conftest import start_daemon

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from memd.core import mdformat
+from memd.core.format import mdformat
 from memd_client import Client
 from tests.conftest import DaemonProcess
 

@@ -13,9 +13,10 @@ from typing import TypeVar
 import anyio
 import pytest
 
-from memd.core import mdformat, transitions
-from memd.core.archive import ArchivedEntry
-from memd.core.categories import Category
+from memd.core.format import mdformat
+from memd.core.format.archive import ArchivedEntry
+from memd.core.format.categories import Category
+from memd.core.writes import transitions
 from memd.server import actor as actor_module, renames
 from memd.server.actor import CategoryActor, Unlocked
 from memd.server.hacklm_lock import Busy, LockCheck

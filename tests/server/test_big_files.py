@@ -12,10 +12,11 @@ from typing import Any
 import anyio
 import pytest
 
-from memd.core import index as index_module, ranking, transitions
-from memd.core.catalog import Catalog
-from memd.core.categories import Category
-from memd.core.dedup_index import DedupIndex
+from memd.core.format.categories import Category
+from memd.core.search import index as index_module, ranking
+from memd.core.writes import transitions
+from memd.core.writes.catalog import Catalog
+from memd.core.writes.dedup_index import DedupIndex
 from memd.server import actor as actor_module
 from memd.server.actor import CategoryActor
 

@@ -10,8 +10,8 @@ from pathlib import Path
 import anyio
 from hypothesis import given, strategies as st
 
-from memd.core import transitions
-from memd.core.categories import Category
+from memd.core.format.categories import Category
+from memd.core.writes import transitions
 from memd.server.session import Session
 from memd.server.spellings import ENTRY_OVERHEAD, SpellingCache
 from memd.server.workspace import Limits, Registry, Workspace

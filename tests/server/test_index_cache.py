@@ -6,11 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from memd.core import mdformat
-from memd.core.categories import Category
-from memd.core.index import build_index
-from memd.core.mdformat import Entry
-from memd.core.ranking import search
+from memd.core.format import mdformat
+from memd.core.format.categories import Category
+from memd.core.format.mdformat import Entry
+from memd.core.search.index import build_index
+from memd.core.search.ranking import search
 from memd.server import index_cache
 from memd.server.actor import _load_indexed
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from memd.core.categories import Category
-from memd.core.mdformat import Entry
+from memd.core.format.categories import Category
+from memd.core.format.mdformat import Entry
 from memd.server.actor import Snapshot
 from memd.server.usage_store import UsageStore
 

@@ -13,7 +13,7 @@ import anyio
 import pytest
 from hypothesis import given, strategies as st
 
-from memd.core.categories import Category
+from memd.core.format.categories import Category
 from memd.server import inotify
 from memd.server.inotify import Event, Inotify, parse_events
 from memd.server.workspace import Registry

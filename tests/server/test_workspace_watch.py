@@ -18,8 +18,8 @@ import pytest
 from anyio.streams.memory import MemoryObjectReceiveStream
 from watchfiles import Change
 
-from memd.core import transitions
-from memd.core.categories import CATEGORIES, Category
+from memd.core.format.categories import CATEGORIES, Category
+from memd.core.writes import transitions
 from memd.server import hacklm_lock, workspace as workspace_module
 from memd.server.hacklm_lock import MemoryDirLock
 from memd.server.session import Session

@@ -22,8 +22,8 @@ import re
 
 import msgspec
 
-from memd.core.categories import Category
-from memd.core.memo import memo
+from memd.core.format.categories import Category
+from memd.core.text.memo import memo
 
 _SLUGGED = re.compile(r"\[([^\]]+)\]\s+(.+)", re.DOTALL)
 

@@ -1,8 +1,8 @@
 """The matchers of memory extraction: trigger patterns, word lists and the secret detector.
 
 Every matcher reads one clause (a `Text`, already stripped of leading fillers) and returns a
-`Candidate` (kind, content, payload) or None. The pipeline in `memd.core.extract` runs them in
-order and then applies the checks that hold for every kind.
+`Candidate` (kind, content, payload) or None. The pipeline (`memd.core.extract.pipeline`)
+runs them in order and then applies the checks that hold for every kind.
 
 Rules:
 - Imperatives (`IMPERATIVES`, tried in order, then `subject_must`):
@@ -51,7 +51,7 @@ import re
 from collections.abc import Callable
 from typing import Final, Literal
 
-from memd.core.sentences import Text, first_word
+from memd.core.extract.sentences import Text, first_word
 
 Kind = Literal["preference", "correction", "constraint"]
 

@@ -25,10 +25,10 @@ from collections.abc import Iterable
 
 import msgspec
 
-from memd.core.dedup_index import close
-from memd.core.judge import Judgement, Relation, Verdict, judge
-from memd.core.mdformat import Entry
-from memd.core.wording import analyse, index_terms, keywords, normal_form
+from memd.core.format.mdformat import Entry
+from memd.core.writes.dedup_index import close
+from memd.core.writes.judge import Judgement, Relation, Verdict, judge
+from memd.core.writes.wording import analyse, index_terms, keywords, normal_form
 
 __all__ = [
     "CANDIDATES",

@@ -27,10 +27,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from memd.core.categories import Category
-from memd.core.controls import visible
-from memd.core.mdformat import Entry
-from memd.core.render import entry_text
+from memd.core.format.categories import Category
+from memd.core.format.controls import visible
+from memd.core.format.mdformat import Entry
+from memd.core.format.render import entry_text
 
 ALWAYS = (Category.SECURITY, Category.INSTRUCTION)
 """Layer A's categories, in the order they go into the block."""

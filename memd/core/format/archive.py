@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import msgspec
 
-from memd.core.categories import Category
+from memd.core.format.categories import Category
 
 ARCHIVE_FILE = "archive.md"
 ARCHIVE_HEADER = (

@@ -36,16 +36,16 @@ from typing import Literal, NamedTuple
 
 import msgspec
 
-from memd.core import controls, mdformat
-from memd.core.archive import ArchivedEntry
-from memd.core.catalog import Catalog, CatalogEditor
-from memd.core.categories import Category
-from memd.core.cleanup import CleanupPlan, apply_cleanup, plan_cleanup
-from memd.core.dedup import Match, Verdict
-from memd.core.judge import Relation, judge
-from memd.core.limits import MAX_ENTRY_CHARS
-from memd.core.mdformat import Document, Entry
-from memd.core.slugs import derive_slug, validate_slug
+from memd.core.format import controls, mdformat
+from memd.core.format.archive import ArchivedEntry
+from memd.core.format.categories import Category
+from memd.core.format.limits import MAX_ENTRY_CHARS
+from memd.core.format.mdformat import Document, Entry
+from memd.core.writes.catalog import Catalog, CatalogEditor
+from memd.core.writes.cleanup import CleanupPlan, apply_cleanup, plan_cleanup
+from memd.core.writes.dedup import Match, Verdict
+from memd.core.writes.judge import Relation, judge
+from memd.core.writes.slugs import derive_slug, validate_slug
 from memd_client.errors import InvalidEntry, RpcError
 
 # ---------------------------------------------------------------------------- commands

@@ -23,8 +23,8 @@ import math
 
 import msgspec
 
-from memd.core.categories import Category
-from memd.core.mdformat import Entry
+from memd.core.format.categories import Category
+from memd.core.format.mdformat import Entry
 
 HALF_LIFE_DAYS = 90.0
 MAX_NUDGE = 0.05

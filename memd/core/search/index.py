@@ -30,8 +30,8 @@ from typing import TYPE_CHECKING, NamedTuple
 
 import msgspec
 
-from memd.core.mdformat import Entry
-from memd.core.terms import entry_terms, is_word
+from memd.core.format.mdformat import Entry
+from memd.core.search.terms import entry_terms, is_word
 
 CLASS_SHIFT = 32
 DOC_MASK = (1 << CLASS_SHIFT) - 1
@@ -116,7 +116,7 @@ Saturations = list[float]
 class CategoryIndex:
     """The inverted index of one category file's entries (see the module docstring).
 
-    Build it with `build_index`; `memd.core.ranking.search` reads it. Readers see it as
+    Build it with `build_index`; `memd.core.search.ranking.search` reads it. Readers see it as
     immutable: only `build_index` changes an index, and only one it takes over.
     """
 
@@ -491,7 +491,7 @@ def build_index(entries: Iterable[Entry], previous: CategoryIndex | None = None)
             edit costs only what changed. Do not use it afterwards.
 
     Returns:
-        An index to pass to `memd.core.ranking.search` together with its category.
+        An index to pass to `memd.core.search.ranking.search` together with its category.
     """
     ordered = tuple(sorted(entries, key=_line))
     if previous is not None and not previous._readers:

@@ -20,10 +20,11 @@ from __future__ import annotations
 
 import bisect
 
-from memd.core import dedup, mdformat
-from memd.core.dedup_index import DedupIndex, IndexEditor
-from memd.core.layers import Layers
-from memd.core.mdformat import Document, Entry, Line
+from memd.core.format import mdformat
+from memd.core.format.mdformat import Document, Entry, Line
+from memd.core.writes import dedup
+from memd.core.writes.dedup_index import DedupIndex, IndexEditor
+from memd.core.writes.layers import Layers
 
 Slugs = Layers[str, tuple[int, ...]]
 """Slug -> keys of the entries with that slug, ascending (the first in the file first)."""

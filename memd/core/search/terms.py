@@ -25,9 +25,9 @@ import re
 import unicodedata
 from collections.abc import Sequence
 
-from memd.core.mdformat import Entry
-from memd.core.memo import memo
-from memd.core.stemmer import stem
+from memd.core.format.mdformat import Entry
+from memd.core.text.memo import memo
+from memd.core.text.stemmer import stem
 
 SLUG_WEIGHT = 0.5
 IDENTIFIER_WEIGHT = 0.5

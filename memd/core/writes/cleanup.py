@@ -45,11 +45,9 @@ from collections.abc import Iterable, Sequence
 
 import msgspec
 
-from memd.core.archive import ArchivedEntry
-from memd.core.categories import Category
-from memd.core.dedup_index import close
-from memd.core.judge import Relation, Verdict, judge
-from memd.core.mdformat import (
+from memd.core.format.archive import ArchivedEntry
+from memd.core.format.categories import Category
+from memd.core.format.mdformat import (
     Document,
     Entry,
     entries,
@@ -58,8 +56,10 @@ from memd.core.mdformat import (
     remove_line,
     replace_line,
 )
-from memd.core.slugs import derive_slug
-from memd.core.wording import analyse, terms
+from memd.core.writes.dedup_index import close
+from memd.core.writes.judge import Relation, Verdict, judge
+from memd.core.writes.slugs import derive_slug
+from memd.core.writes.wording import analyse, terms
 
 MERGE_REASONS = {
     Relation.SAME: "the same words",

@@ -5,7 +5,7 @@ Rules:
   joined by single hyphens, at most MAX_SLUG_LENGTH characters: `use-tabs`, `node-20`,
   `перед-коммитом`, `提交前先运行-make-lint`.
 - A derived slug is built from the content's first SLUG_WORDS content words as
-  `memd.core.wording` reads them (no stop words, negators or prepositions), as written but
+  `memd.core.writes.wording` reads them (no stop words, negators or prepositions), as written but
   lowercased; Latin letters lose their accents ("ausführen" gives "ausfuhren"), other scripts
   keep their letters, and a run of Chinese or Japanese characters is one word (at most
   CJK_RUN characters). Words of three or more characters are preferred; a text with none
@@ -19,7 +19,7 @@ import re
 import unicodedata
 from collections.abc import Container
 
-from memd.core.wording import analyse, is_cjk
+from memd.core.writes.wording import analyse, is_cjk
 from memd_client.errors import InvalidEntry
 
 MAX_SLUG_LENGTH = 64

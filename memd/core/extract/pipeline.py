@@ -22,8 +22,8 @@ Kinds and categories:
                 tokens, API/private/SSH keys, .env, permissions, auth,
                 JWT, PII ...
 
-The pipeline: `memd.core.sentences` (the lexer: lines, sentences, code-span masks) ->
-sentence checks -> clauses -> `memd.core.extract_rules` (the matchers) -> candidate checks ->
+The pipeline: `memd.core.extract.sentences` (the lexer: lines, sentences, code-span masks) ->
+sentence checks -> clauses -> `memd.core.extract.rules` (the matchers) -> candidate checks ->
 rewriting. This module holds the pipeline, the checks and the rewriting.
 
 Rules:
@@ -70,8 +70,7 @@ from typing import Final
 
 import msgspec
 
-from memd.core.categories import Category
-from memd.core.extract_rules import (
+from memd.core.extract.rules import (
     IMPERATIVES,
     Candidate,
     Kind,
@@ -80,7 +79,8 @@ from memd.core.extract_rules import (
     subject_must,
     words,
 )
-from memd.core.sentences import Text, sentences, without_code
+from memd.core.extract.sentences import Text, sentences, without_code
+from memd.core.format.categories import Category
 
 __all__ = [
     "MAX_CLAUSE",

@@ -46,10 +46,10 @@ import unicodedata
 from collections.abc import Callable
 from typing import Concatenate, NamedTuple, ParamSpec, TypeVar
 
-from memd.core import lexicon
-from memd.core.memo import memo
-from memd.core.stemmer import language_of, stem
-from memd.core.tags import code_spans, strip_tags, tags_of
+from memd.core.format.tags import code_spans, strip_tags, tags_of
+from memd.core.text.memo import memo
+from memd.core.text.stemmer import language_of, stem
+from memd.core.writes import lexicon
 
 
 class Kind(enum.IntEnum):

@@ -1,8 +1,8 @@
 """The closed word classes the write decision reads a sentence with.
 
-A write decision (`memd.core.judge`) compares two memories word by word. Open-class words (nouns,
-verbs, names, numbers) carry what a memory is about; the few hundred closed-class words below
-carry how: negation, which alternative is chosen, what a phrase is for. Every list is general
+A write decision (`memd.core.writes.judge`) compares two memories word by word. Open-class words
+(nouns, verbs, names, numbers) carry what a memory is about; the few hundred closed-class words
+below carry how: negation, which alternative is chosen, what a phrase is for. Every list is general
 English (with the commonest German, Spanish, French, Portuguese, Russian, Chinese and Japanese
 equivalents where a memory in that language needs them); none is tuned to particular memories.
 

@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import re
 
-from memd.core.mdformat import Line
+from memd.core.format.mdformat import Line
 
 START = "<!-- memd:start -->"
 END = "<!-- memd:end -->"

@@ -1,6 +1,6 @@
 """Judge a new memory against one existing entry: skip it, update the entry, or store it apart.
 
-`judge(old, new)` compares the two texts word by word (`memd.core.wording`): it aligns their
+`judge(old, new)` compares the two texts word by word (`memd.core.writes.wording`): it aligns their
 words, finds what was replaced, added, dropped or moved, reads the role of each replaced phrase
 and the polarity of every shared word, and returns a `Judgement`: how the texts relate, the
 verdict that follows, whether the old entry is now wrong (`conflict`), and the old and new values
@@ -69,8 +69,8 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 from typing import NamedTuple
 
-from memd.core import lexicon
-from memd.core.wording import Kind, Word, Wording, analyse, is_cjk
+from memd.core.writes import lexicon
+from memd.core.writes.wording import Kind, Word, Wording, analyse, is_cjk
 
 _ID = re.compile(r"v?\d+")
 MAX_SWAP = 3

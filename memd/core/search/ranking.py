@@ -1,7 +1,7 @@
 """BM25 relevance ranking of memory entries, over one inverted index per category file.
 
 Rules:
-- Entries and queries are split into terms as `memd.core.terms` says: stemmed words without
+- Entries and queries are split into terms as `memd.core.search.terms` says: stemmed words without
   stop words, whole identifiers (at `IDENTIFIER_WEIGHT`), adjacent-word phrases, slug words (at
   `SLUG_WEIGHT`).
 - A query word found nowhere, at least `PREFIX_MIN` characters long, is taken as a partial
@@ -26,12 +26,12 @@ Rules:
 - A query without searchable terms (empty, punctuation, only stop words) lists every entry in
   (category order, line) order with score 0.0, and `min_score` is ignored.
 
-How it stays fast (exact results, less work): an entry holding one query term scores what its
-impact class gives (see `memd.core.index`), so for each term only its best classes are walked,
-and each class's first `limit` entries in line order stand for the rest; classes are counted,
-not visited. Entries holding two or more query terms are found by intersecting the terms'
-postings and scored one by one. A walk stops at the first class that cannot beat the `limit`
-best found so far. With `keep`, every matching entry is scored instead.
+How it stays fast (exact results, less work): an entry holding one query term scores what its impact
+class gives (see `memd.core.search.index`), so for each term only its best classes are walked, and
+each class's first `limit` entries in line order stand for the rest; classes are counted, not
+visited. Entries holding two or more query terms are found by intersecting the terms' postings and
+scored one by one. A walk stops at the first class that cannot beat the `limit` best found so far.
+With `keep`, every matching entry is scored instead.
 """
 
 from __future__ import annotations
@@ -43,8 +43,9 @@ from collections.abc import Callable, Sequence
 
 import msgspec
 
-from memd.core.categories import CATEGORIES, Category
-from memd.core.index import (
+from memd.core.format.categories import CATEGORIES, Category
+from memd.core.format.mdformat import Entry
+from memd.core.search.index import (
     CLASS_SHIFT,
     DOC_MASK,
     CategoryIndex,
@@ -54,8 +55,7 @@ from memd.core.index import (
     build_index,
     changed_entries,
 )
-from memd.core.mdformat import Entry
-from memd.core.terms import (
+from memd.core.search.terms import (
     IDENTIFIER_WEIGHT,
     SLUG_WEIGHT,
     STOP_WORDS,
@@ -147,7 +147,7 @@ def search(
         query: Free text. Without searchable terms every entry is listed (see module rules).
         limit: The most hits to return; at least 1.
         min_score: When given, matches must score at least this much (after rounding).
-        boost: A factor per match (usage signals, `memd.core.usage.nudge`), from 1 to
+        boost: A factor per match (usage signals, `memd.core.search.usage.nudge`), from 1 to
             `MAX_BOOST`; the boosted score is still capped at 1.
         keep: When given, only entries it accepts can be hits (and count in `total`); the
             others still shape the statistics, so scores do not depend on the filter.

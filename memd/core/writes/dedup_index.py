@@ -33,8 +33,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from memd.core.layers import Layers
-from memd.core.wording import bulk_index_terms, index_terms
+from memd.core.writes.layers import Layers
+from memd.core.writes.wording import bulk_index_terms, index_terms
 
 CONTAINMENT = 0.5
 """The least share of the smaller keyword set two texts must share to be candidates for each
