@@ -35,7 +35,7 @@ from typing import NamedTuple
 from memd.core.format import mdformat
 from memd.core.format.categories import CATEGORIES, Category
 from memd.core.project import agent_files, gitignore
-from memd.server import storage
+from memd.fs import storage
 from memd_client import MemdError, find_workspace
 
 EXIT_OK, EXIT_ERROR = 0, 1

@@ -39,8 +39,8 @@ from typing import NamedTuple, TypeVar
 
 from memd import units
 from memd.background import default_log_path
-from memd.processes import pid_alive
-from memd.server import storage
+from memd.fs import storage
+from memd.fs.processes import pid_alive
 from memd.server.instance import read_pid
 from memd_client import Client, DaemonUnavailable, MemdError, StorageError, _paths
 from memd_client._paths import default_socket_path

@@ -144,3 +144,19 @@ def test_no_import_cycles() -> None:
         if name not in state:
             visit(name, [name])
     assert cycles == []
+
+
+def test_fs_blocks_and_never_imports_the_event_loop() -> None:
+    """`memd.fs` is blocking I/O the server calls in worker threads: no anyio, no asyncio, and
+    nothing from the server or the CLI."""
+    offenders = {}
+    for path in sorted((SOURCE / "memd" / "fs").rglob("*.py")):
+        bad = [
+            name
+            for name in _imports(path)
+            if name.split(".")[0] in {"anyio", "asyncio", "trio"}
+            or name.startswith(("memd.server", "memd.cli", "memd.mcp_bridge"))
+        ]
+        if bad:
+            offenders[path.name] = bad
+    assert offenders == {}

@@ -58,8 +58,9 @@ from memd.core.format.mdformat import Entry
 from memd.core.search import ranking
 from memd.core.writes import transitions
 from memd.core.writes.catalog import Catalog
-from memd.server import git_state, index_cache, storage
-from memd.server.hacklm_lock import BUSY, Backoff, Busy, LockCheck
+from memd.fs import git_state, index_cache, storage
+from memd.fs.lock_file import BUSY, Busy, LockCheck
+from memd.server.lock_wait import Backoff
 from memd.server.snapshot import Snapshot as Snapshot  # re-exported: handlers import it here
 from memd_client.errors import (
     LockTimeout,

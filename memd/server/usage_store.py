@@ -30,7 +30,7 @@ from memd.config import state_dir
 from memd.core.format.categories import Category
 from memd.core.format.mdformat import Entry
 from memd.core.search import usage
-from memd.server import storage
+from memd.fs import storage
 from memd_client.errors import RpcError
 
 logger = logging.getLogger(__name__)

@@ -57,18 +57,18 @@ from memd.config import DEFAULT_IDLE_UNLOAD
 from memd.core.format.archive import ARCHIVE_FILE, ARCHIVE_HEADER, ArchivedEntry, archive_line
 from memd.core.format.categories import CATEGORIES, Category
 from memd.core.format.limits import MAX_ARCHIVE_BYTES, MAX_ENTRY_CHARS, MAX_FILE_BYTES
-from memd.server import git_state, storage
-from memd.server.actor import CategoryActor, Snapshot
-from memd.server.hacklm_lock import (
+from memd.fs import git_state, storage
+from memd.fs.lock_file import (
     BUSY,
     DEFAULT_TIMEOUT,
     LOCK_FILE,
     REFRESH_INTERVAL,
-    Backoff,
     Busy,
     LockCheck,
     MemoryDirLock,
 )
+from memd.server.actor import CategoryActor, Snapshot
+from memd.server.lock_wait import Backoff
 from memd.server.session import Session, notification_frame
 from memd.server.spellings import SpellingCache
 from memd.server.usage_store import UsageStore

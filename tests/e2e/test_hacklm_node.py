@@ -16,8 +16,9 @@ import pytest
 
 from bench._text import word
 from memd.core.format import mdformat
-from memd.server import storage
-from memd.server.hacklm_lock import MemoryDirLock, parse_record
+from memd.fs import storage
+from memd.fs.lock_file import parse_record
+from memd.server.lock_wait import MemoryDirLock
 from memd_client import Client
 from memd_client.errors import LockTimeout
 from tests.conftest import DaemonProcess, start_daemon

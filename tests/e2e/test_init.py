@@ -16,7 +16,7 @@ from memd.core.format import mdformat
 from memd.core.format.categories import CATEGORIES
 from memd.core.project import gitignore
 from memd.core.project.agent_files import END, START, render_block
-from memd.server import storage
+from memd.fs import storage
 from tests.conftest import DaemonProcess
 
 pytestmark = pytest.mark.e2e

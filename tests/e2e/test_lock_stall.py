@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from memd.server.hacklm_lock import encode_record
+from memd.fs.lock_file import encode_record
 from memd_client import Client, FileFormatError
 from memd_client.errors import LockTimeout
 from tests.conftest import READY_TIMEOUT, STOP_TIMEOUT, DaemonProcess, start_daemon, wait_ready

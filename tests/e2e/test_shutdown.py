@@ -153,7 +153,7 @@ def test_sigterm_exits_by_the_deadline_even_with_a_worker_thread_stuck_in_a_file
     stall = short_tmp / "stall"
     stall.mkdir()
     (stall / "sitecustomize.py").write_text(
-        "import time\nimport memd.server.storage as storage\n"
+        "import time\nimport memd.fs.storage as storage\n"
         "storage.append_lines = lambda *args, **kwargs: time.sleep(3600)\n"
     )
     path = os.pathsep.join([str(stall), os.environ.get("PYTHONPATH", "")])

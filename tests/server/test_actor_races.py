@@ -17,9 +17,10 @@ from memd.core.format import mdformat
 from memd.core.format.archive import ArchivedEntry
 from memd.core.format.categories import Category
 from memd.core.writes import transitions
-from memd.server import actor as actor_module, renames
+from memd.fs import renames
+from memd.fs.lock_file import Busy, LockCheck
+from memd.server import actor as actor_module
 from memd.server.actor import CategoryActor, Unlocked
-from memd.server.hacklm_lock import Busy, LockCheck
 from memd.server.workspace import Workspace
 from memd_client.errors import LockTimeout, RpcError, ServerBusy
 from tests.polling import until

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from memd.server import storage
+from memd.fs import storage
 from memd_client.errors import FileFormatError, StorageError
 
 HEADER = "# Archive\n\n"

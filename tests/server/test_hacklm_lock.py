@@ -15,20 +15,20 @@ import anyio
 import pytest
 from hypothesis import given, strategies as st
 
-from memd import processes
-from memd.processes import PidState, pid_alive
-from memd.server import hacklm_lock, storage
-from memd.server.hacklm_lock import (
+from memd.fs import lock_file as hacklm_lock, processes, storage
+from memd.fs.lock_file import (
     STALE_MS,
     Holder,
     LockRecord,
-    MemoryDirLock,
     encode_record,
     is_stale,
     parse_record,
     probe_holder,
 )
-from memd.server.storage import STALE_ASIDE_PREFIX
+from memd.fs.processes import PidState, pid_alive
+from memd.fs.storage import STALE_ASIDE_PREFIX
+from memd.server import lock_wait
+from memd.server.lock_wait import MemoryDirLock
 from memd_client.errors import FileFormatError, LockTimeout, StorageError
 
 NOW_MS = 1_700_000_000_000
@@ -793,7 +793,7 @@ def test_a_hold_past_max_hold_is_no_longer_refreshed(
 
 
 async def test_backoff_waits_until_the_deadline_then_raises() -> None:
-    backoff = hacklm_lock.Backoff(anyio.current_time() + 0.2)
+    backoff = lock_wait.Backoff(anyio.current_time() + 0.2)
     pauses = 0
 
     async def pause_until_it_raises() -> None:

@@ -11,7 +11,7 @@ from memd.core.format.categories import Category
 from memd.core.format.mdformat import Entry
 from memd.core.search.index import build_index
 from memd.core.search.ranking import search
-from memd.server import index_cache
+from memd.fs import index_cache
 from memd.server.actor import _load_indexed
 
 TEXT = (

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from memd.server import storage
+from memd.fs import storage
 from memd_client.errors import FileFormatError, StorageError
 
 

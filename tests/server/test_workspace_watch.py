@@ -20,8 +20,9 @@ from watchfiles import Change
 
 from memd.core.format.categories import CATEGORIES, Category
 from memd.core.writes import transitions
-from memd.server import hacklm_lock, workspace as workspace_module
-from memd.server.hacklm_lock import MemoryDirLock
+from memd.fs import lock_file as hacklm_lock
+from memd.server import workspace as workspace_module
+from memd.server.lock_wait import MemoryDirLock
 from memd.server.session import Session
 from memd.server.watcher import mentions, touched_categories
 from memd.server.workspace import Workspace

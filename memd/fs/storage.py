@@ -34,7 +34,7 @@ import stat
 from collections.abc import Callable
 from typing import Literal, NamedTuple
 
-from memd.server import renames
+from memd.fs import renames
 from memd_client.errors import FileFormatError, RpcError, StorageError
 
 logger = logging.getLogger(__name__)

@@ -42,11 +42,11 @@ Files, never through a link:
   After `MAX_HOLD` memd stops refreshing it (memd is stuck; HackLM may then break it).
 - Release deletes the file only if it is still the one this process created.
 
-Two ways to hold it: `try_run(work)` takes the lock, runs blocking `work` and releases it, all in
-one worker-thread call (memd's writes; the caller waits between attempts with a `Backoff` and
-refreshes long holds with `refresh_if_held_long`); `held()` holds it around an async body,
-refreshing it itself. `try_acquire`, `try_run`, `refresh`, `release` and `note_lock` block: call
-them in a worker thread. `acquire` and `held` do that themselves.
+How memd holds it: `try_run(work)` takes the lock, runs blocking `work` and releases it, all in
+one worker-thread call (memd's writes; the caller waits between attempts with a
+`memd.server.lock_wait.Backoff` and refreshes long holds with `refresh_if_held_long`). Everything
+here blocks and nothing imports anyio: call it in a worker thread. (`memd.server.lock_wait` adds
+`acquire` and `held()`, which hold the lock around an async body, for tests and tools.)
 """
 
 from __future__ import annotations
@@ -58,19 +58,17 @@ import errno
 import logging
 import math
 import os
-import random
 import secrets
 import stat
 import threading
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from typing import NamedTuple, TypeVar
 
-import anyio
 import msgspec
 
-from memd.processes import PidState, command_name, pid_state, started_at
-from memd.server.storage import STALE_ASIDE_PREFIX, storage_error, symlink_error
+from memd.fs.processes import PidState, command_name, pid_state, started_at
+from memd.fs.storage import STALE_ASIDE_PREFIX, storage_error, symlink_error
 from memd_client.errors import FileFormatError, LockTimeout, RpcError
 
 LOCK_FILE = ".lock"
@@ -317,27 +315,6 @@ def _describe(data: bytes | None) -> str:
     return f"pid {record.pid}, ts {record.ts}" if record else "unparsable"
 
 
-class Backoff:
-    """The pauses between attempts to take a lock someone else holds: jittered, growing from
-    FIRST_DELAY by DELAY_GROWTH up to MAX_DELAY, until `deadline` (anyio's clock)."""
-
-    def __init__(self, deadline: float) -> None:
-        self.deadline = deadline
-        self._delay = FIRST_DELAY
-
-    async def pause(self, timeout_error: Callable[[], Exception]) -> None:
-        """Sleep before the next attempt.
-
-        Raises:
-            Exception: `timeout_error()`, once the deadline has passed.
-        """
-        remaining = self.deadline - anyio.current_time()
-        if remaining <= 0:
-            raise timeout_error()
-        await anyio.sleep(min(remaining, self._delay * random.uniform(0.8, 1.2)))
-        self._delay = min(self._delay * DELAY_GROWTH, MAX_DELAY)
-
-
 class _Wait(NamedTuple):
     """The last lock a `try_acquire` found held and did not break: for the timeout message."""
 
@@ -564,63 +541,9 @@ class MemoryDirLock:
             os.close(dir_fd)
             _uncount(self._key_held)
 
-    async def acquire(self, *, deadline: float | None = None) -> None:
-        """Take the lock, waiting with jittered back-off while another process holds it.
-
-        `deadline` (anyio's clock) defaults to `timeout` seconds from now; it is tried at least
-        once even if it has passed.
-
-        Raises:
-            LockTimeout: a holder kept the lock until the deadline.
-            FileFormatError, StorageError: as `try_acquire`.
-        """
-        if deadline is None:
-            deadline = anyio.current_time() + self.timeout
-        backoff = Backoff(deadline)
+    def forget_wait(self) -> None:
+        """Forget the holder last waited on (a new wait begins)."""
         self._wait = _Wait(None, None, 0.0)
-        while True:
-            # Not abandoned on cancellation: a lock taken here is always returned to the caller,
-            # and the cancellation arrives at its next checkpoint.
-            if await anyio.to_thread.run_sync(self.try_acquire):
-                return
-            await backoff.pause(self.timeout_error)
-
-    @contextlib.asynccontextmanager
-    async def held(self, *, deadline: float | None = None) -> AsyncIterator[None]:
-        """Hold the lock while the body runs, refreshing its `ts` every `REFRESH_INTERVAL`
-        seconds; release it however the body ends (return, exception or cancellation).
-
-        Raises:
-            LockTimeout, FileFormatError, StorageError: as `acquire` (with `deadline`).
-        """
-        await self.acquire(deadline=deadline)
-        try:
-            failure: BaseException | None = None
-            async with anyio.create_task_group() as tg:
-                tg.start_soon(self._keep_fresh)
-                try:
-                    yield
-                except anyio.get_cancelled_exc_class():
-                    raise
-                except BaseException as exc:  # re-raised below, so the task group won't wrap it
-                    failure = exc
-                finally:
-                    tg.cancel_scope.cancel()
-            if failure is not None:
-                raise failure
-        finally:
-            with anyio.CancelScope(shield=True):
-                await anyio.to_thread.run_sync(self.release)
-
-    async def _keep_fresh(self) -> None:
-        for _ in range(int(MAX_HOLD / REFRESH_INTERVAL)):
-            await anyio.sleep(REFRESH_INTERVAL)
-            await anyio.to_thread.run_sync(self.refresh)
-        logger.error(
-            "%s has been held for over %g s; no longer refreshing it, so others may break it",
-            self.path,
-            MAX_HOLD,
-        )
 
     def ensure_held(self) -> None:
         """Check that the lock file is still the one this instance created (call it right before

@@ -23,7 +23,7 @@ import msgspec
 from memd.config import state_dir
 from memd.core.format.mdformat import Entry
 from memd.core.search.index import CategoryIndex, IndexImage, from_image, to_image
-from memd.server.storage import read_regular_bytes
+from memd.fs.storage import read_regular_bytes
 
 logger = logging.getLogger(__name__)
 
