@@ -21,18 +21,9 @@ answered, and a write is answered only once it is durable.
 SIGHUP reloads the settings (`Config.reload`): every one applies to what comes next (requests,
 connections, loads and writes); a bad file is logged and the running settings are kept.
 
-Connections: each line is a request frame; requests on one connection run concurrently (up to
-MAX_IN_FLIGHT, each request of a batch counted, so a batch holds at most that many) and replies
-are written whole, one at a time. A frame over the size limit gets a
--32600 error and the connection is closed, and so does a frame left unfinished for
-`frame_timeout` seconds. A peer running as another user (root too, unless `allow_root`) gets a
--32600 error and is closed, and so does one connection over `max_connections` (with -32001).
-A connection that subscribed to workspaces also gets notifications, written by its session's
-pump between replies; closing the connection ends its subscriptions.
-
-Fairness: quick reads (`Methods.quick`) are answered in the turn of the event loop that reads
-them; other requests run in tasks. While any of those is waiting, a quick read first lets the
-turns a write needs go by (`_give_way`), so a flood of reads cannot starve writers.
+Connections are served by `connection.Connection` (frames, concurrency, fairness); a peer
+running as another user is refused by `peer` before that, and one connection over
+`max_connections` gets -32001 (`connection.turn_away`).
 """
 
 from __future__ import annotations
@@ -44,30 +35,25 @@ import logging
 import os
 import resource
 import signal
-import socket
-import struct
-import sys
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 import anyio
 import msgspec
-from anyio.abc import SocketAttribute, SocketListener, SocketStream, TaskGroup, TaskStatus
-from anyio.lowlevel import checkpoint
+from anyio.abc import SocketListener, SocketStream, TaskGroup, TaskStatus
 
 from memd import __version__
 from memd.config import ConfigError, Settings
 from memd.server import activation
-from memd.server.dispatch import Dispatcher, error_frame
+from memd.server.connection import MAX_IN_FLIGHT, Connection, turn_away
+from memd.server.dispatch import Dispatcher
 from memd.server.exit_deadline import ExitDeadline, busy_threads
 from memd.server.handlers import Methods
 from memd.server.instance import InstanceLock
 from memd.server.notify import notify
-from memd.server.session import Session
+from memd.server.peer import peer_allowed, peer_uid, refuse_peer
 from memd.server.workspace import Limits, Registry
-from memd_client._framing import FrameTooLarge, LineDecoder
-from memd_client.errors import InvalidRequest, ServerBusy
 
 logger = logging.getLogger(__name__)
 
@@ -75,7 +61,6 @@ SHUTDOWN_GRACE = 10.0
 """Seconds a stop waits for requests in flight before it cancels them."""
 SHUTDOWN_DEADLINE = 12.0
 """Seconds from the start of a stop to the end of the process, whatever is stuck."""
-MAX_IN_FLIGHT = 64
 STATUS_INTERVAL = 10.0
 _OVERLOAD_ERRNOS = {errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM}
 
@@ -347,7 +332,7 @@ class Daemon:
                 await anyio.sleep(0.1)
                 continue
             if self._open_connections >= self.settings.max_connections:
-                await _turn_away(stream, self.settings.max_connections)
+                await turn_away(stream, self.settings.max_connections)
                 continue
             self._open_connections += 1
             self._note_activity()
@@ -367,9 +352,9 @@ class Daemon:
 
     async def _connection(self, stream: SocketStream, dispatcher: Dispatcher) -> None:
         try:
-            peer = _peer_uid(stream)
+            peer = peer_uid(stream)
             if not peer_allowed(peer, os.geteuid(), allow_root=self.settings.allow_root):
-                _refuse_peer(stream, peer)
+                refuse_peer(stream, peer)
                 return
             await Connection(stream, dispatcher, self).serve()
         except Exception:
@@ -388,201 +373,6 @@ _IDLE_EXIT_NEEDS_ACTIVATION = (
     "down; without one, clients would find no daemon. Run memd as a service (`memd service "
     "install --idle-exit SECONDS`) or drop --idle-exit."
 )
-
-
-class Connection:
-    """One client connection: read frames, run requests, write replies."""
-
-    def __init__(self, stream: SocketStream, dispatcher: Dispatcher, daemon: Daemon) -> None:
-        self.stream = stream
-        self.dispatcher = dispatcher
-        self.daemon = daemon
-        self.decoder = LineDecoder(max_frame=daemon.settings.max_frame_bytes)
-        # Uncontended, these take no trip through the event loop (`fast_acquire`): a request
-        # costs a few loop iterations in all, and each one is a measurable part of a query.
-        self.send_lock = anyio.Lock(fast_acquire=True)
-        self.slots = anyio.Semaphore(MAX_IN_FLIGHT, fast_acquire=True)
-        self.session = Session()
-        self.raw_socket: socket.socket = stream.extra(SocketAttribute.raw_socket)
-        self.broken = False
-        """Set when a reply was cut off halfway: nothing more may be sent."""
-
-    async def serve(self) -> None:
-        """Serve requests until the peer disconnects or the daemon stops reading; requests in
-        flight still get their replies."""
-        try:
-            async with anyio.create_task_group() as notifications:
-                notifications.start_soon(self.session.pump, self._send)
-                async with anyio.create_task_group() as requests:
-                    with self.daemon.reading():
-                        await self._read_loop(requests)
-                notifications.cancel_scope.cancel()
-        finally:
-            self.session.close()
-
-    async def _read_loop(self, requests: TaskGroup) -> None:
-        while True:
-            # A frame begun must be finished within frame_timeout: a client that sends half a
-            # request and stalls would otherwise hold its connection and buffer for ever.
-            # Between frames a connection may stay idle (subscribers do).
-            timeout = self.daemon.settings.frame_timeout if self.decoder.pending else None
-            try:
-                with anyio.fail_after(timeout):
-                    data = await self.stream.receive()
-            except (anyio.EndOfStream, anyio.BrokenResourceError, anyio.ClosedResourceError):
-                return
-            except TimeoutError:
-                message = (
-                    f"Invalid Request: a request stayed incomplete for {timeout:g} s (no "
-                    "newline); the connection is closed. End each request with a newline."
-                )
-                await self._send(error_frame(InvalidRequest(message)))
-                return
-            try:
-                frames = self.decoder.feed(data)
-            except FrameTooLarge as exc:
-                await self._send(error_frame(InvalidRequest(f"Invalid Request: {exc}")))
-                return
-            for frame in frames:
-                if self.dispatcher.is_quick(frame):
-                    # A read that never waits for a writer: answered right here, which saves
-                    # starting a task (a good part of a query's cost). Shielded, so that a
-                    # request read before shutdown is still answered (until SHUTDOWN_GRACE).
-                    with self.daemon.shielded() as shield:
-                        if self.daemon.requests_waiting:
-                            await _give_way()
-                        await self._answer_now(frame)
-                    if shield.cancelled_caught:
-                        return  # the stop gave up on this connection
-                    continue
-                weight = self.dispatcher.weight(frame)  # a batch takes a slot per request
-                for _ in range(weight):
-                    try:
-                        self.slots.acquire_nowait()
-                    except anyio.WouldBlock:
-                        await self.slots.acquire()
-                self.daemon.requests_waiting += 1
-                requests.start_soon(self._answer, frame, weight)
-
-    async def _answer(self, frame: bytes, weight: int) -> None:
-        try:
-            await self._answer_now(frame)
-        finally:
-            self.daemon.requests_waiting -= 1
-            for _ in range(weight):
-                self.slots.release()
-
-    async def _answer_now(self, frame: bytes) -> None:
-        reply = await self.dispatcher.handle_frame(frame, self.session)
-        if reply is not None:
-            await self._send(reply)
-
-    async def _send(self, reply: bytes) -> None:
-        """Send one reply frame; replies never interleave. Most replies fit the socket buffer
-        and go out at once, without the trip through the event loop a stream send takes."""
-        data = reply + b"\n"
-        try:
-            self.send_lock.acquire_nowait()
-        except anyio.WouldBlock:
-            await self.send_lock.acquire()
-        try:
-            if self.broken:
-                return
-            try:
-                sent = self.raw_socket.send(data)
-            except BlockingIOError:
-                sent = 0
-            except OSError:
-                return  # the peer is gone; its read loop ends on its own
-            if sent < len(data):
-                with contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError):
-                    try:
-                        await self.stream.send(data[sent:])
-                    except BaseException:  # cancelled halfway: the stream is out of step
-                        self.broken = True
-                        raise
-        finally:
-            self.send_lock.release()
-
-
-WRITE_TURNS = 4
-"""The turns of the event loop a write takes beyond a read's one: its task starts, the actor
-wakes, the worker thread returns, the writer wakes with the reply."""
-
-
-async def _give_way() -> None:
-    """Let WRITE_TURNS turns of the event loop go by (a quick read, while writes are waiting).
-
-    A quick read is answered within the turn that reads it; a write needs WRITE_TURNS more. Under
-    a saturating read load every turn is long, so without this a writer waited five times as long
-    as a reader for each request (and got a fifth of the throughput). Giving way evens that out,
-    and costs a few microseconds a read when the loop is not busy.
-    """
-    for _ in range(WRITE_TURNS):
-        await checkpoint()
-
-
-async def _turn_away(stream: SocketStream, limit: int) -> None:
-    """Tell a client over the connection limit why it is refused, then close (never blocks)."""
-    logger.warning("refused a connection: %d clients are connected already", limit)
-    frame = error_frame(
-        ServerBusy(f"memd serves {limit} connections already; close idle ones or retry shortly.")
-    )
-    with contextlib.suppress(OSError):
-        stream.extra(SocketAttribute.raw_socket).send(frame + b"\n")
-    with anyio.CancelScope(shield=True):
-        await stream.aclose()
-
-
-def peer_allowed(peer: int | None, own: int, *, allow_root: bool) -> bool:
-    """Return True if a client running as uid `peer` may be served by a daemon running as uid
-    `own`: the same user, or root where `allow_root` is set. None (an OS that cannot tell the
-    peer's uid) is allowed: there the socket's 0600 mode and 0700 directory keep others out."""
-    return peer is None or peer == own or (peer == 0 and allow_root)
-
-
-def _refuse_peer(stream: SocketStream, peer: int | None) -> None:
-    """Log a refused peer with its uid, tell it why, and close (never blocks)."""
-    own = os.geteuid()
-    logger.warning("refused a connection from uid %s (memd serves uid %d)", peer, own)
-    if peer == 0:
-        advice = "to let root in, set allow_root = true in its config file and send it SIGHUP."
-    else:
-        advice = "start your own with `memd serve` and point MEMD_SOCKET (or --socket) at it."
-    refusal = InvalidRequest(f"This memd serves uid {own}, not uid {peer}; {advice}")
-    with contextlib.suppress(OSError):
-        stream.extra(SocketAttribute.raw_socket).send(error_frame(refusal) + b"\n")
-
-
-_SOL_LOCAL = 0
-_LOCAL_PEERCRED = 1
-"""macOS and the BSDs: `getsockopt(SOL_LOCAL, LOCAL_PEERCRED)` gives the peer's `struct xucred`."""
-
-
-def _peer_uid(stream: SocketStream) -> int | None:
-    """Return the connecting process's effective uid, or None where the OS cannot tell: Linux's
-    SO_PEERCRED (`struct ucred`), else on macOS LOCAL_PEERCRED (`struct xucred`)."""
-    raw = stream.extra(SocketAttribute.raw_socket)
-    option = getattr(socket, "SO_PEERCRED", None)
-    if option is not None:
-        size = struct.calcsize("3i")
-        _pid, uid, _gid = struct.unpack("3i", raw.getsockopt(socket.SOL_SOCKET, option, size))
-        return int(uid)
-    if sys.platform == "darwin":
-        try:
-            return uid_from_xucred(raw.getsockopt(_SOL_LOCAL, _LOCAL_PEERCRED, 128))
-        except OSError:
-            return None
-    return None
-
-
-def uid_from_xucred(data: bytes) -> int | None:
-    """Return `cr_uid` from a `struct xucred` (`u_int cr_version; uid_t cr_uid; ...`), or None
-    if it is short or of a layout version other than 0 (XUCRED_VERSION)."""
-    if len(data) < 8:
-        return None
-    version, uid = struct.unpack_from("=II", data)
-    return uid if version == 0 else None
 
 
 GC_THRESHOLDS = (50_000, 20, 100)
