@@ -30,12 +30,12 @@ from __future__ import annotations
 
 import contextlib
 import logging
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import anyio
 import msgspec
 
-from memd.server.handlers import Handler
 from memd.server.session import Session
 from memd_client.errors import (
     InternalError,
@@ -55,6 +55,9 @@ _any_decoder = msgspec.json.Decoder()
 _batch_decoder = msgspec.json.Decoder(list[msgspec.Raw])
 _request_decoder = msgspec.json.Decoder(Request)
 _DECODE_ERRORS = (msgspec.DecodeError, UnicodeDecodeError, RecursionError)
+
+Handler = Callable[[Any, Session], Awaitable[Any]]
+"""A method's coroutine: its params Struct and the connection's session in, its result out."""
 
 MethodTable = dict[str, tuple[type[msgspec.Struct], Handler]]
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 import contextlib
 import datetime
 import os
-from collections.abc import Awaitable, Callable
 from typing import Any
 
 import anyio
@@ -21,19 +20,22 @@ from memd.core.format import tags as tagging
 from memd.core.format.archive import ARCHIVE_FILE
 from memd.core.format.categories import CATEGORIES, Category, category_for_file, parse_category
 from memd.core.format.mdformat import Entry
-from memd.core.format.tags import InvalidTag, normalize_tag
 from memd.core.search import context as prompt_block, ranking
 from memd.core.writes import transitions
-from memd.core.writes.cleanup import MERGE_REASONS, CleanupPlan
-from memd.core.writes.judge import Relation
-from memd.server.actor import Snapshot
+from memd.server.dispatch import Handler
+from memd.server.selection import (
+    categories_named,
+    loaded,
+    parse_line_range,
+    tagged_lines,
+    wanted_tags,
+    within,
+)
 from memd.server.session import Session
-from memd.server.wire import entry_info
-from memd.server.workspace import Registry, Workspace
+from memd.server.wire import cleanup_result, entry_info, store_result
+from memd.server.workspace import Registry
 from memd_client import protocol as p
 from memd_client.errors import EntryNotFound, InvalidParams, RpcError
-
-Handler = Callable[[Any, Session], Awaitable[Any]]
 
 _NO_TAGS: frozenset[str] = frozenset()
 
@@ -93,15 +95,15 @@ class Methods:
     async def query(self, params: p.QueryParams, session: Session) -> p.QueryResult:
         """Rank the workspace's entries against the query; with `tags`, only the entries that
         carry them all (filtered before `limit`, so `total` counts matching entries only)."""
-        wanted = _wanted_tags(params.tags)
+        wanted = wanted_tags(params.tags)
         workspace = await self.registry.get(params.workspace)
-        categories = _categories(params.category)
+        categories = categories_named(params.category)
         await workspace.refresh(categories)
-        snapshots = {c: _loaded(workspace, c) for c in categories}
+        snapshots = {c: loaded(workspace, c) for c in categories}
         # With tags, every entry still shapes the statistics (so each score is the one it has
         # without tags); only tagged entries can be hits, before `limit` (a query without
         # words lists them, as it lists every entry without tags).
-        keep = _in(_tagged_lines(snapshots, wanted)) if wanted else None
+        keep = within(tagged_lines(snapshots, wanted)) if wanted else None
         found = ranking.search(
             [(c, snapshot.index) for c, snapshot in snapshots.items()],
             params.query,
@@ -132,12 +134,12 @@ class Methods:
         line range of a file."""
         workspace = await self.registry.get(params.workspace)
         if params.slug is not None:
-            categories = _categories(params.category)
+            categories = categories_named(params.category)
             await workspace.refresh(categories)
             found = [
                 (category, entry)
                 for category in categories
-                for entry in _loaded(workspace, category).entries
+                for entry in loaded(workspace, category).entries
                 if entry.slug == params.slug
             ]
             if not found:
@@ -155,7 +157,7 @@ class Methods:
         category = category_for_file(params.file)
         first, last = parse_line_range(params.lines)
         await workspace.refresh((category,))
-        entries = _loaded(workspace, category).entries
+        entries = loaded(workspace, category).entries
         return p.EntriesResult(
             entries=[entry_info(category, e) for e in entries if first <= e.line <= last]
         )
@@ -163,13 +165,13 @@ class Methods:
     async def list(self, params: p.ListParams, session: Session) -> p.EntriesResult:
         """Return every entry of the workspace, or of one category; with `tags`, only those
         carrying them all."""
-        wanted = _wanted_tags(params.tags)
+        wanted = wanted_tags(params.tags)
         workspace = await self.registry.get(params.workspace)
-        categories = _categories(params.category)
+        categories = categories_named(params.category)
         await workspace.refresh(categories)
         entries: list[p.EntryInfo] = []
         for category in categories:
-            snapshot = _loaded(workspace, category)
+            snapshot = loaded(workspace, category)
             for entry in snapshot.entries:
                 tags = snapshot.tags.get(entry.line, _NO_TAGS)
                 if wanted <= tags:
@@ -215,7 +217,9 @@ class Methods:
                 tg.start_soon(run, category)
         if errors:
             raise errors[0]
-        result = cleanup_result(workspace, {c: outcomes[c].plan for c in CATEGORIES}, params.apply)
+        result = cleanup_result(
+            workspace.archive_path, {c: outcomes[c].plan for c in CATEGORIES}, params.apply
+        )
         present = [(c, e) for c in CATEGORIES for e in workspace.actor(c).snapshot.entries]
         workspace.usage.forget_missing(present)
         # Security and Instruction entries go into every prompt block, which is use that no
@@ -369,237 +373,3 @@ class Methods:
         return p.UnsubscribeResult(
             workspace=workspace.root, subscribed=workspace.unsubscribe(session)
         )
-
-
-# ---------------------------------------------------------------------------- conversions
-
-
-def _loaded(workspace: Workspace, category: Category) -> Snapshot:
-    """Return the category's current snapshot, or raise why its file could not be read."""
-    snapshot = workspace.actor(category).snapshot
-    if snapshot.error is not None:
-        raise snapshot.error
-    return snapshot
-
-
-def _wanted_tags(tags: list[str] | None) -> frozenset[str]:
-    """Return the folded tags a query or list asks for (empty: no filter).
-
-    Raises:
-        InvalidParams: one of them cannot be a tag (the message names it).
-    """
-    try:
-        return frozenset(normalize_tag(tag) for tag in tags or ())
-    except InvalidTag as exc:
-        raise InvalidParams(f"tags: {exc}") from None
-
-
-TaggedLines = dict[Category, set[int]]
-"""Per category (only those with any), the lines of the entries carrying the wanted tags."""
-
-
-def _tagged_lines(snapshots: dict[Category, Snapshot], wanted: frozenset[str]) -> TaggedLines:
-    """Return where the entries carrying every `wanted` tag are, in `snapshots`' order."""
-    return {
-        category: lines
-        for category, snapshot in snapshots.items()
-        if (lines := {line for line, tags in snapshot.tags.items() if wanted <= tags})
-    }
-
-
-def _in(allowed: TaggedLines) -> Callable[[Category, Entry], bool]:
-    """Return the test "is this entry one of the tagged ones"."""
-    untagged: set[int] = set()
-
-    def tagged(category: Category, entry: Entry) -> bool:
-        return entry.line in allowed.get(category, untagged)
-
-    return tagged
-
-
-def _categories(name: str | None) -> tuple[Category, ...]:
-    return CATEGORIES if name is None else (parse_category(name),)
-
-
-def parse_line_range(lines: str) -> tuple[int, int]:
-    """Return (first, last) from "a-b" or "a" (1-based, inclusive).
-
-    Raises:
-        InvalidParams: the range is malformed or empty.
-    """
-    first_text, _, last_text = lines.strip().partition("-")
-    try:
-        first = int(first_text)
-        last = int(last_text) if last_text else first
-    except ValueError:
-        raise InvalidParams(f"lines must look like '3-7' or '5', got {lines!r}.") from None
-    if first < 1 or last < first:
-        raise InvalidParams(f"lines {lines!r} is not a range of line numbers from 1 up.")
-    return first, last
-
-
-def store_result(category: Category, outcome: transitions.StoreOutcome) -> p.StoreResult:
-    """Return the wire result, with a sentence for people, for a store outcome."""
-    matched = (
-        None
-        if outcome.matched is None
-        else p.MatchedEntry(
-            slug=outcome.matched.slug, content=outcome.matched.content, line=outcome.matched.line
-        )
-    )
-    over_limit = outcome.entries > category.limit
-    return p.StoreResult(
-        action=outcome.action,
-        category=category.value,
-        file=category.file,
-        line=outcome.line,
-        slug=outcome.slug,
-        content=outcome.content,
-        similarity=outcome.similarity,
-        matched=matched,
-        message=store_message(category, outcome, over_limit),
-        conflict=outcome.conflict,
-        over_limit=over_limit,
-        dry_run=outcome.dry_run,
-        entries=outcome.entries,
-        limit=category.limit,
-        normalized=outcome.normalized,
-        relation=None if outcome.relation is None else outcome.relation.value,
-        old_value=outcome.old_value,
-        new_value=outcome.new_value,
-    )
-
-
-_SKIP_WHY = {
-    Relation.SAME: "the same rule, worded the same way",
-    Relation.SAYS_LESS: "it already says everything the new text says",
-}
-_UPDATE_WHY = {
-    Relation.TAGS: "the same rule with other tags",
-    Relation.ADDS_DETAIL: "the same rule with more detail",
-    Relation.VALUE_MADE_EXACT: "the same value made exact",
-    Relation.BROADENS: "the same rule, now without its limit",
-    Relation.REWORDED: "read as the same rule reworded; if it was a different one, restore it "
-    "from .memory/archive.md",
-}
-"""Why a store without a slug updated an entry; any other update was asked for by its slug."""
-_STORE_WHY = {
-    Relation.SAME: "the same rule, stored under the slug you gave",
-    Relation.SAYS_LESS: "it already says all this; stored under the slug you gave",
-    Relation.NARROWS: "a narrower ban; the wider one still holds, so delete it if it should not",
-    Relation.OTHER_SUBJECT: "about another subject",
-    Relation.OTHER_ROLES: "the same words in other roles",
-    Relation.DIFFERENT: "worded too differently to be sure they are one rule; if they are, "
-    "delete one",
-}
-
-
-def store_message(category: Category, outcome: transitions.StoreOutcome, over_limit: bool) -> str:
-    """Return the human sentence describing a store outcome: what was done and why."""
-    file, slug, content = category.file, outcome.slug, outcome.content
-    old = outcome.matched
-    if outcome.action == "skipped" and old is not None:
-        why = _SKIP_WHY.get(outcome.relation or Relation.SAME, "the same rule")
-        text = (
-            f'Already stored as [{slug}] in {file}: "{content}" ({why}); nothing written. To keep '
-            "it anyway, store it again with a slug of its own."
-        )
-    elif outcome.action == "updated" and old is not None and outcome.conflict:
-        text = (
-            f"Updated [{slug}] in {file}, replacing a contradicting entry (conflict: "
-            f'{_conflict_why(outcome)}): "{content}" (was: "{old.content}", now in '
-            ".memory/archive.md)"
-        )
-    elif outcome.action == "updated" and old is not None:
-        why = _UPDATE_WHY.get(outcome.relation or Relation.SAME, "set by its slug")
-        text = f'Updated [{slug}] in {file} ({why}): "{content}" (replaced: "{old.content}")'
-    else:
-        text = f'Stored in {file} as [{slug}]: "{content}"'
-        kept = _STORE_WHY.get(outcome.relation) if outcome.relation else None
-        if old is not None and kept is not None:
-            text += f' (kept beside [{old.slug}] "{old.content}": {kept}{_swap(outcome)})'
-    if outcome.normalized:
-        text += " (line breaks and runs of whitespace became single spaces: one memory, one line)"
-    if outcome.dry_run:
-        text = f"Dry run, nothing written; would have done this: {text}"
-    if over_limit:
-        text += (
-            f" {category.value} now holds {outcome.entries} entries, over its limit of "
-            f"{category.limit}; run `memd cleanup` to review."
-        )
-    return text
-
-
-def _conflict_why(outcome: transitions.StoreOutcome) -> str:
-    """What changed in a conflicting update, as a phrase."""
-    old, new = outcome.old_value, outcome.new_value
-    if outcome.relation is Relation.REVERSED:
-        return "it reverses the old rule"
-    what = "value" if outcome.relation is Relation.CHANGED_VALUE else "choice"
-    if old and new:
-        return f'the {what} changed from "{old}" to "{new}"'
-    return f"the {what} changed"
-
-
-def _swap(outcome: transitions.StoreOutcome) -> str:
-    """ ", "<new>" instead of "<old>"" when a store named which words differ."""
-    if outcome.old_value and outcome.new_value:
-        return f', "{outcome.new_value}" instead of "{outcome.old_value}"'
-    return ""
-
-
-def _count(number: int, one: str, many: str | None = None) -> str:
-    return f"{number} {one if number == 1 else many or one + 's'}"
-
-
-def cleanup_result(
-    workspace: Workspace, plans: dict[Category, CleanupPlan], applied: bool
-) -> p.CleanupResult:
-    """Return the wire form of the per-category cleanup plans."""
-    merged = [
-        p.MergeInfo(
-            category=c.value,
-            file=c.file,
-            kept=entry_info(c, m.kept),
-            removed=[entry_info(c, e) for e in m.removed],
-            content=m.content,
-            slug=m.slug,
-            why=[MERGE_REASONS.get(relation, relation.value) for relation in m.relations],
-        )
-        for c, plan in plans.items()
-        for m in plan.merges
-    ]
-    pruned = [
-        p.PruneInfo(category=c.value, file=c.file, entry=entry_info(c, x.entry), score=x.score)
-        for c, plan in plans.items()
-        for x in plan.prunes
-    ]
-    slugged = [
-        p.SlugInfo(category=c.value, file=c.file, entry=entry_info(c, s.entry), slug=s.slug)
-        for c, plan in plans.items()
-        for s in plan.slugs
-    ]
-    removed = sum(len(m.removed) for m in merged) + len(pruned)
-    if not (merged or pruned or slugged):
-        message = "Memory is already clean; nothing to merge, prune or slug."
-    else:
-        merged_away = removed - len(pruned)
-        verb = "Cleaned up" if applied else "Cleanup would make"
-        message = (
-            f"{verb}: {_count(len(merged), 'merge')} folding away "
-            f"{_count(merged_away, 'entry', 'entries')}, {_count(len(pruned), 'prune')}, "
-            f"{_count(len(slugged), 'new slug')}."
-        )
-        message += (
-            f" Removed entries are kept in {ARCHIVE_FILE}."
-            if applied
-            else " Nothing was written; run `memd cleanup --apply` (apply: true) to do it."
-        )
-    return p.CleanupResult(
-        applied=applied,
-        merged=merged,
-        pruned=pruned,
-        slugged=slugged,
-        archive=workspace.archive_path,
-        message=message,
-    )

@@ -1,10 +1,19 @@
-"""Conversions from the core's values to the wire's Structs, shared by handlers and feeds."""
+"""Every conversion from the core's values to the wire's Structs, and the sentences users read
+in them (why a store was skipped, updated or stored; what a cleanup plans), shared by handlers
+and feeds.
+
+Rule: pure; one home for every user-facing sentence a result carries.
+"""
 
 from __future__ import annotations
 
+from memd.core.format.archive import ARCHIVE_FILE
 from memd.core.format.categories import Category
 from memd.core.format.mdformat import Entry
 from memd.core.format.tags import tags_of
+from memd.core.writes import transitions
+from memd.core.writes.cleanup import MERGE_REASONS, CleanupPlan
+from memd.core.writes.judge import Relation
 from memd_client import protocol as p
 
 
@@ -20,4 +29,171 @@ def entry_info(category: Category, entry: Entry, tags: frozenset[str] | None = N
         slug=entry.slug,
         content=entry.content,
         tags=sorted(tags) if tags else [],
+    )
+
+
+def store_result(category: Category, outcome: transitions.StoreOutcome) -> p.StoreResult:
+    """Return the wire result, with a sentence for people, for a store outcome."""
+    matched = (
+        None
+        if outcome.matched is None
+        else p.MatchedEntry(
+            slug=outcome.matched.slug, content=outcome.matched.content, line=outcome.matched.line
+        )
+    )
+    over_limit = outcome.entries > category.limit
+    return p.StoreResult(
+        action=outcome.action,
+        category=category.value,
+        file=category.file,
+        line=outcome.line,
+        slug=outcome.slug,
+        content=outcome.content,
+        similarity=outcome.similarity,
+        matched=matched,
+        message=store_message(category, outcome, over_limit),
+        conflict=outcome.conflict,
+        over_limit=over_limit,
+        dry_run=outcome.dry_run,
+        entries=outcome.entries,
+        limit=category.limit,
+        normalized=outcome.normalized,
+        relation=None if outcome.relation is None else outcome.relation.value,
+        old_value=outcome.old_value,
+        new_value=outcome.new_value,
+    )
+
+
+_SKIP_WHY = {
+    Relation.SAME: "the same rule, worded the same way",
+    Relation.SAYS_LESS: "it already says everything the new text says",
+}
+_UPDATE_WHY = {
+    Relation.TAGS: "the same rule with other tags",
+    Relation.ADDS_DETAIL: "the same rule with more detail",
+    Relation.VALUE_MADE_EXACT: "the same value made exact",
+    Relation.BROADENS: "the same rule, now without its limit",
+    Relation.REWORDED: "read as the same rule reworded; if it was a different one, restore it "
+    "from .memory/archive.md",
+}
+"""Why a store without a slug updated an entry; any other update was asked for by its slug."""
+_STORE_WHY = {
+    Relation.SAME: "the same rule, stored under the slug you gave",
+    Relation.SAYS_LESS: "it already says all this; stored under the slug you gave",
+    Relation.NARROWS: "a narrower ban; the wider one still holds, so delete it if it should not",
+    Relation.OTHER_SUBJECT: "about another subject",
+    Relation.OTHER_ROLES: "the same words in other roles",
+    Relation.DIFFERENT: "worded too differently to be sure they are one rule; if they are, "
+    "delete one",
+}
+
+
+def store_message(category: Category, outcome: transitions.StoreOutcome, over_limit: bool) -> str:
+    """Return the human sentence describing a store outcome: what was done and why."""
+    file, slug, content = category.file, outcome.slug, outcome.content
+    old = outcome.matched
+    if outcome.action == "skipped" and old is not None:
+        why = _SKIP_WHY.get(outcome.relation or Relation.SAME, "the same rule")
+        text = (
+            f'Already stored as [{slug}] in {file}: "{content}" ({why}); nothing written. To keep '
+            "it anyway, store it again with a slug of its own."
+        )
+    elif outcome.action == "updated" and old is not None and outcome.conflict:
+        text = (
+            f"Updated [{slug}] in {file}, replacing a contradicting entry (conflict: "
+            f'{_conflict_why(outcome)}): "{content}" (was: "{old.content}", now in '
+            ".memory/archive.md)"
+        )
+    elif outcome.action == "updated" and old is not None:
+        why = _UPDATE_WHY.get(outcome.relation or Relation.SAME, "set by its slug")
+        text = f'Updated [{slug}] in {file} ({why}): "{content}" (replaced: "{old.content}")'
+    else:
+        text = f'Stored in {file} as [{slug}]: "{content}"'
+        kept = _STORE_WHY.get(outcome.relation) if outcome.relation else None
+        if old is not None and kept is not None:
+            text += f' (kept beside [{old.slug}] "{old.content}": {kept}{_swap(outcome)})'
+    if outcome.normalized:
+        text += " (line breaks and runs of whitespace became single spaces: one memory, one line)"
+    if outcome.dry_run:
+        text = f"Dry run, nothing written; would have done this: {text}"
+    if over_limit:
+        text += (
+            f" {category.value} now holds {outcome.entries} entries, over its limit of "
+            f"{category.limit}; run `memd cleanup` to review."
+        )
+    return text
+
+
+def _conflict_why(outcome: transitions.StoreOutcome) -> str:
+    """What changed in a conflicting update, as a phrase."""
+    old, new = outcome.old_value, outcome.new_value
+    if outcome.relation is Relation.REVERSED:
+        return "it reverses the old rule"
+    what = "value" if outcome.relation is Relation.CHANGED_VALUE else "choice"
+    if old and new:
+        return f'the {what} changed from "{old}" to "{new}"'
+    return f"the {what} changed"
+
+
+def _swap(outcome: transitions.StoreOutcome) -> str:
+    """ ", "<new>" instead of "<old>"" when a store named which words differ."""
+    if outcome.old_value and outcome.new_value:
+        return f', "{outcome.new_value}" instead of "{outcome.old_value}"'
+    return ""
+
+
+def _count(number: int, one: str, many: str | None = None) -> str:
+    return f"{number} {one if number == 1 else many or one + 's'}"
+
+
+def cleanup_result(
+    archive_path: str, plans: dict[Category, CleanupPlan], applied: bool
+) -> p.CleanupResult:
+    """Return the wire form of the per-category cleanup plans."""
+    merged = [
+        p.MergeInfo(
+            category=c.value,
+            file=c.file,
+            kept=entry_info(c, m.kept),
+            removed=[entry_info(c, e) for e in m.removed],
+            content=m.content,
+            slug=m.slug,
+            why=[MERGE_REASONS.get(relation, relation.value) for relation in m.relations],
+        )
+        for c, plan in plans.items()
+        for m in plan.merges
+    ]
+    pruned = [
+        p.PruneInfo(category=c.value, file=c.file, entry=entry_info(c, x.entry), score=x.score)
+        for c, plan in plans.items()
+        for x in plan.prunes
+    ]
+    slugged = [
+        p.SlugInfo(category=c.value, file=c.file, entry=entry_info(c, s.entry), slug=s.slug)
+        for c, plan in plans.items()
+        for s in plan.slugs
+    ]
+    removed = sum(len(m.removed) for m in merged) + len(pruned)
+    if not (merged or pruned or slugged):
+        message = "Memory is already clean; nothing to merge, prune or slug."
+    else:
+        merged_away = removed - len(pruned)
+        verb = "Cleaned up" if applied else "Cleanup would make"
+        message = (
+            f"{verb}: {_count(len(merged), 'merge')} folding away "
+            f"{_count(merged_away, 'entry', 'entries')}, {_count(len(pruned), 'prune')}, "
+            f"{_count(len(slugged), 'new slug')}."
+        )
+        message += (
+            f" Removed entries are kept in {ARCHIVE_FILE}."
+            if applied
+            else " Nothing was written; run `memd cleanup --apply` (apply: true) to do it."
+        )
+    return p.CleanupResult(
+        applied=applied,
+        merged=merged,
+        pruned=pruned,
+        slugged=slugged,
+        archive=archive_path,
+        message=message,
     )

@@ -8,8 +8,7 @@ from typing import Any
 import msgspec
 import pytest
 
-from memd.server.dispatch import Dispatcher
-from memd.server.handlers import Handler
+from memd.server.dispatch import Dispatcher, Handler
 from memd.server.session import Session
 
 

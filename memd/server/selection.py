@@ -1,0 +1,80 @@
+"""What a read asks for: the categories it names, the tags it filters on, the line range of a
+`get`, and each category's current snapshot (or the error that its file cannot be read).
+
+Rule: pure selection over snapshots; no waiting, no I/O.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from memd.core.format.categories import CATEGORIES, Category, parse_category
+from memd.core.format.mdformat import Entry
+from memd.core.format.tags import InvalidTag, normalize_tag
+from memd.server.snapshot import Snapshot
+from memd.server.workspace import Workspace
+from memd_client.errors import InvalidParams
+
+
+def loaded(workspace: Workspace, category: Category) -> Snapshot:
+    """Return the category's current snapshot, or raise why its file could not be read."""
+    snapshot = workspace.actor(category).snapshot
+    if snapshot.error is not None:
+        raise snapshot.error
+    return snapshot
+
+
+def wanted_tags(tags: list[str] | None) -> frozenset[str]:
+    """Return the folded tags a query or list asks for (empty: no filter).
+
+    Raises:
+        InvalidParams: one of them cannot be a tag (the message names it).
+    """
+    try:
+        return frozenset(normalize_tag(tag) for tag in tags or ())
+    except InvalidTag as exc:
+        raise InvalidParams(f"tags: {exc}") from None
+
+
+TaggedLines = dict[Category, set[int]]
+"""Per category (only those with any), the lines of the entries carrying the wanted tags."""
+
+
+def tagged_lines(snapshots: dict[Category, Snapshot], wanted: frozenset[str]) -> TaggedLines:
+    """Return where the entries carrying every `wanted` tag are, in `snapshots`' order."""
+    return {
+        category: lines
+        for category, snapshot in snapshots.items()
+        if (lines := {line for line, tags in snapshot.tags.items() if wanted <= tags})
+    }
+
+
+def within(allowed: TaggedLines) -> Callable[[Category, Entry], bool]:
+    """Return the test "is this entry one of the tagged ones"."""
+    untagged: set[int] = set()
+
+    def tagged(category: Category, entry: Entry) -> bool:
+        return entry.line in allowed.get(category, untagged)
+
+    return tagged
+
+
+def categories_named(name: str | None) -> tuple[Category, ...]:
+    return CATEGORIES if name is None else (parse_category(name),)
+
+
+def parse_line_range(lines: str) -> tuple[int, int]:
+    """Return (first, last) from "a-b" or "a" (1-based, inclusive).
+
+    Raises:
+        InvalidParams: the range is malformed or empty.
+    """
+    first_text, _, last_text = lines.strip().partition("-")
+    try:
+        first = int(first_text)
+        last = int(last_text) if last_text else first
+    except ValueError:
+        raise InvalidParams(f"lines must look like '3-7' or '5', got {lines!r}.") from None
+    if first < 1 or last < first:
+        raise InvalidParams(f"lines {lines!r} is not a range of line numbers from 1 up.")
+    return first, last
