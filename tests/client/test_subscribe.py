@@ -28,9 +28,10 @@ from memd_client import (
     SyncSubscription,
     WorkspaceNotFound,
 )
-from memd_client._connection import Connection, ProtocolViolation, Reply
+from memd_client._connection import Connection, Reply
 from memd_client._framing import LineDecoder
 from memd_client.aio import AsyncClient, Subscription
+from memd_client.errors import ProtocolViolation
 
 TIMEOUT = 5.0
 WS = "/tmp/memd-test-workspace"
