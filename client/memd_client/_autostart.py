@@ -30,7 +30,12 @@ import time
 from collections.abc import Iterator, Mapping
 
 from memd_client._log import logger
-from memd_client._paths import enabled_service, service_socket_path
+from memd_client._paths import (
+    LAUNCHD_LABEL,
+    SYSTEMD_SOCKET_UNIT,
+    enabled_service,
+    service_socket_path,
+)
 from memd_client.errors import DaemonUnavailable
 
 AUTOSTART_TIMEOUT = 15.0
@@ -148,8 +153,8 @@ def installed_service(
 def service_start_hint() -> str:
     """Return the command that starts memd's installed service on this platform."""
     if sys.platform == "darwin":
-        return "`launchctl kickstart gui/$(id -u)/dev.memd.agent`"
-    return "`systemctl --user start memd.socket`"
+        return f"`launchctl kickstart gui/$(id -u)/{LAUNCHD_LABEL}`"
+    return f"`systemctl --user start {SYSTEMD_SOCKET_UNIT}`"
 
 
 def _daemon_environment(environ: Mapping[str, str]) -> dict[str, str]:

@@ -23,7 +23,7 @@ from memd_client import protocol as p
 from memd_client._autostart import AUTOSTART_TIMEOUT
 from memd_client._framing import FrameTooLarge, LineDecoder
 from memd_client._paths import default_socket_path
-from memd_client.errors import ErrorObject, IncompatibleDaemon, MemdError, from_wire
+from memd_client.errors import ErrorObject, IncompatibleDaemon, ProtocolViolation, from_wire
 
 T = TypeVar("T")
 
@@ -41,10 +41,6 @@ class _Request(msgspec.Struct):
     id: int
     method: str
     params: msgspec.Struct
-
-
-class ProtocolViolation(MemdError):
-    """Raised when the daemon sent something that is not valid where it arrived."""
 
 
 class Reply(msgspec.Struct):

@@ -19,6 +19,8 @@ SUN_PATH_MAX = 104
 """Bytes in a Unix socket address's path, with its terminating NUL (the smallest: macOS)."""
 LAUNCHD_LABEL = "dev.memd.agent"
 SYSTEMD_SOCKET_UNIT = "memd.socket"
+MEMORY_DIR = ".memory"
+"""The folder in a workspace that holds its memory files; it also marks a project root."""
 
 
 def default_socket_path(
@@ -102,7 +104,7 @@ def find_workspace(start: str | os.PathLike[str] | None = None) -> str:
     origin = os.path.abspath(os.fspath(start) if start is not None else os.getcwd())
     current = origin
     while True:
-        if any(os.path.exists(os.path.join(current, marker)) for marker in (".memory", ".git")):
+        if any(os.path.exists(os.path.join(current, marker)) for marker in (MEMORY_DIR, ".git")):
             return current
         parent = os.path.dirname(current)
         if parent == current:

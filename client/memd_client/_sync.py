@@ -6,68 +6,25 @@ import contextlib
 import os
 import socket
 import threading
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from types import TracebackType
 from typing import Any
 
 from memd_client import _autostart, _calls, protocol as p
-from memd_client._connection import ClientBase, Connection, ProtocolViolation, Reply
+from memd_client._connection import ClientBase, Connection, Reply
 from memd_client._log import logger
-from memd_client._paths import SUN_PATH_MAX
-from memd_client.errors import ConnectionLost, DaemonUnavailable, MemdError, RequestTimeout
+from memd_client._transport_errors import (
+    lost,
+    reply_on_subscription,
+    subscription_lost,
+    timed_out,
+    transport_errors,
+    unavailable,
+)
+from memd_client.errors import MemdError
 
 CLOSE_TIMEOUT = 5.0
 """How long `SyncSubscription.close()` waits for a running callback to return."""
-
-
-def unavailable(path: str, exc: OSError) -> DaemonUnavailable:
-    """Return the error for a daemon that cannot be reached at `path`, saying what to do."""
-    if len(os.fsencode(path)) >= SUN_PATH_MAX:
-        return DaemonUnavailable(
-            f"Socket path {path} is too long for a Unix socket (max {SUN_PATH_MAX - 1} "
-            "bytes); pass a shorter --socket or MEMD_SOCKET."
-        )
-    reason = exc.strerror or str(exc) or type(exc).__name__
-    service = _autostart.installed_service(path)
-    if service is not None:
-        return DaemonUnavailable(
-            f"No memd daemon is answering on {path} ({reason}), and memd runs as a service here "
-            f"({service}); start it with {_autostart.service_start_hint()}."
-        )
-    return DaemonUnavailable(
-        f"No memd daemon is answering on {path} ({reason}); start one with `memd serve`."
-    )
-
-
-@contextlib.contextmanager
-def transport_errors(
-    method: str, timeout: float, broken: tuple[type[Exception], ...] = (OSError,)
-) -> Iterator[None]:
-    """Turn a timeout into `RequestTimeout` and a `broken` connection into `ConnectionLost`."""
-    try:
-        yield
-    except MemdError:
-        raise
-    except TimeoutError:
-        raise timed_out(method, timeout) from None
-    except broken as exc:
-        raise lost(method, exc) from None
-
-
-def timed_out(method: str, timeout: float) -> RequestTimeout:
-    """Return the error for a request that got no answer within `timeout` seconds."""
-    return RequestTimeout(
-        f"memd did not answer {method} within {timeout:g} s; it may be overloaded, or raise the "
-        "client timeout."
-    )
-
-
-def lost(method: str, exc: Exception) -> ConnectionLost:
-    """Return the error for a connection that broke (`exc`) during `method`."""
-    reason = str(exc) or type(exc).__name__
-    return ConnectionLost(
-        f"The connection to memd broke during {method} ({reason}); retry the request."
-    )
 
 
 def _connect_unix(path: str, timeout: float) -> socket.socket:
@@ -372,11 +329,11 @@ class SyncSubscription:
                 if message is None:
                     _receive(self._sock, connection)
                 elif isinstance(message, Reply):
-                    raise ProtocolViolation("The daemon sent a reply on a subscription connection.")
+                    raise reply_on_subscription()
                 else:
                     self._deliver(message)
         except OSError as exc:
-            self._fail(ConnectionLost(f"The subscription's connection to memd broke ({exc})."))
+            self._fail(subscription_lost(str(exc)))
         except MemdError as exc:
             self._fail(exc)
         finally:

@@ -17,9 +17,14 @@ import anyio
 from anyio.abc import SocketStream
 
 from memd_client import _autostart, _calls, protocol as p
-from memd_client._connection import ClientBase, Connection, ProtocolViolation, Reply
-from memd_client._sync import transport_errors, unavailable
-from memd_client.errors import ConnectionLost, MemdError
+from memd_client._connection import ClientBase, Connection, Reply
+from memd_client._transport_errors import (
+    reply_on_subscription,
+    subscription_lost,
+    transport_errors,
+    unavailable,
+)
+from memd_client.errors import MemdError
 
 __all__ = ["AsyncClient", "Subscription"]
 
@@ -302,15 +307,12 @@ class Subscription:
             while (message := self._connection.next_message()) is None:
                 self._connection.receive_data(await self._stream.receive())
             if isinstance(message, Reply):
-                raise ProtocolViolation("The daemon sent a reply on a subscription connection.")
+                raise reply_on_subscription()
         except _BROKEN as exc:
             if self._closed:  # aclose() from another task
                 raise StopAsyncIteration from None
             await self.aclose()
-            reason = str(exc) or type(exc).__name__
-            raise ConnectionLost(
-                f"The subscription's connection to memd broke ({reason})."
-            ) from None
+            raise subscription_lost(str(exc) or type(exc).__name__) from None
         except MemdError:
             await self.aclose()
             raise

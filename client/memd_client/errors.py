@@ -7,6 +7,7 @@ MemdError                     base; str(exc) is one sentence saying what to do n
 │   ├── ConnectionLost        the daemon closed the connection mid-request
 │   ├── RequestTimeout        no reply within the client's timeout (also TimeoutError)
 │   └── IncompatibleDaemon    the daemon speaks another protocol major version
+├── ProtocolViolation         client side only: the daemon sent something not valid where it came
 └── RpcError                  travels on the wire as a JSON-RPC error object
     ├── ParseError        -32700  the bytes were not JSON
     ├── InvalidRequest    -32600  JSON, but not a valid request (or a frame too large)
@@ -51,6 +52,7 @@ __all__ = [
     "MergeConflict",
     "MethodNotFound",
     "ParseError",
+    "ProtocolViolation",
     "RequestTimeout",
     "RpcError",
     "ServerBusy",
@@ -97,6 +99,10 @@ class RequestTimeout(TransportError, TimeoutError):
 
 class IncompatibleDaemon(TransportError):
     """Raised when the daemon's protocol major version differs from the client's."""
+
+
+class ProtocolViolation(MemdError):
+    """Raised when the daemon sent something that is not valid where it arrived."""
 
 
 class RpcError(MemdError):

@@ -9,6 +9,10 @@ Method names are fixed by the public contract: store, query, get, list, delete, 
 status, subscribe, unsubscribe. After `subscribe`, the daemon also sends notifications (no `id`)
 on that connection: `changed` (a category file changed) and `resync` (changes were dropped
 because the subscriber fell behind; re-read with `list`).
+
+This module runs past the project's ~400-line guide on purpose: it is the wire contract, one
+Struct per message and no logic, read top to bottom; split, the contract would have to be pieced
+together from several files.
 """
 
 from __future__ import annotations
