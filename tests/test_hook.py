@@ -8,7 +8,7 @@ import json
 import msgspec
 import pytest
 
-from memd.hook import Plan, context_params, fast_plan, hook_output
+from memd.cli.hook import Plan, context_params, fast_plan, hook_output
 from memd_client import protocol as p
 
 
