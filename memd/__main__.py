@@ -1,5 +1,5 @@
 """`python -m memd` runs the CLI."""
 
-from memd.entry import main
+from memd.cli.main import main
 
 raise SystemExit(main())

@@ -38,7 +38,7 @@ from dataclasses import dataclass
 from typing import NamedTuple, TypeVar
 
 from memd import units
-from memd.background import default_log_path
+from memd.cli.background import default_log_path
 from memd.fs import storage
 from memd.fs.processes import pid_alive
 from memd.server.instance import read_pid

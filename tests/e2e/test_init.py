@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from memd import init as memd_init
+from memd.cli import init as memd_init
 from memd.core.format import mdformat
 from memd.core.format.categories import CATEGORIES
 from memd.core.project import gitignore

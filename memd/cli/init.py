@@ -32,13 +32,13 @@ import sys
 from collections.abc import Callable
 from typing import NamedTuple
 
+from memd.cli.exit_codes import EXIT_ERROR, EXIT_OK
 from memd.core.format import mdformat
 from memd.core.format.categories import CATEGORIES, Category
 from memd.core.project import agent_files, gitignore
 from memd.fs import storage
 from memd_client import MemdError, find_workspace
 
-EXIT_OK, EXIT_ERROR = 0, 1
 MEMORY_DIR = ".memory"
 AGENTS, CLAUDE, COPILOT = "AGENTS.md", "CLAUDE.md", ".github/copilot-instructions.md"
 GITIGNORE = ".gitignore"
@@ -65,7 +65,7 @@ class FilePlan(NamedTuple):
 
 
 def run_init(args: argparse.Namespace) -> int:
-    """Carry out `memd init` as parsed by `memd.cli`; return the exit code."""
+    """Carry out `memd init` as parsed by `memd.cli.parser`; return the exit code."""
     workspace = os.path.abspath(args.workspace) if args.workspace else find_workspace()
     try:
         missing = _missing_memory_files(workspace)

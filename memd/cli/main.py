@@ -1,8 +1,10 @@
 """The `memd` command's entry point.
 
-The Claude Code prompt hook (`memd context --hook claude`) first tries `memd.hook`'s fast path,
+The Claude Code prompt hook (`memd context --hook claude`) first tries `memd.cli.hook`'s fast path,
 which needs only the standard library; everything else, and the hook whenever the fast path
-declines, runs `memd.cli`.
+declines, runs `memd.cli.commands`.
+
+Rule: standard library only at import; the full CLI is imported only when the fast path declines.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ def main() -> int:
     argv = sys.argv[1:]
     stdin = None
     if "--hook" in argv:  # only a prompt hook can take the fast path
-        from memd import hook
+        from memd.cli import hook
 
         plan = hook.fast_plan(argv)
         if plan is not None:
@@ -23,6 +25,6 @@ def main() -> int:
             answered = hook.answer(plan, stdin)
             if answered is not None:
                 return answered
-    from memd.cli import main as cli_main
+    from memd.cli.commands import run
 
-    return cli_main(argv, stdin=stdin)
+    return run(argv, stdin=stdin)

@@ -1,0 +1,57 @@
+"""The full `memd` command: parse the command line (`memd.cli.parser`) and hand it to its verb:
+`serve` runs the daemon; every other verb is a thin client call.
+
+Exit codes are `memd.cli.exit_codes`. Client verbs start a daemon when none runs
+(`--no-autostart` turns that off; `status` never starts one). Only `serve` imports the server
+stack, so client verbs start fast; `service`, `init` and `mcp` are imported only when run.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Sequence
+
+from memd.cli.context_hook import run_context_hook
+from memd.cli.exit_codes import EXIT_USAGE
+from memd.cli.parser import build_parser
+from memd.cli.serve import run_serve
+from memd.cli.verbs import run_client_verb
+from memd.cli.watch import run_watch
+from memd.config import LOG_LEVELS
+
+
+def run(argv: Sequence[str] | None = None, *, stdin: bytes | None = None) -> int:
+    """Run the CLI with `argv` (default: sys.argv[1:]) and return the exit code; `stdin` is
+    what was already read from standard input (by the prompt hook's fast path)."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.verb is None:
+        parser.print_help(sys.stderr)
+        return EXIT_USAGE
+    if args.verb == "serve":
+        env_level = os.environ.get("MEMD_LOG_LEVEL", "INFO").upper()
+        if args.log_level is None and env_level not in LOG_LEVELS:
+            parser.error(f"MEMD_LOG_LEVEL must be one of {', '.join(LOG_LEVELS)}")
+        return run_serve(args)
+    if args.verb == "get" and args.slug is None and (args.file is None or args.lines is None):
+        parser.error(
+            "get needs a SLUG, or --file and --lines (e.g. --file decisions.md --lines 3-9)"
+        )
+    if args.verb == "watch":
+        return run_watch(args)
+    if args.verb == "context" and args.hook == "claude":
+        return run_context_hook(args, sys.stdin.buffer.read() if stdin is None else stdin)
+    if args.verb == "service":
+        from memd.service import run_service
+
+        return run_service(args)
+    if args.verb == "init":
+        from memd.cli.init import run_init
+
+        return run_init(args)
+    if args.verb == "mcp":
+        from memd.mcp_bridge import run_mcp
+
+        return run_mcp(args)
+    return run_client_verb(args)

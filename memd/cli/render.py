@@ -1,0 +1,147 @@
+"""How the CLI shows each verb's result: one `render_*` function per result type, returning the
+text to print (escapes are neutralised by the caller, `memd.cli.verbs`).
+
+Rule: formatting only: no I/O and no client calls (a watch line's time of day is the one clock
+read).
+"""
+
+from __future__ import annotations
+
+import datetime
+
+from memd.core.format.render import entry_text, folded_entries
+from memd_client import protocol as p
+
+
+def render_event(event: p.Event) -> str:
+    """One line for a change notification: time, file, who changed it, and what it holds now."""
+    now = datetime.datetime.now().strftime("%H:%M:%S")
+    if isinstance(event, p.Resync):
+        return f"{now} {event.message}"
+    who = "memd" if event.source == "memd" else "outside memd"
+    if event.error is not None:
+        return f"{now} {event.file} changed ({who}) and cannot be read: {event.error}"
+    if event.conflict is not None:
+        return f"{now} {event.file} changed ({who}) and is mid-merge: {event.conflict}"
+    count = len(event.entries)
+    return f"{now} {event.file} changed ({who}): {count} {'entry' if count == 1 else 'entries'}"
+
+
+def render_query(result: p.QueryResult, text: str, tags: list[str] | None = None) -> str:
+    """Return query results as readable lines."""
+    if not result.results:
+        tagged = f" tagged {tag_words(tags)}" if tags else ""
+        if text.strip():
+            return f'No memories{tagged} match "{text}".'
+        return f"No memories{tagged}." if tags else "No memories stored yet."
+    lines = [
+        f"{hit.score:7.3f}  {entry_text(hit.category, hit.slug, hit.content)}"
+        f"  ({hit.file}:{hit.line})"
+        for hit in result.results
+    ]
+    shown = len(result.results)
+    if result.total > shown:
+        lines.append(f"({shown} of {result.total} matches; raise --limit to see more)")
+    return "\n".join(lines)
+
+
+def tag_words(tags: list[str]) -> str:
+    """Return tags as the user would write them: "#security and #db"."""
+    words = [tag if tag.startswith("#") else f"#{tag}" for tag in tags]
+    return " and ".join(words)
+
+
+def render_entries(result: p.EntriesResult, tags: list[str] | None = None) -> str:
+    """Return entries grouped by file."""
+    if not result.entries:
+        return f"No entries tagged {tag_words(tags)}." if tags else "No entries."
+    lines: list[str] = []
+    current = ""
+    for entry in result.entries:
+        if entry.file != current:
+            current = entry.file
+            lines.append(f"{entry.category} ({entry.file})")
+        slug = f"[{entry.slug}] " if entry.slug else ""
+        lines.append(f"  {entry.line:>4}  {slug}{entry.content}")
+    return "\n".join(lines)
+
+
+def render_cleanup(result: p.CleanupResult) -> str:
+    """Return the cleanup plan as readable lines."""
+    lines = [result.message]
+    for merge in result.merged:
+        folded = folded_entries(((e.slug, e.content) for e in merge.removed), merge.why)
+        lines.append(f"  merge  {merge.file}: keep [{merge.slug}], fold in {folded}")
+    for prune in result.pruned:
+        lines.append(
+            f"  prune  {prune.file}: [{prune.entry.slug}] {prune.entry.content} "
+            f"(score {prune.score})"
+        )
+    for slugged in result.slugged:
+        lines.append(f"  slug   {slugged.file}:{slugged.entry.line} -> [{slugged.slug}]")
+    if result.unused:
+        lines.append("Not recalled for 180 days (archive candidates; cleanup leaves them):")
+    for entry in result.unused:
+        text = entry_text(entry.category, entry.slug, entry.content)
+        lines.append(f"  unused {entry.file}:{entry.line} {text}")
+    return "\n".join(lines)
+
+
+def render_stats(result: p.StatsResult) -> str:
+    """Return per-category counts as a small table."""
+    lines = [f"Workspace {result.workspace}"]
+    for row in result.categories:
+        flag = "  OVER LIMIT" if row.entries > row.limit else ""
+        missing = f"  ERROR: {row.error}" if row.error else "" if row.exists else "  (no file yet)"
+        if row.conflict:
+            missing = f"  MERGE CONFLICT: {row.conflict}"
+        lines.append(
+            f"  {row.category:<11} {row.file:<16} {row.entries:>4} / {row.limit}{flag}{missing}"
+        )
+    lines.append(f"  {'Total':<28} {result.total:>4}")
+    return "\n".join(lines)
+
+
+def render_context(result: p.ContextResult) -> str:
+    """Return the block itself (nothing when no memory applies)."""
+    return result.markdown.rstrip("\n")
+
+
+def render_extract(result: p.ExtractResult) -> str:
+    """Return one line per candidate, with what storing it did."""
+    if not result.candidates:
+        return "No memories found in that message."
+    lines = []
+    for candidate in result.candidates:
+        lines.append(f"{candidate.category}: {candidate.content}  ({candidate.kind})")
+        if candidate.stored is not None:
+            lines.append(f"  {candidate.stored.message}")
+        if candidate.error is not None:
+            lines.append(f"  not stored: {candidate.error}")
+    return "\n".join(lines)
+
+
+def render_status(result: p.StatusResult) -> str:
+    """Return the daemon's status as readable lines."""
+    workspaces = "\n".join(f"    {root}" for root in result.workspaces) or "    (none loaded yet)"
+    conflicts = "\n".join(f"    {path}" for path in result.conflicts)
+    if conflicts:
+        conflicts = f"\n  git conflict markers (writes refused until resolved):\n{conflicts}"
+    return (
+        f"memd {result.version} (protocol {result.protocol_version}) pid {result.pid}, "
+        f"up {result.uptime_s:.0f} s, socket {result.socket}\n  workspaces:\n{workspaces}"
+        + _watching_line(result)
+        + conflicts
+    )
+
+
+def _watching_line(result: p.StatusResult) -> str:
+    """Return how outside changes are noticed (empty from a daemon too old to say)."""
+    if not result.watch_mode:
+        return ""
+    loaded = len(result.workspaces)
+    return (
+        f"\n  watching: {result.watch_mode}, {result.workspaces_watched} of {loaded} "
+        f"workspace{'s' * (loaded != 1)} watched (the rest are checked when read), "
+        f"{result.workspaces_unloaded} unloaded while idle"
+    )
