@@ -113,6 +113,7 @@ class Workspace:
         self._swept = False
         self._created = True  # False: a category file was missing at load
         self._settled_at = 0.0  # time.monotonic() from which files memd created may be written
+        self._memory_at_load = False  # `.memory/` was a real directory when the workspace loaded
         self._git_lock: str | None = None  # the git index lock the last write waited for
         self._sweep_scope = anyio.CancelScope()
         self._subscribers: set[Session] = set()
@@ -316,16 +317,19 @@ class Workspace:
     def _check_at_load(self) -> None:
         """Note whether all category files exist (blocking); if not, the first hold of the
         lock creates them: at load if `.memory/` exists, else at the first write."""
+        self._memory_at_load = os.path.isdir(self.memory_dir) and not os.path.islink(
+            self.memory_dir
+        )
         self._created = os.path.islink(self.memory_dir) or all(
             os.path.lexists(os.path.join(self.memory_dir, category.file)) for category in CATEGORIES
         )
 
     def _needs_preparing(self) -> bool:
-        """Return True if `.memory/` holds debris or a lock file, or exists and lacks a
-        category file (blocking): never create `.memory/` on a read."""
+        """Return True if `.memory/` holds debris or a lock file, or existed at load and lacks
+        a category file (blocking): never create `.memory/` on a read."""
         if storage.has_debris(self.memory_dir, lock_file=LOCK_FILE):
             return True
-        return not self._created and os.path.isdir(self.memory_dir)
+        return not self._created and self._memory_at_load
 
     async def _sweep_at_load(self) -> None:
         with self._sweep_scope:
