@@ -26,10 +26,12 @@ def launchd_log_path() -> str:
 
 
 def user_domain() -> str:
+    """Return the launchd domain of the logged-in user, `gui/<uid>`."""
     return f"gui/{os.getuid()}"
 
 
 def install_plan(argv: Sequence[str]) -> list[Step]:
+    """Return the steps installing and loading the agent running `argv`."""
     plist, log = _paths.launchd_plist_path(), launchd_log_path()
     socket_path = _paths.service_socket_path(platform="darwin")
     data = units.render_launchd(argv, socket_path=socket_path, log_path=log)
@@ -55,6 +57,7 @@ def install_plan(argv: Sequence[str]) -> list[Step]:
 
 
 def uninstall_plan() -> list[Step]:
+    """Return the steps unloading and removing the agent (none if not installed)."""
     plist = _paths.launchd_plist_path()
     if not os.path.lexists(plist):
         return []

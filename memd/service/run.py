@@ -13,12 +13,8 @@ from collections.abc import Sequence
 from typing import NamedTuple
 
 EXIT_OK, EXIT_FAILURE, EXIT_USAGE, EXIT_NOT_RUNNING = 0, 1, 2, 3
-
-
 COMMAND_TIMEOUT = 30.0
 """Seconds any `systemctl` / `launchctl` call may take."""
-
-
 NOT_FOUND, NOT_RUNNABLE, TIMED_OUT = 127, 126, 124
 """`run_command` return codes for a command that did not run or finish (shell conventions)."""
 

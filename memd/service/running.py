@@ -20,8 +20,6 @@ from memd.service.run import StepFailed
 
 STOP_TIMEOUT = 15.0
 """Seconds an unmanaged daemon gets to exit after SIGTERM (it drains writes within ~10 s)."""
-
-
 STOP_POLL = 0.05
 
 

@@ -72,6 +72,7 @@ Step = MakeDir | WriteFile | RemoveFile | StopDaemon | Command
 
 
 def missing_dirs(directories: Sequence[tuple[str, int]]) -> list[Step]:
+    """Return a `MakeDir` step for each of `directories` (path, mode) that does not exist."""
     return [MakeDir(path, mode) for path, mode in directories if not os.path.isdir(path)]
 
 

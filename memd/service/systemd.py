@@ -21,10 +21,12 @@ LINGER_HINT = "`loginctl enable-linger $USER` keeps it running without a login"
 
 
 def systemctl(*words: str, required: bool = True, hint: str = "") -> Command:
+    """Return the step running `systemctl --user <words>`."""
     return Command(("systemctl", "--user", *words), required, hint)
 
 
 def install_plan(argv: Sequence[str]) -> list[Step]:
+    """Return the steps installing `memd.socket` and `memd.service` running `argv`."""
     unit_dir = _paths.systemd_user_dir()
     hint = (
         "The unit files are written; once you have a systemd user session, run "
@@ -47,6 +49,7 @@ def install_plan(argv: Sequence[str]) -> list[Step]:
 
 
 def uninstall_plan() -> list[Step]:
+    """Return the steps removing the units (none if neither is installed)."""
     unit_dir = _paths.systemd_user_dir()
     names = (units.SYSTEMD_SOCKET_UNIT, units.SYSTEMD_SERVICE_UNIT)
     installed = [os.path.join(unit_dir, name) for name in names]

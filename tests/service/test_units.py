@@ -1,5 +1,5 @@
 """The rendered service files: systemd-analyze accepts the units, the plist has launchd's schema,
-and the repository's example files are exactly what `memd.units` renders."""
+and the repository's example files are exactly what `memd.service.units` renders."""
 
 from __future__ import annotations
 
