@@ -43,7 +43,7 @@ def run(argv: Sequence[str] | None = None, *, stdin: bytes | None = None) -> int
     if args.verb == "context" and args.hook == "claude":
         return run_context_hook(args, sys.stdin.buffer.read() if stdin is None else stdin)
     if args.verb == "service":
-        from memd.service import run_service
+        from memd.service.install import run_service
 
         return run_service(args)
     if args.verb == "init":

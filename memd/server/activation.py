@@ -26,7 +26,7 @@ from collections.abc import MutableMapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from memd.units import LAUNCHD_SOCKET_NAME
+from memd.paths import LAUNCHD_SOCKET_NAME
 
 logger = logging.getLogger(__name__)
 

@@ -18,6 +18,7 @@ import stat
 
 import filelock
 
+from memd.paths import read_pid
 from memd_client._autostart import answers
 from memd_client._paths import SUN_PATH_MAX
 
@@ -73,15 +74,6 @@ class InstanceLock:
             f"memd is already running on {self.socket_path}{holder}; use that daemon, stop it "
             "first, or pass --socket to serve on another path."
         )
-
-
-def read_pid(socket_path: str) -> int | None:
-    """Return the pid in `<socket>.pid` (the daemon that holds or held the lock), or None."""
-    try:
-        with open(socket_path + ".pid", encoding="ascii") as handle:
-            return int(handle.read().strip())
-    except (OSError, ValueError):
-        return None
 
 
 def prepare_socket_dir(socket_path: str) -> None:

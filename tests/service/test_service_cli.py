@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from memd import service, units
+from memd.service import install as service, units
 from tests.conftest import start_daemon
 
 MEMD = str(Path(sys.executable).parent / "memd")  # beside the interpreter, symlinks kept

@@ -1,7 +1,7 @@
 """The service definitions memd installs: systemd user units and a launchd agent plist.
 
-Pure rendering: this module reads no files, environment or clock. `memd.service` supplies the
-paths and writes the results.
+Pure rendering: this module reads no files, environment or clock (it imports only the shared
+names in `memd.paths`). `memd.service.install` supplies the paths and writes the results.
 
 Rules (see the research notes, "systemd user units" and "launchd"):
 - The socket is created by the service manager, mode 0600 in a 0700 directory; the daemon
@@ -20,13 +20,15 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-SYSTEMD_SOCKET_UNIT = "memd.socket"
-SYSTEMD_SERVICE_UNIT = "memd.service"
+from memd.paths import (
+    LAUNCHD_LABEL as LAUNCHD_LABEL,
+    LAUNCHD_SOCKET_NAME as LAUNCHD_SOCKET_NAME,
+    SYSTEMD_SERVICE_UNIT as SYSTEMD_SERVICE_UNIT,
+    SYSTEMD_SOCKET_UNIT as SYSTEMD_SOCKET_UNIT,
+)
+
 SYSTEMD_SOCKET_PATH = "%t/memd/memd.sock"
 """Where `memd.socket` listens: `%t` is `$XDG_RUNTIME_DIR` in a user manager."""
-LAUNCHD_LABEL = "dev.memd.agent"
-LAUNCHD_SOCKET_NAME = "Listener"
-"""The `Sockets` key the daemon passes to `launch_activate_socket`."""
 SOCKET_MODE = 0o600
 SUN_PATH_MAX = 104
 """Bytes in `sockaddr_un.sun_path` on macOS; a socket path must be shorter (room for NUL)."""
@@ -185,7 +187,7 @@ def _launchd_plist(exec_argv: Sequence[str], socket_path: str, log_path: str, no
         "StandardOutPath": log_path,
         "StandardErrorPath": log_path,
     }
-    import plistlib  # here, not at the top: the daemon reads this module's names at start
+    import plistlib  # here, not at the top: only rendering needs it
 
     data = plistlib.dumps(job, sort_keys=False)
     # XML comments for the reader; `note` is a constant without "--", which comments forbid.
