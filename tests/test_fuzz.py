@@ -28,8 +28,8 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from memd.server.dispatch import Dispatcher
 from memd.server.handlers import Methods
+from memd.server.registry import Registry
 from memd.server.session import Session
-from memd.server.workspace import Registry
 from tests.conftest import DaemonProcess
 
 EXAMPLES = int(os.environ.get("MEMD_FUZZ_EXAMPLES", "150"))

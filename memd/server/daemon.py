@@ -53,7 +53,8 @@ from memd.server.handlers import Methods
 from memd.server.instance import InstanceLock
 from memd.server.notify import notify
 from memd.server.peer import peer_allowed, peer_uid, refuse_peer
-from memd.server.workspace import Limits, Registry
+from memd.server.registry import Registry
+from memd.server.workspace import Limits
 
 logger = logging.getLogger(__name__)
 

@@ -23,6 +23,7 @@ from memd.core.format.mdformat import Entry
 from memd.core.search import context as prompt_block, ranking
 from memd.core.writes import transitions
 from memd.server.dispatch import Handler
+from memd.server.registry import Registry
 from memd.server.selection import (
     categories_named,
     loaded,
@@ -33,7 +34,6 @@ from memd.server.selection import (
 )
 from memd.server.session import Session
 from memd.server.wire import cleanup_result, entry_info, store_result
-from memd.server.workspace import Registry
 from memd_client import protocol as p
 from memd_client.errors import EntryNotFound, InvalidParams, RpcError
 

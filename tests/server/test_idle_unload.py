@@ -12,9 +12,10 @@ from hypothesis import given, strategies as st
 
 from memd.core.format.categories import Category
 from memd.core.writes import transitions
+from memd.server.registry import Registry
 from memd.server.session import Session
 from memd.server.spellings import ENTRY_OVERHEAD, SpellingCache
-from memd.server.workspace import Limits, Registry, Workspace
+from memd.server.workspace import Limits, Workspace
 from tests.polling import until
 
 

@@ -16,7 +16,7 @@ from hypothesis import given, strategies as st
 from memd.core.format.categories import Category
 from memd.server import inotify
 from memd.server.inotify import Event, Inotify, parse_events
-from memd.server.workspace import Registry
+from memd.server.registry import Registry
 from tests.polling import until
 
 pytestmark = pytest.mark.skipif(not inotify.available(), reason="inotify is Linux only")

@@ -1,0 +1,265 @@
+"""The loaded workspaces: one per real path, found through a bounded cache of the spellings
+clients use, loaded on first use (side by side, a request for a loading one waits for it) and
+unloaded after `idle_unload` seconds with nothing using them (a request during an unload waits
+for it, then loads the workspace again: no request ever gets a closed workspace).
+
+Rule: the registry owns the workspaces' lifetimes; what a workspace does is `workspace.py`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import logging
+import os
+from collections.abc import Callable, Iterator
+
+import anyio
+from anyio.abc import TaskGroup, TaskStatus
+
+from memd.server.spellings import SpellingCache
+from memd.server.watcher import WatchHub
+from memd.server.workspace import DEFAULT_LIMITS, Limits, Workspace
+from memd_client.errors import InvalidParams, ShuttingDown, WorkspaceNotFound
+
+logger = logging.getLogger(__name__)
+
+
+MAX_IDLE_CHECK = 30.0
+"""The longest wait between two looks for idle workspaces, in seconds."""
+
+_leased: contextvars.ContextVar[list[Workspace] | None] = contextvars.ContextVar(
+    "memd_leased", default=None
+)
+
+
+class Registry:
+    """The loaded workspaces, keyed by real path; loads new ones into `services`, and unloads
+    idle ones (see the module docstring).
+
+    The registry's own services (the daemon's `WatchHub` and the idle check) start with the
+    first load and stop at `close`.
+    """
+
+    def __init__(
+        self,
+        services: TaskGroup,
+        *,
+        clock: Callable[[], float],
+        limits: Limits = DEFAULT_LIMITS,
+    ) -> None:
+        self._services = services
+        self._clock = clock
+        self.limits = limits
+        self.watches = WatchHub()
+        self._workspaces: dict[str, Workspace] = {}
+        self._spellings: SpellingCache[Workspace] = SpellingCache()
+        self._loading: dict[str, tuple[Workspace, anyio.Event]] = {}
+        self._unloading: dict[str, anyio.Event] = {}
+        self._background: anyio.Event | None = None
+        self._background_scope = anyio.CancelScope()
+        self._limits_changed = anyio.Event()
+        self.unloaded = 0
+        """How many times a workspace was unloaded for being idle."""
+        self.idle_checks = 0
+        """How many times the registry looked for idle workspaces."""
+        self.closed = False
+
+    def set_limits(self, limits: Limits) -> None:
+        """Apply `limits` to every write and load from now on, in every workspace (loading
+        ones too)."""
+        self.limits = limits
+        for workspace in [*self._workspaces.values(), *(w for w, _ in self._loading.values())]:
+            workspace.apply(limits)
+        self._limits_changed.set()
+        self._limits_changed = anyio.Event()
+
+    @property
+    def roots(self) -> list[str]:
+        """The loaded workspace roots, sorted."""
+        return sorted(self._workspaces)
+
+    def conflicts(self) -> list[str]:
+        """The memory files of loaded workspaces that hold git conflict markers, sorted."""
+        return sorted(
+            actor.path
+            for workspace in self._workspaces.values()
+            for actor in workspace.actors.values()
+            if actor.snapshot.conflict is not None
+        )
+
+    @contextlib.contextmanager
+    def leases(self) -> Iterator[None]:
+        """Hold every workspace that `get` returns within this block (one request's): none of
+        them unloads before the block ends."""
+        held: list[Workspace] = []
+        token = _leased.set(held)
+        try:
+            yield
+        finally:
+            _leased.reset(token)
+            now = anyio.current_time()
+            for workspace in held:
+                workspace.in_use -= 1
+                workspace.last_used = now
+
+    async def get(self, path: str) -> Workspace:
+        """Return the workspace at `path`, loading it on first use (held until the end of the
+        enclosing `leases` block, if any).
+
+        Raises:
+            InvalidParams: `path` is not absolute.
+            WorkspaceNotFound: `path` is not an existing directory.
+            ShuttingDown: the daemon is stopping.
+        """
+        if self.closed:
+            raise ShuttingDown("memd is shutting down; retry once it is back.")
+        known = self._spellings.get(path)
+        if known is None:
+            root = await anyio.to_thread.run_sync(resolve_root, path)
+            known = self._workspaces.get(root)
+            if known is None:
+                known = await self._load(root)
+            self._spellings.put(path, known)
+        # No await from the lookup to here: the workspace is loaded, and now held.
+        held = _leased.get()
+        if held is not None:
+            held.append(known)
+            known.in_use += 1
+        known.last_used = anyio.current_time()
+        return known
+
+    async def _load(self, root: str) -> Workspace:
+        """Load the workspace at `root` once; workspaces load side by side, and a request for
+        one that is loading waits for it (or loads it, if that load failed), and a request for
+        one that is unloading waits for the unload, then loads it again."""
+        await self._start_background()
+        while (workspace := self._workspaces.get(root)) is None:
+            if self.closed:
+                raise ShuttingDown("memd is shutting down; retry once it is back.")
+            if root in self._unloading:
+                await self._unloading[root].wait()
+                continue
+            if root in self._loading:
+                await self._loading[root][1].wait()
+                continue
+            workspace = Workspace(root, clock=self._clock, watches=self.watches)
+            workspace.apply(self.limits)
+            loaded = anyio.Event()
+            self._loading[root] = (workspace, loaded)
+            try:
+                await self._services.start(workspace.run)
+                self._workspaces[root] = workspace
+                logger.info("loaded workspace %s", root)
+            finally:
+                del self._loading[root]
+                loaded.set()
+        return workspace
+
+    async def _start_background(self) -> None:
+        if self._background is None:
+            self._background = anyio.Event()
+            try:
+                await self._services.start(self._run_background)
+            finally:
+                self._background.set()
+        else:
+            await self._background.wait()
+        if self.watches.mode == "starting":
+            raise ShuttingDown("memd is shutting down; retry once it is back.")
+
+    async def _run_background(
+        self, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED
+    ) -> None:
+        with self._background_scope:
+            async with anyio.create_task_group() as tg:
+                await tg.start(self.watches.run)
+                tg.start_soon(self._unload_idle, tg)
+                task_status.started()
+
+    async def _unload_idle(self, unloads: TaskGroup) -> None:
+        """Unload every workspace idle for `limits.idle_unload` seconds, checking every quarter
+        of that (at most every MAX_IDLE_CHECK seconds)."""
+        while True:
+            limit = self.limits.idle_unload
+            changed = self._limits_changed
+            self.idle_checks += 1
+            if limit > 0:
+                now = anyio.current_time()
+                for workspace in list(self._workspaces.values()):
+                    if workspace.idle_for(now) >= limit:
+                        self._unload(workspace, unloads)
+            with anyio.move_on_after(min(limit / 4, MAX_IDLE_CHECK) if limit > 0 else None):
+                await changed.wait()
+
+    def _unload(self, workspace: Workspace, unloads: TaskGroup) -> None:
+        """Take `workspace` out of the registry at once (so no request can get it) and close
+        it; `_load` waits for the unload to finish before loading its root again."""
+        root = workspace.root
+        del self._workspaces[root]
+        self._spellings.forget(workspace)
+        done = anyio.Event()
+        self._unloading[root] = done
+        workspace.close()
+        unloads.start_soon(self._finish_unload, workspace, done)
+
+    async def _finish_unload(self, workspace: Workspace, done: anyio.Event) -> None:
+        try:
+            # Bounded by the actors' own limits: a queued write waits at most its lock timeout.
+            await workspace.stopped.wait()
+            self.unloaded += 1
+            logger.info("unloaded idle workspace %s", workspace.root)
+        finally:
+            del self._unloading[workspace.root]
+            done.set()
+
+    def close(self) -> None:
+        """Stop every workspace taking writes; queued writes still finish."""
+        self.closed = True
+        for workspace in self._workspaces.values():
+            workspace.close()
+        self._background_scope.cancel()
+
+
+SYSTEM_TREES = ("/proc", "/sys", "/dev")
+"""Kernel file systems: never a workspace, whatever a client asks."""
+
+
+def resolve_root(path: str) -> str:
+    """Return the real path of workspace `path`.
+
+    Raises:
+        InvalidParams: `path` is not absolute, holds a control character or resolves into
+            /proc, /sys or /dev.
+        WorkspaceNotFound: `path` is not an existing directory.
+    """
+    if not os.path.isabs(path):
+        raise InvalidParams(
+            f"workspace must be an absolute path, got {path!r}; pass the project root's full path."
+        )
+    if any(ord(character) < 32 or character == "\x7f" for character in path):
+        raise InvalidParams(
+            f"workspace {path!r} holds a control character (NUL, newline...); pass the project "
+            "root's real path."
+        )
+    real = os.path.realpath(path)
+    given = os.path.normpath(path)  # /proc/self/cwd resolves to a real directory: check both
+    system = next(
+        (
+            tree
+            for tree in SYSTEM_TREES
+            for checked in (given, real)
+            if (checked + "/").startswith(tree + "/")
+        ),
+        None,
+    )
+    if system is not None:
+        raise InvalidParams(
+            f"workspace {path!r} is under {system}, a kernel file system, not a project; pass "
+            "a project root."
+        )
+    if not os.path.isdir(real):
+        raise WorkspaceNotFound(
+            f"Workspace {path} is not an existing directory; pass a project root that exists."
+        )
+    return real
