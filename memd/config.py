@@ -31,12 +31,17 @@ from typing import Annotated, Any, Literal
 
 import msgspec
 
-from memd.core.format.limits import MAX_ARCHIVE_BYTES, MAX_ENTRY_CHARS, MAX_FILE_BYTES
+from memd.core.format.limits import (
+    LOCK_TIMEOUT,
+    MAX_ARCHIVE_BYTES,
+    MAX_ENTRY_CHARS,
+    MAX_FILE_BYTES,
+)
 from memd_client._framing import DEFAULT_MAX_FRAME
 
 LogLevel = Literal["DEBUG", "INFO", "WARNING", "ERROR"]
 LOG_LEVELS: tuple[LogLevel, ...] = ("DEBUG", "INFO", "WARNING", "ERROR")
-DEFAULT_LOCK_TIMEOUT = 10.0
+DEFAULT_LOCK_TIMEOUT = LOCK_TIMEOUT
 
 
 class ConfigError(Exception):

@@ -37,9 +37,9 @@ from memd.core.format import mdformat
 from memd.core.format.categories import CATEGORIES, Category
 from memd.core.project import agent_files, gitignore
 from memd.fs import storage
+from memd.paths import MEMORY_DIR
 from memd_client import MemdError, find_workspace
 
-MEMORY_DIR = ".memory"
 AGENTS, CLAUDE, COPILOT = "AGENTS.md", "CLAUDE.md", ".github/copilot-instructions.md"
 GITIGNORE = ".gitignore"
 

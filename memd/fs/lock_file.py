@@ -67,13 +67,14 @@ from typing import NamedTuple, TypeVar
 
 import msgspec
 
+from memd.core.format.limits import LOCK_TIMEOUT
 from memd.fs.processes import PidState, command_name, pid_state, started_at
 from memd.fs.storage import STALE_ASIDE_PREFIX, storage_error, symlink_error
 from memd_client.errors import FileFormatError, LockTimeout, RpcError
 
 LOCK_FILE = ".lock"
 STALE_MS = 10_000
-DEFAULT_TIMEOUT = 10.0
+DEFAULT_TIMEOUT = LOCK_TIMEOUT
 REFRESH_INTERVAL = 3.0
 MAX_HOLD = 60.0  # a hold this long means memd is stuck: stop refreshing, so HackLM can break it
 FUTURE_SLACK_MS = 1_000  # a `ts` further ahead of our clock than this is not a holder's

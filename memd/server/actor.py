@@ -45,7 +45,7 @@ import logging
 import os
 import time
 from collections.abc import Callable, Sequence
-from typing import Any, NamedTuple, Protocol, TypeVar
+from typing import NamedTuple, TypeVar
 
 import anyio
 from anyio.abc import TaskStatus
@@ -56,14 +56,18 @@ from memd.core.format.categories import Category
 from memd.core.format.limits import MAX_FILE_BYTES
 from memd.core.format.mdformat import Entry
 from memd.core.search import ranking
-from memd.core.writes import transitions
+from memd.core.writes import size_cap, transitions
 from memd.core.writes.catalog import Catalog
 from memd.fs import git_state, index_cache, storage
 from memd.fs.lock_file import BUSY, Busy, LockCheck
+from memd.server.envelope import Envelope
 from memd.server.lock_wait import Backoff
-from memd.server.snapshot import Snapshot as Snapshot  # re-exported: handlers import it here
+from memd.server.snapshot import Snapshot as Snapshot
+from memd.server.write_lock import (  # re-exported: handlers import it here
+    Unlocked,
+    WriteLock,
+)
 from memd_client.errors import (
-    LockTimeout,
     MergeConflict,
     RpcError,
     ServerBusy,
@@ -93,107 +97,12 @@ Archive = Callable[[list[ArchivedEntry]], None]
 ChangeListener = Callable[[Category, Snapshot, Source], None]
 
 
-class WriteLock(Protocol):
-    """The write lock of the actor's directory (see `workspace.Workspace.try_write`)."""
-
-    @property
-    def lock_timeout(self) -> float:
-        """How long a batch may wait for the lock, in seconds."""
-
-    async def try_write(self, work: Callable[[LockCheck], T], *, deadline: float) -> T | Busy:
-        """Run blocking `work(check)` in a worker thread under the lock; BUSY if it is held."""
-
-    def lock_timeout_error(self) -> RpcError:
-        """Return the error for a batch that waited `lock_timeout` seconds."""
-
-
-class Unlocked:
-    """A `WriteLock` that locks nothing (a directory no other writer uses; tests): `check` runs
-    right before each rename."""
-
-    lock_timeout = 10.0
-
-    def __init__(self, check: LockCheck | None = None) -> None:
-        self._check = check or _lock_still_held
-
-    async def try_write(self, work: Callable[[LockCheck], T], *, deadline: float) -> T | Busy:
-        """Run `work(check)` in a worker thread."""
-        return await anyio.to_thread.run_sync(work, self._check)
-
-    def lock_timeout_error(self) -> RpcError:
-        """Never used: nothing is ever held."""
-        return LockTimeout("No lock is held here.")
-
-
-def _grows(command: transitions.Command) -> bool:
-    """Return True for a store that is not a dry run: one that may add or lengthen an entry."""
-    return isinstance(command, transitions.Store) and not command.dry_run
-
-
-def _lengthens(result: transitions.Outcome | RpcError) -> bool:
-    """Return True if `result` is a store that added an entry or made one longer."""
-    if not isinstance(result, transitions.StoreOutcome):
-        return False
-    if result.action == "updated" and result.matched is not None:
-        return len(result.content) > len(result.matched.content)
-    return result.action == "stored"
-
-
-def _lock_still_held() -> None:
-    """The check for writes that need no lock."""
-
-
 def _ignore_change(category: Category, snapshot: Snapshot, source: Source) -> None:
     pass
 
 
 class _Retry(Exception):
     """Raised by a write that must not go ahead: the file changed, or a requester gave up."""
-
-
-class _Envelope:
-    """A queued command and its one-shot reply slot: the actor (or the reply watchdog) sets a
-    value or an error once, the sender waits for it."""
-
-    __slots__ = ("_error", "_event", "_value", "abandoned", "command", "due")
-
-    def __init__(self, command: transitions.Command, due: float) -> None:
-        self.command = command
-        self.due = due
-        """When the sender stops waiting (anyio's clock): see `CategoryActor._watch_replies`."""
-        self.abandoned = False
-        """Set when the requester stopped waiting (cancelled at shutdown), or when the command
-        was refused on its own (`refuse`): it is never applied later."""
-        self._event = anyio.Event()
-        self._value: Any = None
-        self._error: RpcError | None = None
-
-    def set(self, value: Any) -> None:
-        """Reply with `value`, unless a reply was given already."""
-        if not self._event.is_set():
-            self._value = value
-            self._event.set()
-
-    def fail(self, error: RpcError) -> None:
-        """Reply with `error`, unless a reply was given already."""
-        if not self._event.is_set():
-            self._error = error
-            self._event.set()
-
-    def refuse(self, error: RpcError) -> None:
-        """Reply with `error` and take the command out of its batch."""
-        self.fail(error)
-        self.abandoned = True
-
-    async def wait(self) -> None:
-        """Wait for the reply; the watchdog bounds the wait (no timer per command)."""
-        await self._event.wait()
-
-    def result(self) -> Any:
-        """Return the value, or raise the error, that was set."""
-        if self._error is not None:
-            raise self._error
-        return self._value
 
 
 class CategoryActor:
@@ -215,12 +124,12 @@ class CategoryActor:
         self._clock = clock
         self._write_lock: WriteLock = write_lock or Unlocked()
         self._on_change = on_change
-        self._send, self._receive = anyio.create_memory_object_stream[_Envelope](MAILBOX_SIZE)
+        self._send, self._receive = anyio.create_memory_object_stream[Envelope](MAILBOX_SIZE)
         self._fingerprint: storage.Fingerprint | None = None
         self._file_mutex = anyio.Lock()
         self._kept_key = ""  # the key of the text whose index is kept on disk, if known
         self._decides = False  # a write came: versions read get their dedup index built
-        self._waiting: set[_Envelope] = set()
+        self._waiting: set[Envelope] = set()
         self._vanished_at: float | None = None  # time.monotonic() when the file was seen gone
         # When (the written file's mtime, in ns) and what memd last wrote.
         self._last_commit: tuple[int, Catalog] | None = None
@@ -298,7 +207,7 @@ class CategoryActor:
             ShuttingDown: the actor no longer takes commands.
             RpcError: the command failed (invalid content, storage error, ...).
         """
-        envelope = _Envelope(command, anyio.current_time() + REPLY_TIMEOUT)
+        envelope = Envelope(command, anyio.current_time() + REPLY_TIMEOUT)
         try:
             try:
                 self._send.send_nowait(envelope)  # the usual case: no timer, no extra wake-up
@@ -394,7 +303,7 @@ class CategoryActor:
         if catalog is not None and not catalog.has_index:
             await anyio.to_thread.run_sync(_build_dedup_index, catalog)
 
-    async def _commit(self, batch: list[_Envelope]) -> None:
+    async def _commit(self, batch: list[Envelope]) -> None:
         try:
             results = await self._apply_and_write(batch)
         except RpcError as error:
@@ -409,7 +318,7 @@ class CategoryActor:
             else:
                 envelope.set(result)
 
-    async def _apply_and_write(self, batch: list[_Envelope]) -> _Results:
+    async def _apply_and_write(self, batch: list[Envelope]) -> _Results:
         """Apply the batch to the current file and write it once; back off while another
         process holds the lock (or git is working, or the file vanished), and start over on
         fresh content if the file changed (see the module docstring)."""
@@ -443,7 +352,7 @@ class CategoryActor:
                 )
 
     async def _attempt(
-        self, live: list[_Envelope], deadline: float, *, reread: bool = False
+        self, live: list[Envelope], deadline: float, *, reread: bool = False
     ) -> _Results | Busy | None:
         """One try (holding the file mutex): apply, then write under the lock. Returns the
         results, BUSY (the lock is held elsewhere, git is working, or the file vanished and has
@@ -470,7 +379,18 @@ class CategoryActor:
             if self.is_stale(now):
                 await self._reread()
                 return None
-            refused = self._stores_past_cap(live, base.catalog, batch.results, read, size)
+            refused = [
+                (live[index], would_be)
+                for index, would_be in size_cap.stores_past_cap(
+                    self.category,
+                    base.catalog,
+                    [envelope.command for envelope in live],
+                    batch.results,
+                    size=size,
+                    limit=self.max_file_bytes,
+                    read_size=None if read is None else read.size,
+                )
+            ]
             if not refused:  # no store to leave out (a cleanup adding slugs): write nothing
                 raise storage.too_big_error(self.path, size, self.max_file_bytes, refused="write")
             for envelope, would_be in refused:
@@ -527,55 +447,12 @@ class CategoryActor:
 
     def _size_past_cap(self, text: str, read: storage.Fingerprint | None) -> int | None:
         """Return the size of `text` in bytes if writing it would grow the file (last read as
-        `read`) past `max_file_bytes`, else None. A file may always shrink."""
-        if len(text) <= self.max_file_bytes // 4:  # UTF-8: at most 4 bytes a character
-            return None
-        size = len(text.encode("utf-8"))
-        if size <= self.max_file_bytes or size <= (0 if read is None else read.size):
-            return None
-        return size
+        `read`) past `max_file_bytes`, else None (see `core.writes.size_cap`)."""
+        return size_cap.size_past_cap(
+            text, limit=self.max_file_bytes, read_size=None if read is None else read.size
+        )
 
-    def _stores_past_cap(
-        self,
-        live: list[_Envelope],
-        catalog: Catalog | None,
-        results: Sequence[transitions.Outcome | RpcError],
-        read: storage.Fingerprint | None,
-        size: int,
-    ) -> list[tuple[_Envelope, int]]:
-        """Return the stores to leave out of `live` so that the rest fits under the cap: the
-        latest of those that add or lengthen an entry (found by bisection, so a long batch costs
-        a few applies), each with the size the file would have had with it. Empty if leaving
-        out every such store is not enough."""
-        growing = [
-            index
-            for index, (envelope, result) in enumerate(zip(live, results, strict=True))
-            if _grows(envelope.command) and _lengthens(result)
-        ]
-
-        def size_keeping(kept: int) -> int:
-            left_out = set(growing[kept:])
-            commands = [e.command for i, e in enumerate(live) if i not in left_out]
-            batch = transitions.apply_batch(self.category, catalog, commands)
-            if batch.catalog is None:
-                return 0
-            return self._size_past_cap(batch.catalog.render(), read) or 0
-
-        if not growing or size_keeping(0):
-            return []
-        fits, past = 0, len(growing)  # keeping `fits` stores fits; keeping `past` does not
-        sizes = {past: size}
-        while past - fits > 1:
-            middle = (fits + past) // 2
-            over = size_keeping(middle)
-            if over:
-                sizes[middle] = over
-                past = middle
-            else:
-                fits = middle
-        return [(live[index], sizes[past]) for index in growing[fits:]]
-
-    def _write_file(self, planned: _Planned, live: list[_Envelope], check: LockCheck) -> _Written:
+    def _write_file(self, planned: _Planned, live: list[Envelope], check: LockCheck) -> _Written:
         """Write the planned text (blocking, under the write lock) if the file is still the
         version it was made from; with `planned.reread`, a file that changed is read and the
         batch applied to it again right here, under the lock.
@@ -615,7 +492,7 @@ class CategoryActor:
         )
         return _Written(fingerprint, catalog, redone, wrote=True)
 
-    def _apply_again(self, live: list[_Envelope]) -> _Again:
+    def _apply_again(self, live: list[Envelope]) -> _Again:
         """Read the file and apply `live` to it (blocking, under the write lock).
 
         Raises:
@@ -685,10 +562,10 @@ class CategoryActor:
             command = transitions.Store(content=entry.content, slug=entry.slug)
             with contextlib.suppress(anyio.WouldBlock, anyio.ClosedResourceError):
                 # Nobody waits for this reply: the actor applies it like any queued store.
-                self._send.send_nowait(_Envelope(command, anyio.current_time() + REPLY_TIMEOUT))
+                self._send.send_nowait(Envelope(command, anyio.current_time() + REPLY_TIMEOUT))
 
 
-_Results = list[tuple[_Envelope, transitions.Outcome | RpcError]]
+_Results = list[tuple[Envelope, transitions.Outcome | RpcError]]
 
 
 class _Planned(NamedTuple):

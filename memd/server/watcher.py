@@ -52,6 +52,7 @@ import anyio
 from anyio.abc import TaskStatus
 
 from memd.core.format.categories import CATEGORIES, Category
+from memd.paths import MEMORY_DIR
 from memd.server import inotify
 from memd.server.inotify import Event, Inotify
 from memd.server.watchfiles_watch import (
@@ -81,7 +82,7 @@ nothing to watch (no root); out of watches; another error."""
 
 _ALL = frozenset(CATEGORIES)
 _BY_NAME = {os.fsencode(category.file): category for category in CATEGORIES}
-_MEMORY_NAME = b".memory"
+_MEMORY_NAME = os.fsencode(MEMORY_DIR)
 _POLLING_OFF = {"", "false", "disable", "disabled"}
 _MISSING = {errno.ENOENT, errno.ENOTDIR}
 

@@ -65,6 +65,7 @@ from memd.fs.lock_file import (
     LockCheck,
     MemoryDirLock,
 )
+from memd.paths import MEMORY_DIR
 from memd.server.actor import CategoryActor, Snapshot
 from memd.server.lock_wait import Backoff
 from memd.server.session import Session, notification_frame
@@ -79,7 +80,6 @@ from memd_client.errors import (
 
 logger = logging.getLogger(__name__)
 
-MEMORY_DIR = ".memory"
 FIRST_USE_SETTLE = 0.1
 """Seconds the category files memd creates exist before a store writes into them."""
 

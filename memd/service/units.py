@@ -23,6 +23,7 @@ from typing import Any
 from memd.paths import (
     LAUNCHD_LABEL as LAUNCHD_LABEL,
     LAUNCHD_SOCKET_NAME as LAUNCHD_SOCKET_NAME,
+    SUN_PATH_MAX as SUN_PATH_MAX,
     SYSTEMD_SERVICE_UNIT as SYSTEMD_SERVICE_UNIT,
     SYSTEMD_SOCKET_UNIT as SYSTEMD_SOCKET_UNIT,
 )
@@ -30,8 +31,6 @@ from memd.paths import (
 SYSTEMD_SOCKET_PATH = "%t/memd/memd.sock"
 """Where `memd.socket` listens: `%t` is `$XDG_RUNTIME_DIR` in a user manager."""
 SOCKET_MODE = 0o600
-SUN_PATH_MAX = 104
-"""Bytes in `sockaddr_un.sun_path` on macOS; a socket path must be shorter (room for NUL)."""
 STOP_TIMEOUT_S = 20
 """systemd's `TimeoutStopSec=`: the daemon finishes queued writes within about 10 s."""
 

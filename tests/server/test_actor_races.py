@@ -20,8 +20,9 @@ from memd.core.writes import transitions
 from memd.fs import renames
 from memd.fs.lock_file import Busy, LockCheck
 from memd.server import actor as actor_module
-from memd.server.actor import CategoryActor, Unlocked
+from memd.server.actor import CategoryActor
 from memd.server.workspace import Workspace
+from memd.server.write_lock import Unlocked
 from memd_client.errors import LockTimeout, RpcError, ServerBusy
 from tests.polling import until
 
