@@ -10,7 +10,7 @@ status, subscribe, unsubscribe. After `subscribe`, the daemon also sends notific
 on that connection: `changed` (a category file changed) and `resync` (changes were dropped
 because the subscriber fell behind; re-read with `list`).
 
-This module runs past the project's ~400-line guide on purpose: it is the wire contract, one
+Size: this module runs past the project's ~400-line guide on purpose: it is the wire contract, one
 Struct per message and no logic, read top to bottom; split, the contract would have to be pieced
 together from several files.
 """

@@ -21,7 +21,8 @@ if TYPE_CHECKING:
 
 
 def run_serve(args: argparse.Namespace) -> int:
-    """Run the daemon until SIGINT or SIGTERM (in the foreground, or detached with --background)."""
+    """Run the daemon until SIGINT or SIGTERM (in the foreground, or detached with --background).
+    (Long: settings, logging, the background fork and the start failures are one startup story.)"""
     import anyio
 
     from memd.cli.background import default_log_path, detach

@@ -47,6 +47,9 @@ one worker-thread call (memd's writes; the caller waits between attempts with a
 `memd.server.lock_wait.Backoff` and refreshes long holds with `refresh_if_held_long`). Everything
 here blocks and nothing imports anyio: call it in a worker thread. (`memd.server.lock_wait` adds
 `acquire` and `held()`, which hold the lock around an async body, for tests and tools.)
+
+Size: one protocol (take, judge, break, refresh, release) whose steps share the descriptor and the
+records.
 """
 
 from __future__ import annotations

@@ -20,6 +20,9 @@ Rules:
 - Temp files are named `.<name>.memd-<12 hex digits>.tmp`. One left by a crash is debris: it is
   never read as data, and `remove_debris` deletes it (the caller holds the write lock, so no
   write of memd's is in flight).
+
+Size: every blocking operation on a workspace's files, so that one module owns the no-follow, non-
+blocking, regular-file and atomic-write rules.
 """
 
 from __future__ import annotations

@@ -19,6 +19,9 @@ Rules:
 - `mcp` is an optional extra: it is imported only inside functions. The tools are closures over
   those local imports, and the SDK reads their annotations when it registers them, which is why
   this module does not use `from __future__ import annotations`.
+
+Size: the MCP tool table; `_read_tools` and `_write_tools` each register their tools with the SDK's
+decorators, one block per tool, read as a list.
 """
 
 import functools
@@ -232,7 +235,7 @@ def build_server(
 
 
 def _write_tools(bridge: Bridge, resolver: Callable[..., Awaitable[Any]]) -> list["Tool"]:
-    """storeMemory and cleanupMemory."""
+    """storeMemory and cleanupMemory. (Long: one decorated block per tool, read as a list.)"""
     from mcp.server.mcpserver import Resolve
     from mcp.types import CallToolResult, ListRootsResult, ToolAnnotations
     from pydantic import Field
@@ -334,7 +337,8 @@ def _write_tools(bridge: Bridge, resolver: Callable[..., Awaitable[Any]]) -> lis
 
 
 def _read_tools(bridge: Bridge, resolver: Callable[..., Awaitable[Any]]) -> list["Tool"]:
-    """queryMemory, getMemory, memoryStats and memoryContext: read-only, closed-world."""
+    """queryMemory, getMemory, memoryStats and memoryContext: read-only, closed-world.
+    (Long: one decorated block per tool, read as a list.)"""
     from mcp.server.mcpserver import Resolve
     from mcp.types import CallToolResult, ListRootsResult, ToolAnnotations
     from pydantic import Field

@@ -35,6 +35,9 @@ no batch makes a file grow past it. If a batch would, the file is first checked 
 edit may have shrunk it); then the latest stores that add or lengthen an entry are refused, each
 with its own error, until the rest fits, and the rest is applied again. A batch that still
 would not fit (a cleanup adding slugs) writes nothing. A dry run does not check the cap.
+
+Size: one actor; its commit path (apply, cap, write under the lock, re-read) is one story told in
+order.
 """
 
 from __future__ import annotations
@@ -357,7 +360,8 @@ class CategoryActor:
         """One try (holding the file mutex): apply, then write under the lock. Returns the
         results, BUSY (the lock is held elsewhere, git is working, or the file vanished and has
         not settled) or None (the file changed: re-read, retry). With `reread`, a file that
-        changed is read again and the batch applied again under the lock."""
+        changed is read again and the batch applied again under the lock. (Long: the attempt's
+        steps, apply, cap and write, are one sequence whose early exits must be read in order.)"""
         if await self._must_wait():
             return BUSY
         base, read = self.snapshot, self._fingerprint

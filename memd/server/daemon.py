@@ -24,6 +24,8 @@ connections, loads and writes); a bad file is logged and the running settings ar
 Connections are served by `connection.Connection` (frames, concurrency, fairness); a peer
 running as another user is refused by `peer` before that, and one connection over
 `max_connections` gets -32001 (`connection.turn_away`).
+
+Size: startup, reload and the shutdown sequence, which must be read together.
 """
 
 from __future__ import annotations

@@ -36,6 +36,9 @@ Rules:
 - Nothing is written while git is working in the workspace's repository (its `index.lock`
   exists: see `git_state`): a write then backs off like one that finds `.memory/.lock` held.
 - Subscribers get each change as a `changed` notification, built and encoded once per change.
+
+Size: one workspace: its actors, its write lock (with the sweep and the first-use files) and its
+feeds.
 """
 
 from __future__ import annotations

@@ -60,6 +60,9 @@ Rules:
   identifier is wrapped in backticks ("tests/ is ..." -> "`tests/` is ..."); a final "." is
   added. Time is linear in the input: every regex runs on a clause or sentence of bounded
   length, and the line and sentence scanners are single passes.
+
+Size: one pipeline read top to bottom (split, classify, check, category), kept whole so its order is
+visible.
 """
 
 from __future__ import annotations

@@ -17,6 +17,9 @@ added (their terms recomputed), so a store costs its own terms. The previous ind
 over and must not be used again. A change that cannot keep numbers in line order (more entries
 inserted between two kept ones than were removed there) or that leaves too many unused numbers
 rebuilds the index from scratch.
+
+Size: one data structure (postings, impact classes, incremental edits) whose invariants span the
+file.
 """
 
 from __future__ import annotations

@@ -32,6 +32,8 @@ each class's first `limit` entries in line order stand for the rest; classes are
 visited. Entries holding two or more query terms are found by intersecting the terms' postings and
 scored one by one. A walk stops at the first class that cannot beat the `limit` best found so far.
 With `keep`, every matching entry is scored instead.
+
+Size: one scoring function and the search that walks the index with it; they share their invariants.
 """
 
 from __future__ import annotations

@@ -36,6 +36,8 @@ Rules:
   would change keywords (and so merge decisions) behind the caller's back.
 - Every non-entry line survives unchanged; removing an entry may also drop one blank separator
   line (`mdformat.remove_line`). Lines never move: rewrites are in place, removals close up.
+
+Size: one plan (merge, prune, slug) built in passes that each read the previous one's result.
 """
 
 from __future__ import annotations

@@ -58,6 +58,8 @@ Relations, checked in this order (the first that applies decides):
     environment or platform was swapped, else DIFFERENT (store).
 New or changed tags turn a skip into an update (TAGS): tags are metadata, never a conflict.
 A text of more than MAX_WORDS words is only ever SAME (equal normal forms) or DIFFERENT.
+
+Size: one ordered rule table, first match decides; splitting it would hide the order that decides.
 """
 
 from __future__ import annotations

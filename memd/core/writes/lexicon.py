@@ -28,6 +28,8 @@ Classes:
 - VAGUE: words a vague amount is made of ("about an hour", "regularly"), so a number replacing
   them makes the value exact rather than different.
 - UNITS: units that may change with a number ("15 minutes" -> "2 hours" is one value).
+
+Size: word lists, data rather than code.
 """
 
 from __future__ import annotations

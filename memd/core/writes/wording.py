@@ -34,6 +34,8 @@ Rules:
   X with Y"). A clause ends at `.`, `;`, `:`, `!`, `?`, a spaced dash, their CJK forms and
   CJK commas, and before a clause word ("because", "when", "but", ...). A phrase also ends at
   a comma.
+
+Size: one reader (a token at a time, with its clause state); its rules share that state.
 """
 
 from __future__ import annotations
