@@ -66,6 +66,9 @@ SHUTDOWN_DEADLINE = 12.0
 """Seconds from the start of a stop to the end of the process, whatever is stuck."""
 STATUS_INTERVAL = 10.0
 _OVERLOAD_ERRNOS = {errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM}
+"""`accept` failures that mean the system is out of something for a moment: wait, then retry."""
+ACCEPT_RETRY_DELAY = 0.1
+"""Seconds the accept loop waits after such a failure (as trio's serve_listeners does)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -325,14 +328,17 @@ class Daemon:
     async def _accept_loop(
         self, listener: SocketListener, connections: TaskGroup, dispatcher: Dispatcher
     ) -> None:
+        """Accept connections until cancelled: each runs in `connections`; one over
+        `max_connections` is turned away with an error; an accept that fails because the system
+        is out of descriptors or memory is retried after ACCEPT_RETRY_DELAY."""
         while True:
             try:
                 stream = await listener.accept()
             except OSError as exc:
                 if exc.errno not in _OVERLOAD_ERRNOS:
                     raise
-                logger.warning("accept failed (%s); retrying shortly", exc)
-                await anyio.sleep(0.1)
+                logger.warning("accept failed (%s); retrying in %g s", exc, ACCEPT_RETRY_DELAY)
+                await anyio.sleep(ACCEPT_RETRY_DELAY)
                 continue
             if self._open_connections >= self.settings.max_connections:
                 await turn_away(stream, self.settings.max_connections)
