@@ -11,8 +11,8 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from memd.core.extract.pipeline import MAX_CONTENT, Found, Kind, category_of, extract, sentences
-from memd.core.extract.rules import has_secret
 from memd.core.format.categories import Category
+from memd.core.format.secrets import has_secret
 from tests.core.extract_messages import (
     HELD_OUT,
     HELD_OUT_1,

@@ -28,8 +28,9 @@ rewriting. This module holds the pipeline, the checks and the rewriting.
 
 Rules:
 - Secrets are never stored: a candidate is dropped when its sentence or content carries a
-  secret value (`extract_rules.has_secret`: NAME=value, "the password is X", token prefixes
-  such as sk-/ghp_/AKIA/xoxb-/eyJ..., PEM keys, long random tokens). A rule that only names a
+  secret value (`memd.core.format.secrets`, the detector every write path uses: NAME=value,
+  "the password is X", token prefixes such as sk-/ghp_/AKIA/xoxb-/eyJ..., PEM keys, long random
+  tokens). A rule that only names a
   secret ("Never commit .env files", "Never log API keys") is kept, under Security.
 - A sentence yields nothing when it is a question (ends with "?", or a tag: ", right",
   ", correct", "isn't it"), quotes someone ("... is what the book says", "according to",
@@ -78,12 +79,12 @@ from memd.core.extract.rules import (
     Candidate,
     Kind,
     correction,
-    has_secret,
     subject_must,
     words,
 )
 from memd.core.extract.sentences import Text, sentences, without_code
 from memd.core.format.categories import Category
+from memd.core.format.secrets import has_secret
 
 __all__ = [
     "MAX_CLAUSE",
