@@ -13,6 +13,7 @@ The file is TOML, at `--config PATH` or else `$XDG_CONFIG_HOME/memd/config.toml`
     max_entry_chars = 2000      # longest memory stored, in characters
     max_archive_bytes = 16777216  # archive.md past this moves to archive-YYYY-MM-DD.md (16 MiB)
     allow_root = false          # also serve clients running as root (not only memd's own user)
+    allow_secrets = false       # store memories that carry a secret value (files get committed!)
     idle_unload_seconds = 600   # unload a workspace nothing used for this long (0: never)
 
 Rules:
@@ -71,6 +72,7 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=
     max_entry_chars: Annotated[int, msgspec.Meta(ge=10, le=100_000)] = MAX_ENTRY_CHARS
     max_archive_bytes: Annotated[int, msgspec.Meta(ge=4096, le=1 << 40)] = MAX_ARCHIVE_BYTES
     allow_root: bool = False
+    allow_secrets: bool = False
     idle_unload_seconds: Annotated[float, msgspec.Meta(ge=0, le=86400 * 365)] = DEFAULT_IDLE_UNLOAD
 
 
@@ -148,6 +150,7 @@ EXPECTED = {
     "max_entry_chars": "a whole number of characters from 10 to 100000",
     "max_archive_bytes": "a whole number of bytes, at least 4096",
     "allow_root": "true or false",
+    "allow_secrets": "true or false",
     "idle_unload_seconds": "a number of seconds, 0 (never unload) or more",
 }
 """What each setting accepts, in words, for error messages."""

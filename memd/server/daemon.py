@@ -437,4 +437,5 @@ def _limits(settings: Settings) -> Limits:
         max_entry_chars=settings.max_entry_chars,
         idle_unload=settings.idle_unload_seconds,
         max_archive_bytes=settings.max_archive_bytes,
+        allow_secrets=settings.allow_secrets,
     )

@@ -84,6 +84,7 @@ class Methods:
             slug=params.slug,
             dry_run=params.dry_run,
             max_length=self.registry.limits.max_entry_chars,
+            allow_secrets=self.registry.limits.allow_secrets,
         )
         outcome = await workspace.actor(category).submit(command)
         assert isinstance(outcome, transitions.StoreOutcome)
@@ -340,6 +341,7 @@ class Methods:
                         transitions.Store(
                             content=found.content,
                             max_length=self.registry.limits.max_entry_chars,
+                            allow_secrets=self.registry.limits.allow_secrets,
                         )
                     )
                 except RpcError as exc:

@@ -440,6 +440,8 @@ class Limits(NamedTuple):
     """Seconds a workspace stays loaded with nothing using it (0: for ever)."""
     max_archive_bytes: int = MAX_ARCHIVE_BYTES
     """The size past which `.memory/archive.md` is moved aside to a dated file."""
+    allow_secrets: bool = False
+    """Store memories that carry a secret value (refused by default: files get committed)."""
 
 
 DEFAULT_LIMITS = Limits()

@@ -6,7 +6,8 @@ password; "the password is Sup3r!" carries one). It knows the formats of common 
 (AWS, GitHub, Slack, Stripe, OpenAI-style `sk-`, Google, GitLab, npm, Hugging Face, JWTs, private
 key blocks), passwords in URLs, `NAME=value` where NAME names a secret, "<secret noun> is
 <value>" with a value that looks like one, and long random tokens (not hex hashes of commits in
-words, not identifiers or paths). Placeholders (`$TOKEN`, `<key>`, `your-key`, `xxx`, `...`)
+words, not identifiers or paths; a bare run of hex digits is a hash unless the text calls it a
+secret, key or token). Placeholders (`$TOKEN`, `<key>`, `your-key`, `xxx`, `...`)
 are not values. Every write path (stores, extraction, cleanup's slugs) uses this one detector;
 `docs/secrets.md` gives its precision and recall on a labelled set.
 """
@@ -88,17 +89,36 @@ def find_secret(text: str) -> Secret | None:
     """Return the first thing in `text` that looks like a secret value (not just its name):
     a known key or token format, a password in a URL, `NAME=value` where NAME names a secret,
     "the password is X", or a long random token. None if there is none."""
+    for finder in (_known_format, _assigned, _stated_value, _random_token):
+        found = finder(text)
+        if found is not None:
+            return found
+    return None
+
+
+def _known_format(text: str) -> Secret | None:
+    """A key or token by its prefix, or a password in a URL."""
     if m := _SECRET_PREFIX.search(text):
         return Secret(_prefix_kind(m.group()), m.start(), m.end())
     for m in _URL_PASSWORD.finditer(text):
         if _is_value(m.group(1)):
             return Secret("a password in a URL", m.start(1), m.end(1))
+    return None
+
+
+def _assigned(text: str) -> Secret | None:
+    """`NAME=value` where NAME names a secret (or a key, with a value that looks like one)."""
     for m in _ASSIGNMENT.finditer(text):
         name, value = m.group(1), m.group(2).rstrip(_TRAILING)
         if (_STRONG_NAME.search(name) and _is_value(value)) or (
             _WEAK_NAME.search(name) and _mixed(value)
         ):
             return Secret(f"a {name} value", m.start(2), m.start(2) + len(value))
+    return None
+
+
+def _stated_value(text: str) -> Secret | None:
+    """ "the password is X", "the token abc123XYZ"."""
     for m in _SECRET_STATED.finditer(text):
         if _stated(m):
             value = m.group(4).rstrip(_TRAILING)
@@ -108,10 +128,23 @@ def find_secret(text: str) -> Secret | None:
         value = m.group(1).rstrip(_TRAILING)
         if _mixed(value):
             return Secret("a secret value", m.start(1), m.start(1) + len(value))
+    return None
+
+
+def _random_token(text: str) -> Secret | None:
+    """A long token that looks random (a bare hex run only if the text calls it a secret)."""
     for m in _LONG_TOKEN.finditer(text):
-        if _random(m.group().strip("-_/=+")):
+        token = m.group().strip("-_/=+")
+        if _HEX.fullmatch(token) and not _SECRET_NOUN.search(text):
+            continue  # a bare hex run is a hash (a commit, a checksum) unless called a secret
+        if _random(token):
             return Secret("a long random token", m.start(), m.end())
     return None
+
+
+_SECRET_NOUN = re.compile(
+    r"\b(?:secrets?|passwords?|passphrases?|tokens?|keys?|credentials?|signing|hmac)\b", re.I
+)
 
 
 def has_secret(text: str) -> bool:

@@ -19,6 +19,7 @@ import re
 import unicodedata
 from collections.abc import Container
 
+from memd.core.format import secrets
 from memd.core.writes.wording import analyse, is_cjk
 from memd_client.errors import InvalidEntry
 
@@ -42,12 +43,18 @@ def validate_slug(slug: str) -> str:
             f"Slug {slug!r} is not valid kebab-case; use 1-{MAX_SLUG_LENGTH} lowercase letters, "
             "digits and single hyphens, like 'use-tabs'."
         )
+    parts = slug.split("-")
+    if secrets.has_secret(slug) or any(secrets.has_secret(part.upper()) for part in parts):
+        raise InvalidEntry(
+            "The slug looks like it holds a secret value; name the rule instead, like "
+            "'prod-db-password-location'."
+        )
     return slug
 
 
 def derive_slug(content: str, taken: Container[str]) -> str:
     """Return a kebab-case slug for `content` that is not in `taken` (see the module rules)."""
-    words = _slug_words(content)
+    words = _slug_words(secrets.without_secrets(content))  # a slug never carries a secret
     long = [word for word in words if len(word) > 2 or is_cjk(word)]
     base = _join_within_limit((long or words or [FALLBACK_SLUG])[:SLUG_WORDS], MAX_SLUG_LENGTH - 4)
     return unique_slug(base, taken)

@@ -27,6 +27,8 @@ Store rules (the public contract):
 - Stores never evict: a category over its limit is reported (`over_limit`) and left to cleanup.
 - The text an update replaces goes to the archive, like every other removed entry.
 - `dry_run` computes the same outcome and leaves the document unchanged.
+
+Size: the store rules (the public contract) beside their one implementation, read together.
 """
 
 from __future__ import annotations
@@ -36,7 +38,7 @@ from typing import Literal, NamedTuple
 
 import msgspec
 
-from memd.core.format import controls, mdformat
+from memd.core.format import controls, mdformat, secrets
 from memd.core.format.archive import ArchivedEntry
 from memd.core.format.categories import Category
 from memd.core.format.limits import MAX_ENTRY_CHARS
@@ -59,6 +61,9 @@ class Store(msgspec.Struct, frozen=True, kw_only=True, tag=True):
     dry_run: bool = False
     max_length: int = MAX_ENTRY_CHARS
     """The longest content accepted, in characters (the daemon's `max_entry_chars`)."""
+    allow_secrets: bool = False
+    """Store content that carries a secret value (the daemon's `allow_secrets`); a slug never
+    carries one either way."""
 
 
 class Delete(msgspec.Struct, frozen=True, kw_only=True, tag=True):
@@ -274,6 +279,26 @@ def clean_content(content: str, max_length: int = MAX_ENTRY_CHARS) -> str:
     return text
 
 
+def refuse_secret(content: str) -> None:
+    """Raise if `content` carries a secret value (see `memd.core.format.secrets`).
+
+    Raises:
+        InvalidEntry: naming what was found and where, and how to store the rule without it.
+    """
+    found = secrets.find_secret(content)
+    if found is None:
+        return
+    shown = content[found.start : found.end]
+    hint = shown[:4] + "..." if len(shown) > 4 else "..."
+    raise InvalidEntry(
+        f"Not stored: the content holds what looks like {found.kind} ({hint!r} at characters "
+        f"{found.start + 1}-{found.end}), and memory files are meant to be committed; store the "
+        'rule without the value (say where it lives, e.g. "in the team vault"), or set '
+        "allow_secrets = true in memd's config file if this one must be kept.",
+        data={"kind": found.kind, "start": found.start, "end": found.end},
+    )
+
+
 def store(
     category: Category, editor: CatalogEditor, command: Store
 ) -> tuple[StoreOutcome, tuple[ArchivedEntry, ...]]:
@@ -284,6 +309,8 @@ def store(
         InvalidEntry: the content or slug breaks a format rule (nothing changed).
     """
     content = clean_content(command.content, command.max_length)
+    if not command.allow_secrets:
+        refuse_secret(content)
     outcome, archived = _store_clean(category, editor, command, content)
     if content != command.content.strip():
         outcome = msgspec.structs.replace(outcome, normalized=True)
