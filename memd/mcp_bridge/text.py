@@ -20,10 +20,12 @@ Rules:
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 import msgspec
 
+from memd.core.format.categories import CATEGORIES
 from memd.core.format.controls import visible
 from memd.core.format.render import entry_label, folded_entries
 from memd.mcp_bridge.printable import printable
@@ -67,8 +69,38 @@ def unexpected(exc: BaseException) -> str:
     return f"memd's MCP server failed unexpectedly ({detail}); its log on stderr has the traceback."
 
 
+def bad_arguments(tool: str, errors: Iterable[Mapping[str, Any]]) -> str:
+    """One sentence per argument the SDK's validation rejected (`errors` as pydantic's
+    `ValidationError.errors()` lists them), saying what to do instead."""
+    sentences: list[str] = []
+    for error in errors:
+        field = ".".join(str(part) for part in error.get("loc", ())) or "arguments"
+        kind = str(error.get("type", ""))
+        given = error.get("input")
+        if kind == "missing":
+            sentence = f"Argument `{field}` is missing; call {tool} again with it."
+        elif field.split(".")[0] == "category":
+            valid = ", ".join(c.value for c in CATEGORIES)
+            sentence = f"Argument `category` is {given!r}, not a category; use one of: {valid}."
+        else:
+            why = str(error.get("msg", "it is not valid"))
+            why = why.removeprefix("Input ").removeprefix("input ")
+            sentence = (
+                f"Argument `{field}` is {given!r}, but it {why}; call {tool} again with a valid "
+                "value."
+            )
+        if sentence not in sentences:
+            sentences.append(sentence)
+    return " ".join(sentences)
+
+
 def render_store(result: p.StoreResult) -> str:
     """The daemon's sentence about the store (naming cleanupMemory when over the limit)."""
+    return name_tools(result.message)
+
+
+def render_delete(result: p.DeleteResult) -> str:
+    """The daemon's sentence about the deletion."""
     return name_tools(result.message)
 
 

@@ -4,7 +4,8 @@ daemon and back.
 Rules:
 - The tools keep HackLM Memory's names and argument shapes (`storeMemory`, `queryMemory`), so
   instruction files written for HackLM keep working; the others (`getMemory`, `memoryStats`,
-  `cleanupMemory`, `memoryContext`) follow the same style.
+  `cleanupMemory`, `memoryContext`, `deleteMemory`) follow the same style. A category is
+  taken in any case, as the CLI takes it (`any_case`).
 - The bridge holds no memory state. Each call opens its own `AsyncClient` (with autostart), so
   concurrent calls run in parallel on separate connections.
 - Each result is a `CallToolResult`: text for the agent (`memd.mcp_bridge.text`) and structured
@@ -15,7 +16,8 @@ Rules:
 - Every failure reaches the agent as a `ToolError` with one sentence (then the workspace used,
   when known): a memd error keeps memd's sentence; anything else is logged on stderr with its
   traceback and summed up in one sentence (`guarded`). Never the SDK's bare "Error executing
-  tool X".
+  tool X". Arguments the input schema rejects are no exception: `CheckedTool` names each one
+  in a sentence (`text.bad_arguments`, from pydantic's structured errors), then the workspace.
 - `mcp` is an optional extra: it is imported only inside functions. The tools are closures over
   those local imports, and the SDK reads their annotations when it registers them, which is why
   this module does not use `from __future__ import annotations`.
@@ -35,12 +37,15 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal, ParamSpec, TypeVar, g
 import msgspec
 
 import memd
+from memd.core.format.categories import parse_category
 from memd.core.format.controls import visible
 from memd.mcp_bridge import LogLevel
 from memd.mcp_bridge.text import (
+    bad_arguments,
     failure,
     render_cleanup,
     render_context,
+    render_delete,
     render_entries,
     render_query,
     render_stats,
@@ -49,7 +54,7 @@ from memd.mcp_bridge.text import (
     unexpected,
 )
 from memd.mcp_bridge.workspace import Workspace, WorkspaceSource, pick_workspace, roots_resolver
-from memd_client import MemdError, protocol as p
+from memd_client import CategoryNotFound, MemdError, protocol as p
 
 if TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer
@@ -183,9 +188,61 @@ def guarded(name: str, fn: Callable[P, Awaitable[T]]) -> Callable[P, Awaitable[T
     return tool
 
 
+def any_case(value: object) -> object:
+    """A category name in any case as the category (as the CLI takes it); anything else as
+    given, for the schema's check to reject."""
+    if isinstance(value, str):
+        try:
+            return parse_category(value).value
+        except CategoryNotFound:
+            pass
+    return value
+
+
+@functools.cache
+def _checked_tool() -> "type[Tool]":
+    """The SDK's `Tool`, whose argument errors are one sentence per argument, then the
+    workspace the call would have used (`bad_arguments`), not pydantic's dump.
+
+    `Tool.run` validates the arguments before resolving anything; this runs the same
+    validation first and, when it fails, resolves the tool's `Resolve` parameters (the
+    client's roots) to name the workspace, as the SDK would for the call itself."""
+    from mcp.server.mcpserver.exceptions import ToolError
+    from mcp.server.mcpserver.resolve import resolve_arguments
+    from mcp.server.mcpserver.tools import Tool
+    from mcp_types import InputRequiredResult
+    from pydantic import Field, ValidationError
+
+    class CheckedTool(Tool):
+        fixed: Any = Field(default=None, exclude=True)  # the Bridge's --workspace, if any
+
+        async def run(
+            self, arguments: dict[str, Any], context: Any, convert_result: bool = False
+        ) -> Any:
+            try:
+                self.fn_metadata.validate_arguments(arguments)
+            except ValidationError as exc:
+                roots = await resolve_arguments(
+                    self.resolved_params, self.resolver_plans, {}, context
+                )
+                if isinstance(roots, InputRequiredResult):  # 2026-07-28: ask, then answer
+                    return self.fn_metadata.convert_result(roots) if convert_result else roots
+                try:
+                    ws: Workspace | None = pick_workspace(self.fixed, roots.get("roots"))
+                except MemdError:
+                    ws = None
+                sentence = failure(bad_arguments(self.name, exc.errors()), ws)
+                # Caused by the ValidationError, so the SDK logs the field names only.
+                raise ToolError(f"Error executing tool {self.name}: {sentence}") from exc
+            return await super().run(arguments, context, convert_result)
+
+    return CheckedTool
+
+
 def make_tool(
     fn: Callable[..., Awaitable["CallToolResult"]],
     *,
+    bridge: Bridge,
     name: str,
     annotations: "ToolAnnotations",
     result: type[msgspec.Struct],
@@ -200,15 +257,14 @@ def make_tool(
     output model is published in `tools/list` but not checked by the server; the SDK's client
     checks results against it.
     """
-    from mcp.server.mcpserver.tools import Tool
-
-    tool = Tool.from_function(
+    tool = _checked_tool().from_function(
         guarded(name, fn),
         name=name,
         title=annotations.title,
         description=inspect.cleandoc(fn.__doc__ or ""),
         annotations=annotations,
     )
+    tool.fixed = bridge.fixed  # type: ignore[attr-defined]  # a CheckedTool
     tool.fn_metadata.output_schema = output_schema(result, omit=omit)
     return tool
 
@@ -235,15 +291,18 @@ def build_server(
 
 
 def _write_tools(bridge: Bridge, resolver: Callable[..., Awaitable[Any]]) -> list["Tool"]:
-    """storeMemory and cleanupMemory. (Long: one decorated block per tool, read as a list.)"""
+    """storeMemory, cleanupMemory and deleteMemory. (Long: one decorated block per tool, read
+    as a list.)"""
     from mcp.server.mcpserver import Resolve
+    from mcp.server.mcpserver.exceptions import ToolError
     from mcp.types import CallToolResult, ListRootsResult, ToolAnnotations
-    from pydantic import Field
+    from pydantic import BeforeValidator, Field
 
     Roots = Annotated[ListRootsResult | None, Resolve(resolver)]
+    AnyCase = Annotated[Category, BeforeValidator(any_case)]
 
     async def store_memory(
-        category: Annotated[Category, Field(description=CATEGORY_HELP)],
+        category: Annotated[AnyCase, Field(description=CATEGORY_HELP)],
         content: Annotated[
             str,
             Field(
@@ -308,9 +367,29 @@ def _write_tools(bridge: Bridge, resolver: Callable[..., Awaitable[Any]]) -> lis
         result, ws = await bridge.call(roots, lambda client: client.cleanup(apply=apply))
         return bridge.reply(render_cleanup(result), structured(result, ws))
 
+    async def delete_memory(
+        category: Annotated[AnyCase, Field(description="The entry's category.")],
+        slug: Annotated[str, Field(description="The entry's kebab-case slug, e.g. 'use-tabs'.")],
+        roots: Roots,
+    ) -> CallToolResult:
+        """Delete one entry from the project's memory by category and slug. It is moved to
+        .memory/archive.md, not lost.
+
+        Call it to retract a memory that is wrong or no longer holds (find its slug with
+        queryMemory or getMemory). To change an entry's text, store it again with its slug
+        instead.
+        """
+        result, ws = await bridge.call(
+            roots, lambda client: client.delete(category=category, slug=slug)
+        )
+        if not result.deleted:
+            raise ToolError(failure(result.message, ws))
+        return bridge.reply(render_delete(result), structured(result, ws))
+
     return [
         make_tool(
             store_memory,
+            bridge=bridge,
             name="storeMemory",
             annotations=ToolAnnotations(
                 title="Store a memory",
@@ -324,6 +403,7 @@ def _write_tools(bridge: Bridge, resolver: Callable[..., Awaitable[Any]]) -> lis
         ),
         make_tool(
             cleanup_memory,
+            bridge=bridge,
             name="cleanupMemory",
             annotations=ToolAnnotations(
                 title="Clean up memory",
@@ -333,6 +413,19 @@ def _write_tools(bridge: Bridge, resolver: Callable[..., Awaitable[Any]]) -> lis
             ),
             result=p.CleanupResult,
         ),
+        make_tool(
+            delete_memory,
+            bridge=bridge,
+            name="deleteMemory",
+            annotations=ToolAnnotations(
+                title="Delete a memory",
+                read_only_hint=False,
+                destructive_hint=True,
+                idempotent_hint=True,
+                open_world_hint=False,
+            ),
+            result=p.DeleteResult,
+        ),
     ]
 
 
@@ -341,9 +434,10 @@ def _read_tools(bridge: Bridge, resolver: Callable[..., Awaitable[Any]]) -> list
     (Long: one decorated block per tool, read as a list.)"""
     from mcp.server.mcpserver import Resolve
     from mcp.types import CallToolResult, ListRootsResult, ToolAnnotations
-    from pydantic import Field
+    from pydantic import BeforeValidator, Field
 
     Roots = Annotated[ListRootsResult | None, Resolve(resolver)]
+    AnyCase = Annotated[Category, BeforeValidator(any_case)]
 
     def read_only(title: str) -> ToolAnnotations:
         return ToolAnnotations(title=title, read_only_hint=True, open_world_hint=False)
@@ -359,9 +453,7 @@ def _read_tools(bridge: Bridge, resolver: Callable[..., Awaitable[Any]]) -> list
             ),
         ],
         roots: Roots,
-        category: Annotated[
-            Category | None, Field(description="Search only this category.")
-        ] = None,
+        category: Annotated[AnyCase | None, Field(description="Search only this category.")] = None,
         limit: Annotated[
             int,
             Field(
@@ -399,7 +491,7 @@ def _read_tools(bridge: Bridge, resolver: Callable[..., Awaitable[Any]]) -> list
         slug: Annotated[str, Field(description="The entry's kebab-case slug, e.g. 'use-tabs'.")],
         roots: Roots,
         category: Annotated[
-            Category | None,
+            AnyCase | None,
             Field(description="The entry's category; leave it out to look in every category."),
         ] = None,
     ) -> CallToolResult:
@@ -454,24 +546,28 @@ def _read_tools(bridge: Bridge, resolver: Callable[..., Awaitable[Any]]) -> list
     return [
         make_tool(
             query_memory,
+            bridge=bridge,
             name="queryMemory",
             annotations=read_only("Search memory"),
             result=p.QueryResult,
         ),
         make_tool(
             get_memory,
+            bridge=bridge,
             name="getMemory",
             annotations=read_only("Get a memory by slug"),
             result=p.EntriesResult,
         ),
         make_tool(
             memory_stats,
+            bridge=bridge,
             name="memoryStats",
             annotations=read_only("Memory statistics"),
             result=p.StatsResult,
         ),
         make_tool(
             memory_context,
+            bridge=bridge,
             name="memoryContext",
             annotations=read_only("Memory for this task"),
             result=p.ContextResult,

@@ -35,7 +35,15 @@ from tests.conftest import DaemonProcess, serve_processes, stop_serving
 
 pytestmark = pytest.mark.e2e
 
-TOOLS = {"storeMemory", "queryMemory", "getMemory", "memoryStats", "cleanupMemory", "memoryContext"}
+TOOLS = {
+    "storeMemory",
+    "queryMemory",
+    "getMemory",
+    "memoryStats",
+    "cleanupMemory",
+    "memoryContext",
+    "deleteMemory",
+}
 READ_ONLY = {"queryMemory", "getMemory", "memoryStats", "memoryContext"}
 CATEGORIES = ["Instruction", "Quirk", "Preference", "Decision", "Security"]
 RESULTS: dict[str, type[msgspec.Struct]] = {
@@ -45,6 +53,7 @@ RESULTS: dict[str, type[msgspec.Struct]] = {
     "memoryStats": p.StatsResult,
     "cleanupMemory": p.CleanupResult,
     "memoryContext": p.ContextResult,
+    "deleteMemory": p.DeleteResult,
 }
 """The protocol Struct each tool's structured content comes from."""
 
@@ -163,8 +172,10 @@ async def test_tools_keep_hacklm_names_and_schemas_and_a_daemon_that_cannot_star
                 assert hints is not None
                 assert hints.open_world_hint is False, name
                 assert bool(hints.read_only_hint) == (name in READ_ONLY), name
-            cleanup = tools["cleanupMemory"].annotations
-            assert cleanup is not None and cleanup.destructive_hint is True
+            for destructive in ("cleanupMemory", "deleteMemory"):
+                hints = tools[destructive].annotations
+                assert hints is not None and hints.destructive_hint is True, destructive
+            assert tools["deleteMemory"].input_schema["required"] == ["category", "slug"]
             store = tools["storeMemory"].annotations
             assert store is not None and store.destructive_hint is False
 
@@ -337,6 +348,12 @@ async def test_a_missing_daemon_is_started_and_roots_work_on_2026_07_28(
         assert stored["action"] == "stored"
         assert stored["workspace"] == str(workspace)
         assert stored["workspace_source"] == "client root"
+        # A bad argument still names the workspace: the roots are asked for first.
+        missing = await fails(c, "storeMemory", category="Quirk")
+        assert missing.endswith(
+            "Argument `content` is missing; call storeMemory again with it. This call used "
+            f"workspace {workspace} (from the client's first root)."
+        )
     assert len(serve_processes(autostart_socket)) == 1
     assert "started a daemon" in (short_tmp / "bridge.log").read_text()
 
@@ -372,6 +389,55 @@ async def test_limit_is_clamped_over_limit_names_cleanup_and_get_looks_everywher
             "- [Security] [rule-7] Rule 7: keep the 7-th gate z7q shut. (security.md:10)",
         ]
         assert [e["category"] for e in entries["entries"]] == ["Quirk", "Security"]
+
+
+async def test_argument_errors_are_one_sentence_any_case_category_and_delete_archives(
+    daemon: DaemonProcess, short_tmp: Path, env: dict[str, str], workspace: Path
+) -> None:
+    args = ("--socket", str(daemon.socket_path), "--workspace", str(workspace))
+    where = f"This call used workspace {workspace} (from --workspace)."
+    async with bridge(short_tmp, env, *args) as c:
+        # A wrong-case category is taken, as the CLI takes it.
+        _, stored = await call(c, "storeMemory", category="quirk", content="Gate 9 sticks.")
+        assert stored["category"] == "Quirk"
+        _, found = await call(c, "queryMemory", query="gate", category="QUIRK")
+        assert found["total"] == 1
+
+        # Bad arguments: one sentence naming the argument, then the workspace; no pydantic dump.
+        for tool, arguments, sentence in (
+            (
+                "storeMemory",
+                {"category": "Nope", "content": "x"},
+                "Argument `category` is 'Nope', not a category; use one of: Instruction, "
+                "Quirk, Preference, Decision, Security.",
+            ),
+            (
+                "storeMemory",
+                {"category": "Quirk"},
+                "Argument `content` is missing; call storeMemory again with it.",
+            ),
+            (
+                "memoryContext",
+                {"budget_tokens": 0},
+                "Argument `budget_tokens` is 0, but it should be greater than or equal to 1; "
+                "call memoryContext again with a valid value.",
+            ),
+        ):
+            message = await fails(c, tool, **arguments)
+            assert message == f"Error executing tool {tool}: {sentence} {where}", message
+
+        # deleteMemory archives the entry, as the CLI's delete does.
+        slug = stored["slug"]
+        said, deleted = await call(c, "deleteMemory", category="quirk", slug=slug)
+        assert deleted["deleted"] is True and deleted["entry"]["slug"] == slug
+        assert said == f"Deleted [{slug}] from quirks.md; it is kept in archive.md."
+        assert "Gate 9 sticks." not in (workspace / ".memory" / "quirks.md").read_text()
+        assert "Gate 9 sticks." in (workspace / ".memory" / "archive.md").read_text()
+        missing = await fails(c, "deleteMemory", category="Quirk", slug=slug)
+        assert missing == (
+            f"Error executing tool deleteMemory: No entry [{slug}] in quirks.md; nothing was "
+            f"deleted. {where}"
+        )
 
 
 async def test_an_unexpected_error_is_one_sentence_and_a_logged_traceback(
