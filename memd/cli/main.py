@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import sys
 
-
 EXIT_INTERRUPTED = 130
 """128 + SIGINT: what a shell reports for a command stopped by Ctrl-C."""
 

@@ -96,7 +96,9 @@ def _positive_float(text: str) -> float:
 
 def _wire_bounds(params: type, field: str) -> tuple[float | None, float | None]:
     """The `ge`/`le` bounds of `params.field`'s msgspec `Meta`: the wire type is the one source."""
-    for info in msgspec.inspect.type_info(params).fields:  # type: ignore[union-attr]
+    struct = msgspec.inspect.type_info(params)
+    assert isinstance(struct, msgspec.inspect.StructType)
+    for info in struct.fields:
         if info.name == field:
             kinds = info.type.types if isinstance(info.type, msgspec.inspect.UnionType) else ()
             number = next((t for t in kinds if not isinstance(t, msgspec.inspect.NoneType)), None)
@@ -117,7 +119,11 @@ def _bounded(params: type, field: str, kind: type[int] | type[float]) -> Callabl
             value = kind(text)
         except ValueError:
             raise argparse.ArgumentTypeError(f"expected {span}, got {text!r}") from None
-        if value != value or (low is not None and value < low) or (high is not None and value > high):
+        if (
+            value != value
+            or (low is not None and value < low)
+            or (high is not None and value > high)
+        ):
             raise argparse.ArgumentTypeError(f"must be {span}, got {text}")
         return value
 
@@ -224,7 +230,9 @@ def _get(get: argparse.ArgumentParser) -> None:
     get.add_argument("--category", "-c", help="default: look in every category")
     get.add_argument("--file", help="category file name, with --lines")
     get.add_argument("--lines", help="line range 'a-b', with --file")
-    get.add_argument("slug", nargs="?", help="the entry's kebab-case id (or use --file and --lines)")
+    get.add_argument(
+        "slug", nargs="?", help="the entry's kebab-case id (or use --file and --lines)"
+    )
 
 
 def _delete(delete: argparse.ArgumentParser) -> None:

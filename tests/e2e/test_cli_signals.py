@@ -18,6 +18,8 @@ import pytest
 
 from tests.conftest import DaemonProcess
 
+MEMD = (sys.executable, "-m", "memd")
+
 
 def _lines(stream: IO[bytes]) -> queue.Queue[bytes]:
     lines: queue.Queue[bytes] = queue.Queue()
@@ -40,8 +42,7 @@ def test_watch_stops_on_sigint_and_sigterm_though_started_with_sigint_ignored(
     daemon: DaemonProcess, workspace: Path, signum: int
 ) -> None:
     watcher = subprocess.Popen(
-        [sys.executable, "-m", "memd", "watch", "--socket", str(daemon.socket_path)]
-        + ["--workspace", str(workspace)],
+        [*MEMD, "watch", "--socket", str(daemon.socket_path), "--workspace", str(workspace)],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         preexec_fn=_ignore_sigint,
@@ -69,8 +70,7 @@ def test_a_verb_reading_a_terminal_says_so_and_ctrl_c_exits_130(
 ) -> None:
     controller, terminal = pty.openpty()
     process = subprocess.Popen(
-        [sys.executable, "-m", "memd", *argv, "--no-autostart"]
-        + ["--socket", str(short_tmp / "none.sock")],
+        [*MEMD, *argv, "--no-autostart", "--socket", str(short_tmp / "none.sock")],
         stdin=terminal,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

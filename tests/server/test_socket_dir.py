@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import struct
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -44,7 +45,7 @@ def _refusals(tmp_path: Path) -> list[str]:
     shared.chmod(0o1777)  # as /tmp
     (tmp_path / "real").mkdir(mode=0o700)
     (tmp_path / "link").symlink_to(tmp_path / "real")
-    attempts = [
+    attempts: list[Callable[[], None]] = [
         lambda: prepare_socket_dir(str(shared / "x.sock")),
         lambda: check_socket_dir(str(tmp_path), euid=os.geteuid() + 1),
         lambda: prepare_socket_dir(str(tmp_path / "link" / "x.sock")),
