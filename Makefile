@@ -1,14 +1,31 @@
 # memd: `make serve` runs the daemon in the foreground, `make test` runs every check.
 # Both create .venv on first use and reinstall only when a pyproject.toml changes.
-PYTHON ?= python3
+# memd needs Python 3.11 or newer: PYTHON is the first of these on PATH that is new enough (pass
+# PYTHON=python3.11 to choose), and a .venv made by an older one is removed, never reused.
 VENV := .venv
 BIN := $(VENV)/bin
+NEW_ENOUGH := -c 'import sys; sys.exit(sys.version_info < (3, 11))'
+PYTHON ?= $(firstword $(foreach p,python3 python3.13 python3.12 python3.11,\
+  $(shell command -v $(p) >/dev/null 2>&1 && $(p) $(NEW_ENOUGH) 2>/dev/null && echo $(p))))
+ifneq ($(wildcard $(BIN)/python),)
+  ifneq ($(shell $(BIN)/python $(NEW_ENOUGH) 2>/dev/null && echo ok),ok)
+    $(info Removing $(VENV): it was made with a Python older than 3.11.)
+    $(shell rm -rf $(VENV))
+  endif
+endif
 
 .PHONY: serve test bench fuzz lint clean systemd-tools strace-tool bytecode
 
 $(BIN)/python:
-	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
+	@if [ -z "$(PYTHON)" ]; then \
+	  echo "memd needs Python 3.11 or newer and found none on PATH; install one and run make again, e.g. make serve PYTHON=python3.11" >&2; \
+	  exit 1; \
+	fi
+	@$(PYTHON) $(NEW_ENOUGH) 2>/dev/null || { \
+	  echo "$(PYTHON) is older than the Python 3.11 memd needs; pass a newer one, e.g. make serve PYTHON=python3.11" >&2; \
+	  exit 1; }
+	$(PYTHON) -m venv $(VENV) || { rm -rf $(VENV); exit 1; }
+	$(BIN)/python -m pip install --quiet --upgrade pip || { rm -rf $(VENV); exit 1; }
 
 $(VENV)/.installed: $(BIN)/python pyproject.toml client/pyproject.toml
 	$(BIN)/python -m pip install --quiet -e ./client[async] -e .

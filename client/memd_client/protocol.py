@@ -177,7 +177,7 @@ class QueryParams(_Params):
     query: str
     category: str | None = None
     limit: Annotated[int, Meta(ge=1, le=MAX_QUERY_LIMIT)] = DEFAULT_QUERY_LIMIT
-    min_score: float | None = None
+    min_score: Annotated[float, Meta(ge=0.0, le=1.0)] | None = None
     tags: Tags | None = None
 
 

@@ -16,6 +16,7 @@ from memd.cli.context_hook import run_context_hook
 from memd.cli.exit_codes import EXIT_USAGE
 from memd.cli.parser import build_parser
 from memd.cli.serve import run_serve
+from memd.cli.stdin_text import read_stdin
 from memd.cli.verbs import run_client_verb
 from memd.cli.watch import run_watch
 from memd.config import LOG_LEVELS
@@ -41,7 +42,8 @@ def run(argv: Sequence[str] | None = None, *, stdin: bytes | None = None) -> int
     if args.verb == "watch":
         return run_watch(args)
     if args.verb == "context" and args.hook == "claude":
-        return run_context_hook(args, sys.stdin.buffer.read() if stdin is None else stdin)
+        data = read_stdin("the hook's JSON input") if stdin is None else stdin
+        return run_context_hook(args, data)
     if args.verb == "service":
         from memd.service.install import run_service
 
@@ -54,4 +56,6 @@ def run(argv: Sequence[str] | None = None, *, stdin: bytes | None = None) -> int
         from memd.mcp_bridge import run_mcp
 
         return run_mcp(args)
+    if args.verb == "extract" and not args.text:  # read before a daemon is asked (or started)
+        args.text = [read_stdin("the message").decode("utf-8", errors="replace")]
     return run_client_verb(args)

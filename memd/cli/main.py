@@ -4,6 +4,9 @@ The Claude Code prompt hook (`memd context --hook claude`) first tries `memd.cli
 which needs only the standard library; everything else, and the hook whenever the fast path
 declines, runs `memd.cli.commands`.
 
+Ctrl-C anywhere (say, while a verb waits on stdin) exits 130, as a shell reports SIGINT, without a
+traceback.
+
 Rule: standard library only at import; the full CLI is imported only when the fast path declines.
 """
 
@@ -11,17 +14,29 @@ from __future__ import annotations
 
 import sys
 
+EXIT_INTERRUPTED = 130
+"""128 + SIGINT: what a shell reports for a command stopped by Ctrl-C."""
+
 
 def main() -> int:
-    """Run `memd` with `sys.argv` and return the exit code."""
+    """Run `memd` with `sys.argv` and return the exit code (130 after Ctrl-C)."""
+    try:
+        return _main()
+    except KeyboardInterrupt:
+        print(file=sys.stderr)  # end the line the terminal's ^C started
+        return EXIT_INTERRUPTED
+
+
+def _main() -> int:
     argv = sys.argv[1:]
     stdin = None
     if "--hook" in argv:  # only a prompt hook can take the fast path
         from memd.cli import hook
+        from memd.cli.stdin_text import read_stdin
 
         plan = hook.fast_plan(argv)
         if plan is not None:
-            stdin = sys.stdin.buffer.read()
+            stdin = read_stdin("the hook's JSON input")
             answered = hook.answer(plan, stdin)
             if answered is not None:
                 return answered

@@ -11,11 +11,16 @@ import argparse
 from collections.abc import Callable
 from typing import Any, Literal, NamedTuple
 
+import msgspec
+
 from memd import __version__
 from memd.config import LOG_LEVELS
 from memd_client import default_socket_path, protocol as p
 from memd_client._framing import DEFAULT_MAX_FRAME
 
+CATEGORY_FILTER_HELP = (
+    "only this category: Instruction, Quirk, Preference, Decision or Security (default: all)"
+)
 TAG_HELP = "only entries with this #tag, given with or without the '#' (repeatable: all must match)"
 
 
@@ -70,17 +75,60 @@ def _add_common(parser: argparse.ArgumentParser, *, suppress: bool) -> None:
 
 
 def _positive_int(text: str) -> int:
-    value = int(text)
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
     return value
 
 
 def _positive_float(text: str) -> float:
-    value = float(text)
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
     if not value > 0 or value == float("inf"):
         raise argparse.ArgumentTypeError(f"must be a positive number of seconds, got {text}")
     return value
+
+
+def _wire_bounds(params: type, field: str) -> tuple[float | None, float | None]:
+    """The `ge`/`le` bounds of `params.field`'s msgspec `Meta`: the wire type is the one source."""
+    struct = msgspec.inspect.type_info(params)
+    assert isinstance(struct, msgspec.inspect.StructType)
+    for info in struct.fields:
+        if info.name == field:
+            kinds = info.type.types if isinstance(info.type, msgspec.inspect.UnionType) else ()
+            number = next((t for t in kinds if not isinstance(t, msgspec.inspect.NoneType)), None)
+            bounded = number or info.type
+            return getattr(bounded, "ge", None), getattr(bounded, "le", None)
+    raise LookupError(f"{params.__name__} has no field {field}")
+
+
+def _bounded(params: type, field: str, kind: type[int] | type[float]) -> Callable[[str], Any]:
+    """An argparse `type` that accepts the numbers the wire type `params.field` accepts, and
+    says the range in words otherwise (argparse turns that into a usage error, exit 2)."""
+    low, high = _wire_bounds(params, field)
+    noun = "a whole number" if kind is int else "a number"
+    span = f"{noun} from {low:g} to {high:g}" if low is not None and high is not None else noun
+
+    def convert(text: str) -> int | float:
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected {span}, got {text!r}") from None
+        if (
+            value != value
+            or (low is not None and value < low)
+            or (high is not None and value > high)
+        ):
+            raise argparse.ArgumentTypeError(f"must be {span}, got {text}")
+        return value
+
+    convert.__name__ = noun  # argparse's fallback message names the type's __name__
+    return convert
 
 
 def _serve(serve: argparse.ArgumentParser) -> None:
@@ -151,9 +199,20 @@ def _store(store: argparse.ArgumentParser) -> None:
 
 
 def _query(query: argparse.ArgumentParser) -> None:
-    query.add_argument("--category", "-c")
-    query.add_argument("--limit", "-n", type=_positive_int, default=p.DEFAULT_QUERY_LIMIT)
-    query.add_argument("--min-score", type=float)
+    query.add_argument("--category", "-c", help=CATEGORY_FILTER_HELP)
+    query.add_argument(
+        "--limit",
+        "-n",
+        type=_bounded(p.QueryParams, "limit", int),
+        default=p.DEFAULT_QUERY_LIMIT,
+        help=f"most results to show, up to {p.MAX_QUERY_LIMIT} (default {p.DEFAULT_QUERY_LIMIT})",
+    )
+    query.add_argument(
+        "--min-score",
+        type=_bounded(p.QueryParams, "min_score", float),
+        metavar="SCORE",
+        help="only results scoring at least this much; scores run from 0 to 1",
+    )
     query.add_argument("--tag", "-t", action="append", dest="tags", metavar="TAG", help=TAG_HELP)
     query.add_argument("query", nargs="*", help="words to search for (none: list entries)")
 
@@ -163,7 +222,7 @@ def _cleanup(cleanup: argparse.ArgumentParser) -> None:
 
 
 def _list(listing: argparse.ArgumentParser) -> None:
-    listing.add_argument("--category", "-c")
+    listing.add_argument("--category", "-c", help=CATEGORY_FILTER_HELP)
     listing.add_argument("--tag", "-t", action="append", dest="tags", metavar="TAG", help=TAG_HELP)
 
 
@@ -171,19 +230,23 @@ def _get(get: argparse.ArgumentParser) -> None:
     get.add_argument("--category", "-c", help="default: look in every category")
     get.add_argument("--file", help="category file name, with --lines")
     get.add_argument("--lines", help="line range 'a-b', with --file")
-    get.add_argument("slug", nargs="?")
+    get.add_argument(
+        "slug", nargs="?", help="the entry's kebab-case id (or use --file and --lines)"
+    )
 
 
 def _delete(delete: argparse.ArgumentParser) -> None:
-    delete.add_argument("--category", "-c", required=True)
-    delete.add_argument("slug")
+    delete.add_argument(
+        "--category", "-c", required=True, help="the entry's category, e.g. Quirk or Decision"
+    )
+    delete.add_argument("slug", help="the entry's kebab-case id")
 
 
 def _context(context: argparse.ArgumentParser) -> None:
     context.add_argument("--file", help="a file the prompt is about (its path words count)")
     context.add_argument(
         "--budget",
-        type=_positive_int,
+        type=_bounded(p.ContextParams, "budget_tokens", int),
         default=p.DEFAULT_CONTEXT_BUDGET,
         metavar="TOKENS",
         help=f"largest block, in estimated tokens (default {p.DEFAULT_CONTEXT_BUDGET})",
@@ -235,7 +298,11 @@ def _service(service: argparse.ArgumentParser) -> None:
         "uninstall: stop and remove them. status: show the files, the service manager's "
         "view and whether a daemon answers (exit 0 if installed and listening, else 3)."
     )
-    service.add_argument("action", choices=("install", "uninstall", "status"))
+    service.add_argument(
+        "action",
+        choices=("install", "uninstall", "status"),
+        help="install, uninstall or status (see above)",
+    )
     service.add_argument(
         "--dry-run", action="store_true", help="print what would be written and run; change nothing"
     )

@@ -119,8 +119,7 @@ def _context(client: Client, args: argparse.Namespace) -> Outcome:
 
 
 def _extract(client: Client, args: argparse.Namespace) -> Outcome:
-    text = " ".join(args.text) if args.text else sys.stdin.read()
-    result = client.extract(text, store=args.store)
+    result = client.extract(" ".join(args.text), store=args.store)
     return result, render_extract, all(c.error is None for c in result.candidates)
 
 

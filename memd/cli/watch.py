@@ -1,5 +1,9 @@
 """`memd watch`: print one line (or one JSON object) per change to the workspace's memory until
-Ctrl-C.
+Ctrl-C or SIGTERM (exit 0 either way).
+
+SIGINT gets Python's own handler back even when the parent started memd with it ignored (a
+background job of a script, `nohup`): Python keeps an inherited SIG_IGN, and a watcher that
+ignores Ctrl-C could be stopped only by SIGKILL.
 
 Rule: the subscription is the client library's; this module only shows what it delivers.
 """
@@ -8,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import signal
 import sys
 import threading
 
@@ -20,8 +25,25 @@ from memd.core.format.controls import visible
 from memd_client import Client, DaemonUnavailable, MemdError, find_workspace, protocol as p
 
 
+class _Stopped(Exception):
+    """Raised in the main thread by the SIGTERM handler."""
+
+
+def _stop(signum: int, frame: object) -> None:
+    raise _Stopped
+
+
 def run_watch(args: argparse.Namespace) -> int:
-    """Print one line per change (or one JSON object with --json) until Ctrl-C."""
+    """Print one line per change (or one JSON object with --json) until Ctrl-C or SIGTERM."""
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.signal(signal.SIGTERM, _stop)
+    try:
+        return _watch(args)
+    except (KeyboardInterrupt, _Stopped):  # stopped before the subscription was in place
+        return EXIT_OK
+
+
+def _watch(args: argparse.Namespace) -> int:
     show_client_notes()
     workspace = args.workspace or find_workspace()
     lost: list[MemdError] = []
@@ -46,7 +68,7 @@ def run_watch(args: argparse.Namespace) -> int:
                 print(
                     visible(f"Watching {workspace} (Ctrl-C to stop)."), file=sys.stderr, flush=True
                 )
-            with contextlib.suppress(KeyboardInterrupt):
+            with contextlib.suppress(KeyboardInterrupt, _Stopped):
                 ended.wait()
     except MemdError as exc:
         lost.append(exc)

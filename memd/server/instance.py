@@ -105,20 +105,20 @@ def check_socket_dir(directory: str, *, euid: int | None = None) -> None:
     st = os.lstat(directory)
     if stat.S_ISLNK(st.st_mode):
         raise SocketPathError(
-            f"The socket directory {directory} is a symbolic link; memd keeps its socket only in "
-            "a real directory of its own: pass --socket (or MEMD_SOCKET) in one."
+            f"The socket directory {directory} is a symbolic link; pass --socket (or MEMD_SOCKET) "
+            "in a real, private directory of your own, such as one under $XDG_RUNTIME_DIR."
         )
     if st.st_uid != me:
         raise SocketPathError(
             f"The socket directory {directory} belongs to uid {st.st_uid}, not to you (uid "
-            f"{me}); another user could take the socket over: remove it, or pass --socket "
-            "(or MEMD_SOCKET) in a directory of your own."
+            f"{me}); another user could take the socket over: pass --socket (or MEMD_SOCKET) "
+            "in a private directory of your own, such as one under $XDG_RUNTIME_DIR."
         )
     if st.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
         raise SocketPathError(
             f"The socket directory {directory} is writable by other users (mode "
-            f"{stat.S_IMODE(st.st_mode):04o}); run `chmod 700 {directory}`, or pass --socket "
-            "(or MEMD_SOCKET) in a private directory."
+            f"{stat.S_IMODE(st.st_mode):04o}); pass --socket (or MEMD_SOCKET) in a private "
+            "directory of your own, such as one under $XDG_RUNTIME_DIR."
         )
 
 

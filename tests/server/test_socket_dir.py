@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import struct
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -36,6 +37,33 @@ def test_a_linked_directory_is_refused(tmp_path: Path) -> None:
     (tmp_path / "link").symlink_to(tmp_path / "real")
     with pytest.raises(SocketPathError, match="symbolic link"):
         prepare_socket_dir(str(tmp_path / "link" / "memd.sock"))
+
+
+def _refusals(tmp_path: Path) -> list[str]:
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o1777)  # as /tmp
+    (tmp_path / "real").mkdir(mode=0o700)
+    (tmp_path / "link").symlink_to(tmp_path / "real")
+    attempts: list[Callable[[], None]] = [
+        lambda: prepare_socket_dir(str(shared / "x.sock")),
+        lambda: check_socket_dir(str(tmp_path), euid=os.geteuid() + 1),
+        lambda: prepare_socket_dir(str(tmp_path / "link" / "x.sock")),
+    ]
+    messages = []
+    for attempt in attempts:
+        with pytest.raises(SocketPathError) as refused:
+            attempt()
+        messages.append(str(refused.value))
+    return messages
+
+
+def test_a_refusal_never_proposes_changing_the_directory_only_another_one(tmp_path: Path) -> None:
+    for message in _refusals(tmp_path):
+        assert not any(word in message for word in ("chmod", "chown", "rm ", "remove it", "`")), (
+            message
+        )
+        assert "--socket" in message and "directory of your own" in message, message
 
 
 def test_a_private_directory_of_ones_own_is_fine(tmp_path: Path) -> None:
