@@ -10,8 +10,7 @@ import pytest
 
 from memd.cli.render import render_context, render_entries, render_query
 from memd.mcp_bridge import text as mcp_text
-from memd_client import Client, FileFormatError
-from memd_client import protocol as p
+from memd_client import Client, FileFormatError, protocol as p
 from tests.conftest import DaemonProcess
 
 pytestmark = pytest.mark.e2e
