@@ -31,13 +31,12 @@ def readable(
     """Return the snapshots of the `categories` that could be read, and a problem for each one
     that could not.
 
-    One category asked for by name is not skipped: its file's error is raised (a read of that
-    file alone has nothing to serve, and the error says how to fix it). A read of every
-    category serves the readable files and reports the others beside its results, so one bad
-    file does not blind the workspace. A file with conflict markers is served as it is.
+    When none can be read (one category asked for by name, or `.memory/` itself refused), the
+    first one's error is raised: such a read has nothing to serve, and the error says how to
+    fix it. Otherwise the readable files are served and the others reported beside the
+    results, so one bad file does not blind the workspace. A file with conflict markers is
+    served as it is.
     """
-    if len(categories) == 1:
-        return {categories[0]: loaded(workspace, categories[0])}, []
     snapshots: dict[Category, Snapshot] = {}
     problems: list[p.FileProblem] = []
     for category in categories:
@@ -46,6 +45,8 @@ def readable(
             snapshots[category] = snapshot
         else:
             problems.append(file_problem(category, snapshot))
+    if not snapshots:
+        loaded(workspace, categories[0])  # raises its error
     return snapshots, problems
 
 
