@@ -68,3 +68,18 @@ def test_old_results_without_the_field_still_decode() -> None:
 
     old = msgspec.json.encode({"results": [], "total": 0})
     assert msgspec.json.decode(old, type=p.QueryResult).unreadable == []
+
+
+def test_the_cli_lists_the_readable_files_and_names_the_unreadable_one(
+    daemon: DaemonProcess, workspace: Path
+) -> None:
+    from tests.e2e.test_cli import memd
+
+    _plant(workspace)
+    listed = memd("list", cwd=workspace, socket=daemon.socket_path)
+    assert listed.returncode == 0, listed.stderr
+    assert "[flaky-clock]" in listed.stdout
+    assert "decisions.md cannot be read, so it was left out:" in listed.stdout
+    scoped = memd("list", "--category", "Decision", cwd=workspace, socket=daemon.socket_path)
+    assert scoped.returncode == 1
+    assert "UTF-8" in scoped.stderr
