@@ -91,6 +91,15 @@ class EntryInfo(msgspec.Struct, kw_only=True, omit_defaults=True):
     tags: list[str] = []
 
 
+class FileProblem(msgspec.Struct, kw_only=True):
+    """A category file an unscoped read could not use (the other files were still served)."""
+
+    category: str
+    file: str
+    code: int
+    message: str
+
+
 class MatchedEntry(msgspec.Struct, kw_only=True):
     """The existing entry a store was compared with."""
 
@@ -198,6 +207,8 @@ class QueryResult(_Result):
 
     results: list[QueryHit]
     total: int
+    unreadable: list[FileProblem] = []
+    """The category files that could not be read, so were not searched (from newer daemons)."""
 
 
 # ---------------------------------------------------------------------------- get / list / delete
@@ -218,6 +229,8 @@ class EntriesResult(_Result):
     """A list of entries, in category then file order."""
 
     entries: list[EntryInfo]
+    unreadable: list[FileProblem] = []
+    """The category files that could not be read, so were not searched (from newer daemons)."""
 
 
 class ListParams(_Params):
@@ -425,6 +438,8 @@ class ContextResult(_Result):
     budget_tokens: int
     entries: list[ContextEntry]
     omitted: int
+    unreadable: list[FileProblem] = []
+    """The category files that could not be read, so gave nothing (from newer daemons)."""
 
 
 # ---------------------------------------------------------------------------- extract

@@ -27,8 +27,22 @@ def render_event(event: p.Event) -> str:
     return f"{now} {event.file} changed ({who}): {count} {'entry' if count == 1 else 'entries'}"
 
 
+def unreadable_lines(problems: list[p.FileProblem], shown: str = "") -> list[str]:
+    """One line per category file a read left out because it cannot be read (none for a file
+    `shown` already names)."""
+    return [
+        f"{problem.file} cannot be read, so it was left out: {problem.message}"
+        for problem in problems
+        if f".memory/{problem.file}" not in shown
+    ]
+
+
 def render_query(result: p.QueryResult, text: str, tags: list[str] | None = None) -> str:
-    """Return query results as readable lines."""
+    """Return query results as readable lines, then the files that could not be read."""
+    return "\n".join([_query_lines(result, text, tags), *unreadable_lines(result.unreadable)])
+
+
+def _query_lines(result: p.QueryResult, text: str, tags: list[str] | None) -> str:
     if not result.results:
         tagged = f" tagged {tag_words(tags)}" if tags else ""
         if text.strip():
@@ -52,7 +66,11 @@ def tag_words(tags: list[str]) -> str:
 
 
 def render_entries(result: p.EntriesResult, tags: list[str] | None = None) -> str:
-    """Return entries grouped by file."""
+    """Return entries grouped by file, then the files that could not be read."""
+    return "\n".join([_entry_lines(result, tags), *unreadable_lines(result.unreadable)])
+
+
+def _entry_lines(result: p.EntriesResult, tags: list[str] | None) -> str:
     if not result.entries:
         return f"No entries tagged {tag_words(tags)}." if tags else "No entries."
     lines: list[str] = []
@@ -103,8 +121,10 @@ def render_stats(result: p.StatsResult) -> str:
 
 
 def render_context(result: p.ContextResult) -> str:
-    """Return the block itself (nothing when no memory applies)."""
-    return result.markdown.rstrip("\n")
+    """Return the block itself (nothing when no memory applies), then the files that could not
+    be read and the block does not name."""
+    block = result.markdown.rstrip("\n")
+    return "\n".join([block, *unreadable_lines(result.unreadable, block)]).strip("\n")
 
 
 def render_extract(result: p.ExtractResult) -> str:

@@ -20,7 +20,7 @@ Rules:
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import msgspec
@@ -104,8 +104,23 @@ def render_delete(result: p.DeleteResult) -> str:
     return name_tools(result.message)
 
 
+def unreadable_lines(problems: Sequence[p.FileProblem], shown: str = "") -> list[str]:
+    """One sentence per category file a call left out because it cannot be read (none for a
+    file `shown` already names)."""
+    return [
+        printable(f"{problem.file} cannot be read, so it was left out: {problem.message}")
+        for problem in problems
+        if f".memory/{problem.file}" not in shown
+    ]
+
+
 def render_query(result: p.QueryResult, query: str, tags: list[str] | None = None) -> str:
-    """The hits as lines "- [Category] [slug] content (score 0.87)"."""
+    """The hits as lines "- [Category] [slug] content (score 0.87)", then the files that could
+    not be read."""
+    return "\n".join([_query_lines(result, query, tags), *unreadable_lines(result.unreadable)])
+
+
+def _query_lines(result: p.QueryResult, query: str, tags: list[str] | None) -> str:
     if not result.results:
         tagged = ""
         if tags:
@@ -124,11 +139,13 @@ def render_query(result: p.QueryResult, query: str, tags: list[str] | None = Non
     return "\n".join(lines)
 
 
-def render_entries(entries: list[p.EntryInfo]) -> str:
-    """Entries as lines "- [Category] [slug] content (file:line)"."""
-    return "\n".join(
+def render_entries(entries: list[p.EntryInfo], unreadable: Sequence[p.FileProblem] = ()) -> str:
+    """Entries as lines "- [Category] [slug] content (file:line)", then the files that could
+    not be read."""
+    lines = [
         f"- {entry_label(e.category, e.slug)} {e.content} ({e.file}:{e.line})" for e in entries
-    )
+    ]
+    return "\n".join([*lines, *unreadable_lines(unreadable)])
 
 
 def render_stats(result: p.StatsResult, workspace: Workspace) -> str:
@@ -179,12 +196,13 @@ def render_cleanup(result: p.CleanupResult) -> str:
 def render_context(result: p.ContextResult) -> str:
     """The block itself (then the `tool_hints` for it, if any), or a sentence when memory has
     nothing for this task."""
+    problems = unreadable_lines(result.unreadable, result.markdown)
     if not result.markdown.strip():
-        return "No memories to add for this task."
+        return "\n".join(["No memories to add for this task.", *problems])
     hints = tool_hints(result.markdown)
-    if not hints:
+    if not hints and not problems:
         return result.markdown
-    return "\n\n".join([result.markdown.rstrip("\n"), " ".join(hints)])
+    return "\n\n".join([result.markdown.rstrip("\n"), " ".join([*hints, *problems])])
 
 
 def structured(result: msgspec.Struct, workspace: Workspace, **extra: Any) -> dict[str, Any]:

@@ -504,7 +504,9 @@ def _read_tools(bridge: Bridge, resolver: Callable[..., Awaitable[Any]]) -> list
         result, ws = await bridge.call(
             roots, lambda client: client.get(slug=slug, category=category)
         )
-        return bridge.reply(render_entries(result.entries), structured(result, ws))
+        return bridge.reply(
+            render_entries(result.entries, result.unreadable), structured(result, ws)
+        )
 
     async def memory_stats(roots: Roots) -> CallToolResult:
         """Count the entries in each category against its limit, and say which workspace's

@@ -26,8 +26,10 @@ from memd.server.dispatch import Handler
 from memd.server.registry import Registry
 from memd.server.selection import (
     categories_named,
+    file_problem,
     loaded,
     parse_line_range,
+    readable,
     tagged_lines,
     wanted_tags,
     within,
@@ -100,7 +102,7 @@ class Methods:
         workspace = await self.registry.get(params.workspace)
         categories = categories_named(params.category)
         await workspace.refresh(categories)
-        snapshots = {c: loaded(workspace, c) for c in categories}
+        snapshots, unreadable = readable(workspace, categories)
         # With tags, every entry still shapes the statistics (so each score is the one it has
         # without tags); only tagged entries can be hits, before `limit` (a query without
         # words lists them, as it lists every entry without tags).
@@ -128,7 +130,7 @@ class Methods:
             )
             for hit in hits
         ]
-        return p.QueryResult(results=results, total=total)
+        return p.QueryResult(results=results, total=total, unreadable=unreadable)
 
     async def get(self, params: p.GetParams, session: Session) -> p.EntriesResult:
         """Return the entries with a slug (one per category searched), or the entries within a
@@ -137,20 +139,27 @@ class Methods:
         if params.slug is not None:
             categories = categories_named(params.category)
             await workspace.refresh(categories)
+            snapshots, unreadable = readable(workspace, categories)
             found = [
                 (category, entry)
-                for category in categories
-                for entry in loaded(workspace, category).entries
+                for category, snapshot in snapshots.items()
+                for entry in snapshot.entries
                 if entry.slug == params.slug
             ]
             if not found:
                 where = categories[0].file if len(categories) == 1 else "any category"
+                unsearched = "".join(
+                    f" ({problem.file} could not be read: {problem.message})"
+                    for problem in unreadable
+                )
                 raise EntryNotFound(
-                    f"No entry [{params.slug}] in {where}; list the entries (`list`) to see the "
-                    "slugs that exist."
+                    f"No entry [{params.slug}] in {where}{unsearched}; list the entries "
+                    "(`list`) to see the slugs that exist."
                 )
             workspace.usage.recalled(found)
-            return p.EntriesResult(entries=[entry_info(c, entry) for c, entry in found])
+            return p.EntriesResult(
+                entries=[entry_info(c, entry) for c, entry in found], unreadable=unreadable
+            )
         if params.file is None or params.lines is None:
             raise InvalidParams(
                 "get needs either `slug` (and maybe `category`), or `file` and `lines`."
@@ -170,14 +179,14 @@ class Methods:
         workspace = await self.registry.get(params.workspace)
         categories = categories_named(params.category)
         await workspace.refresh(categories)
+        snapshots, unreadable = readable(workspace, categories)
         entries: list[p.EntryInfo] = []
-        for category in categories:
-            snapshot = loaded(workspace, category)
+        for category, snapshot in snapshots.items():
             for entry in snapshot.entries:
                 tags = snapshot.tags.get(entry.line, _NO_TAGS)
                 if wanted <= tags:
                     entries.append(entry_info(category, entry, tags))
-        return p.EntriesResult(entries=entries)
+        return p.EntriesResult(entries=entries, unreadable=unreadable)
 
     async def delete(self, params: p.DeleteParams, session: Session) -> p.DeleteResult:
         """Delete one entry by slug, archiving it."""
@@ -322,6 +331,9 @@ class Methods:
                 for placed in block.entries
             ],
             omitted=block.omitted,
+            unreadable=[
+                file_problem(c, snapshots[c]) for c in CATEGORIES if snapshots[c].error is not None
+            ],
         )
 
     async def extract(self, params: p.ExtractParams, session: Session) -> p.ExtractResult:

@@ -13,6 +13,7 @@ from memd.core.format.mdformat import Entry
 from memd.core.format.tags import InvalidTag, normalize_tag
 from memd.server.snapshot import Snapshot
 from memd.server.workspace import Workspace
+from memd_client import protocol as p
 from memd_client.errors import InvalidParams
 
 
@@ -22,6 +23,40 @@ def loaded(workspace: Workspace, category: Category) -> Snapshot:
     if snapshot.error is not None:
         raise snapshot.error
     return snapshot
+
+
+def readable(
+    workspace: Workspace, categories: tuple[Category, ...]
+) -> tuple[dict[Category, Snapshot], list[p.FileProblem]]:
+    """Return the snapshots of the `categories` that could be read, and a problem for each one
+    that could not.
+
+    When none can be read (one category asked for by name, or `.memory/` itself refused), the
+    first one's error is raised: such a read has nothing to serve, and the error says how to
+    fix it. Otherwise the readable files are served and the others reported beside the
+    results, so one bad file does not blind the workspace. A file with conflict markers is
+    served as it is.
+    """
+    snapshots: dict[Category, Snapshot] = {}
+    problems: list[p.FileProblem] = []
+    for category in categories:
+        snapshot = workspace.actor(category).snapshot
+        if snapshot.error is None:
+            snapshots[category] = snapshot
+        else:
+            problems.append(file_problem(category, snapshot))
+    if not snapshots:
+        loaded(workspace, categories[0])  # raises its error
+    return snapshots, problems
+
+
+def file_problem(category: Category, snapshot: Snapshot) -> p.FileProblem:
+    """Return why the category's file could not be read, for a result to carry."""
+    assert snapshot.error is not None
+    error = snapshot.error
+    return p.FileProblem(
+        category=category.value, file=category.file, code=error.code, message=error.message
+    )
 
 
 def wanted_tags(tags: list[str] | None) -> frozenset[str]:

@@ -5,6 +5,7 @@ the exact text, and a store of them is refused."""
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -109,6 +110,8 @@ async def test_the_mcp_text_shows_them_and_structured_content_keeps_them(
         "XDG_STATE_HOME": str(short_tmp / "state"),
         "XDG_CONFIG_HOME": str(short_tmp / "config"),
         "XDG_RUNTIME_DIR": str(short_tmp / "run"),
+        # The tree under test: without it the bridge imports the installed memd_client.
+        **{name: os.environ[name] for name in ("PYTHONPATH",) if name in os.environ},
     }
     args = ("--socket", str(daemon.socket_path), "--workspace", str(planted))
     async with bridge(short_tmp, env, *args) as client:

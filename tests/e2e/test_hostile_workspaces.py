@@ -29,8 +29,10 @@ def test_a_memory_file_linked_to_a_home_file_is_refused_and_the_target_untouched
         # The other categories are served as usual (a query of every category names the file).
         quirks = client.query("quirk", category="Quirk").results
         assert [hit.content for hit in quirks] == ["A real quirk."]
-        with pytest.raises(RpcError, match=r"decisions\.md"):
-            client.query("quirk")
+        everywhere = client.query("quirk")
+        assert [hit.content for hit in everywhere.results] == ["A real quirk."]
+        assert [u.file for u in everywhere.unreadable] == ["decisions.md"]
+        assert "symbolic link" in everywhere.unreadable[0].message
         client.store(category="Quirk", content="Another quirk entirely.")
     assert victim.read_text() == "export PATH=/usr/bin\n"
     assert (memory / "decisions.md").is_symlink()

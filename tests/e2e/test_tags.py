@@ -4,6 +4,7 @@ tags on results, invalid tags, the CLI's --tag and queryMemory's `tags`."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -39,6 +40,8 @@ def env(short_tmp: Path) -> dict[str, str]:
         "XDG_STATE_HOME": str(short_tmp / "state"),
         "XDG_CONFIG_HOME": str(short_tmp / "config"),
         "XDG_RUNTIME_DIR": str(short_tmp / "run"),
+        # The tree under test: without it the bridge imports the installed memd_client.
+        **{name: os.environ[name] for name in ("PYTHONPATH",) if name in os.environ},
     }
 
 
