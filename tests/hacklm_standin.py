@@ -52,7 +52,8 @@ It prints each point it reaches on a line of its own (`locked`, `upsert-read`, .
 then `done <result>` and exits 0; on `LockError` it prints `lock-error <message>` and exits 3.
 Options: `--hold SECONDS` (hold the lock that long), `--stop-at POINT` (print the point, then
 stop itself with SIGSTOP there: the test resumes it with SIGCONT; `stopped_at` below waits until
-the kernel shows it stopped), `--count N` (do it N times, for sustained writing).
+the kernel shows it stopped), `--count N` (do it N times, for sustained writing), `--pause S`
+(wait S seconds between two of them, as a user between two stores).
 `Subprocess` wraps such a process for tests.
 """
 
@@ -378,13 +379,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--hold", type=float, default=0.0)
     parser.add_argument("--stop-at", choices=POINTS)
     parser.add_argument("--count", type=int, default=1)
+    parser.add_argument("--pause", type=float, default=0.0)
     options = parser.parse_args(argv)
     writer = HackLMWriter(
         options.memory_dir, hook=_printing_hook(options.stop_at), hold=options.hold
     )
     result = ""
     try:
-        for _ in range(options.count):
+        for number in range(options.count):
+            if number and options.pause:
+                time.sleep(options.pause)  # HackLM between two stores: others get a turn
             if options.action == "append":
                 category, content = options.args
                 result = writer.append(category, content)

@@ -91,10 +91,11 @@ def test_stores_under_sustained_hacklm_writing_all_succeed_and_stay(
     memory = workspace / ".memory"
     memory.mkdir()
     (memory / "decisions.md").write_text("# Decisions\n\n")
+    # Back to back, with 5 ms between two stores (two writers that never let go would starve any
+    # third one of the lock for 10 s: a 1005 by design, not what this test is about).
+    sustained = ["--count", "100000", "--pause", "0.005"]
     writers = [
-        Subprocess(
-            memory, "upsert", "Decision", f"h{n}", f"HackLM decision {n}.", "--count", "100000"
-        )
+        Subprocess(memory, "upsert", "Decision", f"h{n}", f"HackLM decision {n}.", *sustained)
         for n in (1, 2)
     ]
     failures: list[str] = []
