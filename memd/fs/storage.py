@@ -332,27 +332,22 @@ def move_aside_if_full(
 
 
 def _rename_no_replace(dir_fd: int, name: str, date: str) -> str:
-    """Rename `name` to the first free `<stem>-<date>[-N]<ext>`; return that name. A hard link
-    then an unlink, so a name that is taken meanwhile is never replaced (a file system without
-    hard links gets a check and a rename, under the write lock)."""
+    """Rename `name` to the first free `<stem>-<date>[-N]<ext>`; return that name. Through
+    `renames.create_only`, so a name that is taken meanwhile is never replaced (a file system
+    without hard links gets a check and a rename, under the write lock)."""
     stem, ext = os.path.splitext(name)
     for number in range(1, _MAX_SAME_DAY + 1):
         candidate = f"{stem}-{date}{ext}" if number == 1 else f"{stem}-{date}-{number}{ext}"
         try:
-            os.link(name, candidate, src_dir_fd=dir_fd, dst_dir_fd=dir_fd, follow_symlinks=False)
+            if renames.create_only(dir_fd, name, candidate):
+                return candidate
         except FileExistsError:
             continue
-        except OSError as exc:
-            if exc.errno not in (errno.EPERM, errno.EOPNOTSUPP, errno.EMLINK, errno.ENOSYS):
-                raise
-            try:
-                os.stat(candidate, dir_fd=dir_fd, follow_symlinks=False)
-                continue
-            except FileNotFoundError:
-                os.rename(name, candidate, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
-                return candidate
-        os.unlink(name, dir_fd=dir_fd)
-        return candidate
+        try:
+            os.stat(candidate, dir_fd=dir_fd, follow_symlinks=False)
+        except FileNotFoundError:
+            os.rename(name, candidate, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+            return candidate
     raise OSError(errno.EEXIST, f"{_MAX_SAME_DAY:,} archives of {date} exist already")
 
 

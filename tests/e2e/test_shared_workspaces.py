@@ -276,13 +276,8 @@ def test_blocking_client_calls_back_for_each_change(daemon: DaemonProcess, works
 
 def test_memd_watch_prints_changes(daemon: DaemonProcess, workspace: Path) -> None:
     command = [sys.executable, "-m", "memd", "watch", "--json", "--socket", str(daemon.socket_path)]
-    # Ctrl-C as on a terminal: a test run started in the background (`make test &` from a
-    # script) inherits SIGINT ignored, so the watcher gets the default disposition back.
     watcher = subprocess.Popen(
-        [*command, "--workspace", str(workspace)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+        [*command, "--workspace", str(workspace)], stdout=subprocess.PIPE, stderr=subprocess.PIPE
     )
     stdout, stderr = watcher.stdout, watcher.stderr
     assert stdout is not None and stderr is not None
