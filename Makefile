@@ -14,7 +14,7 @@ ifneq ($(wildcard $(BIN)/python),)
   endif
 endif
 
-.PHONY: serve test bench fuzz lint clean systemd-tools strace-tool bytecode
+.PHONY: serve test bench fuzz lint clean dist systemd-tools strace-tool bytecode
 
 $(BIN)/python:
 	@if [ -z "$(PYTHON)" ]; then \
@@ -41,7 +41,15 @@ bytecode: $(VENV)/.installed
 	$(BIN)/python -m compileall -q memd client/memd_client
 
 serve: $(VENV)/.installed bytecode
+	@echo 'memd is starting; Ctrl-C stops it. From a second terminal, in any project:'
+	@echo '  $(CURDIR)/$(BIN)/memd store "Run the tests with make test."   (README: Store and query)'
 	$(BIN)/memd serve
+
+# The two wheels for installing memd outside this checkout (README: Install):
+# dist/memd_client-*.whl (the client library) and dist/memd_daemon-*.whl (the daemon and CLI).
+dist: $(BIN)/python
+	rm -rf dist
+	$(BIN)/python -m pip wheel --quiet --no-deps --wheel-dir dist ./client .
 
 lint: $(VENV)/.installed-test
 	$(BIN)/ruff check .

@@ -10,7 +10,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
 import pytest
@@ -69,11 +69,17 @@ class DaemonProcess:
 
 
 def start_daemon(
-    directory: Path, *extra: str, socket_path: Path | None = None, name: str = "memd.sock"
+    directory: Path,
+    *extra: str,
+    socket_path: Path | None = None,
+    name: str = "memd.sock",
+    memd: Sequence[str] = (sys.executable, "-m", "memd"),
+    env: Mapping[str, str] | None = None,
 ) -> DaemonProcess:
     """Start `memd serve` on `socket_path` (default `directory/name`) and wait for READY=1.
 
-    The notify socket and the daemon's log live in `directory`.
+    The notify socket and the daemon's log live in `directory`. `memd` is the command that runs
+    memd (default: this interpreter's), `env` the environment (default: this process's).
     """
     socket_path = socket_path or directory / name
     notify_path = directory / f"{name}.notify"
@@ -82,14 +88,18 @@ def start_daemon(
     receiver = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
     receiver.bind(str(notify_path))
     # Usage history (the daemon's state) goes under `directory`, never the user's own.
-    env = dict(os.environ, NOTIFY_SOCKET=str(notify_path), XDG_STATE_HOME=str(directory / "state"))
-    env.pop("MEMD_SOCKET", None)
+    environ = dict(
+        os.environ if env is None else env,
+        NOTIFY_SOCKET=str(notify_path),
+        XDG_STATE_HOME=str(directory / "state"),
+    )
+    environ.pop("MEMD_SOCKET", None)
     with log.open("wb") as sink:
         process = subprocess.Popen(
-            [sys.executable, "-m", "memd", "serve", "--socket", str(socket_path), *extra],
+            [*memd, "serve", "--socket", str(socket_path), *extra],
             stdout=sink,
             stderr=subprocess.STDOUT,
-            env=env,
+            env=environ,
         )
     daemon = DaemonProcess(socket_path, process, log)
     try:

@@ -86,3 +86,20 @@ def test_a_venv_of_a_new_enough_python_is_kept(tmp_path: Path) -> None:
     done = _make(tree, fake_bin, "-n", "serve")
     assert "Removing" not in done.stdout
     assert (tree / ".venv" / "bin" / "python").exists()
+
+
+def test_make_serve_says_how_to_reach_the_daemon_from_a_second_terminal(tmp_path: Path) -> None:
+    tree, fake_bin = _checkout(tmp_path)
+    venv_bin = tree / ".venv" / "bin"
+    _fake_python(venv_bin / "python", new_enough=True)
+    (venv_bin / "memd").write_text('#!/bin/sh\necho "memd $*"\n')
+    (venv_bin / "memd").chmod(0o755)
+    (tree / ".venv" / ".installed").touch()  # newer than both pyproject.toml files
+    (fake_bin / "echo").symlink_to(shutil.which("echo") or "/bin/echo")
+    done = _make(tree, fake_bin, "serve")
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[-1] == "memd serve"  # the daemon runs after the advice
+    advice = "\n".join(lines[:-1])
+    assert "Ctrl-C stops it" in advice
+    assert f"{venv_bin / 'memd'} store " in advice  # the very program to run, by its full path
