@@ -289,6 +289,10 @@ class PruneInfo(_Result):
     file: str
     entry: EntryInfo
     score: int
+    why: str = ""
+    """Why this entry goes, in words: the limit, its score, and on a tie the entry that stays."""
+    tied_with: EntryInfo | None = None
+    """The earliest entry that stays with the same score (it stays as the newer one), if any."""
 
 
 class SlugInfo(_Result):

@@ -9,7 +9,13 @@ from __future__ import annotations
 
 import datetime
 
-from memd.core.format.render import entry_text, folded_entries
+from memd.core.format.render import (
+    EntryRef,
+    entry_text,
+    merge_actions,
+    prune_action,
+    slug_action,
+)
 from memd_client import protocol as p
 
 
@@ -85,24 +91,38 @@ def _entry_lines(result: p.EntriesResult, tags: list[str] | None) -> str:
 
 
 def render_cleanup(result: p.CleanupResult) -> str:
-    """Return the cleanup plan as readable lines."""
+    """Return the cleanup plan: the daemon's summary, one line per action (each entry named by
+    file, line, slug and a short quote, so two entries with one slug stay apart; a merge's kept
+    entry first, then each entry folded into it; why in words), then how to apply it."""
     lines = [result.message]
-    for merge in result.merged:
-        folded = folded_entries(((e.slug, e.content) for e in merge.removed), merge.why)
-        lines.append(f"  merge  {merge.file}: keep [{merge.slug}], fold in {folded}")
-    for prune in result.pruned:
-        lines.append(
-            f"  prune  {prune.file}: [{prune.entry.slug}] {prune.entry.content} "
-            f"(score {prune.score})"
-        )
-    for slugged in result.slugged:
-        lines.append(f"  slug   {slugged.file}:{slugged.entry.line} -> [{slugged.slug}]")
+    lines += [f"  {verb:<6} {text}" for verb, text in cleanup_actions(result)]
+    if not result.applied and (result.merged or result.pruned or result.slugged):
+        lines.append("Run `memd cleanup --apply` to carry it out.")
     if result.unused:
         lines.append("Not recalled for 180 days (archive candidates; cleanup leaves them):")
     for entry in result.unused:
         text = entry_text(entry.category, entry.slug, entry.content)
         lines.append(f"  unused {entry.file}:{entry.line} {text}")
     return "\n".join(lines)
+
+
+def cleanup_actions(result: p.CleanupResult) -> list[tuple[str, str]]:
+    """Return (verb, what and why) for every action of a cleanup plan, in reading order: each
+    merge (keep, then fold), then prunes, then slugs."""
+    actions: list[tuple[str, str]] = []
+    for merge in result.merged:
+        removed = [_ref(entry) for entry in merge.removed]
+        actions += merge_actions(merge.file, _ref(merge.kept), removed, merge.why, merge.slug)
+    for prune in result.pruned:
+        why = prune.why or f"over the limit; it scores {prune.score}"  # a daemon before `why`
+        actions.append(prune_action(prune.file, _ref(prune.entry), why))
+    for slugged in result.slugged:
+        actions.append(slug_action(slugged.file, _ref(slugged.entry), slugged.slug))
+    return actions
+
+
+def _ref(entry: p.EntryInfo) -> EntryRef:
+    return (entry.line, entry.slug, entry.content)
 
 
 def render_stats(result: p.StatsResult) -> str:

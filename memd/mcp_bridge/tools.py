@@ -358,10 +358,10 @@ def _write_tools(bridge: Bridge, resolver: Callable[..., Awaitable[Any]]) -> lis
     ) -> CallToolResult:
         """Plan or carry out a cleanup of the project's memory. It merges entries that say
         nothing another entry does not (repeats and shorter forms; each merge says why), prunes
-        categories over their limit (weakest entries first) and gives a slug to every entry
-        without one.
+        categories over their limit (weakest entries first; on a tie the older entry goes and
+        the newer stays) and gives a slug to every entry without one.
 
-        Call it without apply first and show the plan to the user. Pass apply=true only when
+        Call it without apply first and show the plan to the user. Pass apply: true only when
         the user agrees.
         """
         result, ws = await bridge.call(roots, lambda client: client.cleanup(apply=apply))

@@ -7,13 +7,17 @@ Rule: pure; one home for every user-facing sentence a result carries.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from memd.core.format.archive import ARCHIVE_FILE
 from memd.core.format.categories import Category
 from memd.core.format.mdformat import Entry
+from memd.core.format.render import entry_ref
 from memd.core.format.tags import tags_of
 from memd.core.writes import transitions
-from memd.core.writes.cleanup import MERGE_REASONS, CleanupPlan
+from memd.core.writes.cleanup import MERGE_REASONS, CleanupPlan, Prune
 from memd.core.writes.judge import Relation
+from memd.paths import MEMORY_DIR
 from memd_client import protocol as p
 
 
@@ -149,7 +153,9 @@ def _count(number: int, one: str, many: str | None = None) -> str:
 def cleanup_result(
     archive_path: str, plans: dict[Category, CleanupPlan], applied: bool
 ) -> p.CleanupResult:
-    """Return the wire form of the per-category cleanup plans."""
+    """Return the wire form of the per-category cleanup plans; its sentence says what the plan
+    does and whether anything was written, never how to apply it (each front end says that in
+    its own terms: `memd cleanup --apply`, `apply: true`)."""
     merged = [
         p.MergeInfo(
             category=c.value,
@@ -164,7 +170,14 @@ def cleanup_result(
         for m in plan.merges
     ]
     pruned = [
-        p.PruneInfo(category=c.value, file=c.file, entry=entry_info(c, x.entry), score=x.score)
+        p.PruneInfo(
+            category=c.value,
+            file=c.file,
+            entry=entry_info(c, x.entry),
+            score=x.score,
+            why=prune_why(c, plan.limit, x),
+            tied_with=None if x.tied_with is None else entry_info(c, x.tied_with),
+        )
         for c, plan in plans.items()
         for x in plan.prunes
     ]
@@ -173,27 +186,45 @@ def cleanup_result(
         for c, plan in plans.items()
         for s in plan.slugs
     ]
-    removed = sum(len(m.removed) for m in merged) + len(pruned)
-    if not (merged or pruned or slugged):
-        message = "Memory is already clean; nothing to merge, prune or slug."
-    else:
-        merged_away = removed - len(pruned)
-        verb = "Cleaned up" if applied else "Cleanup would make"
-        message = (
-            f"{verb}: {_count(len(merged), 'merge')} folding away "
-            f"{_count(merged_away, 'entry', 'entries')}, {_count(len(pruned), 'prune')}, "
-            f"{_count(len(slugged), 'new slug')}."
-        )
-        message += (
-            f" Removed entries are kept in {ARCHIVE_FILE}."
-            if applied
-            else " Nothing was written; run `memd cleanup --apply` (apply: true) to do it."
-        )
     return p.CleanupResult(
         applied=applied,
         merged=merged,
         pruned=pruned,
         slugged=slugged,
         archive=archive_path,
-        message=message,
+        message=cleanup_message(plans.values(), applied),
     )
+
+
+def prune_why(category: Category, limit: int, prune: Prune) -> str:
+    """Why a pruned entry goes, in words; on a tie, which entry stays instead and why."""
+    why = f"over the {category.value} limit of {limit}; it scores {prune.score}"
+    tied = prune.tied_with
+    if tied is None:
+        return f"{why}, less than every entry that stays"
+    other = entry_ref(category.file, tied.line, tied.slug, tied.content)
+    return f"{why}, as does {other}, which stays as the newer entry (further down the file)"
+
+
+def cleanup_message(plans: Iterable[CleanupPlan], applied: bool) -> str:
+    """Return one sentence: what the cleanup did or would do, then that nothing was written or
+    where the removed entries went."""
+    plans = list(plans)
+    merges = sum(len(plan.merges) for plan in plans)
+    merged = sum(plan.merged_count for plan in plans) + merges
+    pruned = sum(plan.pruned_count for plan in plans)
+    slugged = sum(plan.slugged_count for plan in plans)
+    if not (merged or pruned or slugged):
+        return "Memory is already clean; nothing to merge, prune or slug."
+    done = [
+        (merged, f"merge{'d' * applied} {_count(merged, 'entry', 'entries')} into {merges}"),
+        (pruned, f"prune{'d' * applied} {_count(pruned, 'entry', 'entries')} over the limit"),
+        (slugged, f"{'gave' if applied else 'give'} {_count(slugged, 'entry', 'entries')} a slug"),
+    ]
+    parts = [part for count, part in done if count]
+    said = ", ".join(parts[:-1]) + (" and " if len(parts) > 1 else "") + parts[-1]
+    if not applied:
+        return f"Cleanup would {said}; nothing was written."
+    if merged or pruned:
+        return f"Cleanup {said}; the removed entries are kept in {MEMORY_DIR}/{ARCHIVE_FILE}."
+    return f"Cleanup {said}."

@@ -285,17 +285,20 @@ def test_avoid_and_never_use_are_one_rule() -> None:
 # ---- pruning ---------------------------------------------------------------------------------
 
 
-def test_prune_removes_lowest_scores_and_later_ties_first() -> None:
+def test_prune_removes_lowest_scores_and_on_a_tie_the_older_entry() -> None:
     long = "z" * 201  # Decision: 15 + 2 = 17
     text = f"# Decision\n\n- [long] {long}\n- [pin] Pin numpy\n- [vendor] Vendor openssl\n"
     text += "- [sign] Sign commits\n"  # the three short ones score 15 + 15 = 30
     plan, new_text, archived = cleanup(text, limit=2)
 
+    # [pin], [vendor] and [sign] tie at 30 for the last two places: the newest two (further
+    # down the file, since stores append) stay, and the pruned one names the tie it lost.
+    vendor = Entry(line=5, slug="vendor", content="Vendor openssl")
     assert plan.prunes == (
         Prune(entry=Entry(line=3, slug="long", content=long), score=17),
-        Prune(entry=Entry(line=6, slug="sign", content="Sign commits"), score=30),
+        Prune(entry=Entry(line=4, slug="pin", content="Pin numpy"), score=30, tied_with=vendor),
     )
-    assert new_text == "# Decision\n\n- [pin] Pin numpy\n- [vendor] Vendor openssl\n"
+    assert new_text == "# Decision\n\n- [vendor] Vendor openssl\n- [sign] Sign commits\n"
     assert [record.reason for record in archived] == [
         "pruned: over the Decision limit of 2 (score 17)",
         "pruned: over the Decision limit of 2 (score 30)",
@@ -537,8 +540,21 @@ def test_cleanup_loses_nothing(lines: list[str], newline: bool, limit: int) -> N
     # Only slugs that were already duplicated before can be duplicated after.
     duplicated = {slug for slug, n in Counter(e.slug for e in before).items() if n > 1}
     assert all(n == 1 or slug in duplicated for slug, n in Counter(e.slug for e in after).items())
+    # Every entry that stays outranks every pruned one: a higher score, or the same score and
+    # further down the file (newer); a tie names the earliest entry with its score that stays.
+    staying = [e for e in before if e.line not in {r.line for r in _removed(plan)}]
+    for prune in plan.prunes:
+        tied = [e for e in staying if score_entry(Category.QUIRK, e.content) == prune.score]
+        assert all(e.line > prune.entry.line for e in tied)
+        assert all(score_entry(Category.QUIRK, e.content) >= prune.score for e in staying)
+        assert prune.tied_with == (tied[0] if tied else None)
     # Idempotent: a second cleanup has nothing left to do.
     assert plan_cleanup(Category.QUIRK, new_doc, limit=limit).empty
+
+
+def _removed(plan: CleanupPlan) -> list[Entry]:
+    """Every entry `plan` removes: merged into another or pruned."""
+    return [*(e for m in plan.merges for e in m.removed), *(p.entry for p in plan.prunes)]
 
 
 @given(a=CONTENTS, b=CONTENTS)

@@ -10,6 +10,7 @@ from memd.core.format import mdformat
 from memd_client import Client, InvalidEntry
 from memd_client.aio import AsyncClient
 from tests.conftest import DaemonProcess
+from tests.e2e.test_cli import memd
 
 pytestmark = pytest.mark.e2e
 
@@ -20,6 +21,61 @@ HAND_WRITTEN = (
     + "- Review dependency updates before merging, including transitive ones\n"
     + "Some prose a person wrote.\n"
 )
+
+
+def write_the_first_hour(memory: Path) -> None:
+    """A kept entry that takes its loser's slug, and 41 Decision entries scoring 30 each: one
+    over the limit of 40, a tie."""
+    memory.mkdir()
+    (memory / "quirks.md").write_text(
+        "- Indent Python code with tabs, overriding PEP8\n- [tabs] Indent Python code with tabs\n"
+    )
+    (memory / "decisions.md").write_text(
+        "".join(f"- [rule-{n}] Guard secret{n} with key{n} in vault{n}.\n" for n in range(41))
+    )
+
+
+FIRST_HOUR_PLAN = [
+    "Cleanup would merge 2 entries into 1, prune 1 entry over the limit and give 1 entry a slug; "
+    "nothing was written.",
+    'keep quirks.md:1 "Indent Python code with tabs, overriding PEP8": the most specific wording; '
+    "it gets the slug [tabs] from quirks.md:2",
+    'fold quirks.md:2 [tabs] "Indent Python code with tabs" into quirks.md:1: a shorter form of it',
+    'prune decisions.md:1 [rule-0] "Guard secret0 with key0 in vault0.": over the Decision limit '
+    'of 40; it scores 30, as does decisions.md:2 [rule-1] "Guard secret1 with key1 in vault1.", '
+    "which stays as the newer entry (further down the file)",
+]
+"""The plan of `write_the_first_hour`, each action line without its front end's layout."""
+
+
+def test_the_cli_plan_names_each_entry_once_and_says_how_to_apply_it(
+    daemon: DaemonProcess, workspace: Path
+) -> None:
+    memory = workspace / ".memory"
+    write_the_first_hour(memory)
+    plan = memd("cleanup", cwd=workspace, socket=daemon.socket_path)
+    assert plan.returncode == 0, plan.stderr
+    lines = plan.stdout.splitlines()
+    assert [" ".join(line.split(maxsplit=1)) for line in lines[:-1]] == FIRST_HOUR_PLAN
+    assert lines[1].startswith("  keep   ") and lines[3].startswith("  prune  ")
+    assert lines[-1] == "Run `memd cleanup --apply` to carry it out."
+    assert "apply: true" not in plan.stdout and plan.stdout.lower().count("nothing") == 1
+
+    applied = memd("cleanup", "--apply", cwd=workspace, socket=daemon.socket_path)
+    assert applied.returncode == 0, applied.stderr
+    assert applied.stdout.splitlines()[0] == (
+        "Cleanup merged 2 entries into 1, pruned 1 entry over the limit and gave 1 entry a slug; "
+        "the removed entries are kept in .memory/archive.md."
+    )
+    assert "apply" not in applied.stdout
+    # The newer of the tied entries stayed; the older one is in the archive.
+    decisions = (memory / "decisions.md").read_text()
+    assert "[rule-0]" not in decisions and "[rule-1]" in decisions and "[rule-40]" in decisions
+    archive = (memory / "archive.md").read_text()
+    assert "| Decision | pruned: over the Decision limit of 40 (score 30) | [rule-0] " in archive
+    assert (memory / "quirks.md").read_text() == (
+        "- [tabs] Indent Python code with tabs, overriding PEP8\n"
+    )
 
 
 def test_cleanup_plans_then_applies_and_archives_everything_it_removes(

@@ -32,6 +32,7 @@ from memd.mcp_bridge.tools import guarded
 from memd.mcp_bridge.workspace import workspace_from_roots
 from memd_client import protocol as p
 from tests.conftest import DaemonProcess, serve_processes, stop_serving
+from tests.e2e.test_cleanup_and_async import FIRST_HOUR_PLAN, write_the_first_hour
 
 pytestmark = pytest.mark.e2e
 
@@ -315,7 +316,7 @@ async def test_daemon_errors_cleanup_and_context_in_the_clients_first_root(
         plan, planned = await call(c, "cleanupMemory")
         assert planned["applied"] is False and len(planned["slugged"]) == 1
         assert planned["workspace_source"] == "client root"
-        assert "becomes [" in plan and "apply=true" in plan
+        assert "becomes [" in plan and "apply: true" in plan
         assert "- Watchfiles goes blind" in (memory / "quirks.md").read_text()
         _, applied = await call(c, "cleanupMemory", apply=True)
         assert applied["applied"] is True
@@ -389,6 +390,28 @@ async def test_limit_is_clamped_over_limit_names_cleanup_and_get_looks_everywher
             "- [Security] [rule-7] Rule 7: keep the 7-th gate z7q shut. (security.md:10)",
         ]
         assert [e["category"] for e in entries["entries"]] == ["Quirk", "Security"]
+
+
+async def test_the_cleanup_plan_says_apply_true_once_and_names_each_entry_once(
+    daemon: DaemonProcess, short_tmp: Path, env: dict[str, str], workspace: Path
+) -> None:
+    write_the_first_hour(workspace / ".memory")
+    args = ("--socket", str(daemon.socket_path), "--workspace", str(workspace))
+    async with bridge(short_tmp, env, *args) as c:
+        plan, planned = await call(c, "cleanupMemory")
+        lines = plan.splitlines()
+        assert [lines[0], *(line.removeprefix("- ") for line in lines[1:-1])] == FIRST_HOUR_PLAN
+        assert lines[-1] == "Call cleanupMemory with apply: true to carry it out."
+        assert "--apply" not in plan and "memd cleanup" not in plan
+        assert plan.lower().count("nothing") == 1  # "nothing was written", once
+        (pruned,) = planned["pruned"]
+        assert (pruned["entry"]["slug"], pruned["tied_with"]["slug"]) == ("rule-0", "rule-1")
+
+        applied, _ = await call(c, "cleanupMemory", apply=True)
+        assert applied.splitlines()[0].endswith(
+            "the removed entries are kept in .memory/archive.md."
+        )
+        assert "apply" not in applied and "nothing" not in applied.lower()
 
 
 async def test_argument_errors_are_one_sentence_any_case_category_and_delete_archives(

@@ -123,7 +123,10 @@ def test_the_command_line_says_why(daemon: DaemonProcess, workspace: Path) -> No
         "- [a] Avoid eval in templates\n- [b] Never use eval in templates\n"
     )
     plan = memd("cleanup")
-    assert "fold in [" in plan.stdout and "(the same words)" in plan.stdout
+    assert (
+        '  fold   quirks.md:2 [b] "Never use eval in templates" into quirks.md:1: the same words'
+        in (plan.stdout.splitlines())
+    )
     with Client(daemon.socket_path, workspace=workspace) as client:
         (merge,) = client.cleanup().merged
     assert merge.why == ["the same words"]

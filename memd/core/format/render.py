@@ -3,8 +3,10 @@ for the CLI, the MCP tools and the prompt block."""
 
 from __future__ import annotations
 
-import itertools
-from collections.abc import Iterable
+from collections.abc import Sequence
+
+EntryRef = tuple[int, str | None, str]
+"""An entry as a cleanup plan names it: (line, slug, content)."""
 
 
 def entry_label(category: str, slug: str | None) -> str:
@@ -17,13 +19,53 @@ def entry_text(category: str, slug: str | None, content: str) -> str:
     return f"{entry_label(category, slug)} {content}"
 
 
-def folded_entries(entries: Iterable[tuple[str | None, str]], whys: Iterable[str]) -> str:
-    """Return the entries a cleanup merge folds in, as (slug, content) pairs, with why each could
-    be: `[slug] (the same words), "content" (a shorter form of it)` (no why when none was
-    given)."""
-    labels = (f"[{slug}]" if slug else f'"{content}"' for slug, content in entries)
-    return ", ".join(
-        label + (f" ({why})" if why else "")
-        for label, why in itertools.zip_longest(labels, whys, fillvalue="")
-        if label
-    )
+def quote(content: str, width: int = 48) -> str:
+    """Return `content` in double quotes, cut at a word boundary to at most about `width`
+    characters (then ending in "...") so that a line naming several entries stays readable."""
+    if len(content) <= width:
+        return f'"{content}"'
+    cut = content[:width]
+    if " " in cut[width // 2 :]:
+        cut = cut[: cut.rindex(" ")]
+    return f'"{cut.rstrip(" ,.;:")}..."'
+
+
+def entry_ref(file: str, line: int, slug: str | None, content: str) -> str:
+    """Return `file:line [slug] "short quote"` (no slug part when it has none): one entry named
+    unambiguously even when another entry has the same slug."""
+    label = f" [{slug}]" if slug else ""
+    return f"{file}:{line}{label} {quote(content)}"
+
+
+def ref_text(file: str, entry: EntryRef) -> str:
+    """`entry_ref` of an `EntryRef` in `file`."""
+    line, slug, content = entry
+    return entry_ref(file, line, slug, content)
+
+
+def merge_actions(
+    file: str, kept: EntryRef, removed: Sequence[EntryRef], whys: Sequence[str], slug: str
+) -> list[tuple[str, str]]:
+    """Return a cleanup merge as (verb, what and why) actions: "keep" the entry that stays
+    (with the slug it gets, and which folded entry it comes from, when it changes), then one
+    "fold" per entry folded into it, with why it could be (`whys`, in order; none when
+    missing)."""
+    text = f"{ref_text(file, kept)}: the most specific wording"
+    if slug != kept[1]:
+        donor = next((line for line, their, _ in removed if their == slug), None)
+        text += f"; it gets the slug [{slug}]" + (f" from {file}:{donor}" if donor else "")
+    actions = [("keep", text)]
+    for number, entry in enumerate(removed):
+        why = f": {whys[number]}" if number < len(whys) and whys[number] else ""
+        actions.append(("fold", f"{ref_text(file, entry)} into {file}:{kept[0]}{why}"))
+    return actions
+
+
+def prune_action(file: str, entry: EntryRef, why: str) -> tuple[str, str]:
+    """Return a cleanup prune as (verb, what and why)."""
+    return ("prune", f"{ref_text(file, entry)}: {why}")
+
+
+def slug_action(file: str, entry: EntryRef, slug: str) -> tuple[str, str]:
+    """Return a cleanup slug assignment as (verb, what)."""
+    return ("slug", f"{ref_text(file, entry)} becomes [{slug}]")

@@ -25,10 +25,14 @@ Rules:
 - Stability: no winner says nothing beyond an earlier one (it would have joined it), so a
   second plan on the result is empty.
 - Prune: after merging, a category with more than `limit` entries loses its lowest-scoring
-  entries beyond the limit; among equal scores the later entry goes first (as in HackLM).
-  Pruned entries are archived with the reason "pruned: over the <Category> limit of <n> (score
-  <s>)". Merging and pruning repeat until neither changes anything (pruning an entry out of a
-  group left alone above can make the rest of it mergeable).
+  entries beyond the limit. Among equal scores the earlier entry goes first and the later one
+  stays: stores append, so the later entry is the newer knowledge, and the older one is the
+  likelier to be stale (HackLM does the opposite; memd keeps the newest, and the archive keeps
+  the other). File order is stable, so the choice is deterministic. A pruned entry that tied
+  with one that stays names it (`Prune.tied_with`). Pruned entries are archived with the
+  reason "pruned: over the <Category> limit of <n> (score <s>)". Merging and pruning repeat
+  until neither changes anything (pruning an entry out of a group left alone above can make
+  the rest of it mergeable).
 - Slugs: every remaining entry without a slug gets `slugs.derive_slug` of its content, unique
   against every slug the file has or this plan assigns. Its line is rewritten in place as
   `- [slug] content`. Existing slugs, even ones that are not kebab-case, are never changed.
@@ -115,10 +119,19 @@ class Merge(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class Prune(msgspec.Struct, frozen=True, kw_only=True):
-    """An entry removed because its category is over its limit, and its `score_entry`."""
+    """An entry removed because its category is over its limit.
+
+    Attributes:
+        entry: The entry removed.
+        score: Its `score_entry`.
+        tied_with: When an entry that stays has the same score, the earliest such entry (it
+            stays because it is further down the file, so newer); None when every entry that
+            stays scores higher.
+    """
 
     entry: Entry
     score: int
+    tied_with: Entry | None = None
 
 
 class SlugAssignment(msgspec.Struct, frozen=True, kw_only=True):
@@ -224,10 +237,12 @@ def plan_cleanup(category: Category, doc: Document, *, limit: int) -> CleanupPla
     groups, pruned = _merge_and_prune(items, limit)
     taken = {item.entry.slug for item in items if item.entry.slug is not None}
     merges = tuple(_merge(group, taken) for group in groups)
-    done = {loser.entry.line for group in groups for loser, _ in group.losers}
-    done |= {item.entry.line for item in pruned} | {merge.kept.line for merge in merges}
-    slugs = _assign_slugs([item.entry for item in items if item.entry.line not in done], taken)
-    prunes = tuple(Prune(entry=item.entry, score=item.score) for item in pruned)
+    gone = {loser.entry.line for group in groups for loser, _ in group.losers}
+    gone |= {item.entry.line for item in pruned}
+    staying = [item for item in items if item.entry.line not in gone]
+    winners = {merge.kept.line for merge in merges}
+    slugs = _assign_slugs([i.entry for i in staying if i.entry.line not in winners], taken)
+    prunes = _prunes(pruned, staying)
     return CleanupPlan(category=category, limit=limit, merges=merges, prunes=prunes, slugs=slugs)
 
 
@@ -346,11 +361,24 @@ def _home(
 
 
 def _weakest(items: Sequence[_Item], limit: int) -> list[_Item]:
-    """Return the items beyond `limit` by score, later lines first among equal scores."""
+    """Return the items beyond `limit` by score; among equal scores the earlier line goes first
+    (the later one is newer)."""
     if len(items) <= limit:
         return []
-    ranked = sorted(items, key=lambda item: (-item.score, item.entry.line))
+    ranked = sorted(items, key=lambda item: (-item.score, -item.entry.line))
     return ranked[limit:]
+
+
+def _prunes(pruned: Sequence[_Item], staying: Sequence[_Item]) -> tuple[Prune, ...]:
+    """Return the prunes of `pruned` (in file order), each naming the earliest entry of
+    `staying` with its score, if any."""
+    first_with: dict[int, Entry] = {}
+    for item in sorted(staying, key=lambda item: item.entry.line):
+        first_with.setdefault(item.score, item.entry)
+    return tuple(
+        Prune(entry=item.entry, score=item.score, tied_with=first_with.get(item.score))
+        for item in pruned
+    )
 
 
 def _merge(group: _Cluster, taken: set[str]) -> Merge:
