@@ -32,8 +32,15 @@ def entry_info(category: Category, entry: Entry, tags: frozenset[str] | None = N
     )
 
 
-def store_result(category: Category, outcome: transitions.StoreOutcome) -> p.StoreResult:
-    """Return the wire result, with a sentence for people, for a store outcome."""
+def store_result(
+    category: Category,
+    outcome: transitions.StoreOutcome,
+    *,
+    workspace: str,
+    created_memory_dir: bool = False,
+) -> p.StoreResult:
+    """Return the wire result, with a sentence for people, for a store outcome in the workspace
+    rooted at `workspace`."""
     matched = (
         None
         if outcome.matched is None
@@ -61,6 +68,8 @@ def store_result(category: Category, outcome: transitions.StoreOutcome) -> p.Sto
         relation=None if outcome.relation is None else outcome.relation.value,
         old_value=outcome.old_value,
         new_value=outcome.new_value,
+        workspace=workspace,
+        created_memory_dir=created_memory_dir,
     )
 
 
@@ -147,7 +156,7 @@ def _count(number: int, one: str, many: str | None = None) -> str:
 
 
 def cleanup_result(
-    archive_path: str, plans: dict[Category, CleanupPlan], applied: bool
+    archive_path: str, plans: dict[Category, CleanupPlan], applied: bool, *, workspace: str
 ) -> p.CleanupResult:
     """Return the wire form of the per-category cleanup plans."""
     merged = [
@@ -196,4 +205,5 @@ def cleanup_result(
         slugged=slugged,
         archive=archive_path,
         message=message,
+        workspace=workspace,
     )
