@@ -2,7 +2,12 @@
 
 Each handler takes its params Struct and the connection's `Session`, and returns its result
 Struct. Writes go to the owning category actor; reads use the actors' current snapshots and never
-wait for a commit. `subscribe` registers the session with a workspace's change feed.
+wait for a commit. `subscribe` registers the session with a workspace's change feed. Every result
+of a workspace call names its workspace (`workspace.root`); a store says whether it created
+`.memory/` (it was not there before the write and is after).
+
+Size: a little over the ~400-line guide: twelve short handlers, one per wire method, read as the
+daemon's method table; split, that table would be spread over modules.
 """
 
 from __future__ import annotations
@@ -95,7 +100,7 @@ class Methods:
             stored = Entry(line=outcome.line, slug=outcome.slug, content=outcome.content)
             workspace.usage.stored(category, stored)
         created = not (had_memory_dir or outcome.dry_run) and workspace.has_memory_dir()
-        return store_result(category, outcome, workspace=workspace.root, created_memory_dir=created)
+        return store_result(category, outcome, workspace.root, created)
 
     async def query(self, params: p.QueryParams, session: Session) -> p.QueryResult:
         """Rank the workspace's entries against the query; with `tags`, only the entries that
@@ -237,11 +242,9 @@ class Methods:
         if errors:
             raise errors[0]
         result = cleanup_result(
-            workspace.archive_path,
-            {c: outcomes[c].plan for c in CATEGORIES},
-            params.apply,
-            workspace=workspace.root,
+            workspace.archive_path, {c: outcomes[c].plan for c in CATEGORIES}, params.apply
         )
+        result.workspace = workspace.root
         present = [(c, e) for c in CATEGORIES for e in workspace.actor(c).snapshot.entries]
         workspace.usage.forget_missing(present)
         # Security and Instruction entries go into every prompt block, which is use that no
@@ -377,12 +380,7 @@ class Methods:
                     assert isinstance(outcome, transitions.StoreOutcome)
                     created = not had_memory_dir and workspace.has_memory_dir()
                     created_any = created_any or created
-                    stored = store_result(
-                        found.category,
-                        outcome,
-                        workspace=workspace.root,
-                        created_memory_dir=created,
-                    )
+                    stored = store_result(found.category, outcome, workspace.root, created)
             candidates.append(
                 p.Candidate(
                     kind=found.kind,

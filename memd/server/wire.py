@@ -33,14 +33,10 @@ def entry_info(category: Category, entry: Entry, tags: frozenset[str] | None = N
 
 
 def store_result(
-    category: Category,
-    outcome: transitions.StoreOutcome,
-    *,
-    workspace: str,
-    created_memory_dir: bool = False,
+    category: Category, outcome: transitions.StoreOutcome, root: str, created_memory_dir: bool
 ) -> p.StoreResult:
     """Return the wire result, with a sentence for people, for a store outcome in the workspace
-    rooted at `workspace`."""
+    at `root` (`created_memory_dir`: this store created its `.memory/`)."""
     matched = (
         None
         if outcome.matched is None
@@ -68,7 +64,7 @@ def store_result(
         relation=None if outcome.relation is None else outcome.relation.value,
         old_value=outcome.old_value,
         new_value=outcome.new_value,
-        workspace=workspace,
+        workspace=root,
         created_memory_dir=created_memory_dir,
     )
 
@@ -156,7 +152,7 @@ def _count(number: int, one: str, many: str | None = None) -> str:
 
 
 def cleanup_result(
-    archive_path: str, plans: dict[Category, CleanupPlan], applied: bool, *, workspace: str
+    archive_path: str, plans: dict[Category, CleanupPlan], applied: bool
 ) -> p.CleanupResult:
     """Return the wire form of the per-category cleanup plans."""
     merged = [
@@ -205,5 +201,4 @@ def cleanup_result(
         slugged=slugged,
         archive=archive_path,
         message=message,
-        workspace=workspace,
     )
