@@ -21,6 +21,9 @@ Rules:
   the others are still done, and the exit code is 1.
 - A workspace found other than by its `.memory/` (by `.git`, or the current directory for want
   of either) is named first, on stderr (`memd.cli.where`); the lines after it are relative to it.
+
+Size: just over the ~400-line guide: one command's plan, diff and writes for three kinds of file
+(memory files, instruction files, `.gitignore`), read top to bottom.
 """
 
 from __future__ import annotations
