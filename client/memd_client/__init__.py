@@ -16,7 +16,12 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from memd_client._constants import PROTOCOL_VERSION
     from memd_client._framing import DEFAULT_MAX_FRAME, FrameTooLarge, LineDecoder
-    from memd_client._paths import default_socket_path, find_workspace
+    from memd_client._paths import (
+        FoundWorkspace,
+        default_socket_path,
+        find_workspace,
+        find_workspace_with_reason,
+    )
     from memd_client._sync import Client, SyncSubscription
     from memd_client.errors import (
         CategoryNotFound,
@@ -55,6 +60,7 @@ __all__ = [
     "DaemonUnavailable",
     "EntryNotFound",
     "FileFormatError",
+    "FoundWorkspace",
     "FrameTooLarge",
     "IncompatibleDaemon",
     "InternalError",
@@ -77,6 +83,7 @@ __all__ = [
     "WorkspaceNotFound",
     "default_socket_path",
     "find_workspace",
+    "find_workspace_with_reason",
 ]
 
 _HOMES = {
@@ -89,6 +96,7 @@ _HOMES = {
     "DaemonUnavailable": "errors",
     "EntryNotFound": "errors",
     "FileFormatError": "errors",
+    "FoundWorkspace": "_paths",
     "FrameTooLarge": "_framing",
     "IncompatibleDaemon": "errors",
     "InternalError": "errors",
@@ -111,6 +119,7 @@ _HOMES = {
     "WorkspaceNotFound": "errors",
     "default_socket_path": "_paths",
     "find_workspace": "_paths",
+    "find_workspace_with_reason": "_paths",
 }
 """Which submodule defines each public name."""
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Mapping
+from typing import Literal, NamedTuple
 
 SUN_PATH_MAX = 104
 """Bytes in a Unix socket address's path, with its terminating NUL (the smallest: macOS)."""
@@ -95,18 +96,44 @@ def _home(environ: Mapping[str, str]) -> str:
     return environ.get("HOME") or os.path.expanduser("~")
 
 
-def find_workspace(start: str | os.PathLike[str] | None = None) -> str:
-    """Return the project root for `start` (default: the current directory).
+WorkspaceFoundBy = Literal["memory", "git", "start"]
+"""How `find_workspace_with_reason` found a project root: the directory holds `.memory`
+("memory"), holds `.git` but no `.memory` ("git"), or neither it nor any ancestor holds either,
+so the start directory itself is used ("start")."""
 
-    That is the nearest ancestor (or `start` itself) holding `.memory/` or `.git`, else `start`.
-    The result is absolute.
+
+class FoundWorkspace(NamedTuple):
+    """A project root and how it was found."""
+
+    path: str
+    """Absolute path of the project root."""
+    found_by: WorkspaceFoundBy
+
+
+def find_workspace_with_reason(start: str | os.PathLike[str] | None = None) -> FoundWorkspace:
+    """Return the project root for `start` (default: the current directory) and how it was found.
+
+    The root is the nearest ancestor (or `start` itself) holding `.memory` or `.git`, else
+    `start`; `.memory` wins over `.git` in the same directory. The path is absolute. Only
+    reads the file system (existence checks), never changes it.
     """
     origin = os.path.abspath(os.fspath(start) if start is not None else os.getcwd())
     current = origin
     while True:
-        if any(os.path.exists(os.path.join(current, marker)) for marker in (MEMORY_DIR, ".git")):
-            return current
+        if os.path.exists(os.path.join(current, MEMORY_DIR)):
+            return FoundWorkspace(current, "memory")
+        if os.path.exists(os.path.join(current, ".git")):
+            return FoundWorkspace(current, "git")
         parent = os.path.dirname(current)
         if parent == current:
-            return origin
+            return FoundWorkspace(origin, "start")
         current = parent
+
+
+def find_workspace(start: str | os.PathLike[str] | None = None) -> str:
+    """Return the project root for `start` (default: the current directory).
+
+    That is the nearest ancestor (or `start` itself) holding `.memory/` or `.git`, else `start`
+    (`find_workspace_with_reason` also says which). The result is absolute.
+    """
+    return find_workspace_with_reason(start).path

@@ -173,6 +173,11 @@ class StoreResult(_Result):
     """When a value, choice or subject was swapped: the words of `matched` that were replaced."""
     new_value: str | None = None
     """The words that replaced `old_value`."""
+    workspace: str = ""
+    """The real path of the project root this call used (empty from older daemons)."""
+    created_memory_dir: bool = False
+    """`.memory/` did not exist when this request arrived and its write created it (a write
+    running beside it may have done so first)."""
 
 
 # ---------------------------------------------------------------------------- query
@@ -209,6 +214,8 @@ class QueryResult(_Result):
     total: int
     unreadable: list[FileProblem] = []
     """The category files that could not be read, so were not searched (from newer daemons)."""
+    workspace: str = ""
+    """The real path of the project root this call used (empty from older daemons)."""
 
 
 # ---------------------------------------------------------------------------- get / list / delete
@@ -231,6 +238,8 @@ class EntriesResult(_Result):
     entries: list[EntryInfo]
     unreadable: list[FileProblem] = []
     """The category files that could not be read, so were not searched (from newer daemons)."""
+    workspace: str = ""
+    """The real path of the project root this call used (empty from older daemons)."""
 
 
 class ListParams(_Params):
@@ -256,6 +265,8 @@ class DeleteResult(_Result):
     deleted: bool
     entry: EntryInfo | None
     message: str = ""
+    workspace: str = ""
+    """The real path of the project root this call used (empty from older daemons)."""
 
 
 # ---------------------------------------------------------------------------- cleanup
@@ -315,6 +326,8 @@ class CleanupResult(_Result):
     archive: str
     message: str
     unused: list[EntryInfo] = []
+    workspace: str = ""
+    """The real path of the project root this call used (empty from older daemons)."""
 
 
 # ---------------------------------------------------------------------------- stats / status
@@ -444,6 +457,8 @@ class ContextResult(_Result):
     omitted: int
     unreadable: list[FileProblem] = []
     """The category files that could not be read, so gave nothing (from newer daemons)."""
+    workspace: str = ""
+    """The real path of the project root this call used (empty from older daemons)."""
 
 
 # ---------------------------------------------------------------------------- extract
@@ -476,6 +491,11 @@ class ExtractResult(_Result):
     """Every candidate found, in message order (empty when nothing qualifies)."""
 
     candidates: list[Candidate]
+    workspace: str = ""
+    """The real path of the project root this call used (empty from older daemons)."""
+    created_memory_dir: bool = False
+    """`.memory/` did not exist when this request arrived and a store of this call created it
+    (a write running beside it may have done so first)."""
 
 
 Source = Literal["memd", "external"]

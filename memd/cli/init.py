@@ -19,6 +19,11 @@ Rules:
   committed.
 - A file that cannot be done (malformed markers, not UTF-8, ...) is reported and left unchanged,
   the others are still done, and the exit code is 1.
+- A workspace found other than by its `.memory/` (by `.git`, or the current directory for want
+  of either) is named first, on stderr (`memd.cli.where`); the lines after it are relative to it.
+
+Size: just over the ~400-line guide: one command's plan, diff and writes for three kinds of file
+(memory files, instruction files, `.gitignore`), read top to bottom.
 """
 
 from __future__ import annotations
@@ -33,12 +38,13 @@ from collections.abc import Callable
 from typing import NamedTuple
 
 from memd.cli.exit_codes import EXIT_ERROR, EXIT_OK
+from memd.cli.where import choose, note
 from memd.core.format import mdformat
 from memd.core.format.categories import CATEGORIES, Category
 from memd.core.project import agent_files, gitignore
 from memd.fs import storage
 from memd.paths import MEMORY_DIR
-from memd_client import MemdError, find_workspace
+from memd_client import MemdError
 
 AGENTS, CLAUDE, COPILOT = "AGENTS.md", "CLAUDE.md", ".github/copilot-instructions.md"
 GITIGNORE = ".gitignore"
@@ -66,7 +72,10 @@ class FilePlan(NamedTuple):
 
 def run_init(args: argparse.Namespace) -> int:
     """Carry out `memd init` as parsed by `memd.cli.parser`; return the exit code."""
-    workspace = os.path.abspath(args.workspace) if args.workspace else find_workspace()
+    chosen = choose(args.workspace)
+    workspace = chosen.path
+    if line := note(chosen):
+        sys.stderr.write(f"memd: {line}\n")
     try:
         missing = _missing_memory_files(workspace)
     except InitError as exc:

@@ -125,9 +125,10 @@ def _ref(entry: p.EntryInfo) -> EntryRef:
     return (entry.line, entry.slug, entry.content)
 
 
-def render_stats(result: p.StatsResult) -> str:
-    """Return per-category counts as a small table."""
-    lines = [f"Workspace {result.workspace}"]
+def render_stats(result: p.StatsResult, origin: str = "") -> str:
+    """Return per-category counts as a small table, headed by the workspace and `origin` (how
+    it was found, e.g. "found by its .git")."""
+    lines = [f"Workspace {result.workspace}" + (f" ({origin})" if origin else "")]
     for row in result.categories:
         flag = "  OVER LIMIT" if row.entries > row.limit else ""
         missing = f"  ERROR: {row.error}" if row.error else "" if row.exists else "  (no file yet)"
@@ -161,8 +162,9 @@ def render_extract(result: p.ExtractResult) -> str:
     return "\n".join(lines)
 
 
-def render_status(result: p.StatusResult) -> str:
-    """Return the daemon's status as readable lines."""
+def render_status(result: p.StatusResult, current: str = "", origin: str = "") -> str:
+    """Return the daemon's status as readable lines, ending with the `current` directory's
+    workspace and `origin` (how it was found) when given."""
     workspaces = "\n".join(f"    {root}" for root in result.workspaces) or "    (none loaded yet)"
     conflicts = "\n".join(f"    {path}" for path in result.conflicts)
     if conflicts:
@@ -172,6 +174,7 @@ def render_status(result: p.StatusResult) -> str:
         f"up {result.uptime_s:.0f} s, socket {result.socket}\n  workspaces:\n{workspaces}"
         + _watching_line(result)
         + conflicts
+        + (f"\n  current workspace: {current} ({origin})" if current else "")
     )
 
 

@@ -25,8 +25,9 @@ from memd.cli.render import (
     render_stats,
     render_status,
 )
+from memd.cli.where import Chosen, choose, note, origin_phrase, reported
 from memd.core.format.controls import visible
-from memd_client import Client, DaemonUnavailable, MemdError, RpcError, find_workspace
+from memd_client import Client, DaemonUnavailable, MemdError, RpcError
 
 
 def show_client_notes() -> None:
@@ -41,16 +42,19 @@ def show_client_notes() -> None:
 
 
 def run_client_verb(args: argparse.Namespace) -> int:
-    """Run one client verb against the daemon and print its result."""
+    """Run one client verb against the daemon and print its result, after a line on stderr
+    naming the workspace when it was not found by its `.memory/` (`memd.cli.where`)."""
     show_client_notes()
-    workspace = args.workspace or find_workspace()
+    args.chosen = choose(args.workspace)
     autostart = args.autostart and args.verb != "status"
     try:
-        with Client(args.socket, workspace=workspace, autostart=autostart) as client:
+        with Client(args.socket, workspace=args.chosen.path, autostart=autostart) as client:
             result, render, ok = VERBS[args.verb](client, args)
     except MemdError as exc:
         report_error(exc, as_json=args.json)
         return EXIT_UNREACHABLE if isinstance(exc, DaemonUnavailable) else EXIT_ERROR
+    if args.verb not in NAMED_IN_OUTPUT and (line := note(args.chosen, *reported(result))):
+        print(f"memd: {visible(line)}", file=sys.stderr)
     if args.json:
         print(msgspec.json.format(msgspec.json.encode(result), indent=2).decode())
     elif text := render(result):
@@ -106,11 +110,13 @@ def _delete(client: Client, args: argparse.Namespace) -> Outcome:
 
 
 def _stats(client: Client, args: argparse.Namespace) -> Outcome:
-    return client.stats(), render_stats, True
+    chosen: Chosen = args.chosen
+    return client.stats(), lambda r: render_stats(r, origin_phrase(chosen)), True
 
 
 def _status(client: Client, args: argparse.Namespace) -> Outcome:
-    return client.status(), render_status, True
+    chosen: Chosen = args.chosen
+    return client.status(), lambda r: render_status(r, chosen.path, origin_phrase(chosen)), True
 
 
 def _context(client: Client, args: argparse.Namespace) -> Outcome:
@@ -122,6 +128,9 @@ def _extract(client: Client, args: argparse.Namespace) -> Outcome:
     result = client.extract(" ".join(args.text), store=args.store)
     return result, render_extract, all(c.error is None for c in result.candidates)
 
+
+NAMED_IN_OUTPUT = frozenset({"stats", "status"})
+"""Verbs whose own output names the workspace and how it was found (no stderr line)."""
 
 VERBS: dict[str, Callable[[Client, argparse.Namespace], Outcome]] = {
     "store": _store,

@@ -20,6 +20,7 @@ Rules:
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -100,9 +101,18 @@ def bad_arguments(tool: str, errors: Iterable[Mapping[str, Any]]) -> str:
     return " ".join(sentences)
 
 
-def render_store(result: p.StoreResult) -> str:
-    """The daemon's sentence about the store (naming cleanupMemory when over the limit)."""
-    return name_tools(result.message)
+def render_store(result: p.StoreResult, workspace: Workspace) -> str:
+    """The daemon's sentence about the store (naming cleanupMemory when over the limit), then
+    the workspace used when it came from the current directory (no --workspace, no client root)
+    or the store created its `.memory/`."""
+    if workspace.source != "current directory" and not result.created_memory_dir:
+        return name_tools(result.message)
+    created = ""
+    if result.created_memory_dir:
+        created = f"; it created {os.path.join(result.workspace or workspace.path, '.memory')}/"
+    return printable(
+        f"{name_tools(result.message)} This call used {workspace.describe()}{created}."
+    )
 
 
 def render_delete(result: p.DeleteResult) -> str:
@@ -219,10 +229,11 @@ def render_context(result: p.ContextResult) -> str:
 
 
 def structured(result: msgspec.Struct, workspace: Workspace, **extra: Any) -> dict[str, Any]:
-    """The daemon's result as JSON-ready builtins, with the workspace used (a result that names
-    its workspace, like `stats`, keeps the daemon's path)."""
+    """The daemon's result as JSON-ready builtins, with the workspace used (the daemon's real
+    path when the result names it, else the path asked for)."""
     data: dict[str, Any] = msgspec.to_builtins(result)
-    data.setdefault("workspace", workspace.path)
+    if not data.get("workspace"):  # a daemon too old to name it
+        data["workspace"] = workspace.path
     data["workspace_source"] = workspace.source
     data.update(extra)
     return data

@@ -342,7 +342,7 @@ def _write_tools(bridge: Bridge, resolver: Callable[..., Awaitable[Any]]) -> lis
         )
         data = structured(result, ws)
         data.pop("dry_run", None)
-        return bridge.reply(render_store(result), data)
+        return bridge.reply(render_store(result, ws), data)
 
     async def cleanup_memory(
         roots: Roots,

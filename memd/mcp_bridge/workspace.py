@@ -9,7 +9,10 @@ Rules:
   directory. On a 2026-07-28 connection the SDK's `ListRoots` resolver asks through the
   multi-round-trip flow.
 - With `--workspace`, the client's roots are never asked for.
-- Every result and error says which workspace was used and why (`Workspace.describe`).
+- Every error, and `memoryStats`, says which workspace was used and why
+  (`Workspace.describe`); so does a store that used the current directory's project root or
+  created `.memory/` (`text.render_store`). The current directory's root also says how it was
+  found (by `.git`, or for want of `.memory/` and `.git`), as the CLI says it.
 - `mcp` is an optional extra: it is imported only inside `roots_resolver`. The SDK reads the
   resolver's annotations (to find its `Context` parameter) when a tool is registered, so they
   must be real objects: this module does not use `from __future__ import annotations`.
@@ -24,7 +27,8 @@ from urllib.parse import unquote, urlsplit
 import msgspec
 
 from memd.mcp_bridge.printable import printable
-from memd_client import MemdError, find_workspace
+from memd_client import MemdError, find_workspace_with_reason
+from memd_client._paths import WorkspaceFoundBy
 
 if TYPE_CHECKING:
     from mcp.types import ListRootsResult
@@ -54,15 +58,26 @@ _SOURCE_PHRASES: dict[WorkspaceSource, str] = {
 }
 
 
+_FOUND_PHRASES: dict[WorkspaceFoundBy, str] = {
+    "memory": "",
+    "git": ", found by its .git",
+    "start": ", with no .memory/ or .git in it or above it",
+}
+
+
 class Workspace(msgspec.Struct, frozen=True):
-    """The workspace a call uses, and where it came from."""
+    """The workspace a call uses, where it came from and, from the current directory, how it
+    was found."""
 
     path: str
     source: WorkspaceSource
+    found_by: WorkspaceFoundBy = "memory"
 
     def describe(self) -> str:
-        """For example "workspace /home/me/proj (from --workspace)"."""
-        return f"workspace {printable(self.path)} ({_SOURCE_PHRASES[self.source]})"
+        """For example "workspace /home/me/proj (from --workspace)" or "workspace /srv/app
+        (from the current directory, found by its .git)"."""
+        how = _FOUND_PHRASES[self.found_by] if self.source == "current directory" else ""
+        return f"workspace {printable(self.path)} ({_SOURCE_PHRASES[self.source]}{how})"
 
 
 def workspace_from_roots(uris: Iterable[str]) -> str | None:
@@ -77,7 +92,8 @@ def workspace_from_roots(uris: Iterable[str]) -> str | None:
 def cwd_workspace() -> Workspace:
     """The current directory's project root, as the CLI finds it."""
     try:
-        return Workspace(find_workspace(), "current directory")
+        found = find_workspace_with_reason()
+        return Workspace(found.path, "current directory", found.found_by)
     except OSError as exc:  # the cwd was deleted under us
         raise MemdError(
             f"The current directory cannot be read ({exc.strerror or exc}); start `memd mcp` "

@@ -2,7 +2,12 @@
 
 Each handler takes its params Struct and the connection's `Session`, and returns its result
 Struct. Writes go to the owning category actor; reads use the actors' current snapshots and never
-wait for a commit. `subscribe` registers the session with a workspace's change feed.
+wait for a commit. `subscribe` registers the session with a workspace's change feed. Every result
+of a workspace call names its workspace (`workspace.root`); a store says whether it created
+`.memory/` (it was not there before the write and is after).
+
+Size: a little over the ~400-line guide: twelve short handlers, one per wire method, read as the
+daemon's method table; split, that table would be spread over modules.
 """
 
 from __future__ import annotations
@@ -81,6 +86,7 @@ class Methods:
         """Store one memory (see `transitions.store` for the rules)."""
         workspace = await self.registry.get(params.workspace)
         category = parse_category(params.category)
+        had_memory_dir = workspace.has_memory_dir()
         command = transitions.Store(
             content=params.content,
             slug=params.slug,
@@ -93,7 +99,8 @@ class Methods:
         if outcome.action != "skipped" and not outcome.dry_run:
             stored = Entry(line=outcome.line, slug=outcome.slug, content=outcome.content)
             workspace.usage.stored(category, stored)
-        return store_result(category, outcome)
+        created = not (had_memory_dir or outcome.dry_run) and workspace.has_memory_dir()
+        return store_result(category, outcome, workspace.root, created)
 
     async def query(self, params: p.QueryParams, session: Session) -> p.QueryResult:
         """Rank the workspace's entries against the query; with `tags`, only the entries that
@@ -130,7 +137,9 @@ class Methods:
             )
             for hit in hits
         ]
-        return p.QueryResult(results=results, total=total, unreadable=unreadable)
+        return p.QueryResult(
+            results=results, total=total, unreadable=unreadable, workspace=workspace.root
+        )
 
     async def get(self, params: p.GetParams, session: Session) -> p.EntriesResult:
         """Return the entries with a slug (one per category searched), or the entries within a
@@ -158,7 +167,9 @@ class Methods:
                 )
             workspace.usage.recalled(found)
             return p.EntriesResult(
-                entries=[entry_info(c, entry) for c, entry in found], unreadable=unreadable
+                entries=[entry_info(c, entry) for c, entry in found],
+                unreadable=unreadable,
+                workspace=workspace.root,
             )
         if params.file is None or params.lines is None:
             raise InvalidParams(
@@ -169,7 +180,8 @@ class Methods:
         await workspace.refresh((category,))
         entries = loaded(workspace, category).entries
         return p.EntriesResult(
-            entries=[entry_info(category, e) for e in entries if first <= e.line <= last]
+            entries=[entry_info(category, e) for e in entries if first <= e.line <= last],
+            workspace=workspace.root,
         )
 
     async def list(self, params: p.ListParams, session: Session) -> p.EntriesResult:
@@ -186,7 +198,7 @@ class Methods:
                 tags = snapshot.tags.get(entry.line, _NO_TAGS)
                 if wanted <= tags:
                     entries.append(entry_info(category, entry, tags))
-        return p.EntriesResult(entries=entries, unreadable=unreadable)
+        return p.EntriesResult(entries=entries, unreadable=unreadable, workspace=workspace.root)
 
     async def delete(self, params: p.DeleteParams, session: Session) -> p.DeleteResult:
         """Delete one entry by slug, archiving it."""
@@ -199,11 +211,13 @@ class Methods:
                 deleted=False,
                 entry=None,
                 message=f"No entry [{params.slug}] in {category.file}; nothing was deleted.",
+                workspace=workspace.root,
             )
         return p.DeleteResult(
             deleted=True,
             entry=entry_info(category, outcome.entry),
             message=f"Deleted [{params.slug}] from {category.file}; it is kept in {ARCHIVE_FILE}.",
+            workspace=workspace.root,
         )
 
     async def cleanup(self, params: p.CleanupParams, session: Session) -> p.CleanupResult:
@@ -230,6 +244,7 @@ class Methods:
         result = cleanup_result(
             workspace.archive_path, {c: outcomes[c].plan for c in CATEGORIES}, params.apply
         )
+        result.workspace = workspace.root
         present = [(c, e) for c in CATEGORIES for e in workspace.actor(c).snapshot.entries]
         workspace.usage.forget_missing(present)
         # Security and Instruction entries go into every prompt block, which is use that no
@@ -334,6 +349,7 @@ class Methods:
             unreadable=[
                 file_problem(c, snapshots[c]) for c in CATEGORIES if snapshots[c].error is not None
             ],
+            workspace=workspace.root,
         )
 
     async def extract(self, params: p.ExtractParams, session: Session) -> p.ExtractResult:
@@ -345,9 +361,11 @@ class Methods:
         # Off the event loop: a long message takes a while to scan, and other clients wait.
         from memd.core.extract import pipeline as extraction  # large rules: loaded on first use
 
+        created_any = False
         for found in await anyio.to_thread.run_sync(extraction.extract, params.text):
             stored, error = None, None
             if params.store:
+                had_memory_dir = workspace.has_memory_dir()
                 try:
                     outcome = await workspace.actor(found.category).submit(
                         transitions.Store(
@@ -360,7 +378,9 @@ class Methods:
                     error = exc.message
                 else:
                     assert isinstance(outcome, transitions.StoreOutcome)
-                    stored = store_result(found.category, outcome)
+                    created = not had_memory_dir and workspace.has_memory_dir()
+                    created_any = created_any or created
+                    stored = store_result(found.category, outcome, workspace.root, created)
             candidates.append(
                 p.Candidate(
                     kind=found.kind,
@@ -371,7 +391,9 @@ class Methods:
                     error=error,
                 )
             )
-        return p.ExtractResult(candidates=candidates)
+        return p.ExtractResult(
+            candidates=candidates, workspace=workspace.root, created_memory_dir=created_any
+        )
 
     async def subscribe(self, params: p.SubscribeParams, session: Session) -> p.SubscribeResult:
         """Send the workspace's `changed` notifications to this connection from now on."""

@@ -36,8 +36,11 @@ def entry_info(category: Category, entry: Entry, tags: frozenset[str] | None = N
     )
 
 
-def store_result(category: Category, outcome: transitions.StoreOutcome) -> p.StoreResult:
-    """Return the wire result, with a sentence for people, for a store outcome."""
+def store_result(
+    category: Category, outcome: transitions.StoreOutcome, root: str, created_memory_dir: bool
+) -> p.StoreResult:
+    """Return the wire result, with a sentence for people, for a store outcome in the workspace
+    at `root` (`created_memory_dir`: this store created its `.memory/`)."""
     matched = (
         None
         if outcome.matched is None
@@ -65,6 +68,8 @@ def store_result(category: Category, outcome: transitions.StoreOutcome) -> p.Sto
         relation=None if outcome.relation is None else outcome.relation.value,
         old_value=outcome.old_value,
         new_value=outcome.new_value,
+        workspace=root,
+        created_memory_dir=created_memory_dir,
     )
 
 

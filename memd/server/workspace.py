@@ -365,6 +365,11 @@ class Workspace:
         except RpcError as error:
             logger.warning("cannot check %s after a change: %s", self.memory_dir, error.message)
 
+    def has_memory_dir(self) -> bool:
+        """Return True if anything is at `.memory` (one `lstat`: cheap enough for the loop);
+        a store compares this before and after its write to tell whether it created it."""
+        return os.path.lexists(self.memory_dir)
+
     def actor(self, category: Category) -> CategoryActor:
         """Return the actor that owns `category`'s file."""
         return self.actors[category]

@@ -472,3 +472,24 @@ def test_dry_run_shows_the_gitignore_line(tmp_path: Path) -> None:
     assert "--- a/.gitignore\n+++ b/.gitignore\n" in result.stdout
     assert "+.memory/.lock\n" in result.stdout
     assert (tmp_path / ".gitignore").read_text() == "dist/\n"
+
+
+def test_without_workspace_in_a_bare_directory_it_names_the_directory_first(
+    short_tmp: Path,
+) -> None:
+    bare = short_tmp / "bare"
+    bare.mkdir()
+    result = subprocess.run(
+        [sys.executable, "-m", "memd", "init"], cwd=bare, capture_output=True, text=True, timeout=60
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stderr == (
+        f"memd: workspace {bare} (the current directory, with no .memory/ or .git in it or above "
+        "it); pass --workspace DIR to use another.\n"
+    )
+    assert result.stdout.splitlines()[0] == "created .memory/"
+    assert (bare / ".memory").is_dir()
+    again = subprocess.run(
+        [sys.executable, "-m", "memd", "init"], cwd=bare, capture_output=True, text=True, timeout=60
+    )
+    assert again.returncode == 0 and again.stderr == ""  # found by its .memory/ now

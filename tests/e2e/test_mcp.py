@@ -239,20 +239,25 @@ async def test_store_query_get_and_stats_give_text_and_structured_content(
             c, "storeMemory", category="Decision", content="Take the lock before writing files."
         )
         slug = stored["slug"]
-        assert said == f'Stored in decisions.md as [{slug}]: "Take the lock before writing files."'
+        assert said == (
+            f'Stored in decisions.md as [{slug}]: "Take the lock before writing files." This '
+            f"call used workspace {workspace} (from --workspace); it created {workspace}/.memory/."
+        )
         assert stored["action"] == "stored"
         assert stored["workspace"] == str(workspace)
         assert stored["workspace_source"] == "--workspace"
+        assert stored["created_memory_dir"] is True
         assert (
             (workspace / ".memory" / "decisions.md")
             .read_text()
             .endswith(f"- [{slug}] Take the lock before writing files.\n")
         )
 
-        _, updated = await call(
+        said, updated = await call(
             c, "storeMemory", category="Decision", content="Lock, then write.", slug=slug
         )
         assert updated["action"] == "updated" and updated["slug"] == slug
+        assert updated["created_memory_dir"] is False and "This call used" not in said
 
         found, hits = await call(c, "queryMemory", query="lock write")
         assert found.startswith("Found 1 memory:")
@@ -294,6 +299,37 @@ async def test_store_query_get_and_stats_give_text_and_structured_content(
         assert lines[-1] == "Total: 9 entries."
         assert stats["total"] == 9 and stats["workspace_source"] == "--workspace"
     assert not (elsewhere / ".memory").exists()
+
+
+async def test_a_store_in_the_current_directory_names_the_workspace_it_used(
+    daemon: DaemonProcess, short_tmp: Path, env: dict[str, str], workspace: Path
+) -> None:
+    """No --workspace and no roots: the bridge falls back to its current directory, and a store
+    says so, with how that root was found and whether it created .memory/ there."""
+    args = ("--socket", str(daemon.socket_path))
+    async with bridge(short_tmp, env, *args, cwd=workspace) as c:
+        said, stored = await call(c, "storeMemory", category="Quirk", content="CI runs at night.")
+        assert said.endswith(
+            f"This call used workspace {workspace} (from the current directory, with no .memory/ "
+            f"or .git in it or above it); it created {workspace}/.memory/."
+        )
+        assert stored["workspace"] == str(workspace)
+        assert stored["workspace_source"] == "current directory"
+        assert stored["created_memory_dir"] is True
+        said, stored = await call(c, "storeMemory", category="Quirk", content="Builds are slow.")
+        assert said.endswith(f"This call used workspace {workspace} (from the current directory).")
+        assert stored["created_memory_dir"] is False
+        listed, _ = await call(c, "queryMemory", query="")
+        assert "This call used" not in listed  # reads stay as they were
+    (workspace / "sub").mkdir()
+    (workspace / ".git").mkdir()
+    (workspace / ".memory").rename(workspace / "moved")
+    async with bridge(short_tmp, env, *args, cwd=workspace / "sub") as c:
+        said, _ = await call(c, "storeMemory", category="Quirk", content="Caches live in /var.")
+        assert said.endswith(
+            f"This call used workspace {workspace} (from the current directory, found by its "
+            f".git); it created {workspace}/.memory/."
+        )
 
 
 async def test_daemon_errors_cleanup_and_context_in_the_clients_first_root(
@@ -586,7 +622,10 @@ async def test_raw_session_stdout_frames_cwd_fallback_stderr_logs_and_exit_0(
     assert result["isError"] is False
     assert result["structuredContent"]["workspace"] == str(workspace)
     assert result["structuredContent"]["workspace_source"] == "current directory"
-    assert f"workspace {workspace} (from the current directory)" in result["content"][0]["text"]
+    assert (
+        f"workspace {workspace} (from the current directory, found by its .git)"
+        in result["content"][0]["text"]
+    )
     assert "serving MCP on stdio" in stderr
     assert "could not read the client's roots" in stderr
     assert "the MCP client went away" in stderr

@@ -246,3 +246,53 @@ def test_a_full_batch_of_big_lists_gets_a_bounded_reply_while_others_are_served(
     assert listed and all(len(r["result"]["entries"]) == 8_000 for r in listed)
     assert left_out and all(e["code"] == -32600 for e in left_out)
     assert all("smaller batch" in e["message"] for e in left_out)
+
+
+def test_results_name_their_workspace_and_a_store_says_when_it_created_memory(
+    daemon: DaemonProcess, workspace: Path
+) -> None:
+    sock, root = daemon.socket_path, str(workspace.resolve())
+    spelled = workspace.parent / "link"
+    spelled.symlink_to(workspace)  # the daemon answers with the real path, however it is spelled
+    base = {"workspace": str(spelled), "category": "Quirk"}
+
+    dry = rpc(sock, "store", {**base, "content": "Dry runs write nothing.", "dry_run": True})
+    assert dry["result"]["workspace"] == root
+    assert dry["result"]["created_memory_dir"] is False
+    assert not (workspace / ".memory").exists()
+    listed = rpc(sock, "list", {"workspace": str(workspace)})["result"]
+    assert listed["workspace"] == root and listed["entries"] == []
+    assert not (workspace / ".memory").exists()  # reads never create it
+
+    first = rpc(sock, "store", {**base, "content": "The first store makes the directory."})
+    assert first["result"]["action"] == "stored"
+    assert first["result"]["workspace"] == root
+    assert first["result"]["created_memory_dir"] is True
+    assert (workspace / ".memory" / "quirks.md").is_file()
+    second = rpc(sock, "store", {**base, "content": "A second store finds it there."})
+    assert second["result"]["created_memory_dir"] is False
+
+    for method, params in [
+        ("query", {"query": "store"}),
+        ("get", {"slug": "no-such-slug-here", "category": "Quirk"}),
+        ("get", {"file": "quirks.md", "lines": "1-9"}),
+        ("delete", {"category": "Quirk", "slug": "no-such-slug"}),
+        ("cleanup", {}),
+        ("context", {"text": "store"}),
+        ("stats", {}),
+    ]:
+        reply = rpc(sock, method, {"workspace": str(spelled), **params})
+        if method == "get" and "slug" in params:
+            assert reply["error"]["code"] == 1002  # not found: no result to carry it
+            continue
+        assert reply["result"]["workspace"] == root, method
+
+    other = workspace.parent / "other"
+    other.mkdir()
+    text = "Never commit .env files. We always deploy with Helm."
+    found = rpc(sock, "extract", {"workspace": str(other), "text": text, "store": True})
+    result = found["result"]
+    assert result["workspace"] == str(other.resolve())
+    assert result["created_memory_dir"] is True
+    assert [c["stored"]["created_memory_dir"] for c in result["candidates"]] == [True, False]
+    assert (other / ".memory").is_dir()

@@ -1,0 +1,99 @@
+"""Which workspace the CLI names, and when: quiet for a workspace found by its `.memory/`, one
+line otherwise (found by `.git`, the current directory for want of either, or `.memory/`
+created by the call), and with `--workspace` only when the call created `.memory/`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from memd.cli.render import render_stats, render_status
+from memd.cli.where import Chosen, choose, note, origin_phrase, reported
+from memd_client import protocol as p
+
+OTHER = "pass --workspace DIR to use another."
+
+
+def test_a_workspace_found_by_its_memory_dir_is_not_named() -> None:
+    assert note(Chosen("/p", "memory")) is None
+    assert note(Chosen("/p", "memory"), "/real/p") is None
+
+
+def test_a_workspace_found_by_git_is_named_with_and_without_a_new_memory_dir() -> None:
+    assert note(Chosen("/repo", "git")) == (
+        f"workspace /repo (found by its .git; no .memory/ yet); {OTHER}"
+    )
+    assert note(Chosen("/repo", "git"), "/repo", created=True) == (
+        f"workspace /repo (found by its .git; created /repo/.memory/); {OTHER}"
+    )
+
+
+def test_the_current_directory_fallback_is_named_and_says_why() -> None:
+    why = "the current directory, with no .memory/ or .git in it or above it"
+    assert note(Chosen("/tmp/x", "start")) == f"workspace /tmp/x ({why}); {OTHER}"
+    assert note(Chosen("/tmp/x", "start"), "/tmp/x", True) == (
+        f"workspace /tmp/x ({why}; created /tmp/x/.memory/); {OTHER}"
+    )
+
+
+def test_an_explicit_workspace_is_named_only_when_memory_was_created() -> None:
+    assert note(Chosen("/w", "--workspace")) is None
+    assert note(Chosen("/w", "--workspace"), "/w", created=True) == (
+        "workspace /w (from --workspace; created /w/.memory/)."
+    )
+
+
+def test_the_daemons_real_path_is_named_when_it_gives_one() -> None:
+    line = note(Chosen("/link/x", "start"), "/real/x", created=True)
+    assert (
+        line is not None and line.startswith("workspace /real/x (") and "/real/x/.memory/" in line
+    )
+    assert note(Chosen("/x", "memory"), "/x", created=True) == (
+        f"workspace /x (created /x/.memory/); {OTHER}"
+    )
+
+
+def test_reported_reads_new_fields_and_tolerates_results_without_them() -> None:
+    stored = p.StoreResult(
+        action="stored",
+        category="Quirk",
+        file="quirks.md",
+        line=5,
+        slug="s",
+        content="c",
+        similarity=0.0,
+        matched=None,
+        message="m",
+        workspace="/r",
+        created_memory_dir=True,
+    )
+    assert reported(stored) == ("/r", True)
+    assert reported(p.QueryResult(results=[], total=0, workspace="/q")) == ("/q", False)
+    assert reported(p.QueryResult(results=[], total=0)) == ("", False)  # an older daemon
+    assert reported(object()) == ("", False)
+
+
+def test_choose_prefers_the_flag_then_the_nearest_root(
+    short_tmp: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (short_tmp / "repo" / ".git").mkdir(parents=True)
+    (short_tmp / "repo" / "src").mkdir()
+    monkeypatch.chdir(short_tmp / "repo" / "src")
+    assert choose(None) == Chosen(str(short_tmp / "repo"), "git")
+    assert choose("..") == Chosen(str(short_tmp / "repo"), "--workspace")
+
+
+def test_stats_and_status_text_name_the_workspace_and_how_it_was_found() -> None:
+    chosen = Chosen("/repo", "git")
+    stats = p.StatsResult(workspace="/repo", categories=[], total=0, loaded_at="")
+    assert render_stats(stats, origin_phrase(chosen)).splitlines()[0] == (
+        "Workspace /repo (found by its .git; pass --workspace DIR to use another)"
+    )
+    assert render_stats(stats, origin_phrase(Chosen("/repo", "memory"))).splitlines()[0] == (
+        "Workspace /repo (found by its .memory/)"
+    )
+    status = p.StatusResult(version="0", protocol_version=1, pid=1, uptime_s=0, workspaces=[])
+    assert render_status(status, "/w", origin_phrase(Chosen("/w", "--workspace"))).endswith(
+        "\n  current workspace: /w (from --workspace)"
+    )
