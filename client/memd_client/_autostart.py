@@ -134,7 +134,8 @@ def daemon_command() -> list[str]:
         return [found]
     raise DaemonUnavailable(
         "No memd daemon is running and the memd daemon is not installed for this Python or on "
-        "PATH; install it (`pip install memd`) or start a daemon yourself with `memd serve`."
+        "PATH; install the memd-daemon distribution (see memd's README, Install) or start a "
+        "daemon yourself with `memd serve`."
     )
 
 

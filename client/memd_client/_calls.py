@@ -9,6 +9,7 @@ from typing import Any, NamedTuple
 import msgspec
 
 from memd_client import protocol as p
+from memd_client._paths import find_workspace
 
 
 class Call(NamedTuple):
@@ -19,15 +20,31 @@ class Call(NamedTuple):
     result_type: type[Any]
 
 
+def client_workspace(explicit: str | os.PathLike[str] | None) -> str | None:
+    """Return a client's default workspace: `explicit` made absolute, else the project root of
+    the current directory (`find_workspace()`, as the CLI picks it), decided once, when the client
+    is made; None only if the current directory cannot be read (it was deleted)."""
+    if explicit is not None:
+        return os.path.abspath(os.fspath(explicit))
+    try:
+        return find_workspace()
+    except OSError:
+        return None
+
+
 def workspace_path(explicit: str | os.PathLike[str] | None, default: str | None) -> str:
     """Return the absolute workspace path for a call (`default` is the client's).
 
     Raises:
-        ValueError: neither the call nor the client names a workspace.
+        ValueError: the call names no workspace and the client has none (its current directory
+            could not be read when it was made).
     """
     if explicit is None:
         if default is None:
-            raise ValueError("Pass workspace= to the call or to the client (a project root path).")
+            raise ValueError(
+                "The current directory could not be read when the client was made, so pass "
+                "workspace= (a project root path) to the call or to the client."
+            )
         return default if os.path.isabs(default) else os.path.abspath(default)
     return os.path.abspath(os.fspath(explicit))
 

@@ -19,7 +19,7 @@ from typing import Any, Literal, TypeVar
 import msgspec
 from msgspec import UNSET, Raw, UnsetType
 
-from memd_client import protocol as p
+from memd_client import _calls, protocol as p
 from memd_client._autostart import AUTOSTART_TIMEOUT
 from memd_client._framing import FrameTooLarge, LineDecoder
 from memd_client._paths import default_socket_path
@@ -195,6 +195,10 @@ def _decode(raw: Raw | UnsetType, result_type: type[T], what: str) -> T:
 class ClientBase:
     """What both clients share: where to connect, the default workspace, the connection state.
 
+    The default workspace (`workspace`, used by every call not given `workspace=`) is the one
+    passed, else the project root of the current directory when the client is made (the nearest
+    ancestor holding `.memory/` or `.git`, else the directory itself), as the CLI picks it.
+
     With `autostart=True`, a client that finds no daemon (and no installed service) starts one
     with `memd serve --background` and waits for it up to `autostart_timeout` seconds; see
     `memd_client._autostart` for the rules."""
@@ -209,7 +213,7 @@ class ClientBase:
         autostart_timeout: float = AUTOSTART_TIMEOUT,
     ) -> None:
         self.socket_path = default_socket_path(socket_path)
-        self.workspace = os.path.abspath(os.fspath(workspace)) if workspace is not None else None
+        self.workspace = _calls.client_workspace(workspace)
         self.timeout = timeout
         self.autostart = autostart
         self.autostart_timeout = autostart_timeout

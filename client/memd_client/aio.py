@@ -1,7 +1,8 @@
 """`AsyncClient`: the anyio client (install `memd-client[async]`), and its `Subscription`.
 
 This module is the only part of `memd_client` that imports anyio, so `import memd_client` stays
-light for blocking users.
+light for blocking users. Without anyio, importing it raises `ModuleNotFoundError` (an
+`ImportError`, `name` "anyio") whose one sentence says what to install.
 """
 
 from __future__ import annotations
@@ -13,8 +14,15 @@ from collections.abc import Iterable
 from types import TracebackType
 from typing import Any
 
-import anyio
-from anyio.abc import SocketStream
+try:
+    import anyio
+    from anyio.abc import SocketStream
+except ModuleNotFoundError as missing:
+    if missing.name != "anyio":
+        raise  # anyio is there but something it needs is not: its own message says what
+    raise ModuleNotFoundError(
+        "memd_client.aio needs anyio: pip install 'memd-client[async]'", name="anyio"
+    ) from None
 
 from memd_client import _autostart, _calls, protocol as p
 from memd_client._connection import ClientBase, Connection, Reply

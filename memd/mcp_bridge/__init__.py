@@ -1,8 +1,9 @@
 """`memd mcp`: an MCP server on stdio that forwards every tool call to the memd daemon.
 
 The package:
-- this module: `run_mcp` (the CLI's entry point), logging, and the sentence saying what to
-  install when the `mcp` extra is missing;
+- this module: `run_mcp` (the CLI's entry point) and logging;
+- `missing_sdk`: what `memd mcp` says, to stderr and to the MCP client, when the `mcp` extra is
+  missing;
 - `workspace`: which workspace a call uses (`--workspace`, the client's first root, the cwd);
 - `tools`: the tools, their output schemas (derived from `memd_client.protocol`) and the path
   from a call to the daemon and back;
@@ -12,9 +13,10 @@ Rules:
 - stdout carries only MCP frames (the SDK moves the wire to a private descriptor and points
   fd 1 at stderr while serving). Logs go to stderr, at WARNING unless `$MEMD_LOG_LEVEL` says
   otherwise.
-- The `mcp` package is an optional extra (`pip install 'memd[mcp]'`). No module of this
-  package imports it at import time, so `memd mcp` without it prints one sentence saying what
-  to install and exits 1.
+- The `mcp` package is an optional extra (`memd-daemon[mcp]`). No module of this package
+  imports it at import time, so `memd mcp` without it prints one sentence saying what to install
+  on stderr, answers the client's opening requests with that sentence as a JSON-RPC error, and
+  exits 1.
 """
 
 import argparse
@@ -26,6 +28,7 @@ import sys
 from typing import Literal
 
 import memd
+from memd.mcp_bridge.missing_sdk import missing_sdk_message, refuse_requests
 
 __all__ = ["run_mcp"]
 
@@ -40,10 +43,11 @@ def run_mcp(args: argparse.Namespace) -> int:
     try:
         importlib.import_module("mcp.server.mcpserver")  # the optional extra
     except ImportError as exc:
-        sys.stderr.write(
-            f"memd: `memd mcp` needs the MCP Python SDK, which is not installed ({exc}); "
-            "install it with `pip install 'memd[mcp]'`.\n"
-        )
+        absent = isinstance(exc, ModuleNotFoundError) and exc.name == "mcp"
+        message = missing_sdk_message(sys.executable, None if absent else str(exc))
+        sys.stderr.write(f"memd: {message}\n")
+        sys.stderr.flush()
+        refuse_requests(message)
         return 1
     from memd.mcp_bridge.tools import build_server
 

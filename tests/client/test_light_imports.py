@@ -37,3 +37,21 @@ def test_all_is_sorted_and_complete() -> None:
     }
     assert memd_client.__all__ == sorted(memd_client.__all__, key=lambda n: (not n.isupper(), n))
     assert set(memd_client.__all__) == public
+
+
+def test_the_async_client_without_anyio_says_what_to_install() -> None:
+    code = (
+        "import sys; sys.modules['anyio'] = None\n"
+        "try:\n"
+        "    import memd_client.aio\n"
+        "except ImportError as exc:\n"
+        "    print(type(exc).__name__, exc.name, exc, sep='|')\n"
+        "import memd_client.aio\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    message = "memd_client.aio needs anyio: pip install 'memd-client[async]'"
+    assert out.stdout == f"ModuleNotFoundError|anyio|{message}\n"
+    assert out.returncode == 1
+    # Uncaught, the traceback ends in that sentence and carries no second one about anyio.
+    assert out.stderr.splitlines()[-1] == f"ModuleNotFoundError: {message}"
+    assert "During handling" not in out.stderr and "halted" not in out.stderr

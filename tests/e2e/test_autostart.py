@@ -10,8 +10,10 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
+import msgspec
 import pytest
 
+import memd_client
 from memd_client import Client, DaemonUnavailable
 from memd_client.aio import AsyncClient
 from tests.conftest import serve_processes, stop_serving, wait_gone
@@ -99,6 +101,45 @@ async def test_async_client_starts_a_daemon_too(
 def test_library_clients_do_not_autostart_unless_asked(socket_path: Path) -> None:
     with Client(socket_path) as client, pytest.raises(DaemonUnavailable, match="memd serve"):
         client.status()
+    assert serve_processes(socket_path) == []
+
+
+WITHOUT_THE_DAEMON = """
+import sys
+from memd_client import Client, DaemonUnavailable
+
+try:
+    Client(sys.argv[1], autostart=True).status()
+except DaemonUnavailable as exc:
+    print(exc.message)
+"""
+"""`python -c WITHOUT_THE_DAEMON SOCKET`: a client asked to autostart a daemon."""
+
+
+def test_autostart_without_the_daemon_installed_names_its_distribution(
+    env: dict[str, str], socket_path: Path, short_tmp: Path
+) -> None:
+    # A Python where only memd-client and msgspec are installed, and no `memd` command on PATH.
+    site = short_tmp / "site"
+    site.mkdir()
+    (site / "msgspec").symlink_to(Path(msgspec.__file__).parent)
+    client_package = Path(memd_client.__file__).parent
+    env.update(PYTHONPATH=f"{site}{os.pathsep}{client_package.parent}", PATH=str(short_tmp / "no"))
+    client = subprocess.run(
+        [sys.executable, "-S", "-c", WITHOUT_THE_DAEMON, str(socket_path)],
+        env=env,
+        cwd=short_tmp,  # not a checkout of memd
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert client.stdout == (
+        "No memd daemon is running and the memd daemon is not installed for this Python or on "
+        "PATH; install the memd-daemon distribution (see memd's README, Install) or start a "
+        "daemon yourself with `memd serve`.\n"
+    ), client.stderr
+    assert client.returncode == 0
     assert serve_processes(socket_path) == []
 
 

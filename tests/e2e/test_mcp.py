@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shlex
 import subprocess
 import sys
 from collections.abc import AsyncIterator, Iterator
@@ -631,11 +632,13 @@ async def test_raw_session_stdout_frames_cwd_fallback_stderr_logs_and_exit_0(
     assert "the MCP client went away" in stderr
 
 
-def test_without_the_mcp_sdk_it_says_what_to_install(short_tmp: Path) -> None:
+def test_with_a_broken_mcp_sdk_it_says_why_and_what_to_install(short_tmp: Path) -> None:
     shadow = short_tmp / "shadow" / "mcp"
     shadow.mkdir(parents=True)
-    (shadow / "__init__.py").write_text("raise ImportError('No module named mcp (test)')\n")
-    environ = dict(os.environ, PYTHONPATH=str(shadow.parent))
+    (shadow / "__init__.py").write_text("raise ImportError('mcp is broken (test)')\n")
+    # The shadow, then the tree under test (the venv's installed memd may be another checkout).
+    path = os.pathsep.join(filter(None, [str(shadow.parent), os.environ.get("PYTHONPATH")]))
+    environ = dict(os.environ, PYTHONPATH=path)
     result = subprocess.run(
         [sys.executable, "-m", "memd", "mcp"],
         stdin=subprocess.DEVNULL,
@@ -647,6 +650,8 @@ def test_without_the_mcp_sdk_it_says_what_to_install(short_tmp: Path) -> None:
     )
     assert result.returncode == 1
     assert result.stdout == ""
-    assert result.stderr.count("\n") == 1
-    assert "pip install 'memd[mcp]'" in result.stderr
+    assert result.stderr == (
+        "memd: memd mcp needs the MCP SDK (mcp is broken (test)); install it into the Python memd "
+        f"runs from: {shlex.quote(sys.executable)} -m pip install 'memd-daemon[mcp]'\n"
+    )
     assert "Traceback" not in result.stderr
