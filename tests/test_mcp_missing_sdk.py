@@ -78,6 +78,14 @@ def test_the_sentence_names_the_distribution_and_quotes_the_interpreter() -> Non
     )
 
 
+def test_without_pip_the_sentence_says_to_install_memd_again_with_the_extra() -> None:
+    message = missing_sdk_message(
+        "/home/me/.local/share/uv/tools/memd-daemon/bin/python", has_pip=False
+    )
+    assert "-m pip" not in message  # an environment `uv tool install` made has no pip
+    assert "install memd again with the extra, 'memd-daemon[mcp]'" in message
+
+
 def test_requests_are_refused_with_their_own_ids_and_the_rest_is_ignored() -> None:
     reply, initialize = refusal(request("a b"), MESSAGE)
     assert reply is not None and reply.endswith(b"\n")

@@ -22,6 +22,7 @@ Rules:
 import argparse
 import contextlib
 import importlib
+import importlib.util
 import logging
 import os
 import sys
@@ -44,7 +45,8 @@ def run_mcp(args: argparse.Namespace) -> int:
         importlib.import_module("mcp.server.mcpserver")  # the optional extra
     except ImportError as exc:
         absent = isinstance(exc, ModuleNotFoundError) and exc.name == "mcp"
-        message = missing_sdk_message(sys.executable, None if absent else str(exc))
+        has_pip = importlib.util.find_spec("pip") is not None
+        message = missing_sdk_message(sys.executable, None if absent else str(exc), has_pip=has_pip)
         sys.stderr.write(f"memd: {message}\n")
         sys.stderr.flush()
         refuse_requests(message)

@@ -39,14 +39,21 @@ MAX_ANSWERS = 4
 lines, so writing them never blocks on a client that does not read."""
 
 
-def missing_sdk_message(executable: str, cause: str | None = None) -> str:
+def missing_sdk_message(executable: str, cause: str | None = None, *, has_pip: bool = True) -> str:
     """Return the one sentence saying what to install, and where.
 
     `executable` is the interpreter memd runs from (`sys.executable`); `cause` is the import error
     when the SDK is installed but does not import, None when it is simply not installed.
+    `has_pip` says whether that interpreter has pip: an environment `uv tool install` made has
+    none, so the sentence then says to install memd again with the extra instead.
     """
-    python = shlex.quote(executable or "python3")
     why = f" ({cause})" if cause else ""
+    if not has_pip:
+        return (
+            f"memd mcp needs the MCP SDK{why}; its environment has no pip, so install memd again "
+            "with the extra, 'memd-daemon[mcp]', the way you installed it (README: Install)"
+        )
+    python = shlex.quote(executable or "python3")
     return (
         f"memd mcp needs the MCP SDK{why}; install it into the Python memd runs from: "
         f"{python} -m pip install 'memd-daemon[mcp]'"
