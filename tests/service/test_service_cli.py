@@ -308,7 +308,9 @@ def test_uninstall_when_nothing_is_installed(sandbox: Sandbox) -> None:
 def test_idle_exit_only_applies_to_install(sandbox: Sandbox) -> None:
     result = sandbox.memd("status", "--idle-exit", "60")
     assert result.returncode == 2
-    assert "--idle-exit only applies to `memd service install`" in result.stderr
+    assert result.stderr.startswith("usage: memd service status ")
+    assert "memd service status: error: unrecognized arguments: --idle-exit 60 (" in result.stderr
+    assert "`memd service install` do" in result.stderr
 
 
 # ---------------------------------------------------------------------------- launchd (macOS)
