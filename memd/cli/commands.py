@@ -17,6 +17,7 @@ from memd.cli.exit_codes import EXIT_USAGE
 from memd.cli.parser import build_parser
 from memd.cli.serve import run_serve
 from memd.cli.stdin_text import read_stdin
+from memd.cli.usage import parse, verb_parser
 from memd.cli.verbs import run_client_verb
 from memd.cli.watch import run_watch
 from memd.config import LOG_LEVELS
@@ -26,19 +27,17 @@ def run(argv: Sequence[str] | None = None, *, stdin: bytes | None = None) -> int
     """Run the CLI with `argv` (default: sys.argv[1:]) and return the exit code; `stdin` is
     what was already read from standard input (by the prompt hook's fast path)."""
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args = parse(parser, None if argv is None else list(argv))
     if args.verb is None:
         parser.print_help(sys.stderr)
         return EXIT_USAGE
     if args.verb == "serve":
         env_level = os.environ.get("MEMD_LOG_LEVEL", "INFO").upper()
         if args.log_level is None and env_level not in LOG_LEVELS:
-            parser.error(f"MEMD_LOG_LEVEL must be one of {', '.join(LOG_LEVELS)}")
+            verb_parser(parser, args).error(
+                f"MEMD_LOG_LEVEL must be one of {', '.join(LOG_LEVELS)}; fix or unset it"
+            )
         return run_serve(args)
-    if args.verb == "get" and args.slug is None and (args.file is None or args.lines is None):
-        parser.error(
-            "get needs a SLUG, or --file and --lines (e.g. --file decisions.md --lines 3-9)"
-        )
     if args.verb == "watch":
         return run_watch(args)
     if args.verb == "context" and args.hook == "claude":

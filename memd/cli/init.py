@@ -21,8 +21,10 @@ Rules:
   the others are still done, and the exit code is 1.
 - A workspace found other than by its `.memory/` (by `.git`, or the current directory for want
   of either) is named first, on stderr (`memd.cli.where`); the lines after it are relative to it.
+- Progress goes to stdout as it happens, errors to stderr; with --json, stdout gets one
+  `InitReport` at the end instead (`memd.cli.init_report`; errors are still on stderr too).
 
-Size: just over the ~400-line guide: one command's plan, diff and writes for three kinds of file
+Size: about the ~400-line guide: one command's plan, diff and writes for three kinds of file
 (memory files, instruction files, `.gitignore`), read top to bottom.
 """
 
@@ -37,7 +39,7 @@ import sys
 from collections.abc import Callable
 from typing import NamedTuple
 
-from memd.cli.exit_codes import EXIT_ERROR, EXIT_OK
+from memd.cli.init_report import Change, Reporter
 from memd.cli.where import choose, note
 from memd.core.format import mdformat
 from memd.core.format.categories import CATEGORIES, Category
@@ -76,10 +78,11 @@ def run_init(args: argparse.Namespace) -> int:
     workspace = chosen.path
     if line := note(chosen):
         sys.stderr.write(f"memd: {line}\n")
+    report = Reporter(workspace, dry_run=args.dry_run, as_json=args.json)
     try:
         missing = _missing_memory_files(workspace)
     except InitError as exc:
-        return _fail([str(exc)])
+        return report.finish([str(exc)])
     targets = _targets(workspace, args)
     links = _links_to_targets(workspace, targets)
     plans, errors = [], []
@@ -105,10 +108,10 @@ def run_init(args: argparse.Namespace) -> int:
     else:
         plans.insert(0, ignore)
     if args.dry_run:
-        _show_plan(missing, plans)
+        _show_plan(report, missing, plans)
     else:
-        errors.extend(_carry_out(workspace, missing, plans))
-    return _fail(errors) if errors else EXIT_OK
+        errors.extend(_carry_out(report, workspace, missing, plans))
+    return report.finish(errors)
 
 
 # ---------------------------------------------------------------------------- deciding
@@ -228,19 +231,21 @@ def _plan_file(
 # ---------------------------------------------------------------------------- doing
 
 
-def _show_plan(missing: list[Category] | None, plans: list[FilePlan]) -> None:
+def _show_plan(report: Reporter, missing: list[Category] | None, plans: list[FilePlan]) -> None:
     """Print what a run would do: files to create, then a unified diff per changed file."""
     if missing is None:
-        _say(f"would create {MEMORY_DIR}/")
+        report.created(f"{MEMORY_DIR}/")
     for category in CATEGORIES if missing is None else missing:
-        _say(f"would create {MEMORY_DIR}/{category.file}")
+        report.created(f"{MEMORY_DIR}/{category.file}")
     for plan in plans:
         if plan.old == plan.new:
-            _say(f"{plan.shown} already up to date")
-        _say_links(plan, "already up to date" if plan.old == plan.new else "would be updated")
+            report.say(f"{plan.shown} already up to date", plan.shown)
+        _say_links(
+            report, plan, "already up to date" if plan.old == plan.new else "would be updated"
+        )
     for plan in plans:
         if plan.old != plan.new:
-            sys.stdout.write(_diff(plan))
+            report.diff(_diff(plan), plan.shown, _change(plan))
 
 
 def _diff(plan: FilePlan) -> str:
@@ -254,25 +259,31 @@ def _diff(plan: FilePlan) -> str:
     return "".join(parts)
 
 
-def _carry_out(workspace: str, missing: list[Category] | None, plans: list[FilePlan]) -> list[str]:
+def _carry_out(
+    report: Reporter, workspace: str, missing: list[Category] | None, plans: list[FilePlan]
+) -> list[str]:
     """Create the memory files and write the instruction files; return the errors."""
     errors: list[str] = []
     try:
-        _create_memory_files(workspace, missing)
+        _create_memory_files(report, workspace, missing)
     except OSError as exc:
         directory = os.path.join(workspace, MEMORY_DIR)
         errors.append(storage.storage_error("create files in", directory, exc).message)
     for plan in plans:
         try:
-            _say(_write_plan(plan))
+            report.say(_write_plan(plan), plan.shown, _change(plan))
         except (OSError, MemdError, storage.ChangedOnDisk) as exc:
             errors.append(_write_error(plan, exc))
         else:
-            _say_links(plan, "already up to date" if plan.old == plan.new else "updated")
+            _say_links(report, plan, "already up to date" if plan.old == plan.new else "updated")
     return errors
 
 
-def _create_memory_files(workspace: str, missing: list[Category] | None) -> None:
+def _change(plan: FilePlan) -> Change:
+    return "none" if plan.old == plan.new else "create" if plan.old is None else "update"
+
+
+def _create_memory_files(report: Reporter, workspace: str, missing: list[Category] | None) -> None:
     """Create `.memory/` if `missing` is None, and each missing category file with its header."""
     directory = os.path.join(workspace, MEMORY_DIR)
     if missing is None:
@@ -282,16 +293,16 @@ def _create_memory_files(workspace: str, missing: list[Category] | None) -> None
             pass  # made meanwhile: the O_NOFOLLOW open below refuses it if it is a symlink
         else:
             _fsync_dir(workspace)
-            _say(f"created {MEMORY_DIR}/")
+            report.created(f"{MEMORY_DIR}/")
     if missing == []:
-        _say(f"{MEMORY_DIR}/ already has all {len(CATEGORIES)} category files")
+        report.say(f"{MEMORY_DIR}/ already has all {len(CATEGORIES)} category files")
         return
     dir_fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
     try:
         for category in CATEGORIES if missing is None else missing:
             header = mdformat.render(mdformat.new_document(category))
             if _create_exclusive(dir_fd, category.file, header):
-                _say(f"created {MEMORY_DIR}/{category.file}")
+                report.created(f"{MEMORY_DIR}/{category.file}")
         os.fsync(dir_fd)
     finally:
         os.close(dir_fd)
@@ -392,18 +403,8 @@ def _lines(text: str) -> list[str]:
     return [line.text + line.eol for line in mdformat.parse(text).lines]
 
 
-def _say_links(plan: FilePlan, done: str) -> None:
+def _say_links(report: Reporter, plan: FilePlan, done: str) -> None:
     """Report the symlinks updated through `plan`'s file: `done` says how it went."""
     for link in plan.links:
-        _say(f"{link} is a link to {plan.shown}; {done} through it")
-
-
-def _say(line: str) -> None:
-    sys.stdout.write(line + "\n")
-
-
-def _fail(errors: list[str]) -> int:
-    sys.stdout.flush()
-    for error in errors:
-        sys.stderr.write(f"memd: {error}\n")
-    return EXIT_ERROR
+        line = f"{link} is a link to {plan.shown}; {done} through it"
+        report.say(line, link, "none" if plan.old == plan.new else "update", plan.shown)

@@ -1,19 +1,24 @@
-"""The `memd` command line's grammar: `VERBS` names each verb, its help line, the options it
-shares with the others and the small builder that adds its own arguments.
+"""The `memd` command line's grammar: `VERBS` names each verb, its help line, the shared options
+it takes (`SHARED`) and the small builder that adds its own arguments (`memd.cli.usage` reads
+a command line with it, and words its usage errors).
 
-Rule: the table's order is the order of `memd --help`; a builder only adds arguments (and the
-verb's long description), it never runs anything.
+Rules:
+- The table's order is the order of `memd --help`; a builder only adds arguments (and the
+  verb's long description), it never runs anything.
+- A shared option may come before the verb (`memd --socket PATH query x`) or after it; a verb
+  that does not take it refuses it either way, as a usage error naming the option (exit 2).
 """
 
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable
-from typing import Any, Literal, NamedTuple
-
-import msgspec
+from collections.abc import Callable, Mapping
+from types import MappingProxyType
+from typing import Any, NamedTuple
 
 from memd import __version__
+from memd.cli.arg_types import bounded, positive_float, positive_int
+from memd.cli.usage import Check, MemdParser
 from memd.config import LOG_LEVELS
 from memd_client import default_socket_path, protocol as p
 from memd_client._framing import DEFAULT_MAX_FRAME
@@ -24,111 +29,102 @@ CATEGORY_FILTER_HELP = (
 TAG_HELP = "only entries with this #tag, given with or without the '#' (repeatable: all must match)"
 
 
+class Shared(NamedTuple):
+    """A shared option: its flags, where it lands, and its help."""
+
+    flags: tuple[str, ...]
+    dest: str
+    help: str
+    default: Any
+    store: bool | None = None  # what the flag stores (a switch); None: it takes a value
+
+
+SHARED: dict[str, Shared] = {
+    "--socket": Shared(("--socket",), "socket", "daemon socket path", None),
+    "--workspace": Shared(
+        ("--workspace", "-w"), "workspace", "project root (default: nearest .memory/.git)", None
+    ),
+    "--json": Shared(
+        ("--json",), "json", "print the result (or the error) as JSON", False, store=True
+    ),
+    "--no-autostart": Shared(
+        ("--no-autostart",),
+        "autostart",
+        "fail (exit 3) instead of starting a daemon when none is running",
+        True,
+        store=False,
+    ),
+}
+"""The options several verbs share, by their first flag (the README's table lists who takes
+which; a test holds it to this table)."""
+CLIENT = ("--socket", "--workspace", "--json", "--no-autostart")
+"""What every verb that asks the daemon takes."""
+
+
 class Verb(NamedTuple):
-    """One verb of the table: its help line, which shared options it takes (the client verbs'
-    `common` ones, serve's `socket` alone, or none) and its builder."""
+    """One verb of the table: its help line, the `SHARED` options it takes (`shared_help`
+    rewords one for this verb), its builder, its actions (a verb of verbs, such as
+    `service status`), the sentence a missing argument adds (what to give, e.g. how) and the
+    check of what argparse cannot require (`memd.cli.usage.Check`)."""
 
     help: str
-    shares: Literal["common", "socket", "none"]
+    takes: tuple[str, ...] = ()
     build: Callable[[argparse.ArgumentParser], None] | None = None
+    actions: Mapping[str, Verb] | None = None
+    missing: str | None = None
+    shared_help: Mapping[str, str] = MappingProxyType({})
+    check: Check | None = None
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser() -> MemdParser:
     """Return the argument parser for every verb."""
-    common = argparse.ArgumentParser(add_help=False)
-    _add_common(common, suppress=True)
-    socket_only = argparse.ArgumentParser(add_help=False)
-    socket_only.add_argument("--socket", default=argparse.SUPPRESS, help="socket path to serve on")
-    parents = {"common": [common], "socket": [socket_only], "none": []}
-    parser = argparse.ArgumentParser(
+    parser = MemdParser(
         prog="memd", description="memd: one shared memory daemon for AI coding agents."
     )
     parser.add_argument("--version", action="version", version=f"memd {__version__}")
-    _add_common(parser, suppress=False)
-    verbs = parser.add_subparsers(dest="verb", metavar="VERB")
-    for name, verb in VERBS.items():
-        sub = verbs.add_parser(name, parents=parents[verb.shares], help=verb.help)
-        if verb.build is not None:
-            verb.build(sub)
+    _add_shared(parser, tuple(SHARED), {}, before_verb=True)
+    _add_verbs(parser, VERBS, "verb", "VERB")
     return parser
 
 
-def _add_common(parser: argparse.ArgumentParser, *, suppress: bool) -> None:
-    default: Any = argparse.SUPPRESS if suppress else None
-    parser.add_argument("--socket", default=default, help="daemon socket path")
-    parser.add_argument(
-        "--workspace", "-w", default=default, help="project root (default: nearest .memory/.git)"
-    )
-    parser.add_argument(
-        "--json",
-        action="store_true",
-        default=argparse.SUPPRESS if suppress else False,
-        help="print the result (or the error) as JSON",
-    )
-    parser.add_argument(
-        "--no-autostart",
-        dest="autostart",
-        action="store_false",
-        default=argparse.SUPPRESS if suppress else True,
-        help="fail (exit 3) instead of starting a daemon when none is running",
-    )
+def _add_verbs(
+    parser: argparse.ArgumentParser,
+    table: Mapping[str, Verb],
+    dest: str,
+    metavar: str,
+    *,
+    required: bool = False,
+) -> None:
+    verbs = parser.add_subparsers(dest=dest, metavar=metavar, required=required)
+    for name, verb in table.items():
+        sub = verbs.add_parser(name, help=verb.help, missing=verb.missing, check=verb.check)
+        _add_shared(sub, verb.takes, verb.shared_help, before_verb=False)
+        if verb.build is not None:
+            verb.build(sub)
+        if verb.actions is not None:  # `memd service` alone names the actions
+            _add_verbs(sub, verb.actions, "action", "ACTION", required=True)
 
 
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
-    return value
-
-
-def _positive_float(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
-    if not value > 0 or value == float("inf"):
-        raise argparse.ArgumentTypeError(f"must be a positive number of seconds, got {text}")
-    return value
-
-
-def _wire_bounds(params: type, field: str) -> tuple[float | None, float | None]:
-    """The `ge`/`le` bounds of `params.field`'s msgspec `Meta`: the wire type is the one source."""
-    struct = msgspec.inspect.type_info(params)
-    assert isinstance(struct, msgspec.inspect.StructType)
-    for info in struct.fields:
-        if info.name == field:
-            kinds = info.type.types if isinstance(info.type, msgspec.inspect.UnionType) else ()
-            number = next((t for t in kinds if not isinstance(t, msgspec.inspect.NoneType)), None)
-            bounded = number or info.type
-            return getattr(bounded, "ge", None), getattr(bounded, "le", None)
-    raise LookupError(f"{params.__name__} has no field {field}")
-
-
-def _bounded(params: type, field: str, kind: type[int] | type[float]) -> Callable[[str], Any]:
-    """An argparse `type` that accepts the numbers the wire type `params.field` accepts, and
-    says the range in words otherwise (argparse turns that into a usage error, exit 2)."""
-    low, high = _wire_bounds(params, field)
-    noun = "a whole number" if kind is int else "a number"
-    span = f"{noun} from {low:g} to {high:g}" if low is not None and high is not None else noun
-
-    def convert(text: str) -> int | float:
-        try:
-            value = kind(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"expected {span}, got {text!r}") from None
-        if (
-            value != value
-            or (low is not None and value < low)
-            or (high is not None and value > high)
-        ):
-            raise argparse.ArgumentTypeError(f"must be {span}, got {text}")
-        return value
-
-    convert.__name__ = noun  # argparse's fallback message names the type's __name__
-    return convert
+def _add_shared(
+    parser: argparse.ArgumentParser,
+    takes: tuple[str, ...],
+    rewording: Mapping[str, str],
+    *,
+    before_verb: bool,
+) -> None:
+    """Add the shared options `takes`. Before the verb they carry the defaults; after it they
+    are suppressed unless given, so a value given before the verb stands."""
+    for name in takes:
+        option = SHARED[name]
+        default = option.default if before_verb else argparse.SUPPRESS
+        text = rewording.get(name, option.help)
+        if option.store is None:
+            parser.add_argument(*option.flags, dest=option.dest, default=default, help=text)
+        else:
+            action = "store_true" if option.store else "store_false"
+            parser.add_argument(
+                *option.flags, dest=option.dest, action=action, default=default, help=text
+            )
 
 
 def _serve(serve: argparse.ArgumentParser) -> None:
@@ -144,7 +140,7 @@ def _serve(serve: argparse.ArgumentParser) -> None:
     )
     serve.add_argument(
         "--ready-timeout",
-        type=_positive_float,
+        type=positive_float,
         default=10.0,
         metavar="SECONDS",
         help="with --background: how long to wait for the daemon to serve before stopping it "
@@ -163,18 +159,18 @@ def _serve(serve: argparse.ArgumentParser) -> None:
     )
     serve.add_argument(
         "--max-frame-bytes",
-        type=_positive_int,
+        type=positive_int,
         help=f"largest request accepted (default {DEFAULT_MAX_FRAME})",
     )
     serve.add_argument(
         "--lock-timeout",
-        type=_positive_float,
+        type=positive_float,
         metavar="SECONDS",
         help="how long a write waits for another tool's .memory/.lock (default 10)",
     )
     serve.add_argument(
         "--idle-exit",
-        type=_positive_float,
+        type=positive_float,
         metavar="SECONDS",
         help="socket-activated only: exit after this long with no clients",
     )
@@ -195,7 +191,7 @@ def _store(store: argparse.ArgumentParser) -> None:
     )
     store.add_argument("--slug", "-s", help="kebab-case id; an existing slug is updated")
     store.add_argument("--dry-run", action="store_true", help="report, write nothing")
-    store.add_argument("content", nargs="+", help="the memory: one sentence")
+    store.add_argument("content", nargs="+", metavar="TEXT", help="the memory: one sentence")
 
 
 def _query(query: argparse.ArgumentParser) -> None:
@@ -203,13 +199,13 @@ def _query(query: argparse.ArgumentParser) -> None:
     query.add_argument(
         "--limit",
         "-n",
-        type=_bounded(p.QueryParams, "limit", int),
+        type=bounded(p.QueryParams, "limit", int),
         default=p.DEFAULT_QUERY_LIMIT,
         help=f"most results to show, up to {p.MAX_QUERY_LIMIT} (default {p.DEFAULT_QUERY_LIMIT})",
     )
     query.add_argument(
         "--min-score",
-        type=_bounded(p.QueryParams, "min_score", float),
+        type=bounded(p.QueryParams, "min_score", float),
         metavar="SCORE",
         help="only results scoring at least this much; scores run from 0 to 1",
     )
@@ -231,7 +227,19 @@ def _get(get: argparse.ArgumentParser) -> None:
     get.add_argument("--file", help="category file name, with --lines")
     get.add_argument("--lines", help="line range 'a-b', with --file")
     get.add_argument(
-        "slug", nargs="?", help="the entry's kebab-case id (or use --file and --lines)"
+        "slug",
+        nargs="?",
+        metavar="SLUG",
+        help="the entry's kebab-case id (or use --file and --lines)",
+    )
+
+
+def _get_needs(args: argparse.Namespace) -> str | None:
+    if args.slug is not None or (args.file is not None and args.lines is not None):
+        return None
+    return (
+        "SLUG, or --file and --lines; e.g. `memd get use-helm` or "
+        "`memd get --file decisions.md --lines 3-9` (`memd list` shows both)"
     )
 
 
@@ -239,14 +247,14 @@ def _delete(delete: argparse.ArgumentParser) -> None:
     delete.add_argument(
         "--category", "-c", required=True, help="the entry's category, e.g. Quirk or Decision"
     )
-    delete.add_argument("slug", help="the entry's kebab-case id")
+    delete.add_argument("slug", metavar="SLUG", help="the entry's kebab-case id")
 
 
 def _context(context: argparse.ArgumentParser) -> None:
     context.add_argument("--file", help="a file the prompt is about (its path words count)")
     context.add_argument(
         "--budget",
-        type=_bounded(p.ContextParams, "budget_tokens", int),
+        type=bounded(p.ContextParams, "budget_tokens", int),
         default=p.DEFAULT_CONTEXT_BUDGET,
         metavar="TOKENS",
         help=f"largest block, in estimated tokens (default {p.DEFAULT_CONTEXT_BUDGET})",
@@ -265,12 +273,6 @@ def _extract(extract: argparse.ArgumentParser) -> None:
 
 
 def _init(init: argparse.ArgumentParser) -> None:
-    init.add_argument(
-        "--workspace",
-        "-w",
-        default=argparse.SUPPRESS,
-        help="project root (default: nearest .memory/.git)",
-    )
     init.add_argument("--agents", action="store_true", help="update AGENTS.md")
     init.add_argument("--claude", action="store_true", help="update CLAUDE.md")
     init.add_argument(
@@ -282,15 +284,6 @@ def _init(init: argparse.ArgumentParser) -> None:
     init.add_argument("--dry-run", action="store_true", help="show the changes as a diff")
 
 
-def _mcp(mcp: argparse.ArgumentParser) -> None:
-    mcp.add_argument("--socket", help="daemon socket path")
-    mcp.add_argument(
-        "--workspace",
-        "-w",
-        help="project root (default: the MCP client's first root, else the current directory)",
-    )
-
-
 def _service(service: argparse.ArgumentParser) -> None:
     service.description = (
         "install: write the systemd units (Linux) or launchd agent (macOS) for this memd and "
@@ -298,47 +291,87 @@ def _service(service: argparse.ArgumentParser) -> None:
         "uninstall: stop and remove them. status: show the files, the service manager's "
         "view and whether a daemon answers (exit 0 if installed and listening, else 3)."
     )
-    service.add_argument(
-        "action",
-        choices=("install", "uninstall", "status"),
-        help="install, uninstall or status (see above)",
-    )
-    service.add_argument(
+
+
+def _dry_run(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
         "--dry-run", action="store_true", help="print what would be written and run; change nothing"
     )
-    service.add_argument(
+
+
+def _service_install(install: argparse.ArgumentParser) -> None:
+    _dry_run(install)
+    install.add_argument(
         "--idle-exit",
-        type=_positive_float,
+        type=positive_float,
         metavar="SECONDS",
-        help="install: let the daemon exit after this long with no clients (restarted on demand)",
+        help="let the daemon exit after this long with no clients (restarted on demand)",
     )
+
+
+SERVICE_ACTIONS: dict[str, Verb] = {
+    "install": Verb("install memd as a user service and start listening", (), _service_install),
+    "uninstall": Verb("stop and remove memd's user service", (), _dry_run),
+    "status": Verb(
+        "show the files, the service manager's view and whether a daemon answers", ("--json",)
+    ),
+}
+"""`memd service`'s actions."""
 
 
 VERBS: dict[str, Verb] = {
-    "serve": Verb("run the daemon (in the foreground by default)", "socket", _serve),
-    "store": Verb("store one memory", "common", _store),
-    "query": Verb("search memories", "common", _query),
-    "cleanup": Verb("merge, prune and slug", "common", _cleanup),
-    "list": Verb("list entries", "common", _list),
-    "get": Verb("show entries by slug or lines", "common", _get),
-    "delete": Verb("delete an entry (archived)", "common", _delete),
-    "stats": Verb("entry counts per category", "common"),
-    "status": Verb("is the daemon up, and what it serves", "common"),
-    "watch": Verb("print each change to the workspace's memory as it happens", "common"),
+    "serve": Verb(
+        "run the daemon (in the foreground by default)",
+        ("--socket",),
+        _serve,
+        shared_help={"--socket": "socket path to serve on"},
+    ),
+    "store": Verb(
+        "store one memory",
+        CLIENT,
+        _store,
+        missing='give the memory, e.g. `memd store -c Decision "Deploy with Helm."`',
+    ),
+    "query": Verb("search memories", CLIENT, _query),
+    "cleanup": Verb("merge, prune and slug", CLIENT, _cleanup),
+    "list": Verb("list entries", CLIENT, _list),
+    "get": Verb("show entries by slug or lines", CLIENT, _get, check=_get_needs),
+    "delete": Verb(
+        "delete an entry (archived)",
+        CLIENT,
+        _delete,
+        missing="give the entry's category and slug, e.g. `memd delete -c Decision use-helm` "
+        "(`memd list` shows both)",
+    ),
+    "stats": Verb("entry counts per category", CLIENT),
+    "status": Verb("is the daemon up, and what it serves", CLIENT),
+    "watch": Verb("print each change to the workspace's memory as it happens", CLIENT),
     "context": Verb(
         "print a memory block for a prompt (Security and Instruction, then what is relevant)",
-        "common",
+        CLIENT,
         _context,
     ),
     "extract": Verb(
-        "find memories (preferences, corrections, constraints) in a message", "common", _extract
+        "find memories (preferences, corrections, constraints) in a message", CLIENT, _extract
     ),
     "init": Verb(
-        "create .memory/ files and a memd block in agent instruction files", "none", _init
+        "create .memory/ files and a memd block in agent instruction files",
+        ("--workspace", "--json"),
+        _init,
     ),
-    "mcp": Verb("serve memd's tools to an agent over MCP (stdio)", "none", _mcp),
+    "mcp": Verb(
+        "serve memd's tools to an agent over MCP (stdio)",
+        ("--socket", "--workspace"),
+        shared_help={
+            "--workspace": "project root (default: the MCP client's first root, else the "
+            "current directory)"
+        },
+    ),
     "service": Verb(
-        "install, remove or inspect memd as a systemd or launchd user service", "none", _service
+        "install, remove or inspect memd as a systemd or launchd user service",
+        build=_service,
+        actions=SERVICE_ACTIONS,
+        missing="choose one, e.g. `memd service status`",
     ),
 }
 """Every verb, in the order `memd --help` lists them (as h11 dispatches by its READERS table)."""

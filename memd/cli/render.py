@@ -1,8 +1,11 @@
 """How the CLI shows each verb's result: one `render_*` function per result type, returning the
-text to print (escapes are neutralised by the caller, `memd.cli.verbs`).
+text to print on stdout (escapes are neutralised by the caller, `memd.cli.verbs`).
 
-Rule: formatting only: no I/O and no client calls (a watch line's time of day is the one clock
-read).
+Rules:
+- Formatting only: no I/O and no client calls (a watch line's time of day is the one clock
+  read).
+- A result's text holds the result alone; what went wrong beside it (a file left out, a
+  candidate not stored) is worded here too (`unreadable_lines`) but goes to stderr.
 """
 
 from __future__ import annotations
@@ -44,11 +47,7 @@ def unreadable_lines(problems: list[p.FileProblem], shown: str = "") -> list[str
 
 
 def render_query(result: p.QueryResult, text: str, tags: list[str] | None = None) -> str:
-    """Return query results as readable lines, then the files that could not be read."""
-    return "\n".join([_query_lines(result, text, tags), *unreadable_lines(result.unreadable)])
-
-
-def _query_lines(result: p.QueryResult, text: str, tags: list[str] | None) -> str:
+    """Return query results as readable lines (the files left out: `unreadable_lines`)."""
     if not result.results:
         tagged = f" tagged {tag_words(tags)}" if tags else ""
         if text.strip():
@@ -72,11 +71,7 @@ def tag_words(tags: list[str]) -> str:
 
 
 def render_entries(result: p.EntriesResult, tags: list[str] | None = None) -> str:
-    """Return entries grouped by file, then the files that could not be read."""
-    return "\n".join([_entry_lines(result, tags), *unreadable_lines(result.unreadable)])
-
-
-def _entry_lines(result: p.EntriesResult, tags: list[str] | None) -> str:
+    """Return entries grouped by file (the files left out: `unreadable_lines`)."""
     if not result.entries:
         return f"No entries tagged {tag_words(tags)}." if tags else "No entries."
     lines: list[str] = []
@@ -142,14 +137,14 @@ def render_stats(result: p.StatsResult, origin: str = "") -> str:
 
 
 def render_context(result: p.ContextResult) -> str:
-    """Return the block itself (nothing when no memory applies), then the files that could not
-    be read and the block does not name."""
-    block = result.markdown.rstrip("\n")
-    return "\n".join([block, *unreadable_lines(result.unreadable, block)]).strip("\n")
+    """Return the block itself (nothing when no memory applies; the files left out that it does
+    not name: `unreadable_lines`)."""
+    return result.markdown.rstrip("\n")
 
 
 def render_extract(result: p.ExtractResult) -> str:
-    """Return one line per candidate, with what storing it did."""
+    """Return one line per candidate, with what storing it did (why a store failed goes to
+    stderr, from `memd.cli.verbs`)."""
     if not result.candidates:
         return "No memories found in that message."
     lines = []
@@ -157,8 +152,6 @@ def render_extract(result: p.ExtractResult) -> str:
         lines.append(f"{candidate.category}: {candidate.content}  ({candidate.kind})")
         if candidate.stored is not None:
             lines.append(f"  {candidate.stored.message}")
-        if candidate.error is not None:
-            lines.append(f"  not stored: {candidate.error}")
     return "\n".join(lines)
 
 

@@ -1,9 +1,14 @@
 """The client verbs (store, query, cleanup, list, get, delete, stats, status, context,
-extract): one small function per verb calls the daemon and names its renderer (`VERBS`);
+extract): one small function per verb calls the daemon and says what came of it (`Outcome`);
 `run_client_verb` runs one and prints the result, as text or with --json.
 
-Rule: every message the user sees passes through `visible` (a memory file's terminal escapes are
-shown, never obeyed); `watch` and the prompt hook share this module's notes and error report.
+Rules:
+- Stdout carries results only. Every error, miss and warning goes to stderr as a `memd: `
+  sentence, with --json too: an error the daemon answered (or a slug `get` or `delete` did not
+  find, or a candidate `extract --store` could not store) exits 1; a file a read left out
+  (`unreadable`) is a warning beside a served result, and exits 0.
+- Every message the user sees passes through `visible` (a memory file's terminal escapes are
+  shown, never obeyed); `watch` and the prompt hook share this module's notes and error report.
 """
 
 from __future__ import annotations
@@ -11,7 +16,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple
 
 import msgspec
 
@@ -24,6 +29,7 @@ from memd.cli.render import (
     render_query,
     render_stats,
     render_status,
+    unreadable_lines,
 )
 from memd.cli.where import Chosen, choose, note, origin_phrase, reported
 from memd.core.format.controls import visible
@@ -49,17 +55,20 @@ def run_client_verb(args: argparse.Namespace) -> int:
     autostart = args.autostart and args.verb != "status"
     try:
         with Client(args.socket, workspace=args.chosen.path, autostart=autostart) as client:
-            result, render, ok = VERBS[args.verb](client, args)
+            outcome = VERBS[args.verb](client, args)
     except MemdError as exc:
         report_error(exc, as_json=args.json)
         return EXIT_UNREACHABLE if isinstance(exc, DaemonUnavailable) else EXIT_ERROR
-    if args.verb not in NAMED_IN_OUTPUT and (line := note(args.chosen, *reported(result))):
+    if args.verb not in NAMED_IN_OUTPUT and (line := note(args.chosen, *reported(outcome.result))):
         print(f"memd: {visible(line)}", file=sys.stderr)
     if args.json:
-        print(msgspec.json.format(msgspec.json.encode(result), indent=2).decode())
-    elif text := render(result):
+        print(msgspec.json.format(msgspec.json.encode(outcome.result), indent=2).decode())
+    elif text := outcome.render(outcome.result):
         print(visible(text))  # a memory file's terminal escapes are shown, never obeyed
-    return EXIT_OK if ok else EXIT_ERROR
+    sys.stdout.flush()  # the result first, then what went wrong beside it
+    for problem in outcome.problems:
+        print(f"memd: {visible(problem)}", file=sys.stderr)
+    return EXIT_ERROR if outcome.failed else EXIT_OK
 
 
 def report_error(exc: MemdError, *, as_json: bool) -> None:
@@ -71,14 +80,21 @@ def report_error(exc: MemdError, *, as_json: bool) -> None:
         print(msgspec.json.format(msgspec.json.encode(error), indent=2).decode())
 
 
-Outcome = tuple[Any, Callable[[Any], str], bool]
+class Outcome(NamedTuple):
+    """What a verb's call came to: the result (printed with --json), its text for stdout, the
+    sentences for stderr (misses, failures, warnings), and whether it failed (exit 1)."""
+
+    result: Any
+    render: Callable[[Any], str]
+    problems: list[str]
+    failed: bool = False
 
 
 def _store(client: Client, args: argparse.Namespace) -> Outcome:
     result = client.store(
         category=args.category, content=" ".join(args.content), slug=args.slug, dry_run=args.dry_run
     )
-    return result, lambda r: r.message, True
+    return Outcome(result, lambda r: r.message, [])
 
 
 def _query(client: Client, args: argparse.Namespace) -> Outcome:
@@ -86,47 +102,62 @@ def _query(client: Client, args: argparse.Namespace) -> Outcome:
     result = client.query(
         text, category=args.category, limit=args.limit, min_score=args.min_score, tags=args.tags
     )
-    return result, lambda r: render_query(r, text, args.tags), True
+    return Outcome(
+        result, lambda r: render_query(r, text, args.tags), unreadable_lines(result.unreadable)
+    )
 
 
 def _cleanup(client: Client, args: argparse.Namespace) -> Outcome:
-    return client.cleanup(apply=args.apply), render_cleanup, True
+    return Outcome(client.cleanup(apply=args.apply), render_cleanup, [])
 
 
 def _list(client: Client, args: argparse.Namespace) -> Outcome:
     result = client.list(category=args.category, tags=args.tags)
-    return result, lambda r: render_entries(r, args.tags), True
+    return Outcome(
+        result, lambda r: render_entries(r, args.tags), unreadable_lines(result.unreadable)
+    )
 
 
 def _get(client: Client, args: argparse.Namespace) -> Outcome:
     if args.slug is None:
-        return client.get(file=args.file, lines=args.lines), render_entries, True
-    return client.get(category=args.category, slug=args.slug), render_entries, True
+        result = client.get(file=args.file, lines=args.lines)
+    else:
+        result = client.get(category=args.category, slug=args.slug)
+    return Outcome(result, render_entries, unreadable_lines(result.unreadable))
 
 
 def _delete(client: Client, args: argparse.Namespace) -> Outcome:
     result = client.delete(category=args.category, slug=args.slug)
-    return result, lambda r: r.message, result.deleted
+    if result.deleted:
+        return Outcome(result, lambda r: r.message, [])
+    return Outcome(result, lambda r: "", [result.message], failed=True)
 
 
 def _stats(client: Client, args: argparse.Namespace) -> Outcome:
     chosen: Chosen = args.chosen
-    return client.stats(), lambda r: render_stats(r, origin_phrase(chosen)), True
+    return Outcome(client.stats(), lambda r: render_stats(r, origin_phrase(chosen)), [])
 
 
 def _status(client: Client, args: argparse.Namespace) -> Outcome:
     chosen: Chosen = args.chosen
-    return client.status(), lambda r: render_status(r, chosen.path, origin_phrase(chosen)), True
+    return Outcome(
+        client.status(), lambda r: render_status(r, chosen.path, origin_phrase(chosen)), []
+    )
 
 
 def _context(client: Client, args: argparse.Namespace) -> Outcome:
     result = client.context(" ".join(args.text), file=args.file, budget_tokens=args.budget)
-    return result, render_context, True
+    return Outcome(result, render_context, unreadable_lines(result.unreadable, result.markdown))
 
 
 def _extract(client: Client, args: argparse.Namespace) -> Outcome:
     result = client.extract(" ".join(args.text), store=args.store)
-    return result, render_extract, all(c.error is None for c in result.candidates)
+    problems = [
+        f'{c.category} "{c.content}" was not stored: {c.error}'
+        for c in result.candidates
+        if c.error is not None
+    ]
+    return Outcome(result, render_extract, problems, failed=bool(problems))
 
 
 NAMED_IN_OUTPUT = frozenset({"stats", "status"})

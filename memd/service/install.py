@@ -27,6 +27,8 @@ import os
 import shutil
 import sys
 
+import msgspec
+
 from memd.service import launchd, systemd, units
 from memd.service.run import EXIT_FAILURE, EXIT_NOT_RUNNING, EXIT_OK, EXIT_USAGE
 from memd.service.steps import execute
@@ -42,9 +44,6 @@ def run_service(args: argparse.Namespace) -> int:
     """Carry out `memd service {install,uninstall,status}` and return the exit code."""
     idle_exit: float | None = getattr(args, "idle_exit", None)
     dry_run = bool(getattr(args, "dry_run", False))
-    if idle_exit is not None and args.action != "install":
-        print("--idle-exit only applies to `memd service install`.", file=sys.stderr)
-        return EXIT_USAGE
     if idle_exit is not None and idle_exit < MIN_IDLE_EXIT:
         print(
             f"--idle-exit must be at least {MIN_IDLE_EXIT:g} s for a service: systemd stops "
@@ -57,7 +56,7 @@ def run_service(args: argparse.Namespace) -> int:
         return install(dry_run=dry_run, idle_exit=idle_exit)
     if args.action == "uninstall":
         return uninstall(dry_run=dry_run)
-    return status()
+    return status(as_json=bool(getattr(args, "json", False)))
 
 
 def install(
@@ -114,18 +113,45 @@ def uninstall(*, dry_run: bool = False, platform: str = sys.platform) -> int:
     return code
 
 
-def status(*, platform: str = sys.platform) -> int:
-    """Print what is installed, what the service manager says and whether a daemon answers.
+class DaemonInfo(msgspec.Struct):
+    """The daemon answering on the service's socket, in `memd service status --json`."""
+
+    pid: int
+    version: str
+    protocol_version: int
+    started_by_service: bool
+
+
+class ServiceStatus(msgspec.Struct):
+    """`memd service status --json`: the unit files (path: present), whether all are
+    installed, the service manager's view (one line per question asked), whether it holds the
+    socket, and the daemon answering on it (None: none, `daemon_error` may say why)."""
+
+    files: dict[str, bool]
+    installed: bool
+    manager: list[str]
+    listening: bool
+    socket: str
+    daemon: DaemonInfo | None
+    daemon_error: str | None = None
+
+
+def status(*, platform: str = sys.platform, as_json: bool = False) -> int:
+    """Print what is installed, what the service manager says and whether a daemon answers (as
+    lines, or with `as_json` one `ServiceStatus` object).
 
     Returns 0 when the service is installed and either a daemon answers on the default socket
     or the manager holds the socket (so one starts on demand), else 3.
     """
     if not _supported(platform):
         return EXIT_FAILURE
-    installed = _print_installed(platform)
-    listening = _print_manager_state(platform) if installed else False
-    answering = _print_daemon_state(platform)
-    return EXIT_OK if installed and (answering or listening) else EXIT_NOT_RUNNING
+    found = _status(platform)
+    if as_json:
+        print(msgspec.json.format(msgspec.json.encode(found), indent=2).decode())
+    else:
+        print("\n".join(_status_lines(found)))
+    running = found.daemon is not None or found.listening
+    return EXIT_OK if found.installed and running else EXIT_NOT_RUNNING
 
 
 def _supported(platform: str) -> bool:
@@ -198,44 +224,50 @@ def is_managed(pid: int, platform: str) -> bool:
     return systemd.is_managed(pid) if platform == "linux" else launchd.is_managed(pid)
 
 
-def _print_installed(platform: str) -> bool:
+def _status(platform: str) -> ServiceStatus:
     if platform == "linux":
         unit_dir = _paths.systemd_user_dir()
         names = (units.SYSTEMD_SOCKET_UNIT, units.SYSTEMD_SERVICE_UNIT)
         paths = [os.path.join(unit_dir, name) for name in names]
     else:
         paths = [_paths.launchd_plist_path()]
-    present = [path for path in paths if os.path.exists(path)]
-    for path in present:
-        print(f"installed: {path}")
-    missing = [path for path in paths if path not in present]
-    if missing:
-        print(f"not installed: {', '.join(missing)} (run `memd service install`)")
-    return not missing
-
-
-def _print_manager_state(platform: str) -> bool:
-    if platform == "linux":
-        return systemd.print_state()
-    return launchd.print_state()
-
-
-def _print_daemon_state(platform: str) -> bool:
+    files = {path: os.path.exists(path) for path in paths}
+    installed = all(files.values())
+    manager: list[str] = []
+    listening = False
+    if installed:
+        manager, listening = systemd.state() if platform == "linux" else launchd.state()
     path = _paths.service_socket_path(platform=platform)
+    daemon, error = _daemon_state(path, platform)
+    return ServiceStatus(files, installed, manager, listening, path, daemon, error)
+
+
+def _daemon_state(path: str, platform: str) -> tuple[DaemonInfo | None, str | None]:
     try:
         with Client(path, timeout=STATUS_TIMEOUT) as client:
             info = client.status()
     except DaemonUnavailable:
-        print(f"no daemon answering on {path}")
-        return False
+        return None, None
     except MemdError as exc:
-        print(f"no daemon answering on {path}: {exc}")
-        return False
-    started_by = (
-        "the service" if is_managed(info.pid, platform) else "hand or a client, not the service"
-    )
-    print(
-        f"memd {info.version} (protocol {info.protocol_version}) is answering on {path}, "
+        return None, exc.message
+    managed = is_managed(info.pid, platform)
+    return DaemonInfo(info.pid, info.version, info.protocol_version, managed), None
+
+
+def _status_lines(found: ServiceStatus) -> list[str]:
+    lines = [f"installed: {path}" for path, present in found.files.items() if present]
+    missing = [path for path, present in found.files.items() if not present]
+    if missing:
+        lines.append(f"not installed: {', '.join(missing)} (run `memd service install`)")
+    lines += found.manager
+    info = found.daemon
+    if info is None:
+        why = f": {found.daemon_error}" if found.daemon_error else ""
+        lines.append(f"no daemon answering on {found.socket}{why}")
+        return lines
+    started_by = "the service" if info.started_by_service else "hand or a client, not the service"
+    lines.append(
+        f"memd {info.version} (protocol {info.protocol_version}) is answering on {found.socket}, "
         f"pid {info.pid} (started by {started_by})"
     )
-    return True
+    return lines

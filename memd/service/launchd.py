@@ -65,20 +65,17 @@ def uninstall_plan() -> list[Step]:
     return [Command(bootout, required=False), RemoveFile(plist)]
 
 
-def print_state() -> bool:
-    """Print the agent's state; return whether launchd has it loaded."""
+def state() -> tuple[list[str], bool]:
+    """Return the agent's state (one line) and whether launchd has it loaded."""
     target = f"{user_domain()}/{units.LAUNCHD_LABEL}"
     result = run_command(["launchctl", "print", target])
     if result.returncode in (NOT_FOUND, NOT_RUNNABLE, TIMED_OUT):
-        print(f"launchctl unavailable: {result.output}")
-        return False
+        return [f"launchctl unavailable: {result.output}"], False
     if result.returncode != 0:
-        print(f"launchd: {target} is not loaded")
-        return False
+        return [f"launchd: {target} is not loaded"], False
     lines = [line.strip() for line in result.output.splitlines()]
     states = [line for line in lines if line.startswith("state =")]
-    print(f"launchd: {target} is loaded" + (f" ({states[0]})" if states else ""))
-    return True
+    return [f"launchd: {target} is loaded" + (f" ({states[0]})" if states else "")], True
 
 
 def is_managed(pid: int) -> bool:

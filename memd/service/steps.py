@@ -7,7 +7,7 @@ Rules:
   saying what to do next (exit code 1); nothing is undone.
 - Files are written with memd's own durable writer (`storage.write_atomic`): a temp file in
   the same directory, fsync, rename, fsync the directory; a new file is mode 0644.
-- Progress goes to stdout, errors to stderr.
+- Progress goes to stdout; errors, and optional steps that failed, to stderr.
 """
 
 from __future__ import annotations
@@ -162,7 +162,9 @@ def _perform_command(argv: Sequence[str], required: bool, hint: str) -> None:
     failure = f"`{shown}` failed (exit {result.returncode}): {result.output or 'no output'}"
     if required:
         raise StepFailed(f"{failure.rstrip('.')}. {hint}".strip())
-    print(f"ran: {shown} (failed, carrying on: {result.output or 'no output'})")
+    print(
+        f"Warning: `{shown}` failed, carrying on: {result.output or 'no output'}", file=sys.stderr
+    )
 
 
 def write_file(path: str, content: bytes) -> None:

@@ -69,24 +69,24 @@ def uninstall_plan() -> list[Step]:
     return plan
 
 
-def print_state() -> bool:
-    """Print the units' state; return whether `memd.socket` is active."""
+def state() -> tuple[list[str], bool]:
+    """Return the units' state, one line each, and whether `memd.socket` is active."""
     queries = [
         ("is-enabled", units.SYSTEMD_SOCKET_UNIT),
         ("is-active", units.SYSTEMD_SOCKET_UNIT),
         ("is-active", units.SYSTEMD_SERVICE_UNIT),
     ]
     socket_active = False
+    lines = []
     for verb, unit in queries:
         result = run_command(["systemctl", "--user", verb, unit])
         if _unavailable(result):
-            print(f"systemctl unavailable: {result.output or f'exit {result.returncode}'}")
-            return False
+            return [f"systemctl unavailable: {result.output or f'exit {result.returncode}'}"], False
         answer = result.output.splitlines()[-1] if result.output else f"exit {result.returncode}"
-        print(f"systemctl --user {verb} {unit}: {answer}")
+        lines.append(f"systemctl --user {verb} {unit}: {answer}")
         if verb == "is-active" and unit == units.SYSTEMD_SOCKET_UNIT:
             socket_active = result.returncode == 0
-    return socket_active
+    return lines, socket_active
 
 
 def _unavailable(result: CommandResult) -> bool:

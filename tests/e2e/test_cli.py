@@ -102,7 +102,14 @@ def test_usage_errors_exit_2(workspace: Path) -> None:
     assert memd("store", cwd=workspace).returncode == 2
     assert memd("frobnicate", cwd=workspace).returncode == 2
     assert memd(cwd=workspace).returncode == 2
-    assert memd("get", cwd=workspace).returncode == 2
+    get = memd("get", cwd=workspace)
+    assert get.returncode == 2
+    assert get.stderr.startswith("usage: memd get ")  # get's own usage, not memd's
+    assert "memd get: error: the following arguments are required: SLUG" in get.stderr
+    typo = memd("stroe", "x", cwd=workspace)
+    assert typo.returncode == 2
+    assert typo.stderr.rstrip().endswith("did you mean `memd store`?")
+    assert typo.stdout == get.stdout == ""
     bad_level = memd("serve", "--log-level", "nope", cwd=workspace)
     assert bad_level.returncode == 2
     assert "Traceback" not in bad_level.stderr

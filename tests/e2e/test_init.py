@@ -493,3 +493,57 @@ def test_without_workspace_in_a_bare_directory_it_names_the_directory_first(
         [sys.executable, "-m", "memd", "init"], cwd=bare, capture_output=True, text=True, timeout=60
     )
     assert again.returncode == 0 and again.stderr == ""  # found by its .memory/ now
+
+
+def test_json_reports_each_file_and_its_change(tmp_path: Path) -> None:
+    import json
+
+    (tmp_path / "AGENTS.md").write_text("# Agents\n")
+    (tmp_path / "CLAUDE.md").symlink_to("AGENTS.md")
+    dry = init(tmp_path, "--dry-run", "--json")
+    assert dry.returncode == 0, dry.stderr
+    plan = json.loads(dry.stdout)  # one object, no progress lines
+    assert (plan["workspace"], plan["dry_run"], plan["errors"]) == (str(tmp_path), True, [])
+    changes = {f["path"]: (f["change"], f["link_to"]) for f in plan["files"]}
+    assert changes == {
+        ".memory/": ("create", None),
+        **{f".memory/{c.file}": ("create", None) for c in CATEGORIES},
+        ".gitignore": ("create", None),
+        "AGENTS.md": ("update", None),
+        "CLAUDE.md": ("update", "AGENTS.md"),
+    }
+    assert "--- a/AGENTS.md\n+++ b/AGENTS.md\n" in plan["diff"]
+    assert not (tmp_path / ".memory").exists()
+
+    done = json.loads(init(tmp_path, "--json").stdout)
+    assert done["dry_run"] is False
+    assert {f["path"]: f["change"] for f in done["files"]} == {
+        path: change for path, (change, _) in changes.items()
+    }
+    assert done["diff"] == ""
+    again = json.loads(init(tmp_path, "--json").stdout)
+    assert {f["path"]: f["change"] for f in again["files"]} == {
+        ".gitignore": "none",
+        "AGENTS.md": "none",
+        "CLAUDE.md": "none",
+    }
+
+
+def test_json_errors_are_in_the_report_and_on_stderr(tmp_path: Path) -> None:
+    import json
+
+    result = init(tmp_path / "missing", "--json", cwd=tmp_path)
+    assert result.returncode == 1
+    report = json.loads(result.stdout)
+    assert len(report["errors"]) == 1 and "is not a directory" in report["errors"][0]
+    assert result.stderr == f"memd: {report['errors'][0]}\n"
+
+
+def test_init_refuses_the_options_it_does_not_take(tmp_path: Path) -> None:
+    for flag in ("--socket", "--no-autostart"):
+        given = [flag, "/tmp/x.sock"] if flag == "--socket" else [flag]
+        result = init(tmp_path, *given)
+        assert result.returncode == 2
+        assert result.stderr.startswith("usage: memd init ")
+        assert f"unrecognized arguments: {flag}" in result.stderr
+    assert not (tmp_path / ".memory").exists()

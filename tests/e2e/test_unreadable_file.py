@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from memd.cli.render import render_context, render_entries, render_query
+from memd.cli.render import render_context, render_entries, render_query, unreadable_lines
 from memd.mcp_bridge import text as mcp_text
 from memd_client import Client, FileFormatError, protocol as p
 from tests.conftest import DaemonProcess
@@ -50,11 +50,18 @@ def test_unscoped_reads_serve_readable_files_and_name_the_unreadable_one(
         with pytest.raises(Exception, match=r"decisions\.md"):
             client.get(slug="bad")
 
-    # The CLI and MCP texts carry one line naming the file.
+    # The MCP texts carry one line naming the file; the CLI prints its results on stdout and
+    # that line on stderr.
+    for result, text in (
+        (found, render_query(found, "clock")),
+        (listed, render_entries(listed)),
+        (block, render_context(block)),
+    ):
+        assert "flaky-clock" in text and "cannot be read" not in text, text
+        assert unreadable_lines(result.unreadable) == [
+            f"decisions.md cannot be read, so it was left out: {result.unreadable[0].message}"
+        ]
     for shown in (
-        render_query(found, "clock"),
-        render_entries(listed),
-        render_context(block),
         mcp_text.render_query(found, "clock"),
         mcp_text.render_entries(listed.entries, listed.unreadable),
         mcp_text.render_context(block),
@@ -70,16 +77,17 @@ def test_old_results_without_the_field_still_decode() -> None:
     assert msgspec.json.decode(old, type=p.QueryResult).unreadable == []
 
 
-def test_the_cli_lists_the_readable_files_and_names_the_unreadable_one(
+def test_the_cli_lists_the_readable_files_and_names_the_unreadable_one_on_stderr(
     daemon: DaemonProcess, workspace: Path
 ) -> None:
     from tests.e2e.test_cli import memd
 
     _plant(workspace)
     listed = memd("list", cwd=workspace, socket=daemon.socket_path)
-    assert listed.returncode == 0, listed.stderr
+    assert listed.returncode == 0, listed.stderr  # a warning beside a served result
     assert "[flaky-clock]" in listed.stdout
-    assert "decisions.md cannot be read, so it was left out:" in listed.stdout
+    assert "cannot be read" not in listed.stdout  # stdout is for results only
+    assert listed.stderr.startswith("memd: decisions.md cannot be read, so it was left out:")
     scoped = memd("list", "--category", "Decision", cwd=workspace, socket=daemon.socket_path)
     assert scoped.returncode == 1
     assert "UTF-8" in scoped.stderr

@@ -7,6 +7,7 @@ append their arguments to a log, so the tests see which commands ran, in which o
 
 from __future__ import annotations
 
+import json
 import os
 import plistlib
 import shlex
@@ -18,7 +19,9 @@ from pathlib import Path
 
 import pytest
 
+import memd
 from memd.service import install as service, units
+from memd_client import PROTOCOL_VERSION
 from tests.conftest import start_daemon
 
 MEMD = str(Path(sys.executable).parent / "memd")  # beside the interpreter, symlinks kept
@@ -207,6 +210,43 @@ def test_status_exit_codes(sandbox: Sandbox) -> None:
     assert "systemctl unavailable: Failed to connect to bus" in no_bus.stdout
 
 
+def test_status_json_is_one_object_with_the_same_facts(sandbox: Sandbox) -> None:
+    sandbox.fake("systemctl")
+    before = sandbox.memd("status", "--json")
+    assert before.returncode == 3, before.stderr
+    found = json.loads(before.stdout)
+    units_there = {str(sandbox.unit_dir / name): False for name in ("memd.socket", "memd.service")}
+    assert found == {
+        "files": units_there,
+        "installed": False,
+        "manager": [],
+        "listening": False,
+        "socket": str(sandbox.socket_path),
+        "daemon": None,
+        "daemon_error": None,
+    }
+
+    assert sandbox.memd("install").returncode == 0
+    after = sandbox.memd("status", "--json")
+    assert after.returncode == 0, after.stdout + after.stderr
+    found = json.loads(after.stdout)
+    assert found["files"] == dict.fromkeys(units_there, True)
+    assert (found["installed"], found["listening"], found["daemon"]) == (True, True, None)
+    assert "systemctl --user is-active memd.socket: active" in found["manager"]
+
+
+def test_only_status_takes_json(sandbox: Sandbox) -> None:
+    for action in ("install", "uninstall"):
+        result = sandbox.memd(action, "--json")
+        assert result.returncode == 2
+        assert result.stderr.startswith(f"usage: memd service {action} ")
+        assert f"unrecognized arguments: --json (`memd service {action}` does not take" in (
+            result.stderr
+        )
+    assert sandbox.calls() == []
+    assert not sandbox.unit_dir.exists()
+
+
 @pytest.mark.e2e
 def test_status_counts_a_daemon_that_answers(sandbox: Sandbox, short_tmp: Path) -> None:
     sandbox.fake("systemctl")
@@ -218,6 +258,14 @@ def test_status_counts_a_daemon_that_answers(sandbox: Sandbox, short_tmp: Path) 
         assert result.returncode == 0, result.stdout + result.stderr
         answering = f"is answering on {sandbox.socket_path}, pid {daemon.process.pid}"
         assert f"{answering} (started by hand or a client, not the service)\n" in result.stdout
+        as_json = sandbox.memd("status", "--json")
+        assert as_json.returncode == 0, as_json.stderr
+        assert json.loads(as_json.stdout)["daemon"] == {
+            "pid": daemon.process.pid,
+            "version": memd.__version__,
+            "protocol_version": PROTOCOL_VERSION,
+            "started_by_service": False,
+        }
     finally:
         assert daemon.stop() == 0, daemon.stderr()
 
@@ -308,7 +356,9 @@ def test_uninstall_when_nothing_is_installed(sandbox: Sandbox) -> None:
 def test_idle_exit_only_applies_to_install(sandbox: Sandbox) -> None:
     result = sandbox.memd("status", "--idle-exit", "60")
     assert result.returncode == 2
-    assert "--idle-exit only applies to `memd service install`" in result.stderr
+    assert result.stderr.startswith("usage: memd service status ")
+    assert "memd service status: error: unrecognized arguments: --idle-exit 60 (" in result.stderr
+    assert "`memd service install` do" in result.stderr
 
 
 # ---------------------------------------------------------------------------- launchd (macOS)
