@@ -12,13 +12,7 @@ from __future__ import annotations
 
 import datetime
 
-from memd.core.format.render import (
-    EntryRef,
-    entry_text,
-    merge_actions,
-    prune_action,
-    slug_action,
-)
+from memd.core.format.render import cleanup_actions, entry_text
 from memd_client import protocol as p
 
 
@@ -99,25 +93,6 @@ def render_cleanup(result: p.CleanupResult) -> str:
         text = entry_text(entry.category, entry.slug, entry.content)
         lines.append(f"  unused {entry.file}:{entry.line} {text}")
     return "\n".join(lines)
-
-
-def cleanup_actions(result: p.CleanupResult) -> list[tuple[str, str]]:
-    """Return (verb, what and why) for every action of a cleanup plan, in reading order: each
-    merge (keep, then fold), then prunes, then slugs."""
-    actions: list[tuple[str, str]] = []
-    for merge in result.merged:
-        removed = [_ref(entry) for entry in merge.removed]
-        actions += merge_actions(merge.file, _ref(merge.kept), removed, merge.why, merge.slug)
-    for prune in result.pruned:
-        why = prune.why or f"over the limit; it scores {prune.score}"  # a daemon before `why`
-        actions.append(prune_action(prune.file, _ref(prune.entry), why))
-    for slugged in result.slugged:
-        actions.append(slug_action(slugged.file, _ref(slugged.entry), slugged.slug))
-    return actions
-
-
-def _ref(entry: p.EntryInfo) -> EntryRef:
-    return (entry.line, entry.slug, entry.content)
 
 
 def render_stats(result: p.StatsResult, origin: str = "") -> str:

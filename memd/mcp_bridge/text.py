@@ -28,13 +28,7 @@ import msgspec
 
 from memd.core.format.categories import CATEGORIES
 from memd.core.format.controls import visible
-from memd.core.format.render import (
-    EntryRef,
-    entry_label,
-    merge_actions,
-    prune_action,
-    slug_action,
-)
+from memd.core.format.render import cleanup_actions, entry_label
 from memd.mcp_bridge.printable import printable
 from memd_client import protocol as p
 
@@ -186,7 +180,7 @@ def render_cleanup(result: p.CleanupResult) -> str:
     """The daemon's summary, one line per action (as in the CLI: each entry named by file, line,
     slug and a short quote; a merge's kept entry first), how to apply it, then unused entries."""
     lines = [result.message]
-    lines += [f"- {verb} {text}" for verb, text in _cleanup_actions(result)]
+    lines += [f"- {verb} {text}" for verb, text in cleanup_actions(result)]
     if not result.applied and (result.merged or result.pruned or result.slugged):
         lines.append("Call cleanupMemory with apply: true to carry it out.")
     for entry in result.unused:
@@ -195,25 +189,6 @@ def render_cleanup(result: p.CleanupResult) -> str:
             f"({entry.file}:{entry.line}); ask the user whether it still holds"
         )
     return "\n".join(lines)
-
-
-def _cleanup_actions(result: p.CleanupResult) -> list[tuple[str, str]]:
-    """(verb, what and why) for every action of the plan: merges (keep, then fold), prunes,
-    slugs."""
-    actions: list[tuple[str, str]] = []
-    for merge in result.merged:
-        removed = [_ref(entry) for entry in merge.removed]
-        actions += merge_actions(merge.file, _ref(merge.kept), removed, merge.why, merge.slug)
-    for prune in result.pruned:
-        why = prune.why or f"over the limit; it scores {prune.score}"  # a daemon before `why`
-        actions.append(prune_action(prune.file, _ref(prune.entry), why))
-    for slugged in result.slugged:
-        actions.append(slug_action(slugged.file, _ref(slugged.entry), slugged.slug))
-    return actions
-
-
-def _ref(entry: p.EntryInfo) -> EntryRef:
-    return (entry.line, entry.slug, entry.content)
 
 
 def render_context(result: p.ContextResult) -> str:

@@ -125,25 +125,17 @@ def test_the_installed_memd_serves_stores_and_queries_outside_the_checkout(
     daemon = start_daemon(short_tmp, memd=[memd], env=env)
     try:
         common = ["--socket", str(daemon.socket_path), "--workspace", str(workspace)]
-        stored = subprocess.run(
-            [memd, "store", *common, "-c", "Decision", "Deploy with Helm, never by hand."],
-            capture_output=True,
-            text=True,
-            env=env,
-            cwd=short_tmp,
-            timeout=TIMEOUT,
-        )
-        assert stored.returncode == 0, stored.stderr
+
+        def run(verb: str, *args: str) -> subprocess.CompletedProcess[str]:
+            command = [memd, verb, *common, *args]
+            done = subprocess.run(
+                command, capture_output=True, text=True, env=env, cwd=short_tmp, timeout=TIMEOUT
+            )
+            assert done.returncode == 0, done.stderr
+            return done
+
+        run("store", "-c", "Decision", "Deploy with Helm, never by hand.")
         assert "Deploy with Helm" in (workspace / ".memory" / "decisions.md").read_text()
-        found = subprocess.run(
-            [memd, "query", *common, "helm"],
-            capture_output=True,
-            text=True,
-            env=env,
-            cwd=short_tmp,
-            timeout=TIMEOUT,
-        )
-        assert found.returncode == 0, found.stderr
-        assert "Deploy with Helm" in found.stdout
+        assert "Deploy with Helm" in run("query", "helm").stdout
     finally:
         assert daemon.stop() == 0, daemon.stderr()

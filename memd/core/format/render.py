@@ -4,9 +4,90 @@ for the CLI, the MCP tools and the prompt block."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Protocol
 
 EntryRef = tuple[int, str | None, str]
 """An entry as a cleanup plan names it: (line, slug, content)."""
+
+
+class PlannedEntry(Protocol):
+    """An entry of a cleanup plan as the wire carries it (`memd_client.protocol.EntryInfo`)."""
+
+    @property
+    def line(self) -> int: ...
+    @property
+    def slug(self) -> str | None: ...
+    @property
+    def content(self) -> str: ...
+
+
+class PlannedMerge(Protocol):
+    """A merge of a cleanup plan (`MergeInfo`)."""
+
+    @property
+    def file(self) -> str: ...
+    @property
+    def kept(self) -> PlannedEntry: ...
+    @property
+    def removed(self) -> Sequence[PlannedEntry]: ...
+    @property
+    def why(self) -> Sequence[str]: ...
+    @property
+    def slug(self) -> str: ...
+
+
+class PlannedPrune(Protocol):
+    """A prune of a cleanup plan (`PruneInfo`)."""
+
+    @property
+    def file(self) -> str: ...
+    @property
+    def entry(self) -> PlannedEntry: ...
+    @property
+    def score(self) -> int: ...
+    @property
+    def why(self) -> str: ...
+
+
+class PlannedSlug(Protocol):
+    """A slug given by a cleanup plan (`SlugInfo`)."""
+
+    @property
+    def file(self) -> str: ...
+    @property
+    def entry(self) -> PlannedEntry: ...
+    @property
+    def slug(self) -> str: ...
+
+
+class CleanupPlan(Protocol):
+    """A cleanup plan or its result (`CleanupResult`): what each front end renders."""
+
+    @property
+    def merged(self) -> Sequence[PlannedMerge]: ...
+    @property
+    def pruned(self) -> Sequence[PlannedPrune]: ...
+    @property
+    def slugged(self) -> Sequence[PlannedSlug]: ...
+
+
+def cleanup_actions(plan: CleanupPlan) -> list[tuple[str, str]]:
+    """Return (verb, what and why) for every action of a cleanup plan, in reading order: each
+    merge (keep, then fold), then prunes, then slugs. The CLI and the MCP text both print these."""
+    actions: list[tuple[str, str]] = []
+    for merge in plan.merged:
+        removed = [_ref(entry) for entry in merge.removed]
+        actions += merge_actions(merge.file, _ref(merge.kept), removed, merge.why, merge.slug)
+    for prune in plan.pruned:
+        why = prune.why or f"over the limit; it scores {prune.score}"  # a daemon before `why`
+        actions.append(prune_action(prune.file, _ref(prune.entry), why))
+    for slugged in plan.slugged:
+        actions.append(slug_action(slugged.file, _ref(slugged.entry), slugged.slug))
+    return actions
+
+
+def _ref(entry: PlannedEntry) -> EntryRef:
+    return (entry.line, entry.slug, entry.content)
 
 
 def entry_label(category: str, slug: str | None) -> str:
