@@ -4,12 +4,15 @@ created by the call), and with `--workspace` only when the call created `.memory
 
 from __future__ import annotations
 
+import shlex
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from memd.cli.render import render_stats, render_status
-from memd.cli.where import Chosen, choose, note, origin_phrase, reported
+from memd.cli.where import NO_CURRENT_DIRECTORY, Chosen, choose, note, origin_phrase, reported
 from memd_client import protocol as p
 
 OTHER = "pass --workspace DIR to use another."
@@ -97,3 +100,22 @@ def test_stats_and_status_text_name_the_workspace_and_how_it_was_found() -> None
     assert render_status(status, "/w", origin_phrase(Chosen("/w", "--workspace"))).endswith(
         "\n  current workspace: /w (from --workspace)"
     )
+
+
+@pytest.mark.parametrize("verb", [["query", "x"], ["store", "x"], ["init"], ["stats"]])
+def test_a_deleted_current_directory_is_a_sentence_not_a_traceback(
+    short_tmp: Path, verb: list[str]
+) -> None:
+    gone = short_tmp / "gone"
+    gone.mkdir()
+    memd = shlex.join([sys.executable, "-m", "memd", "--no-autostart", *verb])
+    memd = memd.replace("--no-autostart init", "init")  # init never talks to a daemon
+    done = subprocess.run(
+        ["sh", "-c", f'cd "{gone}" && rmdir "{gone}" && exec {memd}'],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 2
+    assert done.stderr == NO_CURRENT_DIRECTORY + "\n"
+    assert done.stdout == ""

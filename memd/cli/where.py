@@ -10,13 +10,16 @@ Rules:
   call created is worth a line. The path named is the daemon's (its real path) when the result
   carries it.
 - Everything here but `choose` is pure formatting.
+- A deleted current directory is a usage error in words (exit 2), never a traceback.
 """
 
 from __future__ import annotations
 
 import os
+import sys
 from typing import Literal, NamedTuple
 
+from memd.cli.exit_codes import EXIT_USAGE
 from memd_client import find_workspace_with_reason
 from memd_client._paths import MEMORY_DIR, WorkspaceFoundBy
 
@@ -40,11 +43,25 @@ class Chosen(NamedTuple):
     origin: Origin
 
 
+NO_CURRENT_DIRECTORY = (
+    "memd: the current directory no longer exists (it was deleted or moved); cd to your "
+    "project, or pass --workspace with an absolute path."
+)
+
+
 def choose(explicit: str | None) -> Chosen:
-    """Return `--workspace DIR` if given, else the current directory's project root."""
-    if explicit:
-        return Chosen(os.path.abspath(explicit), "--workspace")
-    found = find_workspace_with_reason()
+    """Return `--workspace DIR` if given, else the current directory's project root.
+
+    A current directory that was deleted under the shell is a usage error (exit 2) with a
+    sentence saying what to do, never a traceback.
+    """
+    try:
+        if explicit:
+            return Chosen(os.path.abspath(explicit), "--workspace")
+        found = find_workspace_with_reason()
+    except FileNotFoundError:  # os.getcwd() of a deleted directory
+        print(NO_CURRENT_DIRECTORY, file=sys.stderr)
+        raise SystemExit(EXIT_USAGE) from None
     return Chosen(found.path, found.found_by)
 
 
