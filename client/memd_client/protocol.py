@@ -170,7 +170,9 @@ class StoreResult(_Result):
     relation: StoreRelation | None = None
     """How the content relates to `matched` (why it was skipped, updated or stored apart)."""
     old_value: str | None = None
-    """When a value, choice or subject was swapped: the words of `matched` that were replaced."""
+    """When a value, choice or subject was swapped: the words of `matched` that were replaced;
+    with no `new_value`, the phrase limiting `matched` that the new text leaves out (a wider
+    rule, "other_subject")."""
     new_value: str | None = None
     """The words that replaced `old_value`."""
     workspace: str = ""

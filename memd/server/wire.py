@@ -119,6 +119,9 @@ def store_message(category: Category, outcome: transitions.StoreOutcome, over_li
     else:
         text = f'Stored in {file} as [{slug}]: "{content}"'
         kept = _STORE_WHY.get(outcome.relation) if outcome.relation else None
+        wider = outcome.relation is Relation.OTHER_SUBJECT and not outcome.new_value
+        if wider and outcome.old_value:  # the new text drops the entry's limit ("in Go files")
+            kept = f'a wider rule, without "{outcome.old_value}"'
         if old is not None and kept is not None:
             text += f' (kept beside [{old.slug}] "{old.content}": {kept}{_swap(outcome)})'
     if outcome.normalized:

@@ -268,6 +268,7 @@ def test_every_part_of_one_entry_folds_into_it() -> None:
         ("Log errors to Sentry #backend", "Log errors to Sentry #observability"),  # other tags
         ("Never run load tests against production", "Never run load tests"),  # a wider ban
         ("Rotate the Stripe API key", "Rotate the Twilio API key"),  # another subject
+        ("Use tabs for indentation in Go files", "Use tabs for indentation"),  # a wider rule
     ],
 )
 def test_only_an_entry_that_says_nothing_new_is_merged(kept: str, other: str) -> None:

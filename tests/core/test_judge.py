@@ -122,6 +122,31 @@ def test_saying_less_never_covers_a_new_choice_a_wider_ban_or_a_new_small_word()
     )
 
 
+@pytest.mark.parametrize(
+    ("old", "new", "limit"),
+    [
+        ("Use tabs for indentation in Go files.", "Use tabs for indentation.", "in Go files"),
+        ("Use pnpm for the web app.", "Use pnpm.", "for web app"),
+        ("Write docstrings only in public modules.", "Write docstrings.", "only in public modules"),
+    ],
+)
+def test_a_rule_without_the_entrys_limit_is_a_wider_rule_kept_beside_it(
+    old: str, new: str, limit: str
+) -> None:
+    judgement = judge(old, new)
+    assert (judgement.relation, judgement.verdict) == (Relation.OTHER_SUBJECT, STORE)
+    assert (judgement.old_value, judgement.new_value) == (limit, None)
+
+
+def test_dropping_a_list_item_a_reason_or_a_value_is_still_saying_less() -> None:
+    for old, new in [
+        ("Lint in CI and in pre-commit hooks.", "Lint in CI."),
+        ("Run pytest with -x because it stops at the first failure.", "Run pytest with -x."),
+        ("The API rate-limits at 100 requests per minute.", "The API rate-limits."),
+    ]:
+        assert judge(old, new).relation is Relation.SAYS_LESS, (old, new)
+
+
 # ---- update: more, or changed ----------------------------------------------------------------
 
 

@@ -51,6 +51,9 @@ def test_a_slug_holding_a_key_is_refused() -> None:
         "Put your key in API_KEY=your-api-key before running.",
         "Never commit .env files or log API keys.",
         "The password is in the team vault.",
+        "Primary keys are UUIDv7, not auto-increment integers.",  # a type, not a key's value
+        "Session tokens are JWTv2.",
+        "The Redis key prefix for sessions is `sess:`.",
     ],
 )
 def test_look_alikes_pass(text: str) -> None:
@@ -63,3 +66,15 @@ def test_without_secrets_removes_every_value() -> None:
     cleaned = without_secrets(text)
     assert "AKIA" not in cleaned and "hunter22" not in cleaned
     assert find_secret(cleaned) is None
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "The deploy key is k9Xq2Lm7Pw.",  # long enough after a key noun
+        "The staging password is hunter2.",  # a password noun needs no length
+        "The DB password is 'sunshine'.",  # a password, quoted
+    ],
+)
+def test_stated_values_after_a_secret_noun_are_found(text: str) -> None:
+    assert find_secret(text) is not None

@@ -63,6 +63,27 @@ def test_a_repeat_is_skipped_and_another_subject_is_kept_beside(
     assert "(conflict: it reverses the old rule)" in reversed_.message
 
 
+def test_a_rule_without_the_entrys_limit_is_stored_as_a_wider_rule(
+    daemon: DaemonProcess, workspace: Path
+) -> None:
+    with Client(daemon.socket_path, workspace=workspace) as client:
+        narrow = client.store(
+            category="Preference", content="Use tabs for indentation in Go files."
+        )
+        wide = client.store(category="Preference", content="Use tabs for indentation.")
+    assert (wide.action, wide.relation) == ("stored", "other_subject")
+    assert (wide.old_value, wide.new_value) == ("in Go files", None)
+    assert wide.message.endswith(
+        f'(kept beside [{narrow.slug}] "Use tabs for indentation in Go files.": a wider rule, '
+        'without "in Go files")'
+    )
+    text = (workspace / ".memory" / "preferences.md").read_text()
+    assert [e.content for e in mdformat.entries(mdformat.parse(text))] == [
+        narrow.content,
+        wide.content,
+    ]
+
+
 def test_a_new_slug_is_never_skipped_and_a_narrowed_ban_is_kept(
     daemon: DaemonProcess, workspace: Path
 ) -> None:

@@ -52,6 +52,9 @@ _PLACEHOLDER = re.compile(
 )
 _NOT_A_VALUE = re.compile(r"\d+(?:\.\d+)?[a-z]{0,3}|[\W_]*", re.IGNORECASE)
 _TRAILING = ".,;:!?)]"
+MIN_KEY_VALUE = 8
+"""Characters a value stated after a key, token or credential noun needs to be a secret, besides
+mixing letters with digits or symbols (after a password noun, "hunter2" is one)."""
 _LONG_TOKEN = re.compile(r"[A-Za-z0-9+/=_-]{20,}")
 _HEX = re.compile(r"[0-9a-fA-F]{32,}")
 _SEGMENT = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
@@ -135,6 +138,9 @@ def _random_token(text: str) -> Secret | None:
     """A long token that looks random (a bare hex run only if the text calls it a secret)."""
     for m in _LONG_TOKEN.finditer(text):
         token = m.group().strip("-_/=+")
+        named = _NAMED_VALUE.fullmatch(token)
+        if named:  # `NODE_OPTIONS=--max-old-space-size=4096`: judge the value, not the name
+            token = named.group(1).strip("-_/=+")
         if _HEX.fullmatch(token) and not _SECRET_NOUN.search(text):
             continue  # a bare hex run is a hash (a commit, a checksum) unless called a secret
         if _random(token):
@@ -142,6 +148,7 @@ def _random_token(text: str) -> Secret | None:
     return None
 
 
+_NAMED_VALUE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=(.+)")
 _SECRET_NOUN = re.compile(
     r"\b(?:secrets?|passwords?|passphrases?|tokens?|keys?|credentials?|signing|hmac)\b", re.I
 )
@@ -165,11 +172,14 @@ def _stated(m: re.Match[str]) -> bool:
     value = raw.rstrip(_TRAILING)
     if not _is_value(value):
         return False
-    if m.group(3) or _mixed(value):  # quoted, or letters mixed with digits or symbols
+    if not m.group(1):  # a key, token or credential: a short or plain value is a type, a version
+        # or a name ("Primary keys are UUIDv7", "the key prefix is `sess:`"), not a secret
+        return _mixed(value) and len(value) >= MIN_KEY_VALUE
+    if m.group(3) or _mixed(value):  # a password quoted, or "hunter2"
         return True
     # "The staging password is swordfish." (a password noun, right before, a clause's last word)
     at_end = m.end() == len(m.string) or value != raw
-    return bool(m.group(1)) and not m.group(2) and at_end
+    return not m.group(2) and at_end
 
 
 def _is_value(value: str) -> bool:

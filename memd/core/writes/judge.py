@@ -47,7 +47,11 @@ Relations, checked in this order (the first that applies decides):
 9. VALUE_MADE_EXACT (update): a vague amount became a number ("about an hour" / "60 minutes").
 10. NARROWS (store): the entry is a ban and the new text adds a limiting phrase to it, the
     mirror of BROADENS ("Never push to main" / "Never push to main on Fridays"): the wider ban
-    must not be replaced by a narrower one, so both are kept.
+    must not be replaced by a narrower one, so both are kept. A text that drops, from an entry
+    that is not a ban, a phrase led by a limiting word ("in", "for", ...; see
+    `lexicon.LIMITING`) is OTHER_SUBJECT (store), naming the phrase: "Use tabs for indentation"
+    is a wider rule than "... in Go files", not a shorter form of it to skip. (The other way
+    round, a phrase added, is ADDS_DETAIL: the entry goes to the archive.)
 11. ADDS_DETAIL (update): the new text holds every content word of the entry and more.
 12. BROADENS (update): the new text, still a ban, drops a limiting phrase from it ("Never run
     load tests against production" / "Never run load tests"): a wider ban is new information.
@@ -390,6 +394,8 @@ def _grown_or_shrunk(pair: _Pair) -> Judgement | None:
     if diff.lost and not diff.gained:
         if _broadens(pair):
             return pair.judged(Relation.BROADENS)
+        if limit := _dropped_limit(pair):
+            return Judgement(Relation.OTHER_SUBJECT, pair.similarity, old_value=limit)
         if _chooses(pair.new) and not _chooses(pair.old):
             return None  # "Always use tabs" is not a part of "Indent Python code with tabs"
         if _excess(_counts(pair.new.words, Kind.RELATION), _counts(pair.old.words, Kind.RELATION)):
@@ -463,6 +469,19 @@ def _broadens(pair: _Pair) -> bool:
         if not listed and any(w.negative for w in content):
             return True
     return False
+
+
+def _dropped_limit(pair: _Pair) -> str | None:
+    """The phrase the new text dropped that limited where or when the entry holds ("in Go
+    files", "when deploying"), not a list item; None if it dropped no such phrase. Without it
+    a rule that is not a ban is another, wider rule, not a shorter form of the entry."""
+    for run, before in pair.diff.dropped:
+        if not any(word.content for word in run) or run[0].key not in lexicon.LIMITING:
+            continue
+        if before is not None and before.key in lexicon.CONJUNCTIONS:
+            continue  # "in Go and in YAML files": an item of a list
+        return _written(run)
+    return None
 
 
 def _reworded(pair: _Pair) -> Judgement | None:

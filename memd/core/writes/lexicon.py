@@ -183,6 +183,11 @@ SCOPE = _words(
 )
 """Their object says which case a rule covers: another object there is another rule."""
 
+LIMITING = _words("in on into onto inside within under for during across outside only")
+"""Words that lead a phrase limiting where a rule holds ("in Go files", "for the web app"): a
+rule without such a phrase is a wider rule, not a shorter form of the one with it. (Not "at",
+"per": they lead values; not "when", "unless": a fact's condition is a detail of it.)"""
+
 SCOPE_NOUNS = _words(
     """
     production prod staging dev development testing qa local locally ci preview sandbox
