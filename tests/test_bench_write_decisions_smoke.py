@@ -10,6 +10,7 @@ import pytest
 
 from bench import write_decisions
 from bench.write_decisions import Decision, hacklm_decision
+from memd.core.format.secrets import has_secret
 
 
 @pytest.mark.e2e
@@ -55,3 +56,16 @@ def test_scoring_counts_data_losing_mistakes() -> None:
     assert figures["wrong_replace"] == 1.0  # the one store-labelled pair was updated
     assert figures["wrong_skip"] == 0.5  # one of the two pairs not labelled skip was skipped
     assert figures["conflict_precision"] == 0.0 and figures["conflict_recall"] == 0.0
+
+
+def test_no_labelled_pair_holds_what_a_store_would_refuse_as_a_secret() -> None:
+    """The full benchmark stores every pair's entry; one the secret detector refuses stops it
+    (the quick run above reads one pair a class, so it would not see it)."""
+    flagged = [
+        (path.name, text)
+        for path in sorted((Path(write_decisions.__file__).parent / "data").glob("write-*.jsonl"))
+        for line in path.read_text(encoding="utf-8").splitlines()
+        for text in (json.loads(line)["existing"], json.loads(line)["new"])
+        if has_secret(text)
+    ]
+    assert not flagged
