@@ -174,7 +174,8 @@ class StoreResult(_Result):
     with no `new_value`, the phrase limiting `matched` that the new text leaves out (a wider
     rule, "other_subject")."""
     new_value: str | None = None
-    """The words that replaced `old_value`."""
+    """The words that replaced `old_value`; with no `old_value`, the phrase limiting the new text
+    that `matched` does not have (a narrower rule, "other_subject")."""
     workspace: str = ""
     """The real path of the project root this call used (empty from older daemons)."""
     created_memory_dir: bool = False

@@ -79,14 +79,15 @@ def render_entries(result: p.EntriesResult, tags: list[str] | None = None) -> st
     return "\n".join(lines)
 
 
-def render_cleanup(result: p.CleanupResult) -> str:
+def render_cleanup(result: p.CleanupResult, apply: str = "memd cleanup --apply") -> str:
     """Return the cleanup plan: the daemon's summary, one line per action (each entry named by
     file, line, slug and a short quote, so two entries with one slug stay apart; a merge's kept
-    entry first, then each entry folded into it; why in words), then how to apply it."""
+    entry first, then each entry folded into it; why in words), then how to apply it (`apply`:
+    the command, with the options that chose this workspace and daemon)."""
     lines = [result.message]
     lines += [f"  {verb:<6} {text}" for verb, text in cleanup_actions(result)]
     if not result.applied and (result.merged or result.pruned or result.slugged):
-        lines.append("Run `memd cleanup --apply` to carry it out.")
+        lines.append(f"Run `{apply}` to carry it out.")
     if result.unused:
         lines.append("Not recalled for 180 days (archive candidates; cleanup leaves them):")
     for entry in result.unused:

@@ -14,6 +14,7 @@ Rules:
 from __future__ import annotations
 
 import argparse
+import shlex
 import sys
 from collections.abc import Callable
 from typing import Any, NamedTuple
@@ -108,7 +109,13 @@ def _query(client: Client, args: argparse.Namespace) -> Outcome:
 
 
 def _cleanup(client: Client, args: argparse.Namespace) -> Outcome:
-    return Outcome(client.cleanup(apply=args.apply), render_cleanup, [])
+    apply = ["memd", "cleanup", "--apply"]  # the same command, for the same workspace and daemon
+    if args.workspace:
+        apply += ["--workspace", args.chosen.path]
+    if args.socket:
+        apply += ["--socket", args.socket]
+    command = shlex.join(apply)
+    return Outcome(client.cleanup(apply=args.apply), lambda r: render_cleanup(r, command), [])
 
 
 def _list(client: Client, args: argparse.Namespace) -> Outcome:

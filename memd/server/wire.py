@@ -119,9 +119,8 @@ def store_message(category: Category, outcome: transitions.StoreOutcome, over_li
     else:
         text = f'Stored in {file} as [{slug}]: "{content}"'
         kept = _STORE_WHY.get(outcome.relation) if outcome.relation else None
-        wider = outcome.relation is Relation.OTHER_SUBJECT and not outcome.new_value
-        if wider and outcome.old_value:  # the new text drops the entry's limit ("in Go files")
-            kept = f'a wider rule, without "{outcome.old_value}"'
+        if outcome.relation is Relation.OTHER_SUBJECT:
+            kept = _limit_why(outcome.old_value, outcome.new_value) or kept
         if old is not None and kept is not None:
             text += f' (kept beside [{old.slug}] "{old.content}": {kept}{_swap(outcome)})'
     if outcome.normalized:
@@ -145,6 +144,16 @@ def _conflict_why(outcome: transitions.StoreOutcome) -> str:
     if old and new:
         return f'the {what} changed from "{old}" to "{new}"'
     return f"the {what} changed"
+
+
+def _limit_why(dropped: str | None, added: str | None) -> str | None:
+    """Why a rule was kept beside another that it widens or narrows (one side of the swap
+    empty: the phrase limiting where a rule holds, dropped or added); else None."""
+    if dropped and not added:
+        return f'a wider rule, without "{dropped}"'
+    if added and not dropped:
+        return f'a narrower rule, only "{added}"; the wider one still holds'
+    return None
 
 
 def _swap(outcome: transitions.StoreOutcome) -> str:

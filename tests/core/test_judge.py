@@ -138,6 +138,30 @@ def test_a_rule_without_the_entrys_limit_is_a_wider_rule_kept_beside_it(
     assert (judgement.old_value, judgement.new_value) == (limit, None)
 
 
+@pytest.mark.parametrize(
+    ("old", "new", "limit"),
+    [
+        ("Use tabs for indentation.", "Use tabs for indentation in Go files.", "in Go files"),
+        ("Use pnpm.", "Use pnpm for the web app.", "for web app"),
+    ],
+)
+def test_a_rule_given_a_limit_is_a_narrower_rule_kept_beside_the_wider_one(
+    old: str, new: str, limit: str
+) -> None:
+    judgement = judge(old, new)
+    assert (judgement.relation, judgement.verdict) == (Relation.OTHER_SUBJECT, STORE)
+    assert (judgement.old_value, judgement.new_value) == (None, limit)
+
+
+def test_a_detail_or_a_ban_beside_the_rule_is_still_more_detail() -> None:
+    for old, new in [
+        ("Format with Prettier.", "Format with Prettier on save."),
+        ("Keep secrets in Vault.", "Keep secrets in Vault, never in committed .env files."),
+        ("Write a changelog entry.", "Write a changelog entry under the Unreleased heading."),
+    ]:
+        assert judge(old, new).relation is Relation.ADDS_DETAIL, (old, new)
+
+
 def test_dropping_a_list_item_a_reason_or_a_value_is_still_saying_less() -> None:
     for old, new in [
         ("Lint in CI and in pre-commit hooks.", "Lint in CI."),
@@ -565,3 +589,10 @@ def test_an_unpaired_backtick_is_punctuation() -> None:
         True,
     )
     assert judge("Run `make test before pushing.", "Run make test before pushing.").verdict is SKIP
+
+
+def test_a_choice_for_one_purpose_is_not_swapped_for_a_bare_other_choice() -> None:
+    # Found in review: "Use pnpm." replaced "Use tabs for indentation." as a changed choice.
+    assert judge("Use tabs for indentation.", "Use pnpm.").verdict is STORE
+    assert judge("Use pnpm.", "Use Bun.").relation is Relation.CHANGED_CHOICE
+    assert judge("Use CSS modules.", "Use Tailwind.").relation is Relation.CHANGED_CHOICE

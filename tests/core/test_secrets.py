@@ -54,6 +54,8 @@ def test_a_slug_holding_a_key_is_refused() -> None:
         "Primary keys are UUIDv7, not auto-increment integers.",  # a type, not a key's value
         "Session tokens are JWTv2.",
         "The Redis key prefix for sessions is `sess:`.",
+        "Set `NODE_OPTIONS=--max-old-space-size=4096` for the webpack build.",
+        "Tokens are signed with the key type HS256.",
     ],
 )
 def test_look_alikes_pass(text: str) -> None:
@@ -74,6 +76,10 @@ def test_without_secrets_removes_every_value() -> None:
         "The deploy key is k9Xq2Lm7Pw.",  # long enough after a key noun
         "The staging password is hunter2.",  # a password noun needs no length
         "The DB password is 'sunshine'.",  # a password, quoted
+        "Set WEBHOOK_SIG=Zx8aB3kLm9Qp2Rt5Vw in CI.",  # a NAME=value token's random value
+        'The API token is "k9Xq2z".',  # quoted and mixed, however short
+        "The deploy token is Ab3dEf9.",
+        'The encryption key is "correcthorsebatterystaple".',  # quoted and long
     ],
 )
 def test_stated_values_after_a_secret_noun_are_found(text: str) -> None:

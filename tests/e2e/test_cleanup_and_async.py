@@ -58,7 +58,8 @@ def test_the_cli_plan_names_each_entry_once_and_says_how_to_apply_it(
     lines = plan.stdout.splitlines()
     assert [" ".join(line.split(maxsplit=1)) for line in lines[:-1]] == FIRST_HOUR_PLAN
     assert lines[1].startswith("  keep   ") and lines[3].startswith("  prune  ")
-    assert lines[-1] == "Run `memd cleanup --apply` to carry it out."
+    # The command to apply repeats the options that chose this daemon (and workspace).
+    assert lines[-1] == f"Run `memd cleanup --apply --socket {daemon.socket_path}` to carry it out."
     assert "apply: true" not in plan.stdout and plan.stdout.lower().count("nothing") == 1
 
     applied = memd("cleanup", "--apply", cwd=workspace, socket=daemon.socket_path)
@@ -68,6 +69,15 @@ def test_the_cli_plan_names_each_entry_once_and_says_how_to_apply_it(
         "the removed entries are kept in .memory/archive.md."
     )
     assert "apply" not in applied.stdout
+    elsewhere = workspace.parent / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / ".memory").mkdir()
+    (elsewhere / ".memory" / "quirks.md").write_text("- [a] Use tabs\n- [b] Use tabs\n")
+    other = memd("cleanup", "--workspace", "../elsewhere", cwd=workspace, socket=daemon.socket_path)
+    assert other.stdout.splitlines()[-1] == (
+        f"Run `memd cleanup --apply --workspace {elsewhere} --socket {daemon.socket_path}` to "
+        "carry it out."
+    )
     # The newer of the tied entries stayed; the older one is in the archive.
     decisions = (memory / "decisions.md").read_text()
     assert "[rule-0]" not in decisions and "[rule-1]" in decisions and "[rule-40]" in decisions

@@ -77,10 +77,18 @@ def test_a_rule_without_the_entrys_limit_is_stored_as_a_wider_rule(
         f'(kept beside [{narrow.slug}] "Use tabs for indentation in Go files.": a wider rule, '
         'without "in Go files")'
     )
+    with Client(daemon.socket_path, workspace=workspace) as client:
+        narrower = client.store(category="Preference", content="Use pnpm for the web app.")
+        wider = client.store(category="Preference", content="Use pnpm.")
+        again = client.store(category="Preference", content="Use pnpm for the web app.")
+    assert (narrower.action, wider.action) == ("stored", "stored")
+    assert again.action == "skipped"  # the narrower rule is still there, beside the wider one
     text = (workspace / ".memory" / "preferences.md").read_text()
     assert [e.content for e in mdformat.entries(mdformat.parse(text))] == [
         narrow.content,
         wide.content,
+        narrower.content,
+        wider.content,
     ]
 
 

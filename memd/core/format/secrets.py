@@ -52,9 +52,13 @@ _PLACEHOLDER = re.compile(
 )
 _NOT_A_VALUE = re.compile(r"\d+(?:\.\d+)?[a-z]{0,3}|[\W_]*", re.IGNORECASE)
 _TRAILING = ".,;:!?)]"
+MIN_RANDOM_TOKEN = 20
+"""Characters a bare token needs before its randomness makes it a secret."""
+MIN_NAMED_VALUE = 12
+"""The same for the value of a `NAME=value` token (the name says a value follows)."""
 MIN_KEY_VALUE = 8
-"""Characters a value stated after a key, token or credential noun needs to be a secret, besides
-mixing letters with digits or symbols (after a password noun, "hunter2" is one)."""
+"""Characters a quoted value after a key, token or credential noun needs to be a secret when it
+does not mix letters with digits or symbols."""
 _LONG_TOKEN = re.compile(r"[A-Za-z0-9+/=_-]{20,}")
 _HEX = re.compile(r"[0-9a-fA-F]{32,}")
 _SEGMENT = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
@@ -137,17 +141,22 @@ def _stated_value(text: str) -> Secret | None:
 def _random_token(text: str) -> Secret | None:
     """A long token that looks random (a bare hex run only if the text calls it a secret)."""
     for m in _LONG_TOKEN.finditer(text):
-        token = m.group().strip("-_/=+")
+        token, shortest = m.group().strip("-_/=+"), MIN_RANDOM_TOKEN
         named = _NAMED_VALUE.fullmatch(token)
-        if named:  # `NODE_OPTIONS=--max-old-space-size=4096`: judge the value, not the name
-            token = named.group(1).strip("-_/=+")
+        if (
+            named
+        ):  # `NAME=value`: judge the value alone, so `NODE_OPTIONS=--max-old-space-size=4096`
+            # is flags, and a shorter random value (`WEBHOOK_SIG=Zx8aB3kLm9Qp2Rt5`) still counts
+            token, shortest = named.group(1).strip("-_/=+"), MIN_NAMED_VALUE
         if _HEX.fullmatch(token) and not _SECRET_NOUN.search(text):
             continue  # a bare hex run is a hash (a commit, a checksum) unless called a secret
-        if _random(token):
+        if _random(token, shortest):
             return Secret("a long random token", m.start(), m.end())
     return None
 
 
+_VERSIONED_NAME = re.compile(r"[A-Za-z]{2,}[-_]?v?\d{1,4}")
+"""A name with a version or a size (`UUIDv7`, `HS256`, `ES2022`): a kind of key, not one."""
 _NAMED_VALUE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=(.+)")
 _SECRET_NOUN = re.compile(
     r"\b(?:secrets?|passwords?|passphrases?|tokens?|keys?|credentials?|signing|hmac)\b", re.I
@@ -172,9 +181,12 @@ def _stated(m: re.Match[str]) -> bool:
     value = raw.rstrip(_TRAILING)
     if not _is_value(value):
         return False
-    if not m.group(1):  # a key, token or credential: a short or plain value is a type, a version
-        # or a name ("Primary keys are UUIDv7", "the key prefix is `sess:`"), not a secret
-        return _mixed(value) and len(value) >= MIN_KEY_VALUE
+    if not m.group(1):  # a key, token or credential noun
+        if _VERSIONED_NAME.fullmatch(value):
+            return False  # "Primary keys are UUIDv7", "tokens are signed with HS256"
+        if m.group(3):  # quoted: a secret unless short and plain (a key prefix, `sess:`)
+            return _mixed(value) or len(value) >= MIN_KEY_VALUE
+        return _mixed(value)
     if m.group(3) or _mixed(value):  # a password quoted, or "hunter2"
         return True
     # "The staging password is swordfish." (a password noun, right before, a clause's last word)
@@ -197,9 +209,10 @@ def _mixed(value: str) -> bool:
     return letters and other and _is_value(value)
 
 
-def _random(token: str) -> bool:
-    """A long token that looks random rather than like an identifier or a path."""
-    if len(token) < 20:
+def _random(token: str, shortest: int = 20) -> bool:
+    """A token of at least `shortest` characters that looks random rather than like an
+    identifier or a path."""
+    if len(token) < shortest:
         return False
     digit = any(c.isdigit() for c in token)
     if _HEX.fullmatch(token) and digit and any(c.isalpha() for c in token):

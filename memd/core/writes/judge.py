@@ -15,7 +15,8 @@ Relations, checked in this order (the first that applies decides):
 1. SAME (skip): the same words with the same polarity and tags; formatting, articles, "always"
    and small words other than opposites ("with" / "via", a dropped "to") do not count.
 2. UNRELATED (store): no content word in common, unless the texts differ in a single short
-   phrase in the same frame ("Use pnpm." / "Use Bun.").
+   phrase in the same frame, one phrase on each side ("Use pnpm." / "Use Bun."; not "Use tabs
+   for indentation." / "Use pnpm.").
 3. REVERSED (update, conflict), by order: what an ordering word orders swapped sides, with no
    word lost ("start A before B" / "start B before A").
 4. OTHER_SUBJECT (store): a replaced phrase names which thing the rule is about: the subject, a
@@ -50,8 +51,10 @@ Relations, checked in this order (the first that applies decides):
     must not be replaced by a narrower one, so both are kept. A text that drops, from an entry
     that is not a ban, a phrase led by a limiting word ("in", "for", ...; see
     `lexicon.LIMITING`) is OTHER_SUBJECT (store), naming the phrase: "Use tabs for indentation"
-    is a wider rule than "... in Go files", not a shorter form of it to skip. (The other way
-    round, a phrase added, is ADDS_DETAIL: the entry goes to the archive.)
+    is a wider rule than "... in Go files", not a shorter form of it to skip. The other way
+    round, a phrase led by "in", "for", "only", "inside" or "within" added to such an entry
+    (`lexicon.NARROWING`) is OTHER_SUBJECT too, a narrower rule beside the wider one; other
+    added phrases ("on save", "under the Unreleased heading") are ADDS_DETAIL.
 11. ADDS_DETAIL (update): the new text holds every content word of the entry and more.
 12. BROADENS (update): the new text, still a ban, drops a limiting phrase from it ("Never run
     load tests against production" / "Never run load tests"): a wider ban is new information.
@@ -390,6 +393,8 @@ def _grown_or_shrunk(pair: _Pair) -> Judgement | None:
     if diff.gained and not diff.lost:
         if _broadens(pair.mirrored):
             return pair.judged(Relation.NARROWS)
+        if limit := _dropped_limit(pair.mirrored, lexicon.NARROWING):
+            return Judgement(Relation.OTHER_SUBJECT, pair.similarity, new_value=limit)
         return pair.judged(Relation.ADDS_DETAIL)
     if diff.lost and not diff.gained:
         if _broadens(pair):
@@ -471,15 +476,23 @@ def _broadens(pair: _Pair) -> bool:
     return False
 
 
-def _dropped_limit(pair: _Pair) -> str | None:
-    """The phrase the new text dropped that limited where or when the entry holds ("in Go
-    files", "when deploying"), not a list item; None if it dropped no such phrase. Without it
-    a rule that is not a ban is another, wider rule, not a shorter form of the entry."""
+def _dropped_limit(pair: _Pair, leads: frozenset[str] = lexicon.LIMITING) -> str | None:
+    """The phrase the new text dropped that limited where the entry holds ("in Go files"): led
+    by one of `leads`, in the same clause, not a list item and not a ban of its own ("never in
+    .env files"); None if it dropped no such phrase. Without it a rule that is not a ban is
+    another, wider rule, not a shorter form of the entry. Of the pair mirrored: the phrase the
+    new text added, making it a narrower rule."""
     for run, before in pair.diff.dropped:
-        if not any(word.content for word in run) or run[0].key not in lexicon.LIMITING:
+        if not any(word.content for word in run) or run[0].key not in leads:
             continue
-        if before is not None and before.key in lexicon.CONJUNCTIONS:
-            continue  # "in Go and in YAML files": an item of a list
+        if any(word.negative for word in run):
+            continue  # "Keep secrets in Vault, never in .env files": a ban beside the rule
+        if next(word for word in run if word.content).kind is Kind.VALUE:
+            continue  # "for 5 minutes": an amount, not a place
+        if before is not None and (
+            before.key in lexicon.CONJUNCTIONS or before.clause != run[0].clause
+        ):
+            continue  # "in Go and in YAML files": a list item; or a clause of its own
         return _written(run)
     return None
 
@@ -527,12 +540,22 @@ def _written(words: Iterable[Word]) -> str:
 
 
 def _one_short_swap(diff: _Diff) -> bool:
-    """True if the texts differ only in one short phrase, in the same frame of small words."""
+    """True if the texts differ only in one short phrase, in the same frame of small words,
+    each side a run of words with no small word inside it: "Use pnpm" / "Use Bun" (or "Use CSS
+    modules" / "Use Tailwind") are one choice swapped, but "Use tabs for indentation" / "Use
+    pnpm" share no more than the verb."""
     if len(diff.swaps) != 1 or diff.dropped or diff.added:
         return False
     swap = diff.swaps[0]
     framed = swap.before is not None or swap.after is not None
-    return framed and len(swap.old) <= 2 and len(swap.new) <= 2
+    unbroken = _unbroken(swap.old, diff.old.words) and _unbroken(swap.new, diff.new.words)
+    return framed and unbroken and len(swap.old) <= 2 and len(swap.new) <= 2
+
+
+def _unbroken(run: Sequence[Word], words: Sequence[Word]) -> bool:
+    """True if `run`'s words follow one another in `words` (no small word between them)."""
+    where = [next(i for i, word in enumerate(words) if word is part) for part in run]
+    return where == list(range(where[0], where[0] + len(where))) if where else True
 
 
 def _names_subject(swap: _Swap) -> bool:

@@ -188,6 +188,10 @@ LIMITING = _words("in on into onto inside within under for during across outside
 rule without such a phrase is a wider rule, not a shorter form of the one with it. (Not "at",
 "per": they lead values; not "when", "unless": a fact's condition is a detail of it.)"""
 
+NARROWING = _words("in for only inside within")
+"""Of `LIMITING`, the words whose phrase, added to a rule, makes it a narrower rule ("Use tabs
+for indentation" / "... in Go files"), not a detail of it ("Format with Prettier on save")."""
+
 SCOPE_NOUNS = _words(
     """
     production prod staging dev development testing qa local locally ci preview sandbox
