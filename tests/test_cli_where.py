@@ -102,7 +102,7 @@ def test_stats_and_status_text_name_the_workspace_and_how_it_was_found() -> None
     )
 
 
-@pytest.mark.parametrize("verb", [["query", "x"], ["store", "x"], ["init"], ["stats"]])
+@pytest.mark.parametrize("verb", [["query", "x"], ["store", "x"], ["init"], ["stats"], ["watch"]])
 def test_a_deleted_current_directory_is_a_sentence_not_a_traceback(
     short_tmp: Path, verb: list[str]
 ) -> None:
@@ -119,3 +119,18 @@ def test_a_deleted_current_directory_is_a_sentence_not_a_traceback(
     assert done.returncode == 2
     assert done.stderr == NO_CURRENT_DIRECTORY + "\n"
     assert done.stdout == ""
+
+
+def test_the_prompt_hook_in_a_deleted_directory_still_exits_0(short_tmp: Path) -> None:
+    gone = short_tmp / "gone"
+    gone.mkdir()
+    memd = shlex.join([sys.executable, "-m", "memd", "context", "--hook", "claude"])
+    done = subprocess.run(
+        ["sh", "-c", f'cd "{gone}" && rmdir "{gone}" && exec {memd}'],
+        input='{"prompt": "deploy", "hook_event_name": "UserPromptSubmit"}',
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert (done.returncode, done.stdout) == (0, "")
+    assert done.stderr == "memd: the current directory no longer exists; no memory added.\n"

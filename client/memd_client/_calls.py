@@ -9,7 +9,7 @@ from typing import Any, NamedTuple
 import msgspec
 
 from memd_client import protocol as p
-from memd_client._paths import find_workspace
+from memd_client._paths import find_workspace_with_reason
 
 
 class Call(NamedTuple):
@@ -22,14 +22,17 @@ class Call(NamedTuple):
 
 def client_workspace(explicit: str | os.PathLike[str] | None) -> str | None:
     """Return a client's default workspace: `explicit` made absolute, else the project root of
-    the current directory (`find_workspace()`, as the CLI picks it), decided once, when the client
-    is made; None only if the current directory cannot be read (it was deleted)."""
+    the current directory, found by its `.memory/` or `.git` as the CLI finds it, decided once,
+    when the client is made. None if there is none: the current directory is in no project (a
+    library would otherwise create `.memory/` in a service's `/` or `$HOME` unseen) or cannot be
+    read; a call then needs `workspace=`."""
     if explicit is not None:
         return os.path.abspath(os.fspath(explicit))
     try:
-        return find_workspace()
+        found = find_workspace_with_reason()
     except OSError:
         return None
+    return found.path if found.found_by != "start" else None
 
 
 def workspace_path(explicit: str | os.PathLike[str] | None, default: str | None) -> str:
@@ -42,8 +45,9 @@ def workspace_path(explicit: str | os.PathLike[str] | None, default: str | None)
     if explicit is None:
         if default is None:
             raise ValueError(
-                "The current directory could not be read when the client was made, so pass "
-                "workspace= (a project root path) to the call or to the client."
+                "This client has no workspace (when it was made, its current directory was in "
+                "no project, with no .memory/ or .git in it or above it, or could not be read); "
+                "pass workspace= (a project root path) to the call or to the client."
             )
         return default if os.path.isabs(default) else os.path.abspath(default)
     return os.path.abspath(os.fspath(explicit))

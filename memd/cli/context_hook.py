@@ -38,7 +38,11 @@ def run_context_hook(args: argparse.Namespace, data: bytes) -> int:
     except (msgspec.DecodeError, ValueError) as exc:  # ValueError: bytes that are not UTF-8
         print(f"memd: not a Claude Code hook input ({exc}); no memory added.", file=sys.stderr)
         return EXIT_OK
-    workspace = args.workspace or find_workspace(hook.cwd)
+    try:
+        workspace = args.workspace or find_workspace(hook.cwd)
+    except OSError:  # no cwd in the input and the current directory was deleted
+        print("memd: the current directory no longer exists; no memory added.", file=sys.stderr)
+        return EXIT_OK
     try:
         with Client(args.socket, workspace=workspace, autostart=args.autostart) as client:
             budget = min(args.budget, HOOK_MAX_TOKENS)

@@ -21,8 +21,9 @@ import msgspec
 from memd.cli.exit_codes import EXIT_ERROR, EXIT_OK, EXIT_UNREACHABLE
 from memd.cli.render import render_event
 from memd.cli.verbs import report_error, show_client_notes
+from memd.cli.where import choose
 from memd.core.format.controls import visible
-from memd_client import Client, DaemonUnavailable, MemdError, find_workspace, protocol as p
+from memd_client import Client, DaemonUnavailable, MemdError, protocol as p
 
 
 class _Stopped(Exception):
@@ -45,7 +46,7 @@ def run_watch(args: argparse.Namespace) -> int:
 
 def _watch(args: argparse.Namespace) -> int:
     show_client_notes()
-    workspace = args.workspace or find_workspace()
+    workspace = choose(args.workspace).path  # a deleted current directory: a sentence, exit 2
     lost: list[MemdError] = []
     ended = threading.Event()
 

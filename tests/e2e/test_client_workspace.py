@@ -17,8 +17,9 @@ from tests.conftest import DaemonProcess
 pytestmark = pytest.mark.e2e
 
 NO_DIRECTORY = (
-    "The current directory could not be read when the client was made, so pass workspace= "
-    "(a project root path) to the call or to the client."
+    "This client has no workspace (when it was made, its current directory was in no project, "
+    "with no .memory/ or .git in it or above it, or could not be read); pass workspace= (a "
+    "project root path) to the call or to the client."
 )
 
 
@@ -73,3 +74,18 @@ async def test_without_a_readable_current_directory_calls_ask_for_a_workspace(
         assert aclient.workspace is None
         with pytest.raises(ValueError, match=f"^{re.escape(NO_DIRECTORY)}$"):
             await aclient.stats()
+
+
+def test_outside_any_project_a_client_has_no_workspace_and_creates_nothing(
+    daemon: DaemonProcess, short_tmp: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    bare = short_tmp / "bare"
+    bare.mkdir()
+    if any((parent / marker).exists() for parent in bare.parents for marker in (".memory", ".git")):
+        pytest.skip(f"a .memory/ or .git above {bare} makes it part of a project")
+    monkeypatch.chdir(bare)
+    with Client(daemon.socket_path) as client:
+        assert client.workspace is None
+        with pytest.raises(ValueError, match=f"^{re.escape(NO_DIRECTORY)}$"):
+            client.store(category="Decision", content="Never land here.")
+    assert not (bare / ".memory").exists()
