@@ -42,7 +42,7 @@ bytecode: $(VENV)/.installed
 
 serve: $(VENV)/.installed bytecode
 	@echo 'memd is starting; Ctrl-C stops it. From a second terminal, in any project:'
-	@echo '  $(CURDIR)/$(BIN)/memd store "Run the tests with make test."   (README: Store and query)'
+	@echo '  $(if $(MEMD_SOCKET),MEMD_SOCKET=$(MEMD_SOCKET) )$(CURDIR)/$(BIN)/memd store "Run the tests with make test."   (README: Store and query)'
 	$(BIN)/memd serve
 
 # The two wheels for installing memd outside this checkout (README: Install):

@@ -102,4 +102,6 @@ def test_make_serve_says_how_to_reach_the_daemon_from_a_second_terminal(tmp_path
     assert lines[-1] == "memd serve"  # the daemon runs after the advice
     advice = "\n".join(lines[:-1])
     assert "Ctrl-C stops it" in advice
-    assert f"{venv_bin / 'memd'} store " in advice  # the very program to run, by its full path
+    assert f"  {venv_bin / 'memd'} store " in advice  # the very program to run, by its full path
+    elsewhere = _make(tree, fake_bin, "serve", "MEMD_SOCKET=/tmp/m/s.sock")
+    assert f"  MEMD_SOCKET=/tmp/m/s.sock {venv_bin / 'memd'} store " in elsewhere.stdout

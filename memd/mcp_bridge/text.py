@@ -101,12 +101,11 @@ def render_store(result: p.StoreResult, workspace: Workspace) -> str:
     or the store created its `.memory/`."""
     if workspace.source != "current directory" and not result.created_memory_dir:
         return name_tools(result.message)
-    created = ""
-    if result.created_memory_dir:
-        created = f"; it created {os.path.join(result.workspace or workspace.path, '.memory')}/"
-    return printable(
-        f"{name_tools(result.message)} This call used {workspace.describe()}{created}."
+    used = msgspec.structs.replace(workspace, path=result.workspace or workspace.path)  # real path
+    created = (
+        f"; it created {os.path.join(used.path, '.memory')}/" if result.created_memory_dir else ""
     )
+    return printable(f"{name_tools(result.message)} This call used {used.describe()}{created}.")
 
 
 def render_delete(result: p.DeleteResult) -> str:
