@@ -218,3 +218,12 @@ def write_big_quirks(workspace: Path, count: int) -> None:
     memory.mkdir(exist_ok=True)
     lines = "".join(f"- [rule-{n}] Rule number {n} says {'x' * 100}.\n" for n in range(count))
     (memory / "quirks.md").write_text("# Quirks\n\n" + lines)
+
+
+def skip_inside_a_project(path: Path) -> None:
+    """Skip a test that needs `path` in no project: a `.memory/` or `.git` above it (say, a
+    stray `/tmp/.memory`) makes any directory under it part of that project."""
+    for parent in path.parents:
+        for marker in (".memory", ".git"):
+            if (parent / marker).exists():
+                pytest.skip(f"{parent / marker} makes {path} part of a project")

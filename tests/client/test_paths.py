@@ -13,6 +13,7 @@ from memd_client import (
     find_workspace,
     find_workspace_with_reason,
 )
+from tests.conftest import skip_inside_a_project
 
 
 def test_socket_path_order() -> None:
@@ -49,6 +50,7 @@ def test_workspace_is_the_nearest_root(short_tmp: Path) -> None:
 def test_a_bare_directory_is_its_own_workspace_found_by_nothing(short_tmp: Path) -> None:
     bare = short_tmp / "x" / "y"
     bare.mkdir(parents=True)
+    skip_inside_a_project(bare)
     assert find_workspace_with_reason(bare) == FoundWorkspace(str(bare), "start")
 
 

@@ -12,7 +12,7 @@ import pytest
 
 from memd_client import Client
 from memd_client.aio import AsyncClient
-from tests.conftest import DaemonProcess
+from tests.conftest import DaemonProcess, skip_inside_a_project
 
 pytestmark = pytest.mark.e2e
 
@@ -81,8 +81,7 @@ def test_outside_any_project_a_client_has_no_workspace_and_creates_nothing(
 ) -> None:
     bare = short_tmp / "bare"
     bare.mkdir()
-    if any((parent / marker).exists() for parent in bare.parents for marker in (".memory", ".git")):
-        pytest.skip(f"a .memory/ or .git above {bare} makes it part of a project")
+    skip_inside_a_project(bare)
     monkeypatch.chdir(bare)
     with Client(daemon.socket_path) as client:
         assert client.workspace is None

@@ -17,7 +17,7 @@ from memd.core.format.categories import CATEGORIES
 from memd.core.project import gitignore
 from memd.core.project.agent_files import END, START, render_block
 from memd.fs import storage
-from tests.conftest import DaemonProcess
+from tests.conftest import DaemonProcess, skip_inside_a_project
 
 pytestmark = pytest.mark.e2e
 
@@ -479,6 +479,7 @@ def test_without_workspace_in_a_bare_directory_it_names_the_directory_first(
 ) -> None:
     bare = short_tmp / "bare"
     bare.mkdir()
+    skip_inside_a_project(bare)
     result = subprocess.run(
         [sys.executable, "-m", "memd", "init"], cwd=bare, capture_output=True, text=True, timeout=60
     )
