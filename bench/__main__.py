@@ -13,6 +13,7 @@ from types import ModuleType
 
 from bench import (
     big_file,
+    coding_memory,
     lifecycle,
     load,
     locomo,
@@ -29,6 +30,7 @@ from bench import (
 BENCHMARKS: tuple[ModuleType, ...] = (
     locomo,
     retrieval,
+    coding_memory,
     write_decisions,
     secrets,
     search_speed,
