@@ -96,6 +96,7 @@ def test_the_wheel_carries_every_module_and_names_our_distribution(
         if path.suffix in {".py", ".typed"} and "__pycache__" not in path.parts
     }
     assert sources <= names, sorted(sources - names)
+    assert "memd/semantic/data/minilm-vocab.txt" in names  # package data: the model's vocabulary
     assert "Name: memd-daemon" in metadata
     assert "Requires-Dist: memd-client==0.1.0" in metadata
     assert "memd = memd.cli.main:main" in entry_points

