@@ -14,6 +14,7 @@ from types import ModuleType
 from bench import (
     big_file,
     coding_memory,
+    fusion_sweep,
     lifecycle,
     load,
     locomo,
@@ -31,6 +32,7 @@ BENCHMARKS: tuple[ModuleType, ...] = (
     locomo,
     retrieval,
     coding_memory,
+    fusion_sweep,
     write_decisions,
     secrets,
     search_speed,

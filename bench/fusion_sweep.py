@@ -1,0 +1,162 @@
+"""Sweep rules that fuse memd's lexical score with the semantic extra's cosine (issue 20), in
+process, on the coding-memory questions (per project and pooled) and the LoCoMo dev split.
+
+This is the bench for choosing a fusion rule, not for reporting memd: lexical scores come from
+`memd.core.search.ranking.search` over every entry, cosines from `memd.semantic.embedder` over
+every entry, and each rule re-ranks them; R@5 (coding memory: an answer in the top 5; LoCoMo:
+`bench.locomo.score_question`) goes to stdout, one row a rule. Needs the semantic extra.
+
+Rules (a lexical hit is "strong" when its score is at least the floor):
+- `lexical`, `dense`: one signal alone.
+- `floor(f)`: strong lexical hits first in lexical order, then every other entry by cosine.
+- `floor_mix(f, a)`: strong hits first, ordered by `a * lexical + (1 - a) * cosine`; then by cosine.
+- `floor_tail(f, a, b)`: as `floor_mix`, the rest by `cosine + b * lexical`.
+- `convex(a)`: everything by `a * lexical + (1 - a) * max(cosine, 0)`.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from bench import coding_memory, locomo
+from memd.core.format import mdformat
+from memd.core.format.categories import CATEGORIES, Category
+from memd.core.search.index import CategoryIndex
+from memd.core.search.ranking import build_index, search
+from memd.semantic.embedder import Embedder, load
+
+TOP = 10
+Scores = dict[Any, float]
+Rule = Callable[[Scores, Scores, Sequence[Any]], list[Any]]
+
+
+def _by(key: Callable[[Any], float], items: Sequence[Any]) -> list[Any]:
+    return sorted(items, key=lambda item: -key(item))
+
+
+def floor_tail(floor: float, mix: float, tail: float) -> Rule:
+    """Strong lexical hits first (by the mix), then the rest by cosine plus `tail` * lexical."""
+
+    def rank(lexical: Scores, cosine: Scores, ids: Sequence[Any]) -> list[Any]:
+        strong = [i for i in lexical if lexical[i] >= floor]
+        chosen = set(strong)
+        head = _by(lambda i: mix * lexical[i] + (1 - mix) * cosine[i], strong)
+        rest = [i for i in ids if i not in chosen]
+        return (head + _by(lambda i: cosine[i] + tail * lexical.get(i, 0.0), rest))[:TOP]
+
+    return rank
+
+
+def convex(mix: float) -> Rule:
+    """Everything by `mix` * lexical + (1 - mix) * max(cosine, 0)."""
+
+    def rank(lexical: Scores, cosine: Scores, ids: Sequence[Any]) -> list[Any]:
+        return _by(lambda i: mix * lexical.get(i, 0.0) + (1 - mix) * max(cosine[i], 0.0), ids)[:TOP]
+
+    return rank
+
+
+RULES: dict[str, Rule] = {
+    "lexical": lambda lexical, cosine, ids: _by(lambda i: lexical[i], list(lexical))[:TOP],
+    "dense": lambda lexical, cosine, ids: _by(lambda i: cosine[i], ids)[:TOP],
+    "floor(0.15)": floor_tail(0.15, 1.0, 0.0),
+    "floor_mix(0.15, 0.7)": floor_tail(0.15, 0.7, 0.0),
+    "floor_mix(0.2, 0.7)": floor_tail(0.2, 0.7, 0.0),
+    "floor_tail(0.15, 0.7, 0.5)": floor_tail(0.15, 0.7, 0.5),
+    "convex(0.5)": convex(0.5),
+    "convex(0.7)": convex(0.7),
+}
+
+
+def _coding_memory(embedder: Embedder, pooled: bool, max_projects: int | None) -> dict[str, Any]:
+    questions = coding_memory.load_questions(coding_memory.data_dir())
+    projects = sorted({q.project for q in questions})[:max_projects]
+    groups = [projects] if pooled else [[project] for project in projects]
+    found: dict[str, dict[str, list[float]]] = {
+        rule: {"lexical": [], "paraphrase": []} for rule in RULES
+    }
+    for group in groups:
+        layout = coding_memory.Layout()
+        for project in group:
+            layout.add(project, coding_memory.data_dir() / project / ".memory")
+        indexes: list[tuple[Category, CategoryIndex]] = []
+        keys: dict[tuple[str, int], tuple[str, str]] = {}
+        texts: list[str] = []
+        ids: list[tuple[str, int]] = []
+        for category in CATEGORIES:
+            text = category.header + "".join(line + "\n" for line in layout.lines[category])
+            entries = mdformat.entries(mdformat.parse(text))
+            indexes.append((category, build_index(entries)))
+            for entry, owner in zip(entries, layout.owners[category], strict=True):
+                ids.append((category.file, entry.line))
+                keys[ids[-1]] = (owner, entry.slug or "")
+                texts.append(entry.content)
+        vectors = embedder.embed(texts)
+        for question in questions:
+            if question.project not in group or question.kind == "none":
+                continue
+            hits = search(indexes, question.query, limit=len(ids)).hits
+            lexical = {(hit.category.file, hit.entry.line): hit.score for hit in hits}
+            cosine = dict(
+                zip(ids, (vectors @ embedder.embed([question.query])[0]).tolist(), strict=True)
+            )
+            answers = {(question.project, slug) for slug in question.answers}
+            for name, rule in RULES.items():
+                ranked = [keys[i] for i in rule(lexical, cosine, ids)]
+                found[name][question.kind].append(coding_memory.score(ranked, answers)["r@5"])
+    return {rule: {k: sum(v) / max(1, len(v)) for k, v in by.items()} for rule, by in found.items()}
+
+
+def _locomo(embedder: Embedder, max_conversations: int | None) -> dict[str, float]:
+    found: dict[str, list[float]] = {rule: [] for rule in RULES}
+    for path in sorted(locomo.data_dir().glob("*.json"))[:max_conversations]:
+        conversation = locomo.load_conversation(path)
+        entries = conversation.entries
+        indexes = [(Category.DECISION, build_index(entries))]
+        ids = [entry.line for entry in entries]
+        by_line = dict(zip(ids, conversation.dia_ids, strict=True))
+        vectors = embedder.embed([entry.content for entry in entries])
+        asked = embedder.embed([question.text for question in conversation.questions])
+        for question, query in zip(conversation.questions, asked, strict=True):
+            hits = search(indexes, question.text, limit=len(ids)).hits
+            lexical = {hit.entry.line: hit.score for hit in hits}
+            cosine = dict(zip(ids, (vectors @ query).tolist(), strict=True))
+            for name, rule in RULES.items():
+                ranked = [by_line[line] for line in rule(lexical, cosine, ids)]
+                found[name].append(locomo.score_question(ranked, question.evidence)["r@5"])
+    return {rule: sum(values) / max(1, len(values)) for rule, values in found.items()}
+
+
+def main(argv: list[str] | None = None) -> None:
+    """`python -m bench.fusion_sweep [--quick]`: one row a rule."""
+    parser = argparse.ArgumentParser(prog="python -m bench.fusion_sweep", description=__doc__)
+    parser.add_argument("--quick", action="store_true", help="one project, one conversation")
+    args = parser.parse_args(argv)
+    if not (coding_memory.data_dir() / "queries.jsonl").is_file():
+        print("fusion_sweep: no coding-memory data (set MEMD_CODING_MEMORY_DIR); skipped")
+        return
+    embedder = load()
+    per_project = _coding_memory(embedder, False, 1 if args.quick else None)
+    pooled = _coding_memory(embedder, True, 1 if args.quick else None)
+    has_locomo = locomo.data_dir().is_dir()
+    conversations = _locomo(embedder, 1 if args.quick else None) if has_locomo else {}
+    print(
+        "| rule | lexical R@5 | paraphrase R@5 | pooled lexical | pooled paraphrase | LoCoMo R@5 |"
+    )
+    print("|---|---|---|---|---|---|")
+    for rule in RULES:
+        figures = [
+            per_project[rule]["lexical"],
+            per_project[rule]["paraphrase"],
+            pooled[rule]["lexical"],
+            pooled[rule]["paraphrase"],
+        ]
+        cells = " | ".join(f"{value:.3f}" for value in figures)
+        loco = f"{conversations[rule]:.3f}" if rule in conversations else "-"
+        print(f"| {rule} | {cells} | {loco} |")
+
+
+if __name__ == "__main__":
+    main()
