@@ -16,6 +16,7 @@ from bench import (
     lifecycle,
     load,
     locomo,
+    longmemeval,
     query,
     retrieval,
     search_speed,
@@ -29,6 +30,7 @@ from bench import (
 BENCHMARKS: tuple[ModuleType, ...] = (
     locomo,
     retrieval,
+    longmemeval,
     write_decisions,
     secrets,
     search_speed,
