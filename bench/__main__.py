@@ -18,6 +18,7 @@ from bench import (
     lifecycle,
     load,
     locomo,
+    longmemeval,
     query,
     retrieval,
     search_speed,
@@ -31,6 +32,7 @@ from bench import (
 BENCHMARKS: tuple[ModuleType, ...] = (
     locomo,
     retrieval,
+    longmemeval,
     coding_memory,
     fusion_sweep,
     write_decisions,

@@ -165,13 +165,25 @@ def category_file(conversation: Conversation) -> tuple[str, tuple[Entry, ...], d
     Raises:
         ValueError: a turn does not come back from the file as exactly its own entry.
     """
-    lines = "".join(f"- {entry.content}\n" for entry in conversation.entries)
+    return memory_file(conversation.name, conversation.entries, conversation.dia_ids)
+
+
+def memory_file(
+    name: str, entries: Sequence[Entry], ids: Sequence[str]
+) -> tuple[str, tuple[Entry, ...], dict[int, str]]:
+    """Return the `CATEGORY` file text holding `entries` (`- <content>` each, no slugs, after
+    the category's header), the entries parsed back from it and line -> the entry's id.
+
+    Raises:
+        ValueError: an entry does not come back from the file as exactly its own entry.
+    """
+    lines = "".join(f"- {entry.content}\n" for entry in entries)
     text = CATEGORY.header + lines
     parsed = mdformat.entries(mdformat.parse(text))
-    originals = [entry.content.strip() for entry in conversation.entries]
+    originals = [entry.content.strip() for entry in entries]
     if [(entry.slug, entry.content) for entry in parsed] != [(None, c) for c in originals]:
-        raise ValueError(f"conversation {conversation.name}: turns do not round-trip")
-    by_line = {entry.line: dia for entry, dia in zip(parsed, conversation.dia_ids, strict=True)}
+        raise ValueError(f"{name}: entries do not round-trip")
+    by_line = {entry.line: id_ for entry, id_ in zip(parsed, ids, strict=True)}
     return text, parsed, by_line
 
 
@@ -222,9 +234,9 @@ def run(
             (workspace / ".memory").mkdir(parents=True)
             (workspace / ".memory" / CATEGORY.file).write_text(text, encoding="utf-8")
             mine: dict[str, list[dict[str, float]]] = {method: [] for method in METHODS}
-            with _rankers(socket_path, workspace, entries) as rankers:
+            with rankers(socket_path, workspace, entries) as ranking:
                 for question in questions:
-                    for method, rank in rankers.items():
+                    for method, rank in ranking.items():
                         started = time.perf_counter()
                         lines = rank(question.text)
                         seconds[method] += time.perf_counter() - started
@@ -264,9 +276,11 @@ def run(
 
 
 @contextlib.contextmanager
-def _rankers(
+def rankers(
     socket_path: Path, workspace: Path, entries: tuple[Entry, ...]
 ) -> Iterator[dict[str, Ranker]]:
+    """Yield each of `METHODS`' ranker for one workspace (memd's over its socket, its
+    `CATEGORY` file holding `entries`; the baselines on `entries`): question -> hit lines."""
     fts = Fts5Index(entries)
     try:
         with Client(socket_path, workspace=workspace, timeout=QUERY_TIMEOUT) as client:

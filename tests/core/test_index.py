@@ -1,7 +1,7 @@
 """The incremental index and the pruned search: both must give exactly what the simple ways give.
 
 - An index updated through any sequence of edits answers every query exactly as an index built
-  from scratch on the same entries.
+  from scratch on the same entries (and holds exactly the same length statistics).
 - The pruned search (no filter) returns exactly the hits and total of scoring every match (the
   path a filter takes; a filter that keeps everything must change nothing), with or without a
   boost, for any limit and min_score.
@@ -57,6 +57,7 @@ _items = st.lists(st.tuples(_slugs, _contents), max_size=14)
 def _same_answers(updated: CategoryIndex, fresh: CategoryIndex) -> None:
     assert updated.entries == fresh.entries
     assert updated.total_length == fresh.total_length
+    assert updated.length_moments() == fresh.length_moments()  # exactly: b depends on them
     for query in _QUERIES:
         for limit in (1, 3, 50):
             assert search([(Category.QUIRK, updated)], query, limit=limit) == search(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import random
 
 import pytest
@@ -10,10 +11,16 @@ from hypothesis import given, settings, strategies as st
 from memd.core.format.categories import CATEGORIES, Category
 from memd.core.format.mdformat import Entry
 from memd.core.search.ranking import (
+    B_SPREAD,
+    SPREAD_HIGH,
+    SPREAD_LOW,
+    B,
     CategoryIndex,
     Hit,
     SearchResult,
     build_index,
+    length_normalisation,
+    length_spread,
     search,
     tokenize,
 )
@@ -354,3 +361,41 @@ def test_a_filter_applies_to_a_query_of_stop_words_too() -> None:
     listed = search(_one(RULES), "the and of", limit=10, keep=first_only)
     assert [hit.entry.line for hit in listed.hits] == [5]
     assert listed.total == 1
+
+
+def test_length_normalisation_follows_how_much_entry_lengths_spread() -> None:
+    assert length_normalisation(0.0) == length_normalisation(SPREAD_LOW) == B
+    assert length_normalisation(SPREAD_HIGH) == length_normalisation(9.0) == B_SPREAD
+    middle = length_normalisation((SPREAD_LOW + SPREAD_HIGH) / 2)
+    assert middle == pytest.approx((B + B_SPREAD) / 2)
+    # Notes of alike lengths (the rules above) keep the weak normalisation.
+    assert length_spread([build_index(_entries(RULES)).length_moments()]) < SPREAD_LOW
+
+
+def test_length_spread_is_taken_over_every_index_searched() -> None:
+    alike = build_index(_entries(["lock the file", "write the cache", "run the tests"]))
+    assert length_spread([alike.length_moments()]) == 0.0
+    assert length_spread([build_index([]).length_moments()]) == 0.0
+    long = build_index(_entries([" ".join(f"w{n}" for n in range(53))]))  # 53 terms, alike 2
+    together = length_spread([alike.length_moments(), long.length_moments()])
+    logs = [math.log(3)] * 3 + [math.log(54)]
+    mean = sum(logs) / 4
+    assert together == pytest.approx(math.sqrt(sum((v - mean) ** 2 for v in logs) / 4))
+
+
+def _passing(words: str, number: int) -> str:
+    """A long entry (about 150 words) that mentions `words` in passing, twice."""
+    filler = [f"w{number}x{n}" for n in range(150)]
+    filler[40:40] = words.split()
+    filler[110:110] = words.split()
+    return " ".join(filler)
+
+
+def test_a_short_entry_beats_long_ones_mentioning_its_words_in_passing() -> None:
+    short = [f"Note {n}: the build takes {n} minutes on the old runner" for n in range(12)]
+    answer = "I booked the trip to Paris for May"
+    long = [_passing("Paris trip Paris", n) for n in range(12)]
+    index = build_index(_entries([*short, answer, *long]))
+    assert length_spread([index.length_moments()]) >= SPREAD_HIGH
+    hits = search([(Category.DECISION, index)], "When is my trip to Paris?", limit=3).hits
+    assert hits[0].entry.content == answer

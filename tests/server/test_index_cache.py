@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import msgspec
 import pytest
 
 from memd.core.format import mdformat
 from memd.core.format.categories import Category
 from memd.core.format.mdformat import Entry
-from memd.core.search.index import build_index
+from memd.core.search.index import IMAGE_VERSION, build_index, from_image, to_image
 from memd.core.search.ranking import search
 from memd.fs import index_cache
 from memd.server.actor import _load_indexed
@@ -38,6 +39,18 @@ def test_a_kept_index_answers_like_a_fresh_one(tmp_path: Path) -> None:
     kept = index_cache.load(path, key, _entries(TEXT))
     assert kept is not None
     assert _answers(kept) == _answers(build_index(_entries(TEXT)))
+    assert kept.length_moments() == build_index(_entries(TEXT)).length_moments()
+
+
+def test_an_image_of_another_format_version_is_not_used(tmp_path: Path) -> None:
+    path = str(tmp_path / "quirks.md")
+    key = index_cache.text_key(TEXT)
+    image = to_image(build_index(_entries(TEXT)), key)
+    older = (IMAGE_VERSION - 1, *msgspec.structs.astuple(image)[1:-1])  # no length counts
+    Path(index_cache.image_path(path)).parent.mkdir(parents=True)
+    Path(index_cache.image_path(path)).write_bytes(msgspec.msgpack.encode(older))
+    assert index_cache.load(path, key, _entries(TEXT)) is None
+    assert from_image(_entries(TEXT), msgspec.structs.replace(image, lengths=[]), key) is None
 
 
 def test_an_updated_index_is_kept_renumbered(tmp_path: Path) -> None:

@@ -6,7 +6,9 @@ Layout, chosen so that a search touches little and an edit costs only what chang
   after the last one gets the next number, a removed one leaves an unused number behind.
 - An entry's *impact class* for a term is its (term frequency, entry length) pair. BM25's
   saturation `tf / (tf + k1 * (1 - b + b * length / average))` depends on nothing else but the
-  corpus-wide average, so a search computes it once per class, not once per entry.
+  corpus-wide average and b, so a search computes it once per class, not once per entry.
+- The index counts its entries per length, so the spread of their lengths (which sets b, see
+  `memd.core.search.ranking`) is read from those counts, not from the entries.
 - A term's postings are one sorted list of `class << 32 | doc`: grouped by class, each class's
   entries in line order. So a search can walk a term's entries from the highest saturation down,
   and count a class's entries without visiting them.
@@ -27,6 +29,7 @@ from __future__ import annotations
 import array
 import bisect
 import contextlib
+import math
 import operator
 from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, NamedTuple
@@ -44,7 +47,7 @@ _VIEW_BUDGET_MIN = 4096
 _line = operator.attrgetter("line")
 _POSTING_BYTES = 8
 
-IMAGE_VERSION = 2
+IMAGE_VERSION = 3
 
 
 class IndexImage(msgspec.Struct, array_like=True, frozen=True):
@@ -58,6 +61,12 @@ class IndexImage(msgspec.Struct, array_like=True, frozen=True):
     postings: dict[str, bytes]
     """Each term's postings, packed as native int64s."""
     total_length: float
+    lengths: list[tuple[float, int]] = msgspec.field(default_factory=list)
+    """How many entries have each length."""
+
+
+LengthMoments = tuple[int, float, float]
+"""Over some entries: their number, the sum of ln(1 + length) and the sum of its squares."""
 
 
 class TermView:
@@ -128,6 +137,8 @@ class CategoryIndex:
         "_classes",
         "_docs",
         "_entries",
+        "_lengths",
+        "_moments",
         "_postings",
         "_readers",
         "_retired",
@@ -153,6 +164,8 @@ class CategoryIndex:
         self._class_ids: dict[float, dict[float, int]] = {}
         self._vocabulary: list[str] = []
         self._total_length = 0.0
+        self._lengths: dict[float, int] = {}  # entries per length
+        self._moments: LengthMoments | None = None
         self._views: dict[str, TermView] = {}
         self._view_postings = 0
         self._saturations: tuple[tuple[float, float, int], Saturations] | None = None
@@ -169,6 +182,20 @@ class CategoryIndex:
     def total_length(self) -> float:
         """The sum of all entry lengths (in terms, slug and identifier terms weighted)."""
         return self._total_length
+
+    def length_moments(self) -> LengthMoments:
+        """Return the entries' number, sum of ln(1 + length) and sum of its squares (summed
+        over the length counts in order, so the same entries give the same sums however the
+        index was built; memoised until an entry is added or removed)."""
+        if self._moments is None:
+            items = sorted(self._lengths.items())
+            logs = [(math.log1p(length), count) for length, count in items]
+            self._moments = (
+                sum(count for _, count in logs),
+                math.fsum(value * count for value, count in logs),
+                math.fsum(value * value * count for value, count in logs),
+            )
+        return self._moments
 
     @property
     def classes(self) -> Sequence[tuple[float, float]]:
@@ -293,9 +320,11 @@ class CategoryIndex:
         """Index `ordered` (sorted by line) into this empty index, numbering them 0, 1, ..."""
         lists: dict[str, list[int] | int] = {}  # a term one entry holds: its posting
         total = 0.0
+        lengths: dict[float, int] = {}
         for doc, entry in enumerate(ordered):
             counts, length = entry_terms(entry)
             total += length
+            lengths[length] = lengths.get(length, 0) + 1
             by_tf = self._class_ids.get(length)  # this loop is most of a cold start: kept tight
             for term, tf in counts.items():
                 klass = by_tf.get(tf) if by_tf is not None else None
@@ -319,6 +348,8 @@ class CategoryIndex:
         self._postings = packed
         self._vocabulary = sorted(term for term in packed if is_word(term))
         self._total_length = total
+        self._lengths = lengths
+        self._moments = None
 
     def _add(self, doc: int, entry: Entry) -> None:
         counts, length = entry_terms(entry)
@@ -334,6 +365,8 @@ class CategoryIndex:
                 bisect.insort(postings, value)
         self._slots[doc] = entry
         self._total_length += length
+        self._lengths[length] = self._lengths.get(length, 0) + 1
+        self._moments = None
 
     def _remove(self, doc: int, entry: Entry) -> None:
         counts, length = entry_terms(entry)
@@ -349,6 +382,12 @@ class CategoryIndex:
                     del self._vocabulary[bisect.bisect_left(self._vocabulary, term)]
         self._slots[doc] = None
         self._total_length -= length
+        left = self._lengths[length] - 1
+        if left:
+            self._lengths[length] = left
+        else:
+            del self._lengths[length]
+        self._moments = None
 
     def _drop_view(self, term: str) -> None:
         dropped = self._views.pop(term, None)
@@ -461,12 +500,13 @@ def to_image(index: CategoryIndex, key: str) -> IndexImage:
         classes=list(index._classes),
         postings=postings,
         total_length=index._total_length,
+        lengths=sorted(index._lengths.items()),
     )
 
 
 def from_image(entries: Iterable[Entry], image: IndexImage, key: str) -> CategoryIndex | None:
     """Return the index `image` holds for `entries`, or None when it is not theirs (another
-    `key`, entry count or format version)."""
+    `key`, entry count or format version, or length counts that are not the entries')."""
     ordered = tuple(sorted(entries, key=_line))
     if image.version != IMAGE_VERSION or image.key != key or image.entries != len(ordered):
         return None
@@ -480,6 +520,9 @@ def from_image(entries: Iterable[Entry], image: IndexImage, key: str) -> Categor
         index._class_ids.setdefault(length, {})[tf] = number
     index._vocabulary = sorted(term for term in image.postings if is_word(term))
     index._total_length = image.total_length
+    index._lengths = {float(length): count for length, count in image.lengths}
+    if sum(index._lengths.values()) != len(ordered):
+        return None
     return index
 
 

@@ -7,9 +7,16 @@ Rules:
 - A query word found nowhere, at least `PREFIX_MIN` characters long, is taken as a partial
   word: the indexed words starting with it (the `PREFIX_EXPANSIONS` most frequent) match at
   `PREFIX_WEIGHT`.
-- Scoring is Okapi BM25 with `K1` and `B`, idf = ln(1 + (N - df + 0.5) / (df + 0.5)). N, the
-  document frequencies and the average entry length are taken over every index passed to one
+- Scoring is Okapi BM25 with `K1` and b, idf = ln(1 + (N - df + 0.5) / (df + 0.5)). N, the
+  document frequencies, the average entry length and b are taken over every index passed to one
   `search` call, so one category is ranked against its own corpus and all five against theirs.
+- b, the strength of length normalisation, follows how much entry lengths vary
+  (`length_normalisation`): `B` where they vary as notes or chat turns do (the standard
+  deviation of ln(1 + length) up to `SPREAD_LOW`), `B_SPREAD` where short entries sit beside
+  entries many times longer (from `SPREAD_HIGH`), linearly between. Where lengths are alike, a
+  longer entry usually says more, and weak normalisation lets it; where they differ by an order
+  of magnitude, a long entry matches many query words by its size alone and would bury the
+  short one that holds the answer.
 - Each distinct query term counts once, however often the query repeats it. Each adjacent
   pair of query terms that is also a phrase term of an entry adds `BIGRAM_WEIGHT` times its
   own BM25 score.
@@ -51,6 +58,7 @@ from memd.core.search.index import (
     CLASS_SHIFT,
     DOC_MASK,
     CategoryIndex,
+    LengthMoments,
     Ranked,
     Saturations,
     TermView,
@@ -70,6 +78,7 @@ from memd.core.search.terms import (
 
 __all__ = [
     "BIGRAM_WEIGHT",
+    "B_SPREAD",
     "DECIMALS",
     "IDENTIFIER_WEIGHT",
     "K1",
@@ -79,6 +88,8 @@ __all__ = [
     "PREFIX_WEIGHT",
     "PRIORITY",
     "SLUG_WEIGHT",
+    "SPREAD_HIGH",
+    "SPREAD_LOW",
     "STOP_WORDS",
     "B",
     "Boost",
@@ -89,6 +100,8 @@ __all__ = [
     "build_index",
     "changed_entries",
     "identifiers",
+    "length_normalisation",
+    "length_spread",
     "query_weights",
     "search",
     "tokenize",
@@ -96,6 +109,14 @@ __all__ = [
 
 K1 = 1.0
 B = 0.3
+"""BM25's b where entry lengths vary little (see `length_normalisation`)."""
+B_SPREAD = 0.9
+"""BM25's b where entry lengths vary most."""
+SPREAD_LOW = 0.7
+"""Up to this standard deviation of ln(1 + length), b is `B` (notes, chat turns: 0.45-0.7)."""
+SPREAD_HIGH = 1.2
+"""From this standard deviation of ln(1 + length), b is `B_SPREAD` (one-line messages beside
+answers ten times longer: 1.2-1.4)."""
 BIGRAM_WEIGHT = 0.3
 PREFIX_WEIGHT = 0.6
 PREFIX_MIN = 3
@@ -167,6 +188,35 @@ def search(
     return _search_best(plan, limit, boost)
 
 
+def length_normalisation(spread: float) -> float:
+    """Return BM25's b for entries whose lengths spread as much as `spread` says.
+
+    Args:
+        spread: The standard deviation of ln(1 + length) over the entries searched (0 when
+            they are all alike; 1.0 when a typical entry is e times longer or shorter than
+            the geometric mean).
+
+    Returns:
+        `B` up to `SPREAD_LOW`, `B_SPREAD` from `SPREAD_HIGH`, linear between.
+    """
+    if spread <= SPREAD_LOW:
+        return B
+    if spread >= SPREAD_HIGH:
+        return B_SPREAD
+    return B + (B_SPREAD - B) * (spread - SPREAD_LOW) / (SPREAD_HIGH - SPREAD_LOW)
+
+
+def length_spread(moments: Sequence[LengthMoments]) -> float:
+    """Return the standard deviation of ln(1 + length) over the entries of several indexes
+    (each given by its `CategoryIndex.length_moments`); 0.0 without entries."""
+    count = sum(found[0] for found in moments)
+    if not count:
+        return 0.0
+    mean = math.fsum(found[1] for found in moments) / count
+    square = math.fsum(found[2] for found in moments) / count
+    return math.sqrt(max(0.0, square - mean * mean))
+
+
 def query_weights(query: str) -> dict[str, float]:
     """Return the weight of each distinct term and phrase term of `query`.
 
@@ -216,8 +266,9 @@ class _Plan:
         self.scales = [
             PRIORITY.get(category, 1.0) / ideal if ideal else 0.0 for category, _ in ordered
         ]
-        self._base = K1 * (1.0 - B)
-        self._per_length = K1 * B / average
+        b = length_normalisation(length_spread([index.length_moments() for _, index in ordered]))
+        self._base = K1 * (1.0 - b)
+        self._per_length = K1 * b / average
 
     def _add_term(self, term: str, weight: float, count: int) -> float:
         """Plan `term` at `weight` in each index holding it; return its idf (0.0: none does)."""
