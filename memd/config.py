@@ -84,6 +84,14 @@ def state_dir(env: Mapping[str, str] | None = None) -> str:
     return os.path.join(state, "memd")
 
 
+def cache_dir(env: Mapping[str, str] | None = None) -> str:
+    """Return memd's cache directory: `$XDG_CACHE_HOME/memd` (default `~/.cache/memd`)."""
+    environ = os.environ if env is None else env
+    home = environ.get("HOME") or os.path.expanduser("~")
+    cache = environ.get("XDG_CACHE_HOME") or os.path.join(home, ".cache")
+    return os.path.join(cache, "memd")
+
+
 def default_config_path(env: Mapping[str, str] | None = None) -> str:
     """Return `$XDG_CONFIG_HOME/memd/config.toml`, or `~/.config/memd/config.toml`."""
     environ = os.environ if env is None else env

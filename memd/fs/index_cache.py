@@ -11,11 +11,9 @@ Rules:
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import logging
 import os
-import secrets
 from collections.abc import Iterable
 
 import msgspec
@@ -23,6 +21,7 @@ import msgspec
 from memd.config import state_dir
 from memd.core.format.mdformat import Entry
 from memd.core.search.index import CategoryIndex, IndexImage, from_image, to_image
+from memd.fs.cache_file import write_cache_file
 from memd.fs.storage import read_regular_bytes
 
 logger = logging.getLogger(__name__)
@@ -58,18 +57,6 @@ def save(path: str, index: CategoryIndex, key: str) -> None:
     """Keep `index` (of the text whose key is `key`) for the next run; never raises."""
     target = image_path(path)
     try:
-        data = _encoder.encode(to_image(index, key))
-        directory = os.path.dirname(target)
-        os.makedirs(directory, mode=0o700, exist_ok=True)
-        temp = os.path.join(directory, f".tmp-{secrets.token_hex(8)}.idx")
-        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
-        try:
-            with open(fd, "wb") as handle:
-                handle.write(data)
-            os.replace(temp, target)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(temp)
-            raise
+        write_cache_file(target, _encoder.encode(to_image(index, key)))
     except (OSError, ValueError, RuntimeError) as exc:
         logger.info("could not keep the index of %s (%s)", path, exc)

@@ -1,0 +1,151 @@
+"""Embedding vectors kept between runs, so that a restarted daemon embeds only what changed.
+
+Rules:
+- Keyed by model and text: one file a model, `$XDG_CACHE_HOME/memd/vectors/<digest of the model
+  id>.vec`, mapping the digest of an entry's text (blake2b, 16 bytes) to its vector. An edited
+  entry is a new text and is embedded again; one text in several workspaces is embedded once;
+  a vector of another model is never read (the file names its model, and a mismatch is empty).
+- Stored as float16 (half the size; cosines move by less than 1e-3), unit rows as computed.
+- Bounded: at most `max_vectors`; saving keeps the most recently used and drops the rest.
+- A cache: a missing, unreadable, corrupt or foreign file is an empty cache (logged), and saving
+  is best effort, atomic, never fsynced (`memd.fs.cache_file`).
+- Blocking (numpy and file I/O): call `load` and `save` from a worker thread. The class itself is
+  not thread-safe: one owner (the daemon's semantic task) uses it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+from collections import OrderedDict
+from collections.abc import Sequence
+from typing import Any
+
+import msgspec
+
+from memd.config import cache_dir
+from memd.fs.cache_file import write_cache_file
+from memd.fs.storage import read_regular_bytes
+
+logger = logging.getLogger(__name__)
+
+MAX_VECTORS = 50_000
+"""Vectors kept at most: 50,000 x 384 dimensions x 2 bytes is about 37 MiB on disk and in
+memory, room for many workspaces of a few hundred memories and their sources."""
+FORMAT = 1
+KEY_BYTES = 16
+
+
+class _Image(msgspec.Struct, array_like=True):
+    format: int
+    model: str
+    dimensions: int
+    keys: bytes
+    """`KEY_BYTES` per vector, in the order of `vectors`."""
+    vectors: bytes
+    """float16, `dimensions` per vector, little-endian."""
+
+
+def text_key(text: str) -> bytes:
+    """The digest a text's vector is kept under."""
+    return hashlib.blake2b(text.encode("utf-8"), digest_size=KEY_BYTES).digest()
+
+
+def cache_path(model_id: str) -> str:
+    """Where the vectors of `model_id` are kept."""
+    digest = hashlib.sha256(model_id.encode("utf-8")).hexdigest()[:24]
+    return os.path.join(cache_dir(), "vectors", f"{digest}.vec")
+
+
+class VectorCache:
+    """The vectors of one model, by text, in recently-used order (most recent last)."""
+
+    def __init__(self, model_id: str, dimensions: int, *, max_vectors: int = MAX_VECTORS) -> None:
+        self.model_id = model_id
+        self.dimensions = dimensions
+        self.max_vectors = max_vectors
+        self._rows: OrderedDict[bytes, Any] = OrderedDict()
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    def lookup(self, texts: Sequence[str]) -> tuple[dict[int, Any], list[int]]:
+        """Return the known vectors of `texts` (by position) and the positions still to embed;
+        every text found counts as used."""
+        found: dict[int, Any] = {}
+        missing: list[int] = []
+        for position, text in enumerate(texts):
+            key = text_key(text)
+            row = self._rows.get(key)
+            if row is None:
+                missing.append(position)
+            else:
+                self._rows.move_to_end(key)
+                found[position] = row
+        return found, missing
+
+    def add(self, texts: Sequence[str], vectors: Any) -> None:
+        """Keep `vectors` (one row per text, float32) as the most recently used."""
+        import numpy as np
+
+        for text, row in zip(texts, vectors, strict=True):
+            key = text_key(text)
+            self._rows[key] = np.asarray(row, dtype=np.float32)
+            self._rows.move_to_end(key)
+        while len(self._rows) > self.max_vectors:
+            self._rows.popitem(last=False)
+
+    def save(self, path: str | None = None) -> None:
+        """Keep the cache on disk (best effort; a failure is logged)."""
+        import numpy as np
+
+        target = path or cache_path(self.model_id)
+        keys = b"".join(self._rows)
+        if self._rows:
+            matrix = np.stack(list(self._rows.values())).astype("<f2")
+        else:
+            matrix = np.zeros((0, self.dimensions), dtype="<f2")
+        image = _Image(FORMAT, self.model_id, self.dimensions, keys, matrix.tobytes())
+        try:
+            write_cache_file(target, msgspec.msgpack.encode(image))
+        except OSError as exc:
+            logger.info("could not keep the vectors of %s (%s)", self.model_id, exc)
+
+    @classmethod
+    def load(
+        cls,
+        model_id: str,
+        dimensions: int,
+        path: str | None = None,
+        *,
+        max_vectors: int = MAX_VECTORS,
+    ) -> VectorCache:
+        """The kept vectors of `model_id`, or an empty cache when there are none fit to use."""
+        import numpy as np
+
+        cache = cls(model_id, dimensions, max_vectors=max_vectors)
+        source = path or cache_path(model_id)
+        try:
+            image = msgspec.msgpack.decode(read_regular_bytes(source), type=_Image)
+        except FileNotFoundError:
+            return cache
+        except (OSError, msgspec.DecodeError, ValueError) as exc:
+            logger.info("ignoring the kept vectors at %s (%s); embedding again", source, exc)
+            return cache
+        count = len(image.keys) // KEY_BYTES
+        fits = (
+            image.format == FORMAT
+            and image.model == model_id
+            and image.dimensions == dimensions
+            and len(image.keys) == count * KEY_BYTES
+            and len(image.vectors) == count * dimensions * 2
+        )
+        if not fits:
+            logger.info("ignoring the kept vectors at %s (another model or format)", source)
+            return cache
+        matrix = np.frombuffer(image.vectors, dtype="<f2").reshape(count, dimensions)
+        for number in range(max(0, count - max_vectors), count):
+            key = image.keys[number * KEY_BYTES : (number + 1) * KEY_BYTES]
+            cache._rows[key] = matrix[number].astype(np.float32)
+        return cache
