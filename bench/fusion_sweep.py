@@ -12,6 +12,7 @@ Rules (a lexical hit is "strong" when its score is at least the floor):
 - `floor_mix(f, a)`: strong hits first, ordered by `a * lexical + (1 - a) * cosine`; then by cosine.
 - `floor_tail(f, a, b)`: as `floor_mix`, the rest by `cosine + b * lexical`.
 - `convex(a)`: everything by `a * lexical + (1 - a) * max(cosine, 0)`.
+- `memd.core.search.fusion`: the rule the daemon uses (floor_mix(0.15, 0.7), the unrelated cut).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from typing import Any
 from bench import coding_memory, locomo
 from memd.core.format import mdformat
 from memd.core.format.categories import CATEGORIES, Category
+from memd.core.search.fusion import fuse
 from memd.core.search.index import CategoryIndex
 from memd.core.search.ranking import build_index, search
 from memd.semantic.embedder import Embedder, load
@@ -58,7 +60,12 @@ def convex(mix: float) -> Rule:
     return rank
 
 
+def _memd(lexical: Scores, cosine: Scores, ids: Sequence[Any]) -> list[Any]:
+    return [fused.key for fused in fuse(lexical, cosine, limit=TOP)]
+
+
 RULES: dict[str, Rule] = {
+    "memd.core.search.fusion": _memd,
     "lexical": lambda lexical, cosine, ids: _by(lambda i: lexical[i], list(lexical))[:TOP],
     "dense": lambda lexical, cosine, ids: _by(lambda i: cosine[i], ids)[:TOP],
     "floor(0.15)": floor_tail(0.15, 1.0, 0.0),

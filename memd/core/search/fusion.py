@@ -1,0 +1,82 @@
+"""Hybrid ranking: memd's lexical scores and a model's cosine similarities, fused into one
+ranked list with one 0..1 score and what matched.
+
+Rules (measured with `bench/fusion_sweep.py`; figures in docs/semantic.md):
+- A keyword match is an entry whose lexical score is at least `STRONG` (weaker lexical hits are
+  the padding BM25 finds for almost any question). Keyword matches rank first, ordered by
+  `MIX * lexical + (1 - MIX) * cosine`: the model reorders them a little, never below an entry
+  only the model found, so an exact or identifier match never drops below a vague neighbour.
+- Every other entry ranks by cosine (a weak lexical hit counts for nothing more).
+- One score, ordered as the ranking: a keyword match scores `KEYWORD_FLOOR + (1 - KEYWORD_FLOOR)
+  * mixed`, at least 0.5; any other entry `KEYWORD_FLOOR * max(cosine, 0)`, below 0.5. `min_score`
+  applies to this score, so 0.5 keeps keyword matches only.
+- `match`: "keyword" (a keyword match the model finds unrelated: cosine under `SIMILAR`), "both"
+  (a keyword match the model agrees with), "semantic" (found by the model alone).
+- Entries with a cosine under `SIMILAR` that are not keyword matches are not results at all:
+  a semantic list is never padded with the unrelated.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Mapping, Sequence
+from typing import Literal, NamedTuple, TypeVar
+
+STRONG = 0.15
+"""Lexical score from which a hit is a keyword match."""
+MIX = 0.7
+"""Weight of the lexical score among keyword matches (the rest is the cosine's)."""
+SIMILAR = 0.2
+"""Cosine from which the model calls an entry related (unrelated rules sit near 0)."""
+KEYWORD_FLOOR = 0.5
+"""The fused score every keyword match has at least, and no other entry reaches."""
+
+Match = Literal["keyword", "semantic", "both"]
+Key = TypeVar("Key", bound=Hashable)
+
+
+class Fused(NamedTuple):
+    """One result: the entry's key, its 0..1 score and what matched."""
+
+    key: Hashable
+    score: float
+    match: Match
+
+
+def fuse(
+    lexical: Mapping[Key, float],
+    cosine: Mapping[Key, float],
+    *,
+    limit: int,
+    min_score: float | None = None,
+) -> list[Fused]:
+    """Return the best `limit` entries, fused (see the module rules).
+
+    Args:
+        lexical: Every lexical hit's score (0..1), by entry key.
+        cosine: Every candidate entry's cosine with the query, by the same keys (an entry with
+            no cosine counts as unrelated).
+        limit: How many results at most.
+        min_score: Drop results whose fused score is below it.
+    """
+    keyword: list[Fused] = []
+    for key, score in lexical.items():
+        if score < STRONG:
+            continue
+        similarity = cosine.get(key, 0.0)
+        mixed = MIX * score + (1 - MIX) * max(similarity, 0.0)
+        match: Match = "both" if similarity >= SIMILAR else "keyword"
+        keyword.append(Fused(key, KEYWORD_FLOOR + (1 - KEYWORD_FLOOR) * mixed, match))
+    chosen = {fused.key for fused in keyword}
+    semantic = [
+        Fused(key, KEYWORD_FLOOR * similarity, "semantic")
+        for key, similarity in cosine.items()
+        if key not in chosen and similarity >= SIMILAR
+    ]
+    ranked = _best(keyword) + _best(semantic)
+    if min_score is not None:
+        ranked = [fused for fused in ranked if fused.score >= min_score]
+    return ranked[:limit]
+
+
+def _best(results: Sequence[Fused]) -> list[Fused]:
+    return sorted(results, key=lambda fused: -fused.score)
