@@ -14,6 +14,7 @@ import pytest
 from memd_client import Client
 from memd_client.errors import SemanticSearchUnavailable
 from tests.conftest import DaemonProcess, start_daemon
+from tests.e2e.test_cli import memd
 from tests.polling_sync import wait_until
 
 pytestmark = pytest.mark.e2e
@@ -153,5 +154,39 @@ def test_semantic_false_keeps_it_off_and_mode_semantic_says_how_to_turn_it_on(
             assert "semantic = true" in caught.value.message
             assert client.query("connection pool").results[0].slug == "pool-size"
             assert client.status().semantic.state == "off"  # type: ignore[union-attr]
+    finally:
+        assert process.stop() == 0, process.stderr()
+
+
+def test_the_cli_shows_the_state_the_mode_and_what_matched(
+    semantic_daemon: DaemonProcess, project: Path
+) -> None:
+    sock = semantic_daemon.socket_path
+    with Client(sock, workspace=project) as client:
+        client.query(PARAPHRASE)
+        wait_until(lambda: client.query(PARAPHRASE).mode == "hybrid", deadline=MODEL_DEADLINE)
+    status = memd("status", cwd=project, socket=sock)
+    assert status.returncode == 0, status.stderr
+    assert "semantic search: ready (all-MiniLM-L6-v2-int8, 4 vectors)" in status.stdout
+    found = memd("query", "-n", "1", *PARAPHRASE.split(), cwd=project, socket=sock)
+    assert found.returncode == 0, found.stderr
+    assert "[jwt-expiry]" in found.stdout and "[by meaning]" in found.stdout
+    lexical = memd("query", "--mode", "lexical", *PARAPHRASE.split(), cwd=project, socket=sock)
+    assert lexical.returncode == 0, lexical.stderr
+    assert "[by meaning]" not in lexical.stdout
+
+
+def test_the_cli_says_semantic_search_is_off_and_how_to_turn_it_on(
+    short_tmp: Path, project: Path
+) -> None:
+    config = _config(short_tmp, "semantic = false\n")
+    process = start_daemon(short_tmp, "--config", str(config), env=_env(short_tmp))
+    try:
+        sock = process.socket_path
+        status = memd("status", cwd=project, socket=sock)
+        assert "semantic search: off (semantic = false in the settings)" in status.stdout
+        refused = memd("query", "--mode", "semantic", "auth", cwd=project, socket=sock)
+        assert refused.returncode == 1
+        assert "semantic = true" in refused.stderr
     finally:
         assert process.stop() == 0, process.stderr()
