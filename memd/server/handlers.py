@@ -84,7 +84,8 @@ class Methods:
         self.table = {name: (t, self._leasing(h)) for name, (t, h) in self.table.items()}
         self.quick = frozenset({"query", "get", "list", "stats", "status"})
         """The reads that never wait for a writer (nor a worker thread, once the workspace is
-        loaded): a connection answers them before reading on."""
+        loaded, but for a hybrid query's embedding, about 10 ms): a connection answers them
+        before reading on."""
 
     def _leasing(self, handler: Handler) -> Handler:
         """Hold the workspaces a request uses until it is answered, so none unloads under it."""

@@ -48,6 +48,7 @@ class SemanticService:
         self._embedder: Any = None
         self._cache: Any = None
         self._pending: dict[str, tuple[str, ...]] = {}
+        self._closed = False
         self._send: MemoryObjectSendStream[str]
         self._receive: MemoryObjectReceiveStream[str]
         self._send, self._receive = anyio.create_memory_object_stream[str](MAX_REQUESTS)
@@ -142,7 +143,8 @@ class SemanticService:
         self._pending.clear()
 
     def close(self) -> None:
-        """End `run` once its current step is done (the daemon is stopping)."""
+        """End `run` once its current batch is done (the daemon is stopping)."""
+        self._closed = True
         self._send.close()
 
     # ------------------------------------------------------------------ the task
@@ -182,6 +184,8 @@ class SemanticService:
         _, missing = cache.lookup(texts)
         todo = list(dict.fromkeys(texts[position] for position in missing))
         for start in range(0, len(todo), BATCH):
+            if self._closed:  # keep what is done; the rest is embedded after the restart
+                break
             batch = todo[start : start + BATCH]
             rows = await anyio.to_thread.run_sync(embedder.embed, batch)
             cache.add(batch, rows)
