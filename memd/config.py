@@ -15,6 +15,8 @@ The file is TOML, at `--config PATH` or else `$XDG_CONFIG_HOME/memd/config.toml`
     allow_root = false          # also serve clients running as root (not only memd's own user)
     allow_secrets = false       # store memories that carry a secret value (files get committed!)
     idle_unload_seconds = 600   # unload a workspace nothing used for this long (0: never)
+    semantic = true             # semantic search, when the `semantic` extra is installed
+    semantic_model = "/path"    # a directory with model.onnx and vocab.txt (default: the extra's)
 
 Rules:
 - An unknown key or a bad value is an error naming the file and the key; nothing is half-applied.
@@ -74,6 +76,11 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=
     allow_root: bool = False
     allow_secrets: bool = False
     idle_unload_seconds: Annotated[float, msgspec.Meta(ge=0, le=86400 * 365)] = DEFAULT_IDLE_UNLOAD
+    semantic: bool = True
+    """Semantic search (the `semantic` extra's model) for queries in mode auto or semantic;
+    false turns it off. The model loads on the first query that asks for it."""
+    semantic_model: Annotated[str, msgspec.Meta(min_length=1)] | None = None
+    """A directory holding `model.onnx` and `vocab.txt`; None: the model the extra installs."""
 
 
 def state_dir(env: Mapping[str, str] | None = None) -> str:
@@ -160,6 +167,8 @@ EXPECTED = {
     "allow_root": "true or false",
     "allow_secrets": "true or false",
     "idle_unload_seconds": "a number of seconds, 0 (never unload) or more",
+    "semantic": "true or false",
+    "semantic_model": "the path of a directory holding model.onnx and vocab.txt",
 }
 """What each setting accepts, in words, for error messages."""
 

@@ -134,3 +134,19 @@ def test_the_prompt_hook_in_a_deleted_directory_still_exits_0(short_tmp: Path) -
     )
     assert (done.returncode, done.stdout) == (0, "")
     assert done.stderr == "memd: the current directory no longer exists; no memory added.\n"
+
+
+def test_status_says_what_semantic_search_is_doing() -> None:
+    from memd_client import protocol as proto
+
+    def line(info: proto.SemanticInfo | None) -> str:
+        status = proto.StatusResult(
+            version="0", protocol_version=1, pid=1, uptime_s=0.0, workspaces=[], semantic=info
+        )
+        return render_status(status)
+
+    ready = proto.SemanticInfo(state="ready", model="all-MiniLM-L6-v2-int8", vectors=12)
+    assert "semantic search: ready (all-MiniLM-L6-v2-int8, 12 vectors)" in line(ready)
+    off = proto.SemanticInfo(state="off", reason="semantic = false in the settings")
+    assert "semantic search: off (semantic = false in the settings)" in line(off)
+    assert "semantic search" not in line(None)  # an older daemon says nothing

@@ -53,3 +53,11 @@ def test_missing_default_file_means_defaults_but_a_named_one_must_exist(
     (tmp_path / "memd").mkdir()
     (tmp_path / "memd" / "config.toml").write_text("idle_exit = 600\n")
     assert load_config(None, {}).idle_exit == 600.0
+
+
+def test_semantic_is_on_by_default_and_a_file_can_turn_it_off_or_name_a_model() -> None:
+    assert (Settings().semantic, Settings().semantic_model) == (True, None)
+    chosen = merge(parse_config('semantic = false\nsemantic_model = "/m"\n', "f.toml"), {})
+    assert (chosen.semantic, chosen.semantic_model) == (False, "/m")
+    with pytest.raises(ConfigError, match=r"Bad semantic in .* it must be true or false"):
+        parse_config('semantic = "yes"\n', "f.toml")

@@ -68,6 +68,7 @@ def query(
     limit: int,
     min_score: float | None,
     tags: Iterable[str] | None = None,
+    mode: p.QueryMode = "auto",
 ) -> Call:
     """Prepare a `query` request."""
     params = p.QueryParams(
@@ -77,6 +78,7 @@ def query(
         limit=limit,
         min_score=min_score,
         tags=tag_list(tags),
+        mode=mode,
     )
     return Call("query", params, p.QueryResult)
 

@@ -156,12 +156,14 @@ class AsyncClient(ClientBase):
         min_score: float | None = None,
         tags: Iterable[str] | None = None,
         workspace: str | os.PathLike[str] | None = None,
+        mode: p.QueryMode = "auto",
     ) -> p.QueryResult:
         """Search memories by relevance; an empty query lists entries. With `tags` (e.g.
-        `["security"]`), only entries carrying every one of those #tags count."""
+        `["security"]`), only entries carrying every one of those #tags count. `mode`: "auto"
+        (semantic when the daemon can, else lexical), "lexical" or "semantic"."""
         ws = _calls.workspace_path(workspace, self.workspace)
         result: p.QueryResult = await self.call(
-            _calls.query(ws, query, category, limit, min_score, tags)
+            _calls.query(ws, query, category, limit, min_score, tags, mode)
         )
         return result
 

@@ -23,7 +23,8 @@ MemdError                     base; str(exc) is one sentence saying what to do n
     ├── LockTimeout        1005   another writer held .memory/.lock too long (also TimeoutError)
     ├── WorkspaceNotFound  1006   the workspace is not an existing directory
     ├── StorageError       1007   the file system refused a read or write
-    └── MergeConflict      1008   the file holds git conflict markers; resolve the merge
+    ├── MergeConflict      1008   the file holds git conflict markers; resolve the merge
+    └── SemanticSearchUnavailable 1009  a query asked for mode semantic, which cannot run now
 ```
 
 `to_wire` and `from_wire` are the only conversions between exceptions and error objects.
@@ -55,6 +56,7 @@ __all__ = [
     "ProtocolViolation",
     "RequestTimeout",
     "RpcError",
+    "SemanticSearchUnavailable",
     "ServerBusy",
     "ShuttingDown",
     "StorageError",
@@ -208,6 +210,12 @@ class MergeConflict(RpcError):
     code = 1008
 
 
+class SemanticSearchUnavailable(RpcError):
+    """Raised for a query in mode semantic when semantic search is off, or not ready yet."""
+
+    code = 1009
+
+
 _BY_CODE: dict[int, type[RpcError]] = {
     cls.code: cls
     for cls in (
@@ -226,6 +234,7 @@ _BY_CODE: dict[int, type[RpcError]] = {
         WorkspaceNotFound,
         StorageError,
         MergeConflict,
+        SemanticSearchUnavailable,
     )
 }
 

@@ -122,6 +122,8 @@ class StoreParams(_Params):
 
 
 StoreAction = Literal["stored", "updated", "skipped"]
+QueryMode = Literal["auto", "lexical", "semantic"]
+Match = Literal["keyword", "semantic", "both"]
 
 StoreRelation = Literal[
     "same",
@@ -196,6 +198,9 @@ class QueryParams(_Params):
     limit: Annotated[int, Meta(ge=1, le=MAX_QUERY_LIMIT)] = DEFAULT_QUERY_LIMIT
     min_score: Annotated[float, Meta(ge=0.0, le=1.0)] | None = None
     tags: Tags | None = None
+    mode: QueryMode = "auto"
+    """"lexical": words only; "semantic": words and the model's similarity (error 1009 when
+    that cannot run); "auto": as semantic when it can run, else lexical."""
 
 
 class QueryHit(_Result, omit_defaults=True):
@@ -208,6 +213,8 @@ class QueryHit(_Result, omit_defaults=True):
     content: str
     score: float
     tags: list[str] = []
+    match: Match = "keyword"
+    """What found it: "keyword" (its words), "semantic" (the model alone) or "both"."""
 
 
 class QueryResult(_Result):
@@ -219,6 +226,8 @@ class QueryResult(_Result):
     """The category files that could not be read, so were not searched (from newer daemons)."""
     workspace: str = ""
     """The real path of the project root this call used (empty from older daemons)."""
+    mode: Literal["lexical", "hybrid"] = "lexical"
+    """How it was ranked: "lexical" (words only) or "hybrid" (words and the model)."""
 
 
 # ---------------------------------------------------------------------------- get / list / delete
@@ -363,10 +372,25 @@ class StatsResult(_Result):
     categories: list[CategoryStats]
     total: int
     loaded_at: str
+    semantic_vectors_ready: int = 0
+    """Entries whose text has a vector of the semantic model (0 while it is not loaded)."""
+    semantic_entries: int = 0
+    """Entries in all (0 while the semantic model is not loaded)."""
 
 
 class StatusParams(_Params):
     """No params."""
+
+
+class SemanticInfo(_Result):
+    """Semantic search in this daemon: `state` "off" (`reason` says why), "unloaded" (the
+    model loads on the first query that asks for it), "loading" or "ready"; the model's id and
+    how many vectors are cached."""
+
+    state: Literal["off", "unloaded", "loading", "ready"]
+    model: str | None = None
+    reason: str | None = None
+    vectors: int = 0
 
 
 class StatusResult(_Result):
@@ -389,6 +413,8 @@ class StatusResult(_Result):
     checked on access."""
     workspaces_unloaded: int = 0
     """Times a workspace was unloaded after `idle_unload_seconds` unused (it reloads on use)."""
+    semantic: SemanticInfo | None = None
+    """Semantic search's state (None from older daemons)."""
 
 
 # ---------------------------------------------------------------------------- subscriptions

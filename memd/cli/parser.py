@@ -210,6 +210,13 @@ def _query(query: argparse.ArgumentParser) -> None:
         help="only results scoring at least this much; scores run from 0 to 1",
     )
     query.add_argument("--tag", "-t", action="append", dest="tags", metavar="TAG", help=TAG_HELP)
+    query.add_argument(
+        "--mode",
+        choices=("auto", "lexical", "semantic"),
+        default="auto",
+        help="auto (default): by meaning too once the daemon's model is ready, else by words; "
+        "lexical: by words only; semantic: by meaning too, or an error saying why not",
+    )
     query.add_argument("query", nargs="*", help="words to search for (none: list entries)")
 
 

@@ -49,13 +49,17 @@ def render_query(result: p.QueryResult, text: str, tags: list[str] | None = None
         return f"No memories{tagged}." if tags else "No memories stored yet."
     lines = [
         f"{hit.score:7.3f}  {entry_text(hit.category, hit.slug, hit.content)}"
-        f"  ({hit.file}:{hit.line})"
+        f"  ({hit.file}:{hit.line}){_MATCHED.get(hit.match, '')}"
         for hit in result.results
     ]
     shown = len(result.results)
     if result.total > shown:
         lines.append(f"({shown} of {result.total} matches; raise --limit to see more)")
     return "\n".join(lines)
+
+
+_MATCHED = {"semantic": "  [by meaning]", "both": "  [words and meaning]"}
+"""What a hybrid hit's line adds about what found it (nothing for a keyword match)."""
 
 
 def tag_words(tags: list[str]) -> str:
@@ -142,9 +146,23 @@ def render_status(result: p.StatusResult, current: str = "", origin: str = "") -
         f"memd {result.version} (protocol {result.protocol_version}) pid {result.pid}, "
         f"up {result.uptime_s:.0f} s, socket {result.socket}\n  workspaces:\n{workspaces}"
         + _watching_line(result)
+        + _semantic_line(result.semantic)
         + conflicts
         + (f"\n  current workspace: {current} ({origin})" if current else "")
     )
+
+
+def _semantic_line(info: p.SemanticInfo | None) -> str:
+    """Return semantic search's state (empty from a daemon too old to say)."""
+    if info is None:
+        return ""
+    if info.state == "ready":
+        return f"\n  semantic search: ready ({info.model}, {info.vectors} vectors)"
+    if info.state == "off":
+        return f"\n  semantic search: off ({info.reason})"
+    if info.state == "loading":
+        return "\n  semantic search: loading the model"
+    return "\n  semantic search: on (the model loads on the first query)"
 
 
 def _watching_line(result: p.StatusResult) -> str:

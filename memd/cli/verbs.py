@@ -101,7 +101,12 @@ def _store(client: Client, args: argparse.Namespace) -> Outcome:
 def _query(client: Client, args: argparse.Namespace) -> Outcome:
     text = " ".join(args.query)
     result = client.query(
-        text, category=args.category, limit=args.limit, min_score=args.min_score, tags=args.tags
+        text,
+        category=args.category,
+        limit=args.limit,
+        min_score=args.min_score,
+        tags=args.tags,
+        mode=args.mode,
     )
     return Outcome(
         result, lambda r: render_query(r, text, args.tags), unreadable_lines(result.unreadable)

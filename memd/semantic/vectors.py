@@ -96,6 +96,13 @@ class VectorCache:
         while len(self._rows) > self.max_vectors:
             self._rows.popitem(last=False)
 
+    def copy(self) -> VectorCache:
+        """A copy to save in a worker thread while the owner goes on using this one (the rows
+        themselves are never changed, only replaced, so they are shared)."""
+        twin = VectorCache(self.model_id, self.dimensions, max_vectors=self.max_vectors)
+        twin._rows = OrderedDict(self._rows)
+        return twin
+
     def save(self, path: str | None = None) -> None:
         """Keep the cache on disk (best effort; a failure is logged)."""
         import numpy as np

@@ -56,6 +56,7 @@ from memd.server.instance import InstanceLock
 from memd.server.notify import notify
 from memd.server.peer import peer_allowed, peer_uid, refuse_peer
 from memd.server.registry import Registry
+from memd.server.semantic import SemanticService
 from memd.server.workspace import Limits
 
 logger = logging.getLogger(__name__)
@@ -103,6 +104,7 @@ class Daemon:
         self._activity = anyio.Event()
         self._stopping = False
         self._registry: Registry | None = None
+        self._semantic: SemanticService | None = None
         self._activated = False
         self._shields: set[anyio.CancelScope] = set()
         self._grace_over = False
@@ -198,7 +200,17 @@ class Daemon:
         async with anyio.create_task_group() as services:
             registry = Registry(services, clock=time.time, limits=_limits(self.settings))
             self._registry = registry
-            methods = Methods(registry, started=anyio.current_time(), socket_path=self.socket_path)
+            semantic = SemanticService(
+                enabled=self.settings.semantic, model_dir=self.settings.semantic_model
+            )
+            self._semantic = semantic
+            services.start_soon(semantic.run)
+            methods = Methods(
+                registry,
+                started=anyio.current_time(),
+                socket_path=self.socket_path,
+                semantic=semantic,
+            )
             dispatcher = Dispatcher(methods.table, quick=methods.quick, max_batch=MAX_IN_FLIGHT)
             try:
                 async with anyio.create_task_group() as connections:
@@ -240,6 +252,7 @@ class Daemon:
                     connections.cancel_scope.cancel()
             finally:
                 registry.close()
+                semantic.close()
 
     def _status_line(self) -> str:
         workspaces = len(self._registry.roots) if self._registry is not None else 0
@@ -322,6 +335,8 @@ class Daemon:
         logging.getLogger().setLevel(settings.log_level)
         if self._registry is not None:
             self._registry.set_limits(_limits(settings))
+        if self._semantic is not None:
+            self._semantic.configure(enabled=settings.semantic, model_dir=settings.semantic_model)
         self._note_activity()
         logger.info("settings reloaded: %s", ", ".join(changed) or "nothing changed")
 

@@ -25,7 +25,7 @@ from memd.core.format import tags as tagging
 from memd.core.format.archive import ARCHIVE_FILE
 from memd.core.format.categories import CATEGORIES, Category, category_for_file, parse_category
 from memd.core.format.mdformat import Entry
-from memd.core.search import context as prompt_block, ranking
+from memd.core.search import context as prompt_block, fusion, ranking
 from memd.core.writes import transitions
 from memd.server.dispatch import Handler
 from memd.server.registry import Registry
@@ -39,19 +39,32 @@ from memd.server.selection import (
     wanted_tags,
     within,
 )
+from memd.server.semantic import SemanticService, cosines
 from memd.server.session import Session
+from memd.server.snapshot import Snapshot
 from memd.server.wire import cleanup_result, entry_info, store_result
 from memd_client import protocol as p
-from memd_client.errors import EntryNotFound, InvalidParams, RpcError
+from memd_client.errors import EntryNotFound, InvalidParams, RpcError, SemanticSearchUnavailable
 
 _NO_TAGS: frozenset[str] = frozenset()
+_Hit = tuple[Category, Entry, float, p.Match]
+"""A ranked entry: its category, the entry, its score and what matched."""
 
 
 class Methods:
     """Every method memd serves, bound to one daemon's registry."""
 
-    def __init__(self, registry: Registry, *, started: float, socket_path: str) -> None:
+    def __init__(
+        self,
+        registry: Registry,
+        *,
+        started: float,
+        socket_path: str,
+        semantic: SemanticService | None = None,
+    ) -> None:
         self.registry = registry
+        self.semantic = semantic
+        """Semantic search (None: lexical only)."""
         self.started = started
         self.socket_path = socket_path
         self.table: dict[str, tuple[type[msgspec.Struct], Handler]] = {
@@ -71,7 +84,8 @@ class Methods:
         self.table = {name: (t, self._leasing(h)) for name, (t, h) in self.table.items()}
         self.quick = frozenset({"query", "get", "list", "stats", "status"})
         """The reads that never wait for a writer (nor a worker thread, once the workspace is
-        loaded): a connection answers them before reading on."""
+        loaded, but for a hybrid query's embedding, about 10 ms): a connection answers them
+        before reading on."""
 
     def _leasing(self, handler: Handler) -> Handler:
         """Hold the workspaces a request uses until it is answered, so none unloads under it."""
@@ -104,7 +118,12 @@ class Methods:
 
     async def query(self, params: p.QueryParams, session: Session) -> p.QueryResult:
         """Rank the workspace's entries against the query; with `tags`, only the entries that
-        carry them all (filtered before `limit`, so `total` counts matching entries only)."""
+        carry them all (filtered before `limit`, so `total` counts matching entries only).
+
+        Mode auto ranks by words and the model's similarity (hybrid) once the model is ready
+        and every searched entry has a vector, else by words alone, asking for what is missing;
+        mode semantic is hybrid or an error saying why; mode lexical is words alone.
+        """
         wanted = wanted_tags(params.tags)
         workspace = await self.registry.get(params.workspace)
         categories = categories_named(params.category)
@@ -114,32 +133,99 @@ class Methods:
         # without tags); only tagged entries can be hits, before `limit` (a query without
         # words lists them, as it lists every entry without tags).
         keep = within(tagged_lines(snapshots, wanted)) if wanted else None
-        found = ranking.search(
-            [(c, snapshot.index) for c, snapshot in snapshots.items()],
-            params.query,
-            limit=params.limit,
-            min_score=params.min_score,
-            boost=workspace.usage.booster(),
-            keep=keep,
-        )
-        hits, total = found.hits, found.total
+        indexes = [(c, snapshot.index) for c, snapshot in snapshots.items()]
+        boost = workspace.usage.booster()
+        hybrid = None
+        if params.mode != "lexical" and ranking.query_weights(params.query):
+            hybrid = await self._hybrid(params, workspace.root, snapshots, indexes, boost, keep)
+        if hybrid is None:
+            found = ranking.search(
+                indexes,
+                params.query,
+                limit=params.limit,
+                min_score=params.min_score,
+                boost=boost,
+                keep=keep,
+            )
+            hits: list[_Hit] = [
+                (hit.category, hit.entry, hit.score, "keyword") for hit in found.hits
+            ]
+            total = found.total
+        else:
+            hits, total = hybrid
         # A listing (score 0) is not a recall.
-        workspace.usage.recalled((hit.category, hit.entry) for hit in hits if hit.score > 0)
+        workspace.usage.recalled((c, entry) for c, entry, score, _ in hits if score > 0)
         results = [
             p.QueryHit(
-                category=hit.category.value,
-                file=hit.category.file,
-                line=hit.entry.line,
-                slug=hit.entry.slug,
-                content=hit.entry.content,
-                score=hit.score,
-                tags=sorted(tagging.tags_of(hit.entry.content)),
+                category=category.value,
+                file=category.file,
+                line=entry.line,
+                slug=entry.slug,
+                content=entry.content,
+                score=score,
+                tags=sorted(tagging.tags_of(entry.content)),
+                match=match,
             )
-            for hit in hits
+            for category, entry, score, match in hits
         ]
         return p.QueryResult(
-            results=results, total=total, unreadable=unreadable, workspace=workspace.root
+            results=results,
+            total=total,
+            unreadable=unreadable,
+            workspace=workspace.root,
+            mode="lexical" if hybrid is None else "hybrid",
         )
+
+    async def _hybrid(
+        self,
+        params: p.QueryParams,
+        root: str,
+        snapshots: dict[Category, Snapshot],
+        indexes: list[tuple[Category, ranking.CategoryIndex]],
+        boost: ranking.Boost,
+        keep: ranking.Keep | None,
+    ) -> tuple[list[_Hit], int] | None:
+        """The hybrid ranking (`memd.core.search.fusion`), or None when it cannot run now and
+        the mode is auto (see `query`)."""
+        semantic = self.semantic
+        entries = [(c, entry) for c, snapshot in snapshots.items() for entry in snapshot.entries]
+        if semantic is None or not semantic.ready:
+            if semantic is not None:
+                semantic.request(root, [entry.content for _, entry in entries])
+            if params.mode == "semantic":
+                raise SemanticSearchUnavailable(
+                    semantic.unavailable() if semantic else "Semantic search is off."
+                )
+            return None
+        vectors, missing = semantic.vectors(root, [entry.content for _, entry in entries])
+        if missing:
+            if params.mode == "semantic":
+                done = len(entries) - missing
+                raise SemanticSearchUnavailable(semantic.unavailable(done, len(entries)))
+            return None
+        # Every lexical score (the same statistics, boost and filter as the lexical path).
+        found = ranking.search(
+            indexes, params.query, limit=max(1, len(entries)), boost=boost, keep=keep
+        )
+        lexical = {(hit.category, hit.entry.line): hit.score for hit in found.hits}
+        query_vector = await semantic.embed_query(params.query)
+        candidates = [
+            (position, c, entry)
+            for position, (c, entry) in enumerate(entries)
+            if keep is None or keep(c, entry)
+        ]
+        similarities = cosines(query_vector, [vectors[position] for position, _, _ in candidates])
+        cosine = {
+            (c, entry.line): similarity
+            for (_, c, entry), similarity in zip(candidates, similarities, strict=True)
+        }
+        by_key = {(c, entry.line): (c, entry) for _, c, entry in candidates}
+        fused = fusion.fuse(lexical, cosine, limit=len(by_key) or 1, min_score=params.min_score)
+        hits: list[_Hit] = []
+        for result in fused[: params.limit]:
+            category, entry = by_key[result.key]  # type: ignore[index]
+            hits.append((category, entry, round(result.score, 4), result.match))
+        return hits, len(fused)
 
     async def get(self, params: p.GetParams, session: Session) -> p.EntriesResult:
         """Return the entries with a slug (one per category searched), or the entries within a
@@ -274,11 +360,15 @@ class Methods:
             for c, s in snapshots.items()
         ]
         loaded = max(s.loaded_at for s in snapshots.values())
+        texts = [entry.content for s in snapshots.values() for entry in s.entries]
+        semantic = self.semantic if self.semantic is not None and self.semantic.ready else None
         return p.StatsResult(
             workspace=workspace.root,
             categories=rows,
             total=sum(row.entries for row in rows),
             loaded_at=datetime.datetime.fromtimestamp(loaded, datetime.UTC).isoformat(),
+            semantic_vectors_ready=0 if semantic is None else semantic.count_ready(texts),
+            semantic_entries=0 if semantic is None else len(texts),
         )
 
     async def status(self, params: p.StatusParams, session: Session) -> p.StatusResult:
@@ -294,6 +384,7 @@ class Methods:
             watch_mode=self.registry.watches.mode,
             workspaces_watched=self.registry.watches.watched,
             workspaces_unloaded=self.registry.unloaded,
+            semantic=None if self.semantic is None else self.semantic.info(),
         )
 
     async def context(self, params: p.ContextParams, session: Session) -> p.ContextResult:

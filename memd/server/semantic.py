@@ -1,0 +1,212 @@
+"""Semantic search in the daemon: the model, loaded on first use, and every workspace's vectors.
+
+Rules:
+- Lazy: the model (and the kept vectors, `memd.semantic.vectors`) load in a worker thread when
+  the first query asks for mode auto or semantic, never at start; a daemon that only stores
+  never pays for it. `semantic = false` in the settings keeps it off.
+- States: "off" (with the one-sentence reason: the setting, or why the model cannot load),
+  "unloaded", "loading", "ready". Until ready, queries answer lexically.
+- One task (`run`, in the daemon's services task group) owns the model and the cache: it loads
+  the model, then embeds the texts the cache lacks of each workspace a query asked for, in
+  batches of `BATCH` (one worker-thread call each), and saves the cache in a worker thread.
+- Bounded: at most `MAX_REQUESTS` workspaces wait to be embedded (one request a workspace, its
+  newest texts); a request beyond that is dropped, and the next query of that workspace asks
+  again. A query never waits for embedding.
+- Vectors are looked up by text digest: a store or an outside edit leaves only the changed
+  texts missing, and a workspace is complete again once they are embedded.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from typing import Any, Literal
+
+import anyio
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+
+from memd_client import protocol as p
+
+logger = logging.getLogger(__name__)
+
+State = Literal["off", "unloaded", "loading", "ready"]
+MAX_REQUESTS = 64
+"""Workspaces waiting to be embedded, at most."""
+BATCH = 64
+"""Texts embedded in one worker-thread call (about half a second on one core)."""
+OFF_BY_SETTING = "semantic = false in the settings"
+
+
+class SemanticService:
+    """The daemon's model and vectors (see the module rules)."""
+
+    def __init__(self, *, enabled: bool, model_dir: str | None) -> None:
+        self.enabled = enabled
+        self.model_dir = model_dir
+        self.state: State = "unloaded" if enabled else "off"
+        self.reason: str | None = None if enabled else OFF_BY_SETTING
+        self._embedder: Any = None
+        self._cache: Any = None
+        self._pending: dict[str, tuple[str, ...]] = {}
+        self._closed = False
+        self._send: MemoryObjectSendStream[str]
+        self._receive: MemoryObjectReceiveStream[str]
+        self._send, self._receive = anyio.create_memory_object_stream[str](MAX_REQUESTS)
+
+    # ------------------------------------------------------------------ what queries see
+
+    @property
+    def ready(self) -> bool:
+        """True when the model is loaded and queries may be hybrid."""
+        return self.state == "ready"
+
+    def info(self) -> p.SemanticInfo:
+        """The state, for `status`."""
+        model = self._embedder.model_id if self._embedder is not None else None
+        vectors = len(self._cache) if self._cache is not None else 0
+        return p.SemanticInfo(state=self.state, model=model, reason=self.reason, vectors=vectors)
+
+    def unavailable(self, done: int = 0, total: int = 0) -> str:
+        """The sentence of a mode-semantic query that cannot be answered now."""
+        if self.state == "off":
+            return (
+                f"Semantic search is off ({self.reason}); fix that (semantic = true in the "
+                "config file, then `kill -HUP` the daemon) or query with mode auto or lexical."
+            )
+        if self.state != "ready":
+            return (
+                "Semantic search is loading its model (it loads on first use); retry in a few "
+                "seconds, or query with mode auto to get lexical results meanwhile."
+            )
+        return (
+            f"Semantic search is still embedding this workspace's memories ({done} of {total} "
+            "done); retry in a few seconds, or query with mode auto to get lexical results "
+            "meanwhile."
+        )
+
+    def vectors(self, root: str, texts: Sequence[str]) -> tuple[dict[int, Any], int]:
+        """Return the vectors of `texts` by position and how many are missing; when some are
+        missing, ask for them to be embedded (and for the model to load, if it has not)."""
+        if self.state == "off":
+            return {}, len(texts)
+        if self.ready:
+            found, missing = self._cache.lookup(texts)
+        else:
+            found, missing = {}, list(range(len(texts)))
+        if missing:
+            self.request(root, texts)
+        return found, len(missing)
+
+    def request(self, root: str, texts: Sequence[str]) -> None:
+        """Ask for `texts` of workspace `root` to be embedded (never waits; see the rules)."""
+        if self.state == "off":
+            return
+        if root in self._pending:
+            self._pending[root] = tuple(texts)
+            return
+        try:
+            self._send.send_nowait(root)
+        except (anyio.WouldBlock, anyio.ClosedResourceError):
+            return
+        self._pending[root] = tuple(texts)
+
+    async def embed_query(self, text: str) -> Any:
+        """The query's unit vector (a worker thread: about 10 ms)."""
+        embedder = self._embedder
+        rows = await anyio.to_thread.run_sync(embedder.embed, [text])
+        return rows[0]
+
+    def count_ready(self, texts: Sequence[str]) -> int:
+        """How many of `texts` have a vector (0 until the model is ready)."""
+        if not self.ready:
+            return 0
+        found, _ = self._cache.lookup(texts)
+        return len(found)
+
+    # ------------------------------------------------------------------ settings
+
+    def configure(self, *, enabled: bool, model_dir: str | None) -> None:
+        """Apply reloaded settings: off drops the model; on (again, or with another model
+        directory) loads it on the next query that asks."""
+        changed = model_dir != self.model_dir
+        self.enabled, self.model_dir = enabled, model_dir
+        if not enabled:
+            self._drop("off", OFF_BY_SETTING)
+        elif self.state == "off" or (changed and self.state == "ready"):
+            self._drop("unloaded", None)
+
+    def _drop(self, state: State, reason: str | None) -> None:
+        if self.state == "loading":  # `_load` sees the settings when it finishes
+            return
+        self.state, self.reason = state, reason
+        self._embedder, self._cache = None, None
+        self._pending.clear()
+
+    def close(self) -> None:
+        """End `run` once its current batch is done (the daemon is stopping)."""
+        self._closed = True
+        self._send.close()
+
+    # ------------------------------------------------------------------ the task
+
+    async def run(self) -> None:
+        """Load the model on the first request, then embed each requested workspace."""
+        async with self._receive:
+            async for root in self._receive:
+                texts = self._pending.pop(root, ())
+                if self.state == "unloaded":
+                    await self._load()
+                if self.ready and texts:
+                    await self._embed(texts)
+
+    async def _load(self) -> None:
+        from memd.semantic import embedder as model  # the extra's packages load in `load`
+
+        self.state = "loading"
+        model_dir = self.model_dir
+        logger.info("loading the semantic search model")
+        try:
+            embedder, cache = await anyio.to_thread.run_sync(_load_blocking, model_dir)
+        except model.SemanticUnavailable as exc:
+            logger.warning("semantic search is off: %s", exc.message)
+            self.state, self.reason = "off", exc.message
+            return
+        if not self.enabled or model_dir != self.model_dir:  # settings changed meanwhile
+            self.state = "off" if not self.enabled else "unloaded"
+            self.reason = None if self.enabled else OFF_BY_SETTING
+            return
+        self._embedder, self._cache = embedder, cache
+        self.state, self.reason = "ready", None
+        logger.info("semantic search ready (%s, %d vectors kept)", embedder.model_id, len(cache))
+
+    async def _embed(self, texts: Sequence[str]) -> None:
+        embedder, cache = self._embedder, self._cache
+        _, missing = cache.lookup(texts)
+        todo = list(dict.fromkeys(texts[position] for position in missing))
+        for start in range(0, len(todo), BATCH):
+            if self._closed:  # keep what is done; the rest is embedded after the restart
+                break
+            batch = todo[start : start + BATCH]
+            rows = await anyio.to_thread.run_sync(embedder.embed, batch)
+            cache.add(batch, rows)
+        if todo:
+            logger.debug("embedded %d texts", len(todo))
+            await anyio.to_thread.run_sync(cache.copy().save)
+
+
+def _load_blocking(model_dir: str | None) -> tuple[Any, Any]:
+    """The model and its kept vectors (blocking)."""
+    from memd.semantic import embedder as model, vectors
+
+    embedder = model.load(model_dir)
+    return embedder, vectors.VectorCache.load(embedder.model_id, model.DIMENSIONS)
+
+
+def cosines(query: Any, rows: Sequence[Any]) -> list[float]:
+    """The cosine of the unit vector `query` with each unit row."""
+    import numpy as np
+
+    if not rows:
+        return []
+    similarities: list[float] = (np.stack(rows) @ query).tolist()
+    return similarities
