@@ -19,13 +19,15 @@ STARTUP_TIMEOUT = 20.0
 
 @contextlib.contextmanager
 def running_daemon(
-    *, private_state: bool = False, config: str | None = None
+    *, private_state: bool = False, config: str | None = None, semantic: bool = False
 ) -> Iterator[tuple[Path, Path]]:
     """Run a daemon on a temp socket; yield (socket path, empty workspace); stop and clean up.
 
     With `private_state`, the daemon's XDG_STATE_HOME is a fresh directory inside the temp root,
     so it starts with no saved state and leaves none behind in the user's home. `config` is the
-    text of a settings file (TOML) the daemon reads instead of the user's.
+    text of a settings file (TOML) the daemon reads instead of the user's. Semantic search is off
+    unless `semantic` (then with its vector cache in the temp root): a lexical benchmark must
+    not turn hybrid halfway through when the model finishes loading.
     """
     root = Path(tempfile.mkdtemp(prefix="memd-bench-", dir="/tmp"))
     workspace = root / "ws"
@@ -36,9 +38,10 @@ def running_daemon(
         (root / "state").mkdir()
         environ["XDG_STATE_HOME"] = str(root / "state")
     command = [sys.executable, "-m", "memd", "serve", "--socket", str(socket_path)]
-    if config is not None:
-        (root / "config.toml").write_text(config, encoding="utf-8")
-        command += ["--config", str(root / "config.toml")]
+    settings = (config or "") + ("" if semantic else "\nsemantic = false\n")
+    environ["XDG_CACHE_HOME"] = str(root / "cache")
+    (root / "config.toml").write_text(settings, encoding="utf-8")
+    command += ["--config", str(root / "config.toml")]
     daemon = subprocess.Popen(
         [*command, "--log-level", "WARNING"], stderr=subprocess.DEVNULL, env=environ
     )

@@ -26,9 +26,10 @@ Figures go to stdout as Markdown tables and to `bench/results/coding_memory.json
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import os
-import shutil
 import statistics
+import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -41,15 +42,20 @@ from bench.retrieval import Fts5Index
 from memd.core.format import mdformat
 from memd.core.format.categories import CATEGORIES, Category
 from memd.core.format.mdformat import Entry
-from memd_client import Client
+from memd_client import Client, protocol as p
 
 TOP = 10
 KINDS = ("lexical", "paraphrase", "none")
 METRICS = ("r@1", "r@5", "mrr")
 METHODS: dict[str, str] = {
     "memd": "memd (query over the socket)",
+    "hybrid": "memd hybrid (the semantic extra, mode semantic)",
     "fts5": "SQLite FTS5 (porter, bm25(), words OR-ed)",
 }
+LEXICAL = ("memd", "fts5")
+"""The methods of the lexical daemon (semantic search off); `hybrid` has a daemon of its own."""
+EMBED_TIMEOUT = 300.0
+"""Seconds a workspace may take to be embedded before the hybrid run gives up."""
 QUICK_PROJECTS = 1
 QUERY_TIMEOUT = 60.0
 
@@ -151,34 +157,56 @@ Ranker = Callable[[str], tuple[list[Key], float]]
 def _rankers(
     client: Client, keys: dict[tuple[str, int], Key], fts: Fts5Index, order: list[Key]
 ) -> dict[str, Ranker]:
-    def memd(question: str) -> tuple[list[Key], float]:
-        hits = client.query(question, limit=TOP).results
-        top = hits[0].score if hits else 0.0
-        return [keys[(hit.file, hit.line)] for hit in hits], top
+    def asked(mode: p.QueryMode) -> Ranker:
+        def rank(question: str) -> tuple[list[Key], float]:
+            hits = client.query(question, limit=TOP, mode=mode).results
+            top = hits[0].score if hits else 0.0
+            return [keys[(hit.file, hit.line)] for hit in hits], top
+
+        return rank
 
     def fts5(question: str) -> tuple[list[Key], float]:
         lines = fts.rank(question, TOP)
         return [order[line - 1] for line in lines], NO_SCORE if lines else 0.0
 
-    return {"memd": memd, "fts5": fts5}
+    return {"memd": asked("lexical"), "hybrid": asked("semantic"), "fts5": fts5}
+
+
+def _embedded(client: Client) -> None:
+    """Wait until the workspace's vectors are complete (each auto query asks for them)."""
+    deadline = time.monotonic() + EMBED_TIMEOUT
+    while time.monotonic() < deadline:
+        client.query("warm up", mode="auto")
+        stats = client.stats()
+        if 0 < stats.semantic_entries == stats.semantic_vectors_ready:
+            return
+        time.sleep(0.2)
+    raise RuntimeError(f"the workspace was not embedded within {EMBED_TIMEOUT:g} s")
 
 
 def _evaluate(
-    socket_path: Path, workspace: Path, layout: Layout, questions: list[Question]
+    socket_path: Path,
+    workspace: Path,
+    layout: Layout,
+    questions: list[Question],
+    methods: Sequence[str],
 ) -> dict[str, dict[str, list[tuple[dict[str, float], float]]]]:
-    """For each method and kind, every question's metrics and top score."""
+    """For each of `methods` and each kind, every question's metrics and top score."""
     keys = layout.write(workspace)
     entries, order = layout.entries(keys)
     fts = Fts5Index(entries)
     found: dict[str, dict[str, list[tuple[dict[str, float], float]]]] = {
-        method: {kind: [] for kind in KINDS} for method in METHODS
+        method: {kind: [] for kind in KINDS} for method in methods
     }
     try:
         with Client(socket_path, workspace=workspace, timeout=QUERY_TIMEOUT) as client:
             client.list()  # load the workspace before asking
-            for method, rank in _rankers(client, keys, fts, order).items():
+            if "hybrid" in methods:
+                _embedded(client)
+            rankers = _rankers(client, keys, fts, order)
+            for method in methods:
                 for question in questions:
-                    ranked, top = rank(question.query)
+                    ranked, top = rankers[method](question.query)
                     answers = {(question.project, slug) for slug in question.answers}
                     found[method][question.kind].append((score(ranked, answers), top))
     finally:
@@ -206,6 +234,11 @@ def _summary(
     return summary
 
 
+def semantic_installed() -> bool:
+    """Whether the semantic extra's runtime is importable here."""
+    return importlib.util.find_spec("onnxruntime") is not None
+
+
 def run(
     directory: Path, *, max_projects: int | None = None, pooled: bool = True, output: Path | None
 ) -> dict[str, Any]:
@@ -220,25 +253,35 @@ def run(
         "projects": projects,
         "labels": METHODS,
     }
-    with running_daemon(private_state=True) as (socket_path, root):
-        merged: dict[str, dict[str, list[tuple[dict[str, float], float]]]] = {
-            method: {kind: [] for kind in KINDS} for method in METHODS
-        }
-        for project in projects:
-            layout = Layout()
-            layout.add(project, directory / project / ".memory")
-            mine = [q for q in questions if q.project == project]
-            found = _evaluate(socket_path, root / project, layout, mine)
-            for method in METHODS:
-                for kind in KINDS:
-                    merged[method][kind] += found[method][kind]
-        report["per_project"] = _summary(merged)
-        if pooled:
-            layout = Layout()
+    methods = [*LEXICAL, "hybrid"] if semantic_installed() else list(LEXICAL)
+    merged: dict[str, dict[str, list[tuple[dict[str, float], float]]]] = {
+        method: {kind: [] for kind in KINDS} for method in methods
+    }
+    pooled_rows: dict[str, dict[str, list[tuple[dict[str, float], float]]]] = {}
+    for chosen in (LEXICAL, ("hybrid",)):
+        wanted = [method for method in chosen if method in methods]
+        if not wanted:
+            continue
+        semantic = wanted == ["hybrid"]
+        with running_daemon(private_state=True, semantic=semantic) as (socket_path, root):
             for project in projects:
+                layout = Layout()
                 layout.add(project, directory / project / ".memory")
-            report["pooled"] = _summary(_evaluate(socket_path, root / "pooled", layout, questions))
-        shutil.rmtree(root / "pooled", ignore_errors=True)
+                mine = [q for q in questions if q.project == project]
+                found = _evaluate(socket_path, root / project, layout, mine, wanted)
+                for method in wanted:
+                    for kind in KINDS:
+                        merged[method][kind] += found[method][kind]
+            if pooled:
+                layout = Layout()
+                for project in projects:
+                    layout.add(project, directory / project / ".memory")
+                pooled_rows.update(
+                    _evaluate(socket_path, root / "pooled", layout, questions, wanted)
+                )
+    report["per_project"] = _summary(merged)
+    if pooled:
+        report["pooled"] = _summary(pooled_rows)
     for setting in ("per_project", "pooled"):
         if setting in report:
             print(f"\nCoding memories, {setting.replace('_', '-')} ({directory})\n")

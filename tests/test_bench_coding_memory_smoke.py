@@ -22,7 +22,8 @@ def test_coding_memory_benchmark_runs_quick(
     report = coding_memory.run(directory, max_projects=1, pooled=False, output=output)
     table = capsys.readouterr().out
     assert "| method | kind | R@1 | R@5 | MRR | questions |" in table
-    for method in coding_memory.METHODS:
+    assert set(coding_memory.LEXICAL) <= set(report["per_project"])  # hybrid too, with the extra
+    for method in report["per_project"]:
         for kind in ("lexical", "paraphrase"):
             figures = report["per_project"][method][kind]
             assert figures["questions"] > 0
