@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import os
 import shutil
 import subprocess
@@ -74,3 +75,25 @@ def percentile(sorted_values: list[float], fraction: float) -> float:
     """Return the value at `fraction` (0..1) of an ascending list (nearest rank)."""
     index = min(len(sorted_values) - 1, round(fraction * (len(sorted_values) - 1)))
     return sorted_values[index]
+
+
+EMBED_TIMEOUT = 600.0
+"""Seconds a benchmark workspace may take to be embedded before a hybrid run gives up."""
+
+
+def semantic_installed() -> bool:
+    """Whether the semantic extra's runtime is importable here (a hybrid run needs it)."""
+    return importlib.util.find_spec("onnxruntime") is not None
+
+
+def wait_embedded(client: Client) -> None:
+    """Wait until the client's workspace has a vector for every entry (each auto query asks the
+    daemon to embed what is missing; a query never waits for it)."""
+    deadline = time.monotonic() + EMBED_TIMEOUT
+    while time.monotonic() < deadline:
+        client.query("warm up", mode="auto")
+        stats = client.stats()
+        if 0 < stats.semantic_entries == stats.semantic_vectors_ready:
+            return
+        time.sleep(0.2)
+    raise RuntimeError(f"the workspace was not embedded within {EMBED_TIMEOUT:g} s")

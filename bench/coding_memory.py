@@ -26,17 +26,15 @@ Figures go to stdout as Markdown tables and to `bench/results/coding_memory.json
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import os
 import statistics
-import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 import msgspec
 
-from bench._daemon import running_daemon
+from bench._daemon import running_daemon, semantic_installed, wait_embedded
 from bench._report import RESULTS_DIR, commit, save
 from bench.retrieval import Fts5Index
 from memd.core.format import mdformat
@@ -54,8 +52,7 @@ METHODS: dict[str, str] = {
 }
 LEXICAL = ("memd", "fts5")
 """The methods of the lexical daemon (semantic search off); `hybrid` has a daemon of its own."""
-EMBED_TIMEOUT = 300.0
-"""Seconds a workspace may take to be embedded before the hybrid run gives up."""
+
 QUICK_PROJECTS = 1
 QUERY_TIMEOUT = 60.0
 
@@ -172,18 +169,6 @@ def _rankers(
     return {"memd": asked("lexical"), "hybrid": asked("semantic"), "fts5": fts5}
 
 
-def _embedded(client: Client) -> None:
-    """Wait until the workspace's vectors are complete (each auto query asks for them)."""
-    deadline = time.monotonic() + EMBED_TIMEOUT
-    while time.monotonic() < deadline:
-        client.query("warm up", mode="auto")
-        stats = client.stats()
-        if 0 < stats.semantic_entries == stats.semantic_vectors_ready:
-            return
-        time.sleep(0.2)
-    raise RuntimeError(f"the workspace was not embedded within {EMBED_TIMEOUT:g} s")
-
-
 def _evaluate(
     socket_path: Path,
     workspace: Path,
@@ -202,7 +187,7 @@ def _evaluate(
         with Client(socket_path, workspace=workspace, timeout=QUERY_TIMEOUT) as client:
             client.list()  # load the workspace before asking
             if "hybrid" in methods:
-                _embedded(client)
+                wait_embedded(client)
             rankers = _rankers(client, keys, fts, order)
             for method in methods:
                 for question in questions:
@@ -232,11 +217,6 @@ def _summary(
             else:
                 summary[method][kind] = mean([metrics for metrics, _ in scored])
     return summary
-
-
-def semantic_installed() -> bool:
-    """Whether the semantic extra's runtime is importable here."""
-    return importlib.util.find_spec("onnxruntime") is not None
 
 
 def run(

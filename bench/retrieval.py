@@ -29,7 +29,7 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from bench._daemon import running_daemon
+from bench._daemon import running_daemon, semantic_installed, wait_embedded
 from bench._report import RESULTS_DIR, commit, save
 from bench.locomo import (
     METRICS,
@@ -57,6 +57,9 @@ METHODS: dict[str, str] = {
     "hacklm": "HackLM substring scoring (hacklm-spec.md §3)",
     "fts5": "SQLite FTS5 (porter, bm25(), words OR-ed)",
 }
+HYBRID = ("hybrid", "memd hybrid (the semantic extra, mode semantic)")
+"""With the semantic extra installed, a row of its own, from a daemon with semantic search on,
+asked once each conversation's vectors are complete (`bench._daemon.wait_embedded`)."""
 _HEADINGS = ("R@5", "R@10", "MRR", "hit@5")  # of locomo.METRICS, in order
 
 # JavaScript's `\s` (ECMAScript WhiteSpace and LineTerminator), for HackLM's `split(/\s+/)`.
@@ -249,6 +252,8 @@ def run(
     methods = {method: mean_metrics(rows[method]) for method in METHODS}
     for method, figures in methods.items():
         figures["ms_per_query"] = 1000 * seconds[method] / max(1, len(rows[method]))
+    if semantic_installed():
+        methods[HYBRID[0]] = _hybrid(conversations, max_questions)
     margin = methods["memd"]["r@5"] - methods["fts5"]["r@5"]
     report: dict[str, Any] = {
         "benchmark": "retrieval",
@@ -269,10 +274,33 @@ def run(
     print(markdown_table(methods))
     verdict = "met" if report["target_met"] else "NOT met"
     print(f"\nmemd R@5 margin over FTS5: {margin:+.3f} (target >= +{TARGET_MARGIN:.2f}: {verdict})")
-    timings = ", ".join(f"{m} {methods[m]['ms_per_query']:.2f}" for m in METHODS)
+    timings = ", ".join(f"{m} {methods[m]['ms_per_query']:.2f}" for m in methods)
     print(f"ms per query: {timings} (memd includes the socket round trip)")
     save(report, output)
     return report
+
+
+def _hybrid(conversations: list[Conversation], max_questions: int | None) -> dict[str, float]:
+    """memd hybrid's metrics (and ms per query) on `conversations`, from a daemon of its own."""
+    scored: list[dict[str, float]] = []
+    seconds = 0.0
+    with running_daemon(private_state=True, semantic=True) as (socket_path, root):
+        for conversation in conversations:
+            text, _, by_line = category_file(conversation)
+            workspace = root / conversation.name
+            (workspace / ".memory").mkdir(parents=True)
+            (workspace / ".memory" / CATEGORY.file).write_text(text, encoding="utf-8")
+            with Client(socket_path, workspace=workspace, timeout=QUERY_TIMEOUT) as client:
+                wait_embedded(client)
+                for question in conversation.questions[:max_questions]:
+                    started = time.perf_counter()
+                    hits = client.query(question.text, limit=TOP, mode="semantic").results
+                    seconds += time.perf_counter() - started
+                    ranked = [by_line[hit.line] for hit in hits if hit.file == CATEGORY.file]
+                    scored.append(score_question(ranked, question.evidence))
+    figures = mean_metrics(scored)
+    figures["ms_per_query"] = 1000 * seconds / max(1, len(scored))
+    return figures
 
 
 @contextlib.contextmanager
@@ -312,8 +340,9 @@ def markdown_table(methods: dict[str, dict[str, float]]) -> str:
         "| method | " + " | ".join(_HEADINGS) + " | questions |",
         "|---" * (len(_HEADINGS) + 2) + "|",
     ]
-    for method, label in METHODS.items():
-        figures = methods[method]
+    labels = {**METHODS, HYBRID[0]: HYBRID[1]}
+    for method, figures in methods.items():
+        label = labels[method]
         cells = " | ".join(f"{figures[column]:.3f}" for column in METRICS)
         lines.append(f"| {label} | {cells} | {figures['questions']:.0f} |")
     return "\n".join(lines)

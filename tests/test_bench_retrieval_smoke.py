@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from bench import locomo, retrieval
+from bench._daemon import semantic_installed
 from memd.core.format.mdformat import Entry
 
 
@@ -28,7 +29,9 @@ def test_retrieval_benchmark_runs_quick(tmp_path: Path, capsys: pytest.CaptureFi
     assert "| method | R@5 | R@10 | MRR | hit@5 | questions |" in table
     for label in retrieval.METHODS.values():
         assert f"| {label} |" in table
-    assert set(report["methods"]) == set(retrieval.METHODS) == {"memd", "hacklm", "fts5"}
+    assert set(retrieval.METHODS) == {"memd", "hacklm", "fts5"}
+    hybrid = {retrieval.HYBRID[0]} if semantic_installed() else set()
+    assert set(report["methods"]) == set(retrieval.METHODS) | hybrid
     for figures in report["methods"].values():
         assert figures["questions"] == retrieval.QUICK_QUESTIONS
         for metric in locomo.METRICS:
