@@ -15,6 +15,7 @@ Rules:
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import logging
 import os
@@ -47,8 +48,10 @@ class _Image(msgspec.Struct, array_like=True):
     """float16, `dimensions` per vector, little-endian."""
 
 
+@functools.lru_cache(maxsize=MAX_VECTORS)
 def text_key(text: str) -> bytes:
-    """The digest a text's vector is kept under."""
+    """The digest a text's vector is kept under (memoised, bounded: a query looks up every
+    entry's text, and the same texts come back query after query)."""
     return hashlib.blake2b(text.encode("utf-8"), digest_size=KEY_BYTES).digest()
 
 

@@ -39,7 +39,7 @@ from memd.server.selection import (
     wanted_tags,
     within,
 )
-from memd.server.semantic import SemanticService, cosines
+from memd.server.semantic import SemanticService
 from memd.server.session import Session
 from memd.server.snapshot import Snapshot
 from memd.server.wire import cleanup_result, entry_info, store_result
@@ -189,16 +189,13 @@ class Methods:
         the mode is auto (see `query`)."""
         semantic = self.semantic
         entries = [(c, entry) for c, snapshot in snapshots.items() for entry in snapshot.entries]
-        if semantic is None or not semantic.ready:
-            if semantic is not None:
-                semantic.request(root, [entry.content for _, entry in entries])
+        if semantic is None:
             if params.mode == "semantic":
-                raise SemanticSearchUnavailable(
-                    semantic.unavailable() if semantic else "Semantic search is off."
-                )
+                raise SemanticSearchUnavailable("Semantic search is off.")
             return None
+        # Asks for what is missing (and for the model, until it is loaded): never waits.
         vectors, missing = semantic.vectors(root, [entry.content for _, entry in entries])
-        if missing:
+        if missing or not semantic.ready:
             if params.mode == "semantic":
                 done = len(entries) - missing
                 raise SemanticSearchUnavailable(semantic.unavailable(done, len(entries)))
@@ -208,13 +205,13 @@ class Methods:
             indexes, params.query, limit=max(1, len(entries)), boost=boost, keep=keep
         )
         lexical = {(hit.category, hit.entry.line): hit.score for hit in found.hits}
-        query_vector = await semantic.embed_query(params.query)
         candidates = [
             (position, c, entry)
             for position, (c, entry) in enumerate(entries)
             if keep is None or keep(c, entry)
         ]
-        similarities = cosines(query_vector, [vectors[position] for position, _, _ in candidates])
+        rows = [vectors[position] for position, _, _ in candidates]
+        similarities = await semantic.similarities(params.query, rows)
         cosine = {
             (c, entry.line): similarity
             for (_, c, entry), similarity in zip(candidates, similarities, strict=True)

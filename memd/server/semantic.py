@@ -112,11 +112,16 @@ class SemanticService:
             return
         self._pending[root] = tuple(texts)
 
-    async def embed_query(self, text: str) -> Any:
-        """The query's unit vector (a worker thread: about 10 ms)."""
+    async def similarities(self, text: str, rows: Sequence[Any]) -> list[float]:
+        """The cosine of `text` with each of `rows`, in one worker-thread call: embedding the
+        query (about 10 ms) and the O(entries) matrix work never run on the event loop. The rows
+        are the cache's arrays, which are replaced, never changed, so a thread may read them."""
         embedder = self._embedder
-        rows = await anyio.to_thread.run_sync(embedder.embed, [text])
-        return rows[0]
+
+        def compute() -> list[float]:
+            return cosines(embedder.embed([text])[0], rows)
+
+        return await anyio.to_thread.run_sync(compute)
 
     def count_ready(self, texts: Sequence[str]) -> int:
         """How many of `texts` have a vector (0 until the model is ready)."""
