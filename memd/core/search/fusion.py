@@ -2,19 +2,26 @@
 ranked list with one 0..1 score and what matched.
 
 Rules (measured with `bench/fusion_sweep.py`; figures in docs/semantic.md):
-- A keyword match is an entry whose lexical score is at least `STRONG` (weaker lexical hits are
-  the padding BM25 finds for almost any question). Keyword matches rank first, ordered by
-  `MIX * lexical + (1 - MIX) * cosine`: the model reorders them a little, never below an entry
-  only the model found, so an exact or identifier match never drops below a vague neighbour.
-- Every other entry ranks by cosine (a weak lexical hit counts for nothing more).
+- A keyword match is an entry whose words carry the query: a lexical score of at least `EXACT`
+  (most of the query's weight, as an exact phrase or identifier has), or at least `STRONG` with
+  the model agreeing (cosine at least `SIMILAR`). Weaker lexical hits are the padding BM25 finds
+  for almost any question, and in a large workspace a modest lexical hit the model finds
+  unrelated is padding too.
+- Keyword matches rank first, ordered by `MIX * lexical + (1 - MIX) * cosine`: the model
+  reorders them a little, never below an entry only the model found, so an exact or identifier
+  match never drops below a vague neighbour.
+- Every other entry ranks by cosine alone (its weak lexical score counts for nothing more).
 - One score, ordered as the ranking: a keyword match scores `KEYWORD_FLOOR + (1 - KEYWORD_FLOOR)
-  * mixed`, at least 0.5; any other entry `KEYWORD_FLOOR * max(cosine, 0)`, below 0.5. `min_score`
+  * mixed`, at least 0.5; any other entry `KEYWORD_FLOOR * cosine`, below 0.5. `min_score`
   applies to this score, so 0.5 keeps keyword matches only.
-- `match`: "keyword" (a keyword match the model finds unrelated: cosine under `SIMILAR`), "both"
-  (a keyword match the model agrees with), "semantic" (found by the model alone).
+- `match`: "both" (a keyword match the model agrees with), "keyword" (an exact match the model
+  finds unrelated), "semantic" (ranked by the model alone).
 - An entry whose cosine is 0 or less and is not a keyword match is not a result at all. (A cut
   at `SIMILAR` instead cost paraphrase R@5 0.733 -> 0.663 on coding-memory-dev: a paraphrase's
   answer can sit at cosine 0.15 and still be the best there is.)
+- Only the keyword matches and the best entries by cosine can be results: a caller with many
+  entries passes every lexical hit of at least `STRONG` and the `limit + len(those)` best by
+  cosine, and counts the others with `semantic_result` (`total` in `memd.server.handlers`).
 """
 
 from __future__ import annotations
@@ -22,12 +29,14 @@ from __future__ import annotations
 from collections.abc import Hashable, Mapping, Sequence
 from typing import Literal, NamedTuple, TypeVar
 
-STRONG = 0.15
-"""Lexical score from which a hit is a keyword match."""
+EXACT = 0.5
+"""Lexical score from which a hit is a keyword match whatever the model says."""
+STRONG = 0.12
+"""Lexical score from which a hit is a keyword match when the model agrees."""
+SIMILAR = 0.2
+"""Cosine from which the model agrees with a lexical hit."""
 MIX = 0.7
 """Weight of the lexical score among keyword matches (the rest is the cosine's)."""
-SIMILAR = 0.2
-"""Cosine from which the model agrees with a keyword match ("both")."""
 KEYWORD_FLOOR = 0.5
 """The fused score every keyword match has at least, and no other entry reaches."""
 
@@ -43,6 +52,17 @@ class Fused(NamedTuple):
     match: Match
 
 
+def is_keyword_match(lexical: float, cosine: float) -> bool:
+    """True when an entry's words carry the query (see the module rules)."""
+    return lexical >= EXACT or (lexical >= STRONG and cosine >= SIMILAR)
+
+
+def semantic_result(cosine: float, min_score: float | None = None) -> bool:
+    """True when an entry that is not a keyword match is a result (cosine above 0, and a fused
+    score of at least `min_score`)."""
+    return cosine > 0 and (min_score is None or KEYWORD_FLOOR * cosine >= min_score)
+
+
 def fuse(
     lexical: Mapping[Key, float],
     cosine: Mapping[Key, float],
@@ -53,17 +73,18 @@ def fuse(
     """Return the best `limit` entries, fused (see the module rules).
 
     Args:
-        lexical: Every lexical hit's score (0..1), by entry key.
-        cosine: Every candidate entry's cosine with the query, by the same keys (an entry with
+        lexical: The lexical hits' scores (0..1), by entry key (hits under `STRONG` may be
+            left out: they count for nothing).
+        cosine: Each candidate entry's cosine with the query, by the same keys (an entry with
             no cosine counts as unrelated).
         limit: How many results at most.
         min_score: Drop results whose fused score is below it.
     """
     keyword: list[Fused] = []
     for key, score in lexical.items():
-        if score < STRONG:
-            continue
         similarity = cosine.get(key, 0.0)
+        if not is_keyword_match(score, similarity):
+            continue
         mixed = MIX * score + (1 - MIX) * max(similarity, 0.0)
         match: Match = "both" if similarity >= SIMILAR else "keyword"
         keyword.append(Fused(key, KEYWORD_FLOOR + (1 - KEYWORD_FLOOR) * mixed, match))
