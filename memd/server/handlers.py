@@ -186,43 +186,54 @@ class Methods:
         keep: ranking.Keep | None,
     ) -> tuple[list[_Hit], int] | None:
         """The hybrid ranking (`memd.core.search.fusion`), or None when it cannot run now and
-        the mode is auto (see `query`)."""
+        the mode is auto (see `query`). Only the keyword hits and the best entries by cosine
+        are fused; the other entries the model would return are counted in `total`."""
         semantic = self.semantic
-        entries = [(c, entry) for c, snapshot in snapshots.items() for entry in snapshot.entries]
         if semantic is None:
             if params.mode == "semantic":
                 raise SemanticSearchUnavailable("Semantic search is off.")
             return None
+        files = {c: snapshot.entries for c, snapshot in snapshots.items()}
         # Asks for what is missing (and for the model, until it is loaded): never waits.
-        vectors, missing = semantic.vectors(root, [entry.content for _, entry in entries])
-        if missing or not semantic.ready:
+        layout, missing = await semantic.layout(root, files)
+        if layout is None:
             if params.mode == "semantic":
-                done = len(entries) - missing
-                raise SemanticSearchUnavailable(semantic.unavailable(done, len(entries)))
+                total = sum(len(entries) for entries in files.values())
+                raise SemanticSearchUnavailable(semantic.unavailable(total - missing, total))
             return None
-        # Every lexical score (the same statistics, boost and filter as the lexical path).
+        # The lexical hits that can be keyword matches (same statistics, boost and filter as
+        # the lexical path); weaker ones count for nothing in the fusion.
         found = ranking.search(
-            indexes, params.query, limit=max(1, len(entries)), boost=boost, keep=keep
+            indexes,
+            params.query,
+            limit=max(1, layout.size),
+            min_score=fusion.STRONG,
+            boost=boost,
+            keep=keep,
         )
-        lexical = {(hit.category, hit.entry.line): hit.score for hit in found.hits}
-        candidates = [
-            (position, c, entry)
-            for position, (c, entry) in enumerate(entries)
-            if keep is None or keep(c, entry)
-        ]
-        rows = [vectors[position] for position, _, _ in candidates]
-        similarities = await semantic.similarities(params.query, rows)
-        cosine = {
-            (c, entry.line): similarity
-            for (_, c, entry), similarity in zip(candidates, similarities, strict=True)
-        }
-        by_key = {(c, entry.line): (c, entry) for _, c, entry in candidates}
-        fused = fusion.fuse(lexical, cosine, limit=len(by_key) or 1, min_score=params.min_score)
+        lexical = {layout.row(hit.category, hit.entry): hit.score for hit in found.hits}
+        allowed = None
+        if keep is not None:
+            allowed = [row for row, (c, entry) in enumerate(layout.entries()) if keep(c, entry)]
+        min_score = params.min_score
+
+        def counted(cosines: Any) -> Any:
+            return fusion.semantic_result(cosines, min_score)
+
+        cosine, others = await semantic.nearest(
+            params.query,
+            layout,
+            want=params.limit + len(lexical),
+            named=lexical,
+            allowed=allowed,
+            counted=counted,
+        )
+        fused = fusion.fuse(lexical, cosine, limit=len(cosine) or 1, min_score=min_score)
         hits: list[_Hit] = []
         for result in fused[: params.limit]:
-            category, entry = by_key[result.key]  # type: ignore[index]
+            category, entry = layout.entry(result.key)
             hits.append((category, entry, round(result.score, 4), result.match))
-        return hits, len(fused)
+        return hits, len(fused) + others
 
     async def get(self, params: p.GetParams, session: Session) -> p.EntriesResult:
         """Return the entries with a slug (one per category searched), or the entries within a

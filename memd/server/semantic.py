@@ -14,17 +14,27 @@ Rules:
   again. A query never waits for embedding.
 - Vectors are looked up by text digest: a store or an outside edit leaves only the changed
   texts missing, and a workspace is complete again once they are embedded.
+- A query does no work per entry once its files' versions are known: each (workspace, category)
+  keeps the matrix of its current version (`memd.semantic.nearest.Rows`), rebuilt in a worker
+  thread when the file changes (taking the unchanged rows from the last one), bounded in rows
+  by `MAX_ROWS` (least recently used dropped). A question's vector is embedded in a worker
+  thread, and the last `QUESTIONS` are remembered (an agent asks again).
 """
 
 from __future__ import annotations
 
+import functools
 import logging
-from collections.abc import Sequence
+from collections import OrderedDict
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Literal
 
 import anyio
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
+from memd.core.format.categories import Category
+from memd.core.format.mdformat import Entry
+from memd.semantic.vectors import MAX_VECTORS, text_key
 from memd_client import protocol as p
 
 logger = logging.getLogger(__name__)
@@ -35,6 +45,10 @@ MAX_REQUESTS = 64
 BATCH = 64
 """Texts embedded in one worker-thread call (about half a second on one core)."""
 OFF_BY_SETTING = "semantic = false in the settings"
+MAX_ROWS = MAX_VECTORS
+"""Rows kept in the matrices of current file versions, at most (float32: about 73 MiB)."""
+QUESTIONS = 256
+"""Question vectors remembered."""
 
 
 class SemanticService:
@@ -49,6 +63,9 @@ class SemanticService:
             self._off_without_extra()
         self._embedder: Any = None
         self._cache: Any = None
+        self._question: Callable[[str], Any] | None = None
+        self._rows: OrderedDict[tuple[str, Category], Any] = OrderedDict()
+        self._row_count = 0
         self._pending: dict[str, tuple[str, ...]] = {}
         self._closed = False
         self._send: MemoryObjectSendStream[str]
@@ -86,18 +103,87 @@ class SemanticService:
             "meanwhile."
         )
 
-    def vectors(self, root: str, texts: Sequence[str]) -> tuple[dict[int, Any], int]:
-        """Return the vectors of `texts` by position and how many are missing; when some are
-        missing, ask for them to be embedded (and for the model to load, if it has not)."""
+    async def layout(self, root: str, files: Mapping[Category, Sequence[Entry]]) -> tuple[Any, int]:
+        """The vectors of `files` (a category's entries, as of one version of its file) as a
+        `memd.semantic.nearest.Layout`, and how many entries have no vector yet (the layout is
+        None then, and until the model is ready); asks for what is missing, never waits for it."""
+        total = sum(len(entries) for entries in files.values())
         if self.state == "off":
-            return {}, len(texts)
-        if self.ready:
-            found, missing = self._cache.lookup(texts)
-        else:
-            found, missing = {}, list(range(len(texts)))
+            return None, total
+        if not self.ready:
+            self.request(root, _texts(files))
+            return None, total
+        from memd.semantic import nearest
+
+        parts = []
+        missing = 0
+        for category, entries in files.items():
+            rows = await self._current_rows(root, category, entries)
+            if isinstance(rows, int):
+                missing += rows
+            else:
+                parts.append((category, rows))
         if missing:
-            self.request(root, texts)
-        return found, len(missing)
+            self.request(root, _texts(files))
+            return None, missing
+        return nearest.Layout(parts), 0
+
+    async def _current_rows(self, root: str, category: Category, entries: Sequence[Entry]) -> Any:
+        """The `Rows` of this version of the file, or how many of its entries lack a vector."""
+        from memd.semantic import embedder as model, nearest
+
+        held = self._rows.get((root, category))
+        if held is not None and held.entries is entries:
+            self._rows.move_to_end((root, category))
+            return held
+        keys = [text_key(entry.content) for entry in entries]
+        unknown = nearest.unknown_rows(keys, held)
+        found, missing = self._cache.lookup([entries[row].content for row in unknown])
+        if missing:
+            return len(missing)
+        vectors = {unknown[position]: vector for position, vector in found.items()}
+        rows = await anyio.to_thread.run_sync(
+            nearest.build_rows, entries, keys, held, vectors, model.DIMENSIONS
+        )
+        if self._cache is None:  # dropped meanwhile (the settings changed)
+            return len(entries)
+        self._keep_rows((root, category), rows)
+        return rows
+
+    def _keep_rows(self, key: tuple[str, Category], rows: Any) -> None:
+        if (old := self._rows.pop(key, None)) is not None:
+            self._row_count -= len(old)
+        self._rows[key] = rows
+        self._row_count += len(rows)
+        while self._row_count > MAX_ROWS and len(self._rows) > 1:
+            _, dropped = self._rows.popitem(last=False)
+            self._row_count -= len(dropped)
+
+    async def nearest(
+        self,
+        text: str,
+        layout: Any,
+        *,
+        want: int,
+        named: Iterable[int],
+        allowed: Sequence[int] | None,
+        counted: Callable[[Any], Any],
+    ) -> tuple[dict[int, float], int]:
+        """`memd.semantic.nearest.nearest` for the question `text`, in one worker-thread call:
+        embedding the question (a few ms) and the O(entries) matrix product never run on the
+        event loop. The matrices are replaced, never changed, so a thread may read them."""
+        from memd.semantic import nearest
+
+        question = self._question
+        assert question is not None, "nearest needs a layout, which needs the model ready"
+        named = list(named)
+
+        def compute() -> tuple[dict[int, float], int]:
+            return nearest.nearest(
+                question(text), layout, want=want, named=named, allowed=allowed, counted=counted
+            )
+
+        return await anyio.to_thread.run_sync(compute)
 
     def request(self, root: str, texts: Sequence[str]) -> None:
         """Ask for `texts` of workspace `root` to be embedded (never waits; see the rules)."""
@@ -111,17 +197,6 @@ class SemanticService:
         except (anyio.WouldBlock, anyio.ClosedResourceError):
             return
         self._pending[root] = tuple(texts)
-
-    async def similarities(self, text: str, rows: Sequence[Any]) -> list[float]:
-        """The cosine of `text` with each of `rows`, in one worker-thread call: embedding the
-        query (about 10 ms) and the O(entries) matrix work never run on the event loop. The rows
-        are the cache's arrays, which are replaced, never changed, so a thread may read them."""
-        embedder = self._embedder
-
-        def compute() -> list[float]:
-            return cosines(embedder.embed([text])[0], rows)
-
-        return await anyio.to_thread.run_sync(compute)
 
     def count_ready(self, texts: Sequence[str]) -> int:
         """How many of `texts` have a vector (0 until the model is ready)."""
@@ -153,7 +228,9 @@ class SemanticService:
         if self.state == "loading":  # `_load` sees the settings when it finishes
             return
         self.state, self.reason = state, reason
-        self._embedder, self._cache = None, None
+        self._embedder, self._cache, self._question = None, None, None
+        self._rows.clear()
+        self._row_count = 0
         self._pending.clear()
 
     def close(self) -> None:
@@ -190,6 +267,9 @@ class SemanticService:
             self.reason = None if self.enabled else OFF_BY_SETTING
             return
         self._embedder, self._cache = embedder, cache
+        self._question = functools.lru_cache(maxsize=QUESTIONS)(
+            lambda text: embedder.embed([text])[0]
+        )
         self.state, self.reason = "ready", None
         logger.info("semantic search ready (%s, %d vectors kept)", embedder.model_id, len(cache))
 
@@ -216,11 +296,5 @@ def _load_blocking(model_dir: str | None) -> tuple[Any, Any]:
     return embedder, vectors.VectorCache.load(embedder.model_id, model.DIMENSIONS)
 
 
-def cosines(query: Any, rows: Sequence[Any]) -> list[float]:
-    """The cosine of the unit vector `query` with each unit row."""
-    import numpy as np
-
-    if not rows:
-        return []
-    similarities: list[float] = (np.stack(rows) @ query).tolist()
-    return similarities
+def _texts(files: Mapping[Category, Sequence[Entry]]) -> list[str]:
+    return [entry.content for entries in files.values() for entry in entries]

@@ -1,16 +1,18 @@
 """The daemon's semantic service without a model: states, the bounded request queue, settings
-reloads, the one-sentence errors, and the cosine helper."""
+reloads, the one-sentence errors, and the bound on kept matrices."""
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+import anyio
 import pytest
 
+from memd.core.format.categories import Category
+from memd.core.format.mdformat import Entry
 from memd.server import semantic
-from memd.server.semantic import SemanticService, cosines
+from memd.server.semantic import SemanticService
 
 
 @contextmanager
@@ -32,7 +34,8 @@ def test_off_by_setting_says_so_and_asks_for_nothing() -> None:
 def _off(service: SemanticService) -> None:
     assert service.info().state == "off"
     assert service.info().reason == semantic.OFF_BY_SETTING
-    assert service.vectors("/w", ["a", "b"]) == ({}, 2)
+    entries = _entries("a", "b")
+    assert anyio.run(service.layout, "/w", {Category.DECISION: entries}) == (None, 2)
     assert service._pending == {}
     message = service.unavailable()
     assert "semantic = true" in message and message.endswith(".")
@@ -67,12 +70,30 @@ def _reload(service: SemanticService) -> None:
     assert "loading" in service.unavailable()
 
 
-def test_cosines_are_dot_products_of_unit_rows() -> None:
-    np = pytest.importorskip("numpy")
-    query = np.array([1.0, 0.0], dtype=np.float32)
-    rows = [np.array([1.0, 0.0]), np.array([0.0, 1.0]), np.array([math.sqrt(0.5)] * 2)]
-    assert cosines(query, rows) == pytest.approx([1.0, 0.0, math.sqrt(0.5)])
-    assert cosines(query, []) == []
+def test_a_query_before_the_model_is_ready_asks_for_it_and_its_texts() -> None:
+    with service_of(enabled=True) as service:
+        entries = _entries("a", "b")
+        assert anyio.run(service.layout, "/w", {Category.DECISION: entries}) == (None, 2)
+        assert service._pending == {"/w": ("a", "b")}
+
+
+def test_kept_matrices_are_bounded_in_rows_least_recently_used_first(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(semantic, "MAX_ROWS", 5)
+    with service_of(enabled=True) as service:
+        for name, size in (("/a", 2), ("/b", 2), ("/c", 2)):
+            service._keep_rows((name, Category.DECISION), _entries(*["x"] * size))
+        assert [root for root, _ in service._rows] == ["/b", "/c"]
+        assert service._row_count == 4
+        service._keep_rows(("/c", Category.DECISION), _entries("y"))  # a new version replaces
+        assert service._row_count == 3
+
+
+def _entries(*texts: str) -> tuple[Entry, ...]:
+    return tuple(
+        Entry(line=5 + number, slug=None, content=text) for number, text in enumerate(texts)
+    )
 
 
 def test_without_the_extra_it_is_off_from_the_start_saying_what_to_install(

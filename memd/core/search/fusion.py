@@ -27,7 +27,7 @@ Rules (measured with `bench/fusion_sweep.py`; figures in docs/semantic.md):
 from __future__ import annotations
 
 from collections.abc import Hashable, Mapping, Sequence
-from typing import Literal, NamedTuple, TypeVar
+from typing import Any, Literal, NamedTuple, TypeVar
 
 EXACT = 0.5
 """Lexical score from which a hit is a keyword match whatever the model says."""
@@ -57,10 +57,14 @@ def is_keyword_match(lexical: float, cosine: float) -> bool:
     return lexical >= EXACT or (lexical >= STRONG and cosine >= SIMILAR)
 
 
-def semantic_result(cosine: float, min_score: float | None = None) -> bool:
-    """True when an entry that is not a keyword match is a result (cosine above 0, and a fused
-    score of at least `min_score`)."""
-    return cosine > 0 and (min_score is None or KEYWORD_FLOOR * cosine >= min_score)
+def semantic_result(cosine: Any, min_score: float | None = None) -> Any:
+    """Whether an entry that is not a keyword match is a result: its cosine is above 0 and its
+    fused score at least `min_score`. `cosine` is a float, or an array of them (then so is the
+    answer)."""
+    result = cosine > 0
+    if min_score is not None:
+        result = result & (KEYWORD_FLOOR * cosine >= min_score)
+    return result
 
 
 def fuse(

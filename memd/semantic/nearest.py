@@ -1,0 +1,142 @@
+"""The vectors of a query's entries, one matrix a category file version, and the entries
+nearest a query vector among them (numpy; the `semantic` extra).
+
+Rules:
+- Rows follow the entries: row i of a category's matrix is the i-th entry of that version of its
+  file, and a query's rows are its categories' rows one after the other (`Layout`).
+- A new version of a file takes the rows of unchanged texts from the previous version's matrix
+  (one gather) and only the changed ones from the vector cache.
+- `nearest` returns the cosines of the best `want` rows (of the allowed ones) and of the rows
+  asked for by name, and counts the rows beyond those that pass a test, so a caller fuses a few
+  dozen entries however many there are (`memd.core.search.fusion`).
+"""
+
+from __future__ import annotations
+
+import bisect
+import functools
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+from memd.core.format.categories import Category
+from memd.core.format.mdformat import Entry
+
+
+class Rows:
+    """One version of a category file's vectors: `entries` (the version, compared by identity)
+    and a float32 matrix, one unit row an entry, with `keys` the rows' text digests."""
+
+    def __init__(self, entries: Sequence[Entry], keys: Sequence[bytes], matrix: Any) -> None:
+        self.entries = entries
+        self.keys = keys
+        self.matrix = matrix
+
+    def __len__(self) -> int:
+        return len(self.entries)
+
+    @functools.cached_property
+    def position(self) -> dict[int, int]:
+        """Each entry's row, by its line number."""
+        return {entry.line: row for row, entry in enumerate(self.entries)}
+
+    @functools.cached_property
+    def by_key(self) -> dict[bytes, int]:
+        """A row of each text digest (for the next version to take)."""
+        return {key: row for row, key in enumerate(self.keys)}
+
+
+def build_rows(
+    entries: Sequence[Entry],
+    keys: Sequence[bytes],
+    previous: Rows | None,
+    found: dict[int, Any],
+    dimensions: int,
+) -> Rows:
+    """The `Rows` of `entries` (their text digests `keys`): the rows of texts `previous` holds
+    are taken from it, the others are `found` (vectors by row; every row `previous` lacks).
+    Blocking (a copy of the matrix): call it from a worker thread."""
+    import numpy as np
+
+    matrix = np.empty((len(entries), dimensions), dtype=np.float32)
+    reused = previous.by_key if previous is not None else {}
+    take = [(row, reused[key]) for row, key in enumerate(keys) if key in reused]
+    if take and previous is not None:
+        rows, sources = zip(*take, strict=True)
+        matrix[list(rows)] = previous.matrix[list(sources)]
+    for row, vector in found.items():
+        matrix[row] = vector
+    return Rows(entries, keys, matrix)
+
+
+def unknown_rows(keys: Sequence[bytes], previous: Rows | None) -> list[int]:
+    """The rows whose texts `previous` does not hold (all of them without one)."""
+    reused = previous.by_key if previous is not None else {}
+    return [row for row, key in enumerate(keys) if key not in reused]
+
+
+class Layout:
+    """The rows of the categories a query searches, one after the other."""
+
+    def __init__(self, parts: Sequence[tuple[Category, Rows]]) -> None:
+        self.parts = list(parts)
+        self._starts: list[int] = []
+        self._offset: dict[Category, int] = {}
+        size = 0
+        for category, rows in self.parts:
+            self._starts.append(size)
+            self._offset[category] = size
+            size += len(rows)
+        self.size = size
+
+    def row(self, category: Category, entry: Entry) -> int:
+        """The row of an entry of `category`."""
+        return self._offset[category] + self.parts_by_category[category].position[entry.line]
+
+    @functools.cached_property
+    def parts_by_category(self) -> dict[Category, Rows]:
+        return dict(self.parts)
+
+    def entry(self, row: int) -> tuple[Category, Entry]:
+        """The category and entry of a row."""
+        part = bisect.bisect_right(self._starts, row) - 1
+        category, rows = self.parts[part]
+        return category, rows.entries[row - self._starts[part]]
+
+    def entries(self) -> Iterable[tuple[Category, Entry]]:
+        """Every (category, entry), in row order."""
+        for category, rows in self.parts:
+            for entry in rows.entries:
+                yield category, entry
+
+
+def nearest(
+    query: Any,
+    layout: Layout,
+    *,
+    want: int,
+    named: Iterable[int] = (),
+    allowed: Sequence[int] | None = None,
+    counted: Callable[[Any], Any],
+) -> tuple[dict[int, float], int]:
+    """The cosine of the unit vector `query` with the best `want` rows (of `allowed`, or of
+    all) and with the `named` rows; and how many of the other allowed rows `counted` (a
+    vectorised test of cosines) accepts."""
+    import numpy as np
+
+    if layout.size == 0:
+        return {}, 0
+    similarities = np.concatenate([rows.matrix @ query for _, rows in layout.parts])
+    candidates = np.arange(layout.size) if allowed is None else np.asarray(allowed, dtype=np.intp)
+    pool = similarities[candidates]
+    if 0 < want < len(pool):
+        best = candidates[np.argpartition(-pool, want - 1)[:want]]
+    else:
+        best = candidates
+    chosen = set(best.tolist()) | set(named)
+    cosine = {row: float(similarities[row]) for row in chosen}
+    outside = np.ones(len(similarities), dtype=bool)
+    outside[list(chosen)] = False
+    inside = np.zeros(len(similarities), dtype=bool)
+    inside[candidates] = True
+    others = int(np.count_nonzero(counted(similarities) & outside & inside))
+    return cosine, others

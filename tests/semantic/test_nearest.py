@@ -1,0 +1,81 @@
+"""A query's rows: one matrix a file version (a new version takes the unchanged rows from the
+last), rows and entries found from each other, and the nearest rows with the rest counted."""
+
+from __future__ import annotations
+
+import pytest
+
+from memd.core.format.categories import Category
+from memd.core.format.mdformat import Entry
+from memd.semantic import nearest
+from memd.semantic.vectors import text_key
+
+np = pytest.importorskip("numpy")
+
+
+def _entries(*texts: str) -> tuple[Entry, ...]:
+    return tuple(Entry(line=5 + i, slug=None, content=text) for i, text in enumerate(texts))
+
+
+def _unit(*values: float) -> object:
+    vector = np.array(values, dtype=np.float32)
+    return vector / np.linalg.norm(vector)
+
+
+def _rows(
+    entries: tuple[Entry, ...], vectors: list[object], previous: nearest.Rows | None = None
+) -> nearest.Rows:
+    keys = [text_key(entry.content) for entry in entries]
+    unknown = nearest.unknown_rows(keys, previous)
+    assert len(unknown) == len(vectors)
+    return nearest.build_rows(entries, keys, previous, dict(zip(unknown, vectors, strict=True)), 2)
+
+
+def test_a_new_version_takes_the_unchanged_rows_and_needs_only_the_new_ones() -> None:
+    first = _rows(_entries("a", "b"), [_unit(1, 0), _unit(0, 1)])
+    second_entries = _entries("b", "c", "a")  # moved, added
+    keys = [text_key(entry.content) for entry in second_entries]
+    assert nearest.unknown_rows(keys, first) == [1]  # only "c" is needed
+    second = _rows(second_entries, [_unit(1, 1)], first)
+    assert second.matrix.ravel().tolist() == pytest.approx(
+        [0.0, 1.0, 0.7071, 0.7071, 1.0, 0.0], abs=1e-4
+    )
+
+
+def test_rows_and_entries_are_found_from_each_other_across_categories() -> None:
+    decisions = _rows(_entries("a", "b"), [_unit(1, 0), _unit(0, 1)])
+    quirks = _rows(_entries("c"), [_unit(1, 1)])
+    layout = nearest.Layout([(Category.DECISION, decisions), (Category.QUIRK, quirks)])
+    assert layout.size == 3
+    for row, (category, entry) in enumerate(layout.entries()):
+        assert layout.entry(row) == (category, entry)
+        assert layout.row(category, entry) == row
+    assert layout.entry(2) == (Category.QUIRK, quirks.entries[0])
+
+
+def test_nearest_gives_the_best_rows_and_the_named_ones_and_counts_the_rest() -> None:
+    texts = [f"t{i}" for i in range(6)]
+    vectors = [
+        _unit(1, 0),
+        _unit(0.9, 0.1),
+        _unit(0.5, 0.5),
+        _unit(0.1, 0.9),
+        _unit(0, 1),
+        _unit(-1, 0),
+    ]
+    layout = nearest.Layout([(Category.DECISION, _rows(_entries(*texts), vectors))])
+    cosine, others = nearest.nearest(
+        _unit(1, 0), layout, want=2, named=[4], counted=lambda cosines: cosines > 0
+    )
+    assert sorted(cosine) == [0, 1, 4]
+    assert cosine[0] == pytest.approx(1.0)
+    assert others == 2  # rows 2 and 3 are above 0; row 5 is not
+    # Only the allowed rows compete and are counted.
+    cosine, others = nearest.nearest(
+        _unit(1, 0), layout, want=1, allowed=[2, 3, 5], counted=lambda cosines: cosines > 0
+    )
+    assert (sorted(cosine), others) == ([2], 1)
+
+
+def test_an_empty_layout_has_nothing_near() -> None:
+    assert nearest.nearest(_unit(1, 0), nearest.Layout([]), want=5, counted=bool) == ({}, 0)
