@@ -15,7 +15,8 @@ from __future__ import annotations
 import contextlib
 import datetime
 import os
-from typing import Any
+from collections.abc import Sequence
+from typing import Any, Literal
 
 import anyio
 import msgspec
@@ -133,26 +134,8 @@ class Methods:
         # without tags); only tagged entries can be hits, before `limit` (a query without
         # words lists them, as it lists every entry without tags).
         keep = within(tagged_lines(snapshots, wanted)) if wanted else None
-        indexes = [(c, snapshot.index) for c, snapshot in snapshots.items()]
         boost = workspace.usage.booster()
-        hybrid = None
-        if params.mode != "lexical" and ranking.query_weights(params.query):
-            hybrid = await self._hybrid(params, workspace.root, snapshots, indexes, boost, keep)
-        if hybrid is None:
-            found = ranking.search(
-                indexes,
-                params.query,
-                limit=params.limit,
-                min_score=params.min_score,
-                boost=boost,
-                keep=keep,
-            )
-            hits: list[_Hit] = [
-                (hit.category, hit.entry, hit.score, "keyword") for hit in found.hits
-            ]
-            total = found.total
-        else:
-            hits, total = hybrid
+        hits, total, mode = await self._rank(params, workspace.root, snapshots, boost, keep)
         # A listing (score 0) is not a recall.
         workspace.usage.recalled((c, entry) for c, entry, score, _ in hits if score > 0)
         results = [
@@ -173,64 +156,100 @@ class Methods:
             total=total,
             unreadable=unreadable,
             workspace=workspace.root,
-            mode="lexical" if hybrid is None else "hybrid",
+            mode=mode,
         )
 
-    async def _hybrid(
+    async def _rank(
         self,
         params: p.QueryParams,
         root: str,
         snapshots: dict[Category, Snapshot],
-        indexes: list[tuple[Category, ranking.CategoryIndex]],
         boost: ranking.Boost,
         keep: ranking.Keep | None,
-    ) -> tuple[list[_Hit], int] | None:
-        """The hybrid ranking (`memd.core.search.fusion`), or None when it cannot run now and
-        the mode is auto (see `query`). Only the keyword hits and the best entries by cosine
-        are fused; the other entries the model would return are counted in `total`."""
+    ) -> tuple[list[_Hit], int, Literal["lexical", "hybrid"]]:
+        """The hits of a query, how many matched, and the mode that ranked them (see `query`)."""
+        indexes = [(c, snapshot.index) for c, snapshot in snapshots.items()]
+        layout = None
+        if params.mode != "lexical" and ranking.query_weights(params.query):
+            layout = await self._layout(params.mode, root, snapshots)
+        if layout is None:
+            found = ranking.search(
+                indexes,
+                params.query,
+                limit=params.limit,
+                min_score=params.min_score,
+                boost=boost,
+                keep=keep,
+            )
+            hits: list[_Hit] = [
+                (hit.category, hit.entry, hit.score, "keyword") for hit in found.hits
+            ]
+            total = found.total
+        else:
+            # The lexical hits that can be keyword matches (same statistics, boost and filter
+            # as the lexical path); weaker ones count for nothing in the fusion.
+            strong = ranking.search(
+                indexes,
+                params.query,
+                limit=max(1, layout.size),
+                min_score=fusion.STRONG,
+                boost=boost,
+                keep=keep,
+            )
+            hits, total = await self._fuse(
+                params.query, layout, strong.hits, params.limit, params.min_score, keep
+            )
+        return hits, total, "lexical" if layout is None else "hybrid"
+
+    async def _layout(self, mode: str, root: str, snapshots: dict[Category, Snapshot]) -> Any:
+        """The vectors of the searched entries (`memd.semantic.nearest.Layout`) for a hybrid
+        ranking, or None when it cannot run now and `mode` is auto: asks for what is missing
+        (and for the model, until it is loaded), never waits for it.
+
+        Raises:
+            SemanticSearchUnavailable: mode semantic, and no layout (saying why).
+        """
         semantic = self.semantic
         if semantic is None:
-            if params.mode == "semantic":
+            if mode == "semantic":
                 raise SemanticSearchUnavailable("Semantic search is off.")
             return None
         files = {c: snapshot.entries for c, snapshot in snapshots.items()}
-        # Asks for what is missing (and for the model, until it is loaded): never waits.
         layout, missing = await semantic.layout(root, files)
-        if layout is None:
-            if params.mode == "semantic":
-                total = sum(len(entries) for entries in files.values())
-                raise SemanticSearchUnavailable(semantic.unavailable(total - missing, total))
-            return None
-        # The lexical hits that can be keyword matches (same statistics, boost and filter as
-        # the lexical path); weaker ones count for nothing in the fusion.
-        found = ranking.search(
-            indexes,
-            params.query,
-            limit=max(1, layout.size),
-            min_score=fusion.STRONG,
-            boost=boost,
-            keep=keep,
-        )
-        lexical = {layout.row(hit.category, hit.entry): hit.score for hit in found.hits}
+        if layout is None and mode == "semantic":
+            total = sum(len(entries) for entries in files.values())
+            raise SemanticSearchUnavailable(semantic.unavailable(total - missing, total))
+        return layout
+
+    async def _fuse(
+        self,
+        query: str,
+        layout: Any,
+        strong: Sequence[ranking.Hit],
+        limit: int,
+        min_score: float | None,
+        keep: ranking.Keep | None,
+    ) -> tuple[list[_Hit], int]:
+        """The hybrid ranking (`memd.core.search.fusion`) of the `layout`'s entries, given the
+        lexical hits of at least `fusion.STRONG`, and how many results there are in all. Only
+        those hits and the best entries by cosine are fused; the other entries the model would
+        return are counted."""
+        assert self.semantic is not None
+        lexical = {layout.row(hit.category, hit.entry): hit.score for hit in strong}
         allowed = None
         if keep is not None:
             allowed = [row for row, (c, entry) in enumerate(layout.entries()) if keep(c, entry)]
-        min_score = params.min_score
 
         def counted(cosines: Any) -> Any:
             return fusion.semantic_result(cosines, min_score)
 
-        cosine, others = await semantic.nearest(
-            params.query,
-            layout,
-            want=params.limit + len(lexical),
-            named=lexical,
-            allowed=allowed,
-            counted=counted,
+        want = limit + len(lexical)
+        cosine, others = await self.semantic.nearest(
+            query, layout, want=want, named=lexical, allowed=allowed, counted=counted
         )
         fused = fusion.fuse(lexical, cosine, limit=len(cosine) or 1, min_score=min_score)
         hits: list[_Hit] = []
-        for result in fused[: params.limit]:
+        for result in fused[:limit]:
             category, entry = layout.entry(result.key)
             hits.append((category, entry, round(result.score, 4), result.match))
         return hits, len(fused) + others
@@ -395,6 +414,44 @@ class Methods:
             semantic=None if self.semantic is None else self.semantic.info(),
         )
 
+    async def _relevant(
+        self, root: str, snapshots: dict[Category, Snapshot], query: str
+    ) -> Sequence[tuple[Category, Entry, float]]:
+        """Layer B of a prompt's block: the entries of the other categories ranked against the
+        prompt, with the same search as `query` in mode auto."""
+        indexes = [
+            (c, snapshots[c].index)
+            for c in CATEGORIES
+            if c not in prompt_block.ALWAYS and snapshots[c].error is None
+        ]
+        searched = {c: snapshots[c] for c, _ in indexes}
+        layout = None
+        if query.strip():
+            layout = await self._layout("auto", root, searched)
+        limit = prompt_block.RELEVANT_LIMIT
+
+        def rank() -> list[ranking.Hit]:
+            if not query.strip():
+                return []
+            if layout is None:
+                return list(ranking.search(indexes, query, limit=limit).hits)
+            strong = ranking.search(indexes, query, limit=layout.size, min_score=fusion.STRONG)
+            return list(strong.hits)
+
+        # Ranking a long prompt takes a while: off the event loop, with the indexes held
+        # unchanged meanwhile (a store may move on to the next version of one).
+        with contextlib.ExitStack() as held:
+            for _, index in indexes:
+                held.enter_context(index.reading())
+            found = await anyio.to_thread.run_sync(rank)
+        relevant = [(hit.category, hit.entry, hit.score) for hit in found]
+        if layout is not None:
+            # The same hybrid search as `query`: only what the model finds related (cosine of
+            # at least `fusion.SIMILAR`) goes into a prompt, never its vague neighbours.
+            fused, _ = await self._fuse(query, layout, found, limit, fusion.RELATED, None)
+            relevant = [(category, entry, score) for category, entry, score, _ in fused]
+        return relevant
+
     async def context(self, params: p.ContextParams, session: Session) -> p.ContextResult:
         """A prompt's memory block (see `memd.core.search.context` for the layers and the budget).
 
@@ -409,25 +466,8 @@ class Methods:
         unreadable = [c for c in prompt_block.ALWAYS if snapshots[c].error is not None]
         text = params.text[: prompt_block.MAX_QUERY_CHARS]
         query = " ".join(part for part in (text, prompt_block.path_words(params.file)) if part)
-        indexes = [
-            (c, snapshots[c].index)
-            for c in CATEGORIES
-            if c not in prompt_block.ALWAYS and snapshots[c].error is None
-        ]
-
-        def pack() -> prompt_block.Block:
-            relevant: list[tuple[Category, Entry, float]] = []
-            if query.strip():
-                found = ranking.search(indexes, query, limit=prompt_block.RELEVANT_LIMIT)
-                relevant = [(hit.category, hit.entry, hit.score) for hit in found.hits]
-            return prompt_block.build(always, relevant, params.budget_tokens, unreadable)
-
-        # Ranking a long prompt takes a while: off the event loop, with the indexes held
-        # unchanged meanwhile (a store may move on to the next version of one).
-        with contextlib.ExitStack() as held:
-            for _, index in indexes:
-                held.enter_context(index.reading())
-            block = await anyio.to_thread.run_sync(pack)
+        relevant = await self._relevant(workspace.root, snapshots, query)
+        block = prompt_block.build(always, relevant, params.budget_tokens, unreadable)
         return p.ContextResult(
             markdown=block.markdown,
             tokens=block.tokens,

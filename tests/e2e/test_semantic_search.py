@@ -136,6 +136,20 @@ def test_a_new_entry_is_found_by_meaning_once_embedded(
         wait_until(found, deadline=MODEL_DEADLINE)
 
 
+def test_a_prompts_block_uses_the_same_search_and_leaves_out_vague_neighbours(
+    semantic_daemon: DaemonProcess, project: Path
+) -> None:
+    with Client(semantic_daemon.socket_path, workspace=project) as client:
+        client.query(PARAPHRASE)
+        wait_until(lambda: client.query(PARAPHRASE).mode == "hybrid", deadline=MODEL_DEADLINE)
+        block = client.context("Add a refresh step: how do API calls get authenticated here?")
+        relevant = [entry.slug for entry in block.entries if entry.layer == "relevant"]
+        # The paraphrase's answer, found by meaning; the unrelated rules (cosine under 0.2)
+        # stay out of the prompt.
+        assert relevant == ["jwt-expiry"]
+        assert "Bearer JWTs expire after 15 minutes." in block.markdown
+
+
 def test_semantic_false_keeps_it_off_and_mode_semantic_says_how_to_turn_it_on(
     short_tmp: Path, project: Path
 ) -> None:

@@ -39,6 +39,8 @@ MIX = 0.7
 """Weight of the lexical score among keyword matches (the rest is the cosine's)."""
 KEYWORD_FLOOR = 0.5
 """The fused score every keyword match has at least, and no other entry reaches."""
+RELATED = KEYWORD_FLOOR * SIMILAR
+"""The fused score from which the model finds an entry related (a prompt's block keeps those)."""
 
 Match = Literal["keyword", "semantic", "both"]
 Key = TypeVar("Key", bound=Hashable)
