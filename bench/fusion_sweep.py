@@ -11,8 +11,10 @@ Rules (a lexical hit is "strong" when its score is at least the floor):
 - `floor(f)`: strong lexical hits first in lexical order, then every other entry by cosine.
 - `floor_mix(f, a)`: strong hits first, ordered by `a * lexical + (1 - a) * cosine`; then by cosine.
 - `floor_tail(f, a, b)`: as `floor_mix`, the rest by `cosine + b * lexical`.
+- `agreed(f, s, a)`: as `floor_mix(f, a)`, but a hit under 0.5 is strong only when its cosine is
+  at least `s` (the model agrees); the rest by cosine.
 - `convex(a)`: everything by `a * lexical + (1 - a) * max(cosine, 0)`.
-- `memd.core.search.fusion`: the rule the daemon uses (floor_mix(0.15, 0.7), the unrelated cut).
+- `memd.core.search.fusion`: the rule the daemon uses (agreed(0.12, 0.2, 0.7), the unrelated cut).
 """
 
 from __future__ import annotations
@@ -51,6 +53,24 @@ def floor_tail(floor: float, mix: float, tail: float) -> Rule:
     return rank
 
 
+def agreed(floor: float, similar: float, mix: float) -> Rule:
+    """Hits of at least 0.5, and hits of at least `floor` with a cosine of at least `similar`,
+    first (by the mix); then the rest by cosine."""
+
+    def rank(lexical: Scores, cosine: Scores, ids: Sequence[Any]) -> list[Any]:
+        strong = [
+            i
+            for i in lexical
+            if lexical[i] >= 0.5 or (lexical[i] >= floor and cosine[i] >= similar)
+        ]
+        chosen = set(strong)
+        head = _by(lambda i: mix * lexical[i] + (1 - mix) * cosine[i], strong)
+        rest = [i for i in ids if i not in chosen]
+        return (head + _by(lambda i: cosine[i], rest))[:TOP]
+
+    return rank
+
+
 def convex(mix: float) -> Rule:
     """Everything by `mix` * lexical + (1 - mix) * max(cosine, 0)."""
 
@@ -72,6 +92,11 @@ RULES: dict[str, Rule] = {
     "floor_mix(0.15, 0.7)": floor_tail(0.15, 0.7, 0.0),
     "floor_mix(0.2, 0.7)": floor_tail(0.2, 0.7, 0.0),
     "floor_tail(0.15, 0.7, 0.5)": floor_tail(0.15, 0.7, 0.5),
+    "agreed(0.15, 0.2, 0.7)": agreed(0.15, 0.2, 0.7),
+    "agreed(0.12, 0.15, 0.7)": agreed(0.12, 0.15, 0.7),
+    "agreed(0.12, 0.2, 0.7)": agreed(0.12, 0.2, 0.7),
+    "agreed(0.12, 0.25, 0.7)": agreed(0.12, 0.25, 0.7),
+    "agreed(0.10, 0.2, 0.7)": agreed(0.10, 0.2, 0.7),
     "convex(0.5)": convex(0.5),
     "convex(0.7)": convex(0.7),
 }
