@@ -99,8 +99,8 @@ def bad_model(short_tmp: Path, kind: str) -> Path:
     return directory
 
 
-def model_config(directory: Path) -> str:
-    return f'semantic = true\nsemantic_model = "{directory}"\n'
+def model_config(directory: Path, more: str = "") -> str:
+    return f'semantic = true\nsemantic_model = "{directory}"\n{more}'
 
 
 def slugs(result: p.QueryResult) -> list[str | None]:
@@ -160,6 +160,56 @@ def test_sighup_turns_it_off_and_on_again_and_the_kept_vectors_come_back(
     assert log.count(f"semantic search ready ({MODEL_ID}, 0 vectors kept)") == 1
     assert log.count(f"semantic search ready ({MODEL_ID}, 4 vectors kept)") == 1
     assert re.findall(r"embedded \d+ texts", log) == ["embedded 4 texts"]
+
+
+def test_sighup_off_while_the_model_loads_leaves_it_off_once_loaded(
+    short_tmp: Path, project: Path
+) -> None:
+    with (
+        serving(short_tmp, "semantic = true\n") as (process, config),
+        Client(process.socket_path, workspace=project) as client,
+    ):
+        assert client.query(PARAPHRASE).mode == "lexical"  # the model starts loading
+        reload(process, config, "semantic = false\n")  # most likely while it loads
+        info = wait_off(client)
+        assert (info.reason, info.model, info.vectors) == (
+            "semantic = false in the settings",
+            None,
+            0,
+        )
+        assert client.query(PARAPHRASE).mode == "lexical"
+        with pytest.raises(SemanticSearchUnavailable) as caught:
+            client.query(PARAPHRASE, mode="semantic")
+        assert "(semantic = false in the settings)" in caught.value.message
+        assert semantic(client).state == "off"
+
+
+def test_sighup_to_another_model_directory_and_back(short_tmp: Path, project: Path) -> None:
+    directory = bad_model(short_tmp, "missing")
+    debug = 'log_level = "DEBUG"\n'  # each embedding batch is logged
+    with (
+        serving(short_tmp, f"semantic = true\n{debug}") as (process, config),
+        Client(process.socket_path, workspace=project) as client,
+    ):
+        wait_hybrid(client)
+        kept = short_tmp / "cache" / "memd" / "vectors"
+        wait_until(lambda: any(kept.glob("*.vec")))
+
+        reload(process, config, model_config(directory, debug))  # the loaded model is dropped
+        info = semantic(client)
+        assert (info.state, info.model, info.vectors) == ("unloaded", None, 0)
+        assert client.query(PARAPHRASE).mode == "lexical"  # and the new one tried in the back
+        reason = wait_off(client).reason
+        assert reason is not None and f"semantic_model {directory} has no model.onnx" in reason
+
+        reload(process, config, f"semantic = true\n{debug}")  # back to the installed model
+        assert semantic(client).state == "unloaded"
+        wait_hybrid(client)
+        info = semantic(client)
+        assert (info.state, info.model, info.vectors) == ("ready", MODEL_ID, 4)
+    log = process.stderr()
+    assert log.count(f"semantic search ready ({MODEL_ID}, 4 vectors kept)") == 1
+    assert re.findall(r"embedded \d+ texts", log) == ["embedded 4 texts"]  # once, at first
 
 
 # ---------------------------------------------------------------------------- semantic_model
