@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import datetime
 
-from memd.core.format.render import cleanup_actions, entry_text
+from memd.core.format.render import cleanup_actions, entry_text, match_label
 from memd_client import protocol as p
 
 
@@ -49,7 +49,7 @@ def render_query(result: p.QueryResult, text: str, tags: list[str] | None = None
         return f"No memories{tagged}." if tags else "No memories stored yet."
     lines = [
         f"{hit.score:7.3f}  {entry_text(hit.category, hit.slug, hit.content)}"
-        f"  ({hit.file}:{hit.line}){_MATCHED.get(hit.match, '')}"
+        f"  ({hit.file}:{hit.line}){_matched(hit.match)}"
         for hit in result.results
     ]
     shown = len(result.results)
@@ -58,8 +58,10 @@ def render_query(result: p.QueryResult, text: str, tags: list[str] | None = None
     return "\n".join(lines)
 
 
-_MATCHED = {"semantic": "  [by meaning]", "both": "  [words and meaning]"}
-"""What a hybrid hit's line adds about what found it (nothing for a keyword match)."""
+def _matched(match: str) -> str:
+    """What a hybrid hit's line adds about what found it (nothing for a keyword match)."""
+    label = match_label(match)
+    return f"  {label}" if label else ""
 
 
 def tag_words(tags: list[str]) -> str:

@@ -28,7 +28,7 @@ import msgspec
 
 from memd.core.format.categories import CATEGORIES
 from memd.core.format.controls import visible
-from memd.core.format.render import cleanup_actions, entry_label
+from memd.core.format.render import cleanup_actions, entry_label, match_label
 from memd.mcp_bridge.printable import printable
 from memd_client import protocol as p
 
@@ -124,8 +124,9 @@ def unreadable_lines(problems: Sequence[p.FileProblem], shown: str = "") -> list
 
 
 def render_query(result: p.QueryResult, query: str, tags: list[str] | None = None) -> str:
-    """The hits as lines "- [Category] [slug] content (score 0.87)", then the files that could
-    not be read."""
+    """The hits as lines "- [Category] [slug] content (score 0.87)" (then "[by meaning]" or
+    "[words and meaning]" for a hit the semantic model found, as in the CLI), then the files
+    that could not be read."""
     return "\n".join([_query_lines(result, query, tags), *unreadable_lines(result.unreadable)])
 
 
@@ -139,13 +140,16 @@ def _query_lines(result: p.QueryResult, query: str, tags: list[str] | None) -> s
         return f"No memories{tagged} found." if tags else "No memories stored yet."
     count = len(result.results)
     lines = [f"Found {count} {'memory' if count == 1 else 'memories'}:", ""]
-    lines += [
-        f"- {entry_label(hit.category, hit.slug)} {hit.content} (score {hit.score:.2f})"
-        for hit in result.results
-    ]
+    lines += [_hit_line(hit) for hit in result.results]
     if result.total > count:
         lines.append(f"({count} of {result.total} matches; raise limit to see more.)")
     return "\n".join(lines)
+
+
+def _hit_line(hit: p.QueryHit) -> str:
+    line = f"- {entry_label(hit.category, hit.slug)} {hit.content} (score {hit.score:.2f})"
+    matched = match_label(hit.match)
+    return f"{line} {matched}" if matched else line
 
 
 def render_entries(entries: list[p.EntryInfo], unreadable: Sequence[p.FileProblem] = ()) -> str:

@@ -121,8 +121,20 @@ def load(model_dir: str | None = None) -> Embedder:
             str(model), sess_options=options, providers=["CPUExecutionProvider"]
         )
     except Exception as exc:  # the runtime's own errors: a file it cannot read or run
-        raise SemanticUnavailable(f"the model {model} could not be loaded ({exc})") from None
+        raise SemanticUnavailable(_unloadable(model_dir, model, exc)) from None
     return Embedder(session, tokenizer, model_id)
+
+
+def _unloadable(model_dir: str | None, model: Path, exc: Exception) -> str:
+    """One sentence: the model (the directory, for `semantic_model`) could not be loaded, the
+    runtime's reason on one line, and what to do."""
+    detail = " ".join(str(exc).split()) or type(exc).__name__
+    if model_dir is not None:
+        return (
+            f"semantic_model {model_dir} could not be loaded ({detail}); point it at a directory "
+            "holding a working model.onnx and vocab.txt, or remove it to use the installed model"
+        )
+    return f"the installed model {model} could not be loaded ({detail}); reinstall it: {INSTALL}"
 
 
 def _files(model_dir: str | None) -> tuple[Path, Path, str]:

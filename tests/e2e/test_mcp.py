@@ -28,7 +28,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult, ListRootsResult, Root, TextContent
 from pydantic import FileUrl
 
-from memd.mcp_bridge.text import render_context
+from memd.mcp_bridge.text import render_context, render_query
 from memd.mcp_bridge.tools import guarded
 from memd.mcp_bridge.workspace import workspace_from_roots
 from memd_client import protocol as p
@@ -551,6 +551,19 @@ def test_a_block_pointing_at_a_cli_verb_also_names_the_tool() -> None:
     )
     plain = msgspec.structs.replace(block, markdown="## Memory\n\n- [Quirk] x\n")
     assert render_context(plain) == plain.markdown
+
+
+def test_a_hit_found_by_meaning_says_so_as_in_the_cli() -> None:
+    def hit(slug: str, score: float, match: p.Match) -> p.QueryHit:
+        return p.QueryHit("Decision", "decisions.md", 5, slug, f"{slug} text.", score, match=match)
+
+    hits = [hit("pool", 0.81, "keyword"), hit("grid", 0.62, "both"), hit("jwt", 0.13, "semantic")]
+    found = p.QueryResult(results=hits, total=3, mode="hybrid")
+    assert render_query(found, "q").splitlines()[2:] == [
+        "- [Decision] [pool] pool text. (score 0.81)",
+        "- [Decision] [grid] grid text. (score 0.62) [words and meaning]",
+        "- [Decision] [jwt] jwt text. (score 0.13) [by meaning]",
+    ]
 
 
 def test_file_uris_become_paths() -> None:

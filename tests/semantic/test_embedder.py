@@ -11,7 +11,14 @@ from pathlib import Path
 
 import pytest
 
-from memd.semantic.embedder import DIMENSIONS, MODEL_ID, Embedder, SemanticUnavailable, load
+from memd.semantic.embedder import (
+    DIMENSIONS,
+    MODEL_ID,
+    VOCABULARY,
+    Embedder,
+    SemanticUnavailable,
+    load,
+)
 
 
 @pytest.fixture(scope="module")
@@ -56,6 +63,22 @@ def test_a_text_embeds_the_same_alone_or_in_a_batch(embedder: Embedder) -> None:
 def test_a_model_directory_without_its_files_is_one_sentence(tmp_path: Path) -> None:
     with pytest.raises(SemanticUnavailable, match=r"has no model\.onnx; point it at a directory"):
         load(str(tmp_path))
+
+
+def test_a_model_directory_whose_model_is_broken_is_one_sentence_saying_what_to_do(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "model.onnx").write_bytes(b"not a model\x00\xff" * 64)
+    (tmp_path / "vocab.txt").write_bytes(VOCABULARY.read_bytes())
+    with pytest.raises(SemanticUnavailable) as caught:
+        load(str(tmp_path))
+    message = caught.value.message
+    assert message.startswith(f"semantic_model {tmp_path} could not be loaded (")
+    assert "INVALID_PROTOBUF" in message and "\n" not in message  # the runtime's reason
+    assert message.endswith(
+        "; point it at a directory holding a working model.onnx and vocab.txt, or remove it to "
+        "use the installed model"
+    )
 
 
 def test_without_the_extra_it_says_what_to_install() -> None:

@@ -100,6 +100,15 @@ def entry_text(category: str, slug: str | None, content: str) -> str:
     return f"{entry_label(category, slug)} {content}"
 
 
+_MATCHED = {"semantic": "[by meaning]", "both": "[words and meaning]"}
+
+
+def match_label(match: str) -> str:
+    """Return what found a query hit, as its line shows it: "[by meaning]" (the semantic
+    model alone) or "[words and meaning]" (both); "" for a keyword match, the usual case."""
+    return _MATCHED.get(match, "")
+
+
 def quote(content: str, width: int = 48) -> str:
     """Return `content` in double quotes, cut at a word boundary to at most about `width`
     characters (then ending in "...") so that a line naming several entries stays readable."""
