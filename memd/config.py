@@ -181,6 +181,16 @@ def _convert(values: Mapping[str, Any], source: str) -> Settings:
         )
     if isinstance(values.get("log_level"), str):
         values = dict(values, log_level=values["log_level"].upper())
+    if isinstance(model := values.get("semantic_model"), str) and model:
+        # The daemon's working directory is / under a service manager: only ~ or an absolute
+        # path means the same wherever it runs.
+        model = os.path.expanduser(model)
+        if not os.path.isabs(model):
+            raise ConfigError(
+                f"Bad semantic_model in {source}: {values['semantic_model']!r}; it must be an "
+                "absolute path (or start with ~/) of a directory holding model.onnx and vocab.txt."
+            )
+        values = dict(values, semantic_model=model)
     try:
         return msgspec.convert(values, Settings)
     except msgspec.ValidationError as exc:

@@ -61,3 +61,13 @@ def test_semantic_is_on_by_default_and_a_file_can_turn_it_off_or_name_a_model() 
     assert (chosen.semantic, chosen.semantic_model) == (False, "/m")
     with pytest.raises(ConfigError, match=r"Bad semantic in .* it must be true or false"):
         parse_config('semantic = "yes"\n', "f.toml")
+
+
+def test_a_model_directory_is_absolute_or_under_home(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The daemon runs from / under systemd: a relative path would mean something else there.
+    monkeypatch.setenv("HOME", "/home/ann")
+    assert parse_config('semantic_model = "~/models/m"\n', "f.toml") == {
+        "semantic_model": "/home/ann/models/m"
+    }
+    with pytest.raises(ConfigError, match=r"Bad semantic_model in f.toml: 'models/m'; .*absolute"):
+        parse_config('semantic_model = "models/m"\n', "f.toml")

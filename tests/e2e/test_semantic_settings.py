@@ -195,12 +195,13 @@ def test_sighup_to_another_model_directory_and_back(short_tmp: Path, project: Pa
         kept = short_tmp / "cache" / "memd" / "vectors"
         wait_until(lambda: any(kept.glob("*.vec")))
 
-        reload(process, config, model_config(directory, debug))  # the loaded model is dropped
+        # The loaded model is dropped, and the missing directory is found at once.
+        reload(process, config, model_config(directory, debug))
         info = semantic(client)
-        assert (info.state, info.model, info.vectors) == ("unloaded", None, 0)
-        assert client.query(PARAPHRASE).mode == "lexical"  # and the new one tried in the back
-        reason = wait_off(client).reason
-        assert reason is not None and f"semantic_model {directory} has no model.onnx" in reason
+        assert (info.state, info.model, info.vectors) == ("off", None, 0)
+        assert info.reason is not None
+        assert f"semantic_model {directory} has no model.onnx" in info.reason
+        assert client.query(PARAPHRASE).mode == "lexical"
 
         reload(process, config, f"semantic = true\n{debug}")  # back to the installed model
         assert semantic(client).state == "unloaded"
@@ -251,11 +252,6 @@ def test_a_bad_model_directory_leaves_queries_lexical_and_says_why_once(
     assert f"WARNING memd.server.semantic: semantic search is off: {reason}" in about[0]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="memd/server/semantic.py: SemanticService.unavailable tells to set `semantic = true` "
-    "whatever the reason, also when it is already true and the model directory is at fault",
-)
 def test_error_1009_for_a_bad_model_directory_does_not_ask_for_semantic_true(
     short_tmp: Path, project: Path
 ) -> None:
@@ -273,11 +269,6 @@ def test_error_1009_for_a_bad_model_directory_does_not_ask_for_semantic_true(
     assert "`kill -HUP` the daemon" in message  # the way to apply a fixed directory
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="memd/server/semantic.py: a semantic_model directory without its files is found "
-    "only when the first query tries to load it; status says the model will load until then",
-)
 def test_a_missing_model_directory_is_off_from_the_start(short_tmp: Path, project: Path) -> None:
     directory = bad_model(short_tmp, "missing")
     with (
