@@ -20,10 +20,11 @@ subprocess with private state and its own XDG cache (`bench._daemon.running_daem
   lexical and in mode semantic (hybrid), interleaved as above; VmRSS and VmHWM after.
 - In process: `memd.semantic.embedder.load()` timed, `embed` on batches of the daemon's batch
   size over `THROUGHPUT_TEXTS` corpus texts (texts/s), `embed([question])` per question; and the
-  steps a hybrid query adds in the daemon, each timed alone at the largest size on the same
-  corpus (random unit vectors stand in for the entries', which costs the same): the vector
-  lookup of every entry text, the lexical ranking of every hit (the lexical path ranks the top
-  10), embedding the question, stacking the rows and the dot product, the fusion.
+  steps a hybrid query adds in the daemon (`memd.server.handlers`' `_hybrid`, in its shapes,
+  without the usage boost), each timed at the largest size on the same corpus (random unit
+  vectors stand in for the entries', which costs the same): the per-entry lists and dicts, the
+  vector lookup of every entry text, the lexical ranking of every hit (the lexical path ranks
+  the top 10), embedding the question, stacking the rows and the dot product, the fusion.
 - Install size: the packages the `semantic` extra adds (its requirements in pyproject.toml and
   theirs, recursively, as importlib.metadata finds them installed, minus what the core
   dependencies pull in already), each the sum of the files its metadata lists, MB = 10^6 bytes.
@@ -37,7 +38,6 @@ Markdown tables and to `bench/results/semantic_costs.json` (`semantic_costs-quic
 from __future__ import annotations
 
 import argparse
-import functools
 import importlib.metadata
 import random
 import statistics
@@ -83,6 +83,7 @@ PATHS: dict[str, str] = {
     "on_hybrid": "semantic on, mode semantic (hybrid)",
 }
 STEPS: dict[str, str] = {
+    "bookkeeping": "the handler's per-entry lists and dicts keyed by (category, line)",
     "lookup": "vector lookup of every entry text (VectorCache.lookup)",
     "lexical_all": "lexical ranking, every hit (hybrid needs all scores)",
     "lexical_top": "lexical ranking, top 10 (what the lexical path does)",
@@ -182,11 +183,18 @@ def lexical_daemon(corpus: dict[Category, list[Entry]], questions: Sequence[str]
         write_workspace(workspace, corpus)
         with Client(socket_path, workspace=workspace, timeout=QUERY_TIMEOUT) as client:
             pid = client.status().pid
+            began = time.perf_counter()
             client.query(questions[0], limit=LIMIT)  # load and index before anything is timed
+            first_ms = (time.perf_counter() - began) * 1000.0
             _warm(client, questions, ("auto", "lexical"))
             auto, lexical = _timed_modes(client, questions, ("auto", "lexical"))
             memory = _rss_mib(pid)
-    return {"off_auto": _ms(auto), "off_lexical": _ms(lexical), "memory": memory}
+    return {
+        "first_query_ms": first_ms,
+        "off_auto": _ms(auto),
+        "off_lexical": _ms(lexical),
+        "memory": memory,
+    }
 
 
 def semantic_daemon(
@@ -298,36 +306,54 @@ def _breakdown(
     from memd.server.semantic import cosines
 
     indexes = [(category, ranking.build_index(entries)) for category, entries in corpus.items()]
-    keyed = [
-        ((category, entry.line), entry.content)
-        for category, entries in corpus.items()
-        for entry in entries
-    ]
-    texts = [text for _, text in keyed]
+    texts = _contents(corpus)
     generator = np.random.default_rng(SEED)
     matrix = generator.standard_normal((len(texts), DIMENSIONS)).astype(np.float32)
     matrix /= np.linalg.norm(matrix, axis=1, keepdims=True)
     cache = VectorCache("bench", DIMENSIONS, max_vectors=len(texts) + 1)
     cache.add(texts, matrix)
     steps: dict[str, list[float]] = {step: [] for step in STEPS}
-
-    def timed(step: str, work: Callable[[], Any]) -> Any:
-        began = time.perf_counter()
-        value = work()
-        steps[step].append((time.perf_counter() - began) * 1000.0)
-        return value
-
+    clock = time.perf_counter
     for question in questions:
-        found, _ = timed("lookup", functools.partial(cache.lookup, texts))
-        rows = [found[position] for position in range(len(texts))]
-        everything = functools.partial(ranking.search, indexes, question, limit=len(texts))
-        hits = timed("lexical_all", everything)
-        timed("lexical_top", functools.partial(ranking.search, indexes, question, limit=LIMIT))
-        vector = timed("embed", functools.partial(embedder.embed, [question]))[0]
-        similarities = timed("cosines", functools.partial(cosines, vector, rows))
+        # The shapes of memd.server.handlers.Handlers._hybrid (no tags: every entry a candidate).
+        began = clock()
+        pairs = [(category, entry) for category, entries in corpus.items() for entry in entries]
+        contents = [entry.content for _, entry in pairs]
+        listed = clock()
+        found, _ = cache.lookup(contents)
+        looked_up = clock()
+        hits = ranking.search(indexes, question, limit=max(1, len(pairs)))
+        ranked = clock()
         lexical = {(hit.category, hit.entry.line): hit.score for hit in hits.hits}
-        cosine = {key: value for (key, _), value in zip(keyed, similarities, strict=True)}
-        timed("fuse", functools.partial(fusion.fuse, lexical, cosine, limit=len(cosine)))
+        candidates = [
+            (position, category, entry) for position, (category, entry) in enumerate(pairs)
+        ]
+        rows = [found[position] for position, _, _ in candidates]
+        gathered = clock()
+        vector = embedder.embed([question])[0]
+        embedded = clock()
+        similarities = cosines(vector, rows)
+        compared = clock()
+        cosine = {
+            (category, entry.line): similarity
+            for (_, category, entry), similarity in zip(candidates, similarities, strict=True)
+        }
+        by_key = {(category, entry.line): (category, entry) for _, category, entry in candidates}
+        keyed = clock()
+        fusion.fuse(lexical, cosine, limit=len(by_key) or 1)
+        fused = clock()
+        ranking.search(indexes, question, limit=LIMIT)
+        done = clock()
+        for step, seconds in (
+            ("bookkeeping", (listed - began) + (gathered - ranked) + (keyed - compared)),
+            ("lookup", looked_up - listed),
+            ("lexical_all", ranked - looked_up),
+            ("lexical_top", done - fused),
+            ("embed", embedded - gathered),
+            ("cosines", compared - embedded),
+            ("fuse", fused - keyed),
+        ):
+            steps[step].append(seconds * 1000.0)
     return {
         "entries": float(len(texts)),
         "questions": float(len(questions)),
@@ -433,6 +459,12 @@ def run(
     return report
 
 
+def _added_ms(steps: dict[str, float]) -> float:
+    """The p50s of the steps a hybrid query adds, summed: every step of `STEPS` but the lexical
+    top 10, less the lexical top 10 (which the lexical path does instead)."""
+    return sum(steps.values()) - 2 * steps["lexical_top"]
+
+
 def _delta(figures: dict[str, Any], key: str) -> float:
     on = figures["on"]
     value: float = on["on_hybrid"][key] - on["on_lexical"][key]
@@ -480,15 +512,16 @@ def print_report(report: dict[str, Any]) -> None:
             f"{_delta(figures, 'p95_ms'):+.2f} | {versus_off:+.2f} |"
         )
     print(
-        "\n| entries | distinct texts | spawn to serving s | first query ms | model load s | "
-        "embedding s | texts/s (daemon) | spawn to vectors complete s |"
+        "\n| entries | distinct texts | spawn to serving s | first query ms (semantic off) | "
+        "model load s | embedding s | texts/s (daemon) | spawn to vectors complete s |"
     )
     print("|---|---|---|---|---|---|---|---|")
     for size, figures in sizes.items():
         on = figures["on"]
         print(
             f"| {int(size):,} | {on['distinct_texts']:,.0f} | {on['spawn_to_serving_s']:.2f} | "
-            f"{on['first_query_ms']:.0f} | {on['model_load_s']:.2f} | {on['embedding_s']:.1f} | "
+            f"{on['first_query_ms']:.0f} ({figures['off']['first_query_ms']:.0f}) | "
+            f"{on['model_load_s']:.2f} | {on['embedding_s']:.1f} | "
             f"{on['texts_per_s']:.0f} | {on['spawn_to_complete_s']:.1f} |"
         )
     print(
@@ -524,6 +557,12 @@ def print_report(report: dict[str, Any]) -> None:
     print("|---|---|")
     for step, label in STEPS.items():
         print(f"| {label} | {breakdown['p50_ms'][step]:.2f} |")
+    added = _added_ms(breakdown["p50_ms"])
+    measured = _delta(sizes[str(int(breakdown["entries"]))], "p50_ms")
+    print(
+        f"| what hybrid adds: the steps above but the top 10, less it | {added:.2f} "
+        f"(through the daemon at this size: {measured:+.2f}) |"
+    )
     install = report["install"]
     print("\n| package the extra adds | version | MB |")
     print("|---|---|---|")
