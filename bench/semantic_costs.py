@@ -22,9 +22,10 @@ subprocess with private state and its own XDG cache (`bench._daemon.running_daem
   size over `THROUGHPUT_TEXTS` corpus texts (texts/s), `embed([question])` per question; and the
   steps a hybrid query adds in the daemon (`memd.server.handlers`' `_hybrid`, in its shapes,
   without the usage boost), each timed at the largest size on the same corpus (random unit
-  vectors stand in for the entries', which costs the same): the per-entry lists and dicts, the
-  vector lookup of every entry text, the lexical ranking of every hit (the lexical path ranks
-  the top 10), embedding the question, stacking the rows and the dot product, the fusion.
+  vectors stand in for the entries', which costs the same; the collector runs, as in the
+  daemon, over this process's heap): the per-entry lists and dicts, the vector lookup of every
+  entry text, the lexical ranking of every hit (the lexical path ranks the top 10), embedding
+  the question, stacking the rows and the dot product, the fusion.
 - Install size: the packages the `semantic` extra adds (its requirements in pyproject.toml and
   theirs, recursively, as importlib.metadata finds them installed, minus what the core
   dependencies pull in already), each the sum of the files its metadata lists, MB = 10^6 bytes.
