@@ -20,12 +20,11 @@ subprocess with private state and its own XDG cache (`bench._daemon.running_daem
   lexical and in mode semantic (hybrid), interleaved as above; VmRSS and VmHWM after.
 - In process: `memd.semantic.embedder.load()` timed, `embed` on batches of the daemon's batch
   size over `THROUGHPUT_TEXTS` corpus texts (texts/s), `embed([question])` per question; and the
-  steps a hybrid query adds in the daemon (`memd.server.handlers`' `_hybrid`, in its shapes,
-  without the usage boost), each timed at the largest size on the same corpus (random unit
-  vectors stand in for the entries', which costs the same; the collector runs, as in the
-  daemon, over this process's heap): the per-entry lists and dicts, the vector lookup of every
-  entry text, the lexical ranking of every hit (the lexical path ranks the top 10), embedding
-  the question, stacking the rows and the dot product, the fusion.
+  steps a hybrid query adds in the daemon (`memd.server.handlers`' `_rank` and `_fuse`, without
+  the usage boost), each timed at the largest size on the same corpus (random unit vectors
+  stand in for the entries', which costs the same): the lexical ranking of the hits that can be
+  keyword matches (the lexical path ranks the top 10 instead), embedding the question, the dot
+  product with the best rows picked and the rest counted, the fusion of those.
 - Install size: the packages the `semantic` extra adds (its requirements in pyproject.toml and
   theirs, recursively, as importlib.metadata finds them installed, minus what the core
   dependencies pull in already), each the sum of the files its metadata lists, MB = 10^6 bytes.
@@ -84,13 +83,11 @@ PATHS: dict[str, str] = {
     "on_hybrid": "semantic on, mode semantic (hybrid)",
 }
 STEPS: dict[str, str] = {
-    "bookkeeping": "the handler's per-entry lists and dicts keyed by (category, line)",
-    "lookup": "vector lookup of every entry text (VectorCache.lookup)",
-    "lexical_all": "lexical ranking, every hit (hybrid needs all scores)",
+    "lexical_strong": "lexical ranking, every hit of at least fusion.STRONG",
     "lexical_top": "lexical ranking, top 10 (what the lexical path does)",
     "embed": "embed the question (one model run)",
-    "cosines": "stack the rows + dot product (memd.server.semantic.cosines)",
-    "fuse": "fusion.fuse over every entry",
+    "nearest": "dot product, best rows, the rest counted (memd.semantic.nearest)",
+    "fuse": "fusion.fuse over the keyword hits and the best rows",
 }
 
 _QUESTION_TEMPLATES = (
@@ -302,61 +299,51 @@ def _breakdown(
     import numpy as np
 
     from memd.core.search import fusion, ranking
-    from memd.semantic.embedder import DIMENSIONS
-    from memd.semantic.vectors import VectorCache
-    from memd.server.semantic import cosines
+    from memd.semantic import nearest
+    from memd.semantic.vectors import text_key
 
     indexes = [(category, ranking.build_index(entries)) for category, entries in corpus.items()]
-    texts = _contents(corpus)
     generator = np.random.default_rng(SEED)
-    matrix = generator.standard_normal((len(texts), DIMENSIONS)).astype(np.float32)
-    matrix /= np.linalg.norm(matrix, axis=1, keepdims=True)
-    cache = VectorCache("bench", DIMENSIONS, max_vectors=len(texts) + 1)
-    cache.add(texts, matrix)
+    parts = []
+    for category, entries in corpus.items():
+        matrix = generator.standard_normal((len(entries), embedder.dimensions))
+        matrix = (matrix / np.linalg.norm(matrix, axis=1, keepdims=True)).astype(np.float32)
+        keys = [text_key(entry.content) for entry in entries]
+        parts.append((category, nearest.Rows(entries, keys, matrix)))
+    layout = nearest.Layout(parts)
     steps: dict[str, list[float]] = {step: [] for step in STEPS}
     clock = time.perf_counter
     for question in questions:
-        # The shapes of memd.server.handlers.Handlers._hybrid (no tags: every entry a candidate).
+        # The steps of memd.server.handlers.Handlers._rank and _fuse (no tags, no boost).
         began = clock()
-        pairs = [(category, entry) for category, entries in corpus.items() for entry in entries]
-        contents = [entry.content for _, entry in pairs]
-        listed = clock()
-        found, _ = cache.lookup(contents)
-        looked_up = clock()
-        hits = ranking.search(indexes, question, limit=max(1, len(pairs)))
+        strong = ranking.search(indexes, question, limit=layout.size, min_score=fusion.STRONG)
+        lexical = {layout.row(hit.category, hit.entry): hit.score for hit in strong.hits}
         ranked = clock()
-        lexical = {(hit.category, hit.entry.line): hit.score for hit in hits.hits}
-        candidates = [
-            (position, category, entry) for position, (category, entry) in enumerate(pairs)
-        ]
-        rows = [found[position] for position, _, _ in candidates]
-        gathered = clock()
         vector = embedder.embed([question])[0]
         embedded = clock()
-        similarities = cosines(vector, rows)
+        cosine, _ = nearest.nearest(
+            vector,
+            layout,
+            want=LIMIT + len(lexical),
+            named=lexical,
+            counted=fusion.semantic_result,
+        )
         compared = clock()
-        cosine = {
-            (category, entry.line): similarity
-            for (_, category, entry), similarity in zip(candidates, similarities, strict=True)
-        }
-        by_key = {(category, entry.line): (category, entry) for _, category, entry in candidates}
-        keyed = clock()
-        fusion.fuse(lexical, cosine, limit=len(by_key) or 1)
+        for result in fusion.fuse(lexical, cosine, limit=len(cosine) or 1)[:LIMIT]:
+            layout.entry(result.key)  # type: ignore[arg-type]
         fused = clock()
         ranking.search(indexes, question, limit=LIMIT)
         done = clock()
         for step, seconds in (
-            ("bookkeeping", (listed - began) + (gathered - ranked) + (keyed - compared)),
-            ("lookup", looked_up - listed),
-            ("lexical_all", ranked - looked_up),
+            ("lexical_strong", ranked - began),
             ("lexical_top", done - fused),
-            ("embed", embedded - gathered),
-            ("cosines", compared - embedded),
-            ("fuse", fused - keyed),
+            ("embed", embedded - ranked),
+            ("nearest", compared - embedded),
+            ("fuse", fused - compared),
         ):
             steps[step].append(seconds * 1000.0)
     return {
-        "entries": float(len(texts)),
+        "entries": float(layout.size),
         "questions": float(len(questions)),
         "p50_ms": {step: percentile(sorted(values), 0.5) for step, values in steps.items()},
     }
