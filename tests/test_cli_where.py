@@ -150,3 +150,30 @@ def test_status_says_what_semantic_search_is_doing() -> None:
     off = proto.SemanticInfo(state="off", reason="semantic = false in the settings")
     assert "semantic search: off (semantic = false in the settings)" in line(off)
     assert "semantic search" not in line(None)  # an older daemon says nothing
+
+
+def test_stats_say_how_a_query_ranks_this_workspace_now() -> None:
+    def mode(info: p.SemanticInfo | None, ready: int = 0, entries: int = 0) -> str:
+        stats = p.StatsResult(
+            workspace="/repo",
+            categories=[],
+            total=entries,
+            loaded_at="",
+            semantic_vectors_ready=ready,
+            semantic_entries=entries,
+            semantic=info,
+        )
+        return render_stats(stats).splitlines()[-1]
+
+    assert mode(None) == f"  {'Total':<28} {0:>4}"  # an older daemon says nothing
+    off = p.SemanticInfo(state="off", reason="semantic = false in the settings")
+    assert (
+        mode(off)
+        == "  Search: by words; semantic search is off (semantic = false in the settings)."
+    )
+    assert mode(p.SemanticInfo(state="unloaded")) == (
+        "  Search: by words; the semantic model loads on the first query."
+    )
+    ready = p.SemanticInfo(state="ready", model="m", vectors=9)
+    assert mode(ready, 3, 4) == "  Search: by words until every entry is embedded (3 of 4 done)."
+    assert mode(ready, 4, 4) == "  Search: by words and meaning (4 of 4 entries embedded)."

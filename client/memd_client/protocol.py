@@ -376,6 +376,8 @@ class StatsResult(_Result):
     """Entries whose text has a vector of the semantic model (0 while it is not loaded)."""
     semantic_entries: int = 0
     """Entries in all (0 while the semantic model is not loaded)."""
+    semantic: SemanticInfo | None = None
+    """The daemon's semantic search, as `status` reports it (None from an older daemon)."""
 
 
 class StatusParams(_Params):

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import datetime
 
-from memd.core.format.render import cleanup_actions, entry_text, match_label
+from memd.core.format.render import cleanup_actions, entry_text, match_label, search_mode
 from memd_client import protocol as p
 
 
@@ -115,6 +115,9 @@ def render_stats(result: p.StatsResult, origin: str = "") -> str:
             f"  {row.category:<11} {row.file:<16} {row.entries:>4} / {row.limit}{flag}{missing}"
         )
     lines.append(f"  {'Total':<28} {result.total:>4}")
+    mode = search_mode(result.semantic, result.semantic_vectors_ready, result.semantic_entries)
+    if mode:
+        lines.append(f"  {mode}")
     return "\n".join(lines)
 
 

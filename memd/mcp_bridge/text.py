@@ -28,7 +28,7 @@ import msgspec
 
 from memd.core.format.categories import CATEGORIES
 from memd.core.format.controls import visible
-from memd.core.format.render import cleanup_actions, entry_label, match_label
+from memd.core.format.render import cleanup_actions, entry_label, match_label, search_mode
 from memd.mcp_bridge.printable import printable
 from memd_client import protocol as p
 
@@ -176,6 +176,9 @@ def render_stats(result: p.StatsResult, workspace: Workspace) -> str:
             note = "; over its limit, run cleanupMemory"
         lines.append(f"- {row.category} ({row.file}): {row.entries} of {row.limit} entries{note}")
     lines.append(f"Total: {result.total} {'entry' if result.total == 1 else 'entries'}.")
+    mode = search_mode(result.semantic, result.semantic_vectors_ready, result.semantic_entries)
+    if mode:
+        lines.append(mode)
     return printable("\n".join(lines))
 
 

@@ -119,24 +119,18 @@ def nearest(
     counted: Callable[[Any], Any],
 ) -> tuple[dict[int, float], int]:
     """The cosine of the unit vector `query` with the best `want` rows (of `allowed`, or of
-    all) and with the `named` rows; and how many of the other allowed rows `counted` (a
-    vectorised test of cosines) accepts."""
+    all) and with the `named` rows (which must be allowed); and how many of the other allowed
+    rows `counted` (a vectorised test of cosines) accepts."""
     import numpy as np
 
     if layout.size == 0:
         return {}, 0
     similarities = np.concatenate([rows.matrix @ query for _, rows in layout.parts])
-    candidates = np.arange(layout.size) if allowed is None else np.asarray(allowed, dtype=np.intp)
-    pool = similarities[candidates]
-    if 0 < want < len(pool):
-        best = candidates[np.argpartition(-pool, want - 1)[:want]]
-    else:
-        best = candidates
-    chosen = set(best.tolist()) | set(named)
+    rows = np.arange(layout.size) if allowed is None else np.asarray(allowed, dtype=np.intp)
+    pool = similarities[rows]
+    best = rows[np.argpartition(-pool, want - 1)[:want]] if 0 < want < len(pool) else rows
+    chosen = sorted(set(best.tolist()) | set(named))
     cosine = {row: float(similarities[row]) for row in chosen}
-    outside = np.ones(len(similarities), dtype=bool)
-    outside[list(chosen)] = False
-    inside = np.zeros(len(similarities), dtype=bool)
-    inside[candidates] = True
-    others = int(np.count_nonzero(counted(similarities) & outside & inside))
+    accepted = int(np.count_nonzero(counted(pool)))
+    others = accepted - int(np.count_nonzero(counted(similarities[chosen])))
     return cosine, others

@@ -186,20 +186,30 @@ class Methods:
             ]
             total = found.total
         else:
-            # The lexical hits that can be keyword matches (same statistics, boost and filter
-            # as the lexical path); weaker ones count for nothing in the fusion.
-            strong = ranking.search(
-                indexes,
-                params.query,
-                limit=max(1, layout.size),
-                min_score=fusion.STRONG,
-                boost=boost,
-                keep=keep,
-            )
+            async with anyio.create_task_group() as embedding:
+                # The model embeds the question in a worker thread (it leaves the interpreter
+                # lock free) while the lexical hits that can be keyword matches are ranked here
+                # (same statistics, boost and filter as the lexical path; weaker ones count for
+                # nothing in the fusion).
+                embedding.start_soon(self.semantic_service().embed_question, params.query)
+                await anyio.lowlevel.checkpoint()  # the embedding starts first
+                strong = ranking.search(
+                    indexes,
+                    params.query,
+                    limit=max(1, layout.size),
+                    min_score=fusion.STRONG,
+                    boost=boost,
+                    keep=keep,
+                )
             hits, total = await self._fuse(
                 params.query, layout, strong.hits, params.limit, params.min_score, keep
             )
         return hits, total, "lexical" if layout is None else "hybrid"
+
+    def semantic_service(self) -> SemanticService:
+        """The daemon's semantic search (there is one whenever a layout was given)."""
+        assert self.semantic is not None
+        return self.semantic
 
     async def _layout(self, mode: str, root: str, snapshots: dict[Category, Snapshot]) -> Any:
         """The vectors of the searched entries (`memd.semantic.nearest.Layout`) for a hybrid
@@ -234,7 +244,6 @@ class Methods:
         lexical hits of at least `fusion.STRONG`, and how many results there are in all. Only
         those hits and the best entries by cosine are fused; the other entries the model would
         return are counted."""
-        assert self.semantic is not None
         lexical = {layout.row(hit.category, hit.entry): hit.score for hit in strong}
         allowed = None
         if keep is not None:
@@ -244,7 +253,7 @@ class Methods:
             return fusion.semantic_result(cosines, min_score)
 
         want = limit + len(lexical)
-        cosine, others = await self.semantic.nearest(
+        cosine, others = await self.semantic_service().nearest(
             query, layout, want=want, named=lexical, allowed=allowed, counted=counted
         )
         fused = fusion.fuse(lexical, cosine, limit=len(cosine) or 1, min_score=min_score)
@@ -396,6 +405,7 @@ class Methods:
             loaded_at=datetime.datetime.fromtimestamp(loaded, datetime.UTC).isoformat(),
             semantic_vectors_ready=0 if semantic is None else semantic.count_ready(texts),
             semantic_entries=0 if semantic is None else len(texts),
+            semantic=None if self.semantic is None else self.semantic.info(),
         )
 
     async def status(self, params: p.StatusParams, session: Session) -> p.StatusResult:

@@ -297,7 +297,10 @@ async def test_store_query_get_and_stats_give_text_and_structured_content(
         lines = stats_text.splitlines()
         assert lines[0] == f"Memory of workspace {workspace} (from --workspace):"
         assert "- Quirk (quirks.md): 8 of 40 entries" in lines
-        assert lines[-1] == "Total: 9 entries."
+        assert lines[-2:] == [
+            "Total: 9 entries.",
+            "Search: by words; semantic search is off (semantic = false in the settings).",
+        ]
         assert stats["total"] == 9 and stats["workspace_source"] == "--workspace"
     assert not (elsewhere / ".memory").exists()
 

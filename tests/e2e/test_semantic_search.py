@@ -115,6 +115,7 @@ def test_a_paraphrase_finds_its_answer_once_the_workspace_is_embedded(
         assert status.vectors >= 4
         stats = client.stats()
         assert (stats.semantic_vectors_ready, stats.semantic_entries) == (4, 4)
+        assert stats.semantic is not None and stats.semantic.state == "ready"
 
 
 def test_a_new_entry_is_found_by_meaning_once_embedded(

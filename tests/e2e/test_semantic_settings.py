@@ -372,8 +372,10 @@ def test_the_cli_status_and_stats_when_a_bad_model_directory_turned_it_off(
         table = stats.stdout.splitlines()
         assert table[0] == f"Workspace {project} (found by its .memory/)"
         assert "  Decision    decisions.md        4 / 40" in table
-        assert table[-1] == f"  {'Total':<28} {4:>4}"
-        assert "semantic" not in stats.stdout  # stats says nothing of semantic search
+        assert table[-2:] == [
+            f"  {'Total':<28} {4:>4}",
+            f"  Search: by words; semantic search is off ({reason}).",
+        ]
 
         refused = memd("query", "--mode", "semantic", *PARAPHRASE.split(), cwd=project, socket=sock)
         assert refused.returncode == 1

@@ -109,6 +109,32 @@ def match_label(match: str) -> str:
     return _MATCHED.get(match, "")
 
 
+class SearchState(Protocol):
+    """What a workspace's `stats` says of semantic search (`memd_client.protocol`)."""
+
+    @property
+    def state(self) -> str: ...
+    @property
+    def reason(self) -> str | None: ...
+
+
+def search_mode(semantic: SearchState | None, ready: int, entries: int) -> str:
+    """Return how a query in mode auto ranks this workspace now, and why, as one sentence
+    ("" from a daemon too old to say): by words and meaning once the model is loaded and every
+    entry has a vector, else by words, saying what it waits for or why it is off."""
+    if semantic is None:
+        return ""
+    if semantic.state == "off":
+        return f"Search: by words; semantic search is off ({semantic.reason})."
+    if semantic.state == "unloaded":
+        return "Search: by words; the semantic model loads on the first query."
+    if semantic.state == "loading":
+        return "Search: by words while the semantic model loads."
+    if ready < entries:
+        return f"Search: by words until every entry is embedded ({ready} of {entries} done)."
+    return f"Search: by words and meaning ({entries} of {entries} entries embedded)."
+
+
 def quote(content: str, width: int = 48) -> str:
     """Return `content` in double quotes, cut at a word boundary to at most about `width`
     characters (then ending in "...") so that a line naming several entries stays readable."""
