@@ -186,21 +186,16 @@ class Methods:
             ]
             total = found.total
         else:
-            async with anyio.create_task_group() as embedding:
-                # The model embeds the question in a worker thread (it leaves the interpreter
-                # lock free) while the lexical hits that can be keyword matches are ranked here
-                # (same statistics, boost and filter as the lexical path; weaker ones count for
-                # nothing in the fusion).
-                embedding.start_soon(self.semantic_service().embed_question, params.query)
-                await anyio.lowlevel.checkpoint()  # the embedding starts first
-                strong = ranking.search(
-                    indexes,
-                    params.query,
-                    limit=max(1, layout.size),
-                    min_score=fusion.STRONG,
-                    boost=boost,
-                    keep=keep,
-                )
+            # The lexical hits that can be keyword matches (same statistics, boost and filter
+            # as the lexical path); weaker ones count for nothing in the fusion.
+            strong = ranking.search(
+                indexes,
+                params.query,
+                limit=max(1, layout.size),
+                min_score=fusion.STRONG,
+                boost=boost,
+                keep=keep,
+            )
             hits, total = await self._fuse(
                 params.query, layout, strong.hits, params.limit, params.min_score, keep
             )

@@ -167,13 +167,6 @@ class SemanticService:
             _, dropped = self._rows.popitem(last=False)
             self._row_count -= len(dropped)
 
-    async def embed_question(self, text: str) -> None:
-        """Embed the question `text` in a worker thread and remember it, so that `nearest`
-        finds it done (a query starts this first, then ranks by words meanwhile)."""
-        question = self._question
-        if question is not None:
-            await anyio.to_thread.run_sync(question, text)
-
     async def nearest(
         self,
         text: str,
