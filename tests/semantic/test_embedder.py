@@ -18,6 +18,7 @@ from memd.semantic.embedder import (
     Embedder,
     SemanticUnavailable,
     load,
+    model_threads,
 )
 
 
@@ -92,3 +93,8 @@ def test_without_the_extra_it_says_what_to_install() -> None:
         "semantic search needs the semantic extra (onnxruntime is missing): "
         "pip install 'memd-daemon[semantic]'"
     )
+
+
+@pytest.mark.parametrize(("cores", "threads"), [(1, 1), (2, 1), (3, 1), (4, 2), (64, 2)])
+def test_the_model_leaves_a_core_to_the_event_loop(cores: int, threads: int) -> None:
+    assert model_threads(cores) == threads
