@@ -64,13 +64,10 @@ from bench.write_decisions import (
     VERDICT_OF_ACTION,
     Pair,
     Probe,
-    category_file,
     dev_path,
     load_pairs,
+    store_outcome,
 )
-from memd.core.format import mdformat
-from memd.core.format.categories import parse_category
-from memd.core.writes import transitions
 from memd.semantic.embedder import Embedder, SemanticUnavailable, load, missing_extra
 
 THRESHOLDS = (0.80, 0.85, 0.90, 0.92, 0.94, 0.95, 0.96, 0.97, 0.98, 0.99, 0.995)
@@ -188,12 +185,7 @@ def labelled_sets(settings: Settings) -> dict[str, list[tuple[Pair, str, frozens
 
 def memd_decision(pair: Pair) -> tuple[str, str]:
     """memd's verdict and its judge's relation for storing `pair.new` beside `pair.existing`."""
-    category = parse_category(pair.category)
-    doc = mdformat.parse(category_file(category, pair.existing))
-    outcome = transitions.apply(
-        category, doc, transitions.Store(content=pair.new, dry_run=True)
-    ).outcome
-    assert isinstance(outcome, transitions.StoreOutcome)
+    outcome = store_outcome(pair)
     relation = outcome.relation.value if outcome.relation is not None else NO_CANDIDATE
     return VERDICT_OF_ACTION[outcome.action], relation
 

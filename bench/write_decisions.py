@@ -183,14 +183,20 @@ def memd_in_process(pairs: Sequence[Pair]) -> list[Decision]:
     """memd's store rules on each pair, in-process (`transitions.apply`, what the actor runs)."""
     decisions = []
     for pair in pairs:
-        category = parse_category(pair.category)
-        doc = mdformat.parse(category_file(category, pair.existing))
-        outcome = transitions.apply(
-            category, doc, transitions.Store(content=pair.new, dry_run=True)
-        ).outcome
-        assert isinstance(outcome, transitions.StoreOutcome)
+        outcome = store_outcome(pair)
         decisions.append(Decision(VERDICT_OF_ACTION[outcome.action], outcome.conflict))
     return decisions
+
+
+def store_outcome(pair: Pair) -> transitions.StoreOutcome:
+    """What storing `pair.new` beside `pair.existing` does, with `dry_run` (in-process)."""
+    category = parse_category(pair.category)
+    doc = mdformat.parse(category_file(category, pair.existing))
+    outcome = transitions.apply(
+        category, doc, transitions.Store(content=pair.new, dry_run=True)
+    ).outcome
+    assert isinstance(outcome, transitions.StoreOutcome)
+    return outcome
 
 
 def memd_over_socket(pairs: Sequence[Pair]) -> list[Decision]:
