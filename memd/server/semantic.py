@@ -100,6 +100,11 @@ class SemanticService:
                 f"Semantic search is off ({self.reason}); fix that, then `kill -HUP` the "
                 "daemon, or query with mode auto or lexical."
             )
+        if total > MAX_ROWS:
+            return (
+                f"Semantic search keeps vectors for {MAX_ROWS:,} entries and this search has "
+                f"{total:,}; search fewer categories, or query with mode auto or lexical."
+            )
         if self.state != "ready":
             return (
                 "Semantic search is loading its model (it loads on first use); retry in a few "
@@ -113,20 +118,25 @@ class SemanticService:
 
     async def layout(self, root: str, files: Mapping[Category, Sequence[Entry]]) -> tuple[Any, int]:
         """The vectors of `files` (a category's entries, as of one version of its file) as a
-        `memd.semantic.nearest.Layout`, and how many entries have no vector yet (the layout is
-        None then, and until the model is ready); asks for what is missing, never waits for it."""
+        `memd.semantic.nearest.Layout` that embeds questions with the same model, and how many
+        entries have no vector yet (the layout is None then, until the model is ready, when the
+        settings change meanwhile, and for a workspace with more entries than the cache keeps);
+        asks for what is missing, never waits for it."""
         total = sum(len(entries) for entries in files.values())
-        if self.state == "off":
+        if self.state == "off" or total > MAX_ROWS:
             return None, total
         if not self.ready:
             self.request(root, _texts(files))
             return None, total
         from memd.semantic import nearest
 
+        model = (self._embedder, self._cache, self._question)
         parts = []
         missing = 0
         for category, entries in files.items():
-            rows = await self._current_rows(root, category, entries)
+            rows = await self._current_rows(root, category, entries, model)
+            if (self._embedder, self._cache, self._question) != model:
+                return None, total  # the settings changed meanwhile: these rows are stale
             if isinstance(rows, int):
                 missing += rows
             else:
@@ -134,28 +144,31 @@ class SemanticService:
         if missing:
             self.request(root, _texts(files))
             return None, missing
-        return nearest.Layout(parts), 0
+        return nearest.Layout(parts, question=model[2]), 0
 
-    async def _current_rows(self, root: str, category: Category, entries: Sequence[Entry]) -> Any:
-        """The `Rows` of this version of the file, or how many of its entries lack a vector."""
+    async def _current_rows(
+        self, root: str, category: Category, entries: Sequence[Entry], model: tuple[Any, Any, Any]
+    ) -> Any:
+        """The `Rows` of this version of the file, or how many of its entries lack a vector;
+        `model` is the (embedder, cache, question) they belong to."""
         from memd.semantic import nearest
 
+        embedder, cache, _ = model
         held = self._rows.get((root, category))
         if held is not None and held.entries is entries:
             self._rows.move_to_end((root, category))
             return held
         keys = [text_key(entry.content) for entry in entries]
         unknown = nearest.unknown_rows(keys, held)
-        found, missing = self._cache.lookup([entries[row].content for row in unknown])
+        found, missing = cache.lookup([entries[row].content for row in unknown])
         if missing:
             return len(missing)
         vectors = {unknown[position]: vector for position, vector in found.items()}
         rows = await anyio.to_thread.run_sync(
-            nearest.build_rows, entries, keys, held, vectors, self._embedder.dimensions
+            nearest.build_rows, entries, keys, held, vectors, embedder.dimensions
         )
-        if self._cache is None:  # dropped meanwhile (the settings changed)
-            return len(entries)
-        self._keep_rows((root, category), rows)
+        if self._cache is cache:  # else the settings changed meanwhile: not kept
+            self._keep_rows((root, category), rows)
         return rows
 
     def _keep_rows(self, key: tuple[str, Category], rows: Any) -> None:
@@ -182,20 +195,24 @@ class SemanticService:
         event loop. The matrices are replaced, never changed, so a thread may read them."""
         from memd.semantic import nearest
 
-        question = self._question
-        assert question is not None, "nearest needs a layout, which needs the model ready"
         named = list(named)
 
         def compute() -> tuple[dict[int, float], int]:
             return nearest.nearest(
-                question(text), layout, want=want, named=named, allowed=allowed, counted=counted
+                layout.question(text),  # the model of the layout's rows, even if since dropped
+                layout,
+                want=want,
+                named=named,
+                allowed=allowed,
+                counted=counted,
             )
 
         return await anyio.to_thread.run_sync(compute)
 
     def request(self, root: str, texts: Sequence[str]) -> None:
-        """Ask for `texts` of workspace `root` to be embedded (never waits; see the rules)."""
-        if self.state == "off":
+        """Ask for `texts` of workspace `root` to be embedded (never waits; see the rules); not
+        for a workspace with more entries than the cache keeps, which would evict its own."""
+        if self.state == "off" or len(texts) > MAX_ROWS:
             return
         if root in self._pending:
             self._pending[root] = tuple(texts)

@@ -6,6 +6,7 @@ one log line); a directory holding a copy of the model works under its own id; M
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import shutil
@@ -299,8 +300,9 @@ def test_a_directory_holding_a_copy_of_the_model_works_under_its_own_id(
         found = client.query(PARAPHRASE, limit=1)
         assert slugs(found) == ["jwt-expiry"] and found.results[0].match == "semantic"
         info = semantic(client)
-        # Named by its place and its content's digest (the shipped model's, copied).
-        model_id = f"{directory}@{MODEL_SHA256[:12]}"
+        # Named by its place and its files' digests (the shipped model's, copied).
+        digests = f"{MODEL_SHA256} {hashlib.sha256(VOCABULARY.read_bytes()).hexdigest()}"
+        model_id = f"{directory}@{hashlib.sha256(digests.encode()).hexdigest()[:12]}"
         assert (info.state, info.model, info.reason, info.vectors) == ("ready", model_id, None, 4)
         status = memd("status", cwd=project, socket=process.socket_path)
         assert status.returncode == 0, status.stderr

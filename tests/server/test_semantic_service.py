@@ -116,3 +116,17 @@ def test_without_the_extra_it_is_off_from_the_start_saying_what_to_install(
         service.configure(enabled=False, model_dir=None)
         service.configure(enabled=True, model_dir=None)  # a reload says the same
         assert (service.state, service.reason) == ("off", embedder.missing_extra())
+
+
+def test_a_search_larger_than_the_cache_is_never_embedded_and_says_so(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Embedding it would evict its own first vectors: it would never be complete.
+    monkeypatch.setattr(semantic, "MAX_ROWS", 1)
+    with service_of(enabled=True) as service:
+        entries = _entries("a", "b")
+        assert anyio.run(service.layout, "/w", {Category.DECISION: entries}) == (None, 2)
+        assert service._pending == {}
+        message = service.unavailable(0, 2)
+        assert "keeps vectors for 1 entries and this search has 2" in message
+        assert "mode auto or lexical" in message
