@@ -1,5 +1,6 @@
 """Sweep rules that fuse memd's lexical score with the semantic extra's cosine (issue 20), in
-process, on the coding-memory questions (per project and pooled) and the LoCoMo dev split.
+process, on the coding-memory questions (per project and pooled) and the LoCoMo dev split; with
+`--longmemeval`, also on LongMemEval-S's user turns, a set no rule was tuned on (held out).
 
 This is the bench for choosing a fusion rule, not for reporting memd: lexical scores come from
 `memd.core.search.ranking.search` over every entry, cosines from `memd.semantic.embedder` over
@@ -23,7 +24,7 @@ import argparse
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from bench import coding_memory, locomo
+from bench import coding_memory, locomo, longmemeval
 from memd.core.format import mdformat
 from memd.core.format.categories import CATEGORIES, Category
 from memd.core.search.fusion import fuse
@@ -161,10 +162,39 @@ def _locomo(embedder: Embedder, max_conversations: int | None) -> dict[str, floa
     return {rule: sum(values) / max(1, len(values)) for rule, values in found.items()}
 
 
+def _longmemeval(embedder: Embedder, max_questions: int | None) -> dict[str, float]:
+    """R@5 on LongMemEval-S's user turns (one haystack a question), a set no rule was tuned on:
+    long conversational entries and questions that share their words."""
+    found: dict[str, list[float]] = {rule: [] for rule in RULES}
+    scored, _ = longmemeval.question_files(longmemeval.data_dir())
+    for path in scored[:max_questions]:
+        haystack = longmemeval.load_haystack(path)
+        unit = haystack.units["user"]
+        if not unit.relevant:
+            continue
+        indexes = [(Category.DECISION, build_index(unit.entries))]
+        lines = [entry.line for entry in unit.entries]
+        by_line = dict(zip(lines, unit.ids, strict=True))
+        hits = search(indexes, haystack.question, limit=len(lines)).hits
+        lexical = {hit.entry.line: hit.score for hit in hits}
+        vectors = embedder.embed([entry.content for entry in unit.entries])
+        asked = embedder.embed([haystack.question])[0]
+        cosine = dict(zip(lines, (vectors @ asked).tolist(), strict=True))
+        for name, rule in RULES.items():
+            ranked = [by_line[line] for line in rule(lexical, cosine, lines)]
+            found[name].append(locomo.score_question(ranked, unit.relevant)["r@5"])
+    return {rule: sum(values) / max(1, len(values)) for rule, values in found.items()}
+
+
 def main(argv: list[str] | None = None) -> None:
-    """`python -m bench.fusion_sweep [--quick]`: one row a rule."""
+    """`python -m bench.fusion_sweep [--quick] [--longmemeval]`: one row a rule."""
     parser = argparse.ArgumentParser(prog="python -m bench.fusion_sweep", description=__doc__)
     parser.add_argument("--quick", action="store_true", help="one project, one conversation")
+    parser.add_argument(
+        "--longmemeval",
+        action="store_true",
+        help="also LongMemEval-S user turns, a held-out check (about 20 minutes of embedding)",
+    )
     args = parser.parse_args(argv)
     if not (coding_memory.data_dir() / "queries.jsonl").is_file():
         print("fusion_sweep: no coding-memory data (set MEMD_CODING_MEMORY_DIR); skipped")
@@ -174,10 +204,14 @@ def main(argv: list[str] | None = None) -> None:
     pooled = _coding_memory(embedder, True, 1 if args.quick else None)
     has_locomo = locomo.data_dir().is_dir()
     conversations = _locomo(embedder, 1 if args.quick else None) if has_locomo else {}
+    held_out = {}
+    if args.longmemeval and longmemeval.data_dir().is_dir():
+        held_out = _longmemeval(embedder, 1 if args.quick else None)
     print(
-        "| rule | lexical R@5 | paraphrase R@5 | pooled lexical | pooled paraphrase | LoCoMo R@5 |"
+        "| rule | lexical R@5 | paraphrase R@5 | pooled lexical | pooled paraphrase | LoCoMo R@5 "
+        "| LongMemEval user turns R@5 |"
     )
-    print("|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|")
     for rule in RULES:
         figures = [
             per_project[rule]["lexical"],
@@ -187,7 +221,8 @@ def main(argv: list[str] | None = None) -> None:
         ]
         cells = " | ".join(f"{value:.3f}" for value in figures)
         loco = f"{conversations[rule]:.3f}" if rule in conversations else "-"
-        print(f"| {rule} | {cells} | {loco} |")
+        other = f"{held_out[rule]:.3f}" if rule in held_out else "-"
+        print(f"| {rule} | {cells} | {loco} | {other} |")
 
 
 if __name__ == "__main__":

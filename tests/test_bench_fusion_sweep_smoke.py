@@ -25,7 +25,7 @@ def test_a_strong_keyword_hit_stays_first_and_the_model_ranks_the_rest() -> None
 def test_fusion_sweep_runs_quick(capsys: pytest.CaptureFixture[str]) -> None:
     if not (coding_memory.data_dir() / "queries.jsonl").is_file():
         pytest.skip("coding-memory data not found (set MEMD_CODING_MEMORY_DIR)")
-    fusion_sweep.main(["--quick"])
+    fusion_sweep.main(["--quick", "--longmemeval"])
     table = capsys.readouterr().out
     for rule in fusion_sweep.RULES:
         assert f"| {rule} |" in table
