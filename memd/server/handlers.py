@@ -164,8 +164,8 @@ class Methods:
         params: p.QueryParams,
         root: str,
         snapshots: dict[Category, Snapshot],
-        boost: ranking.Boost,
-        keep: ranking.Keep | None,
+        boost: ranking.Boost[Category],
+        keep: ranking.Keep[Category] | None,
     ) -> tuple[list[_Hit], int, Literal["lexical", "hybrid"]]:
         """The hits of a query, how many matched, and the mode that ranked them (see `query`)."""
         layout = None
@@ -232,10 +232,10 @@ class Methods:
         self,
         query: str,
         layout: Any,
-        strong: Sequence[ranking.Hit],
+        strong: Sequence[ranking.Hit[Category]],
         limit: int,
         min_score: float | None,
-        keep: ranking.Keep | None,
+        keep: ranking.Keep[Category] | None,
     ) -> tuple[list[_Hit], int]:
         """The hybrid ranking (`memd.core.search.fusion`) of the `layout`'s entries, given the
         lexical hits of at least `fusion.STRONG`, and how many results there are in all. Only
@@ -438,7 +438,7 @@ class Methods:
         indexes = [(c, snapshot.index) for c, snapshot in searched.items()]
         limit = prompt_block.RELEVANT_LIMIT
 
-        def rank() -> list[ranking.Hit]:
+        def rank() -> list[ranking.Hit[Category]]:
             if not query.strip():
                 return []
             if layout is None:

@@ -22,12 +22,14 @@ Rules:
   own BM25 score.
 - Scores are normalised to 0..1: an entry's BM25 sum divided by the ideal entry's (one holding
   every query word and phrase found in the corpus, saturated; a query word found nowhere still
-  counts, at the highest idf, so matching part of a query scores below 1), times the category's
-  `PRIORITY` (Security and Instruction slightly above the rest), capped at 1. So `min_score`
-  means the same for every query.
+  counts, at the highest idf, so matching part of a query scores below 1), times the index's
+  priority (`memd.core.search.shelves`: Security and Instruction slightly above the rest, a
+  source file's chunks slightly below), capped at 1. So `min_score` means the same for every
+  query.
 - Scores are rounded to 4 decimals. An entry is a match when its score (before any `boost`)
   rounds to at least `min_score`, and to more than 0. `total` counts the matches; the hits are
-  the best `limit` of them by boosted score, then category in `CATEGORIES` order, then line.
+  the best `limit` of them by boosted score, then by `shelves.order` (the workspace's categories
+  in `CATEGORIES` order, then the user-wide scope's, then source files), then line.
 - A `boost` (the usage nudge) multiplies a match's score by a factor from 1 to `MAX_BOOST`,
   capped at 1: it reorders near-equal matches, it never makes or unmakes a match.
 - A query without searchable terms (empty, punctuation, only stop words) lists every entry in
@@ -49,11 +51,12 @@ import bisect
 import heapq
 import math
 from collections.abc import Callable, Sequence
+from typing import Any, Generic, TypeVar
 
 import msgspec
 
-from memd.core.format.categories import CATEGORIES, Category
 from memd.core.format.mdformat import Entry
+from memd.core.search import shelves
 from memd.core.search.index import (
     CLASS_SHIFT,
     DOC_MASK,
@@ -65,6 +68,7 @@ from memd.core.search.index import (
     build_index,
     changed_entries,
 )
+from memd.core.search.shelves import PRIORITY, Key
 from memd.core.search.terms import (
     IDENTIFIER_WEIGHT,
     SLUG_WEIGHT,
@@ -121,8 +125,6 @@ BIGRAM_WEIGHT = 0.3
 PREFIX_WEIGHT = 0.6
 PREFIX_MIN = 3
 PREFIX_EXPANSIONS = 8
-PRIORITY = {Category.SECURITY: 1.1, Category.INSTRUCTION: 1.05}
-"""Score factors by category (others 1.0): Security and Instruction rank above near-equals."""
 MAX_BOOST = 1.05
 """The largest factor a `boost` may give."""
 DECIMALS = 4
@@ -131,42 +133,45 @@ _UNIT = 10.0**-DECIMALS
 _PAIRWISE_MOST = 8
 """Up to this many terms, shared entries are found pair by pair (cheapest for short queries)."""
 
-_CATEGORY_ORDER = {category: position for position, category in enumerate(CATEGORIES)}
+K = TypeVar("K", bound=Key)
+"""The key of each index searched: a `Category`, or a `memd.core.search.shelves.Shelf`."""
 
-Boost = Callable[[Category, Entry], float]
+Boost = Callable[[K, Entry], float]
 """A match's score factor, from 1 to MAX_BOOST."""
-Keep = Callable[[Category, Entry], bool]
+Keep = Callable[[K, Entry], bool]
 """Whether an entry may be a hit."""
 
 
-class Hit(msgspec.Struct, frozen=True, kw_only=True):
-    """One ranked entry: its category, the entry itself and its relevance score."""
+class Hit(msgspec.Struct, Generic[K], frozen=True, kw_only=True):
+    """One ranked entry: the key of its index (its category), the entry itself and its
+    relevance score."""
 
-    category: Category
+    category: K
     entry: Entry
     score: float
 
 
-class SearchResult(msgspec.Struct, frozen=True, kw_only=True):
+class SearchResult(msgspec.Struct, Generic[K], frozen=True, kw_only=True):
     """The best hits (at most `limit`, best first) and how many entries matched in all."""
 
-    hits: tuple[Hit, ...]
+    hits: tuple[Hit[K], ...]
     total: int
 
 
 def search(
-    indexes: Sequence[tuple[Category, CategoryIndex]],
+    indexes: Sequence[tuple[K, CategoryIndex]],
     query: str,
     *,
     limit: int,
     min_score: float | None = None,
-    boost: Boost | None = None,
-    keep: Keep | None = None,
-) -> SearchResult:
+    boost: Boost[K] | None = None,
+    keep: Keep[K] | None = None,
+) -> SearchResult[K]:
     """Rank the entries of `indexes` by BM25 relevance to `query`.
 
     Args:
-        indexes: The categories to search, each with its index; their order does not matter.
+        indexes: The categories (or other shelves, `memd.core.search.shelves`) to search, each
+            with its index; their order does not matter.
         query: Free text. Without searchable terms every entry is listed (see module rules).
         limit: The most hits to return; at least 1.
         min_score: When given, matches must score at least this much (after rounding).
@@ -178,7 +183,7 @@ def search(
     Returns:
         The best `limit` hits, best first, and the number of entries that matched.
     """
-    ordered = sorted(indexes, key=lambda pair: _CATEGORY_ORDER[pair[0]])
+    ordered = sorted(indexes, key=lambda pair: shelves.order(pair[0]))
     weights = query_weights(query)
     if not weights:
         return _list_all(ordered, limit, keep)
@@ -242,7 +247,7 @@ class _Plan:
 
     def __init__(
         self,
-        ordered: Sequence[tuple[Category, CategoryIndex]],
+        ordered: Sequence[tuple[Any, CategoryIndex]],
         weights: dict[str, float],
         *,
         smallest: float,
@@ -264,7 +269,7 @@ class _Plan:
                     for longer in _expansions(ordered, term):
                         self._add_term(longer, PREFIX_WEIGHT * weight, count)
         self.scales = [
-            PRIORITY.get(category, 1.0) / ideal if ideal else 0.0 for category, _ in ordered
+            shelves.priority(category) / ideal if ideal else 0.0 for category, _ in ordered
         ]
         b = length_normalisation(length_spread([index.length_moments() for _, index in ordered]))
         self._base = K1 * (1.0 - b)
@@ -308,7 +313,7 @@ class _Best:
         elif final > self.finals[0]:
             heapq.heapreplace(self.finals, final)
 
-    def hits(self, ordered: Sequence[tuple[Category, CategoryIndex]]) -> tuple[Hit, ...]:
+    def hits(self, ordered: Sequence[tuple[Any, CategoryIndex]]) -> tuple[Hit[Any], ...]:
         """The best `limit` candidates as hits, best first."""
         best = heapq.nsmallest(self.limit, self.candidates, key=lambda item: item[:3])
         return tuple(
@@ -317,7 +322,7 @@ class _Best:
         )
 
 
-def _search_best(plan: _Plan, limit: int, boost: Boost | None) -> SearchResult:
+def _search_best(plan: _Plan, limit: int, boost: Boost[Any] | None) -> SearchResult[Any]:
     """The search without a filter: walk each term's best classes (see the module docstring)."""
     best = _Best(limit)
     total = 0
@@ -435,9 +440,9 @@ class _Found:
         self,
         best: _Best,
         number: int,
-        category: Category,
+        category: Any,
         index: CategoryIndex,
-        boost: Boost | None,
+        boost: Boost[Any] | None,
     ) -> None:
         self.best = best
         self.number = number
@@ -507,7 +512,9 @@ def _in_several(views: list[TermView]) -> set[int]:
     return several
 
 
-def _search_every_match(plan: _Plan, limit: int, boost: Boost | None, keep: Keep) -> SearchResult:
+def _search_every_match(
+    plan: _Plan, limit: int, boost: Boost[Any] | None, keep: Keep[Any]
+) -> SearchResult[Any]:
     """The search with a filter: score every entry that holds a query term."""
     best = _Best(limit)
     total = 0
@@ -534,7 +541,7 @@ def _search_every_match(plan: _Plan, limit: int, boost: Boost | None, keep: Keep
     return SearchResult(hits=best.hits(plan.ordered), total=total)
 
 
-def _expansions(ordered: Sequence[tuple[Category, CategoryIndex]], prefix: str) -> list[str]:
+def _expansions(ordered: Sequence[tuple[Any, CategoryIndex]], prefix: str) -> list[str]:
     """The indexed words a partial query word may mean: those starting with it, the most
     frequent first (then alphabetical), at most PREFIX_EXPANSIONS."""
     frequency: dict[str, int] = {}
@@ -546,11 +553,11 @@ def _expansions(ordered: Sequence[tuple[Category, CategoryIndex]], prefix: str) 
 
 
 def _list_all(
-    ordered: Sequence[tuple[Category, CategoryIndex]], limit: int, keep: Keep | None
-) -> SearchResult:
+    ordered: Sequence[tuple[Any, CategoryIndex]], limit: int, keep: Keep[Any] | None
+) -> SearchResult[Any]:
     """Return every entry (that `keep` accepts) in (category, line) order with score 0.0: the
     empty-query listing."""
-    hits: list[Hit] = []
+    hits: list[Hit[Any]] = []
     total = 0
     for category, index in ordered:
         for entry in index.entries:

@@ -1,0 +1,59 @@
+"""Where searched entries come from beside a workspace's own category files, and how each place
+ranks: the key a search gives each index (`memd.core.search.ranking`).
+
+Rules:
+- A workspace's category file is keyed by its `Category`. A `Shelf` is any other place: a
+  category file of the user-wide scope (`scope` "global"), or a read-only source file of the
+  workspace (`scope` "file", by its path relative to the workspace).
+- Priority (a score factor, `priority`): a category's `PRIORITY` (Security and Instruction
+  slightly above the rest), the same for the user-wide scope's category files; a source file's
+  chunks `FILE_PRIORITY`, just under 1, so a memory ranks above an equal chunk.
+- Ties (`order`): the workspace's categories first (in `CATEGORIES` order), then the user-wide
+  scope's (so a project entry wins a tie), then source files by path.
+"""
+
+from __future__ import annotations
+
+from typing import Literal, NamedTuple
+
+from memd.core.format.categories import CATEGORIES, Category
+
+PRIORITY = {Category.SECURITY: 1.1, Category.INSTRUCTION: 1.05}
+"""Score factors by category (others 1.0): Security and Instruction rank above near-equals."""
+FILE_PRIORITY = 0.99
+"""The score factor of a source file's chunks: a memory ranks above an equal chunk."""
+
+_POSITION = {category: position for position, category in enumerate(CATEGORIES)}
+
+
+class Shelf(NamedTuple):
+    """A place searched beside the workspace's category files (see the module rules)."""
+
+    scope: Literal["global", "file"]
+    path: str
+    """The source file's path relative to the workspace; the category's file name for the
+    user-wide scope."""
+    category: Category | None = None
+    """The user-wide scope's category (None for a source file)."""
+
+
+Key = Category | Shelf
+"""What a search keys each index by."""
+
+
+def priority(key: Key) -> float:
+    """The score factor of `key`'s entries."""
+    if isinstance(key, Category):
+        return PRIORITY.get(key, 1.0)
+    if key.category is not None:
+        return PRIORITY.get(key.category, 1.0)
+    return FILE_PRIORITY
+
+
+def order(key: Key) -> tuple[int, int, str]:
+    """Where `key`'s entries go among equal scores (smaller first)."""
+    if isinstance(key, Category):
+        return (0, _POSITION[key], "")
+    if key.category is not None:
+        return (1, _POSITION[key.category], "")
+    return (2, 0, key.path)

@@ -1,0 +1,43 @@
+"""Places searched beside a workspace's category files: a memory ranks above an equal chunk of
+a source file, and a project entry before an equal one of the user-wide scope."""
+
+from __future__ import annotations
+
+from memd.core.format import mdformat
+from memd.core.format.categories import Category
+from memd.core.search.index import CategoryIndex
+from memd.core.search.ranking import build_index, search
+from memd.core.search.shelves import FILE_PRIORITY, Key, Shelf, order, priority
+
+TEXT = "Run the integration tests with make test before pushing."
+
+
+def _index(*contents: str) -> CategoryIndex:
+    lines = "".join(f"- {content}\n" for content in contents)
+    return build_index(mdformat.entries(mdformat.parse(f"# Decisions\n\nx.\n\n{lines}")))
+
+
+def test_priorities_and_ties() -> None:
+    global_security = Shelf("global", "security.md", Category.SECURITY)
+    chunk = Shelf("file", "CLAUDE.md")
+    assert priority(Category.SECURITY) == priority(global_security) > 1.0
+    assert priority(chunk) == FILE_PRIORITY < priority(Category.DECISION) == 1.0
+    keys: list[Key] = [chunk, Shelf("global", "decisions.md", Category.DECISION), Category.QUIRK]
+    assert sorted(keys, key=order) == [
+        Category.QUIRK,
+        Shelf("global", "decisions.md", Category.DECISION),
+        chunk,
+    ]
+
+
+def test_a_memory_ranks_above_an_equal_chunk_and_a_project_entry_before_a_global_one() -> None:
+    chunk = Shelf("file", "CLAUDE.md")
+    user_wide = Shelf("global", "decisions.md", Category.DECISION)
+    indexes: list[tuple[Key, CategoryIndex]] = [
+        (chunk, _index(TEXT)),
+        (user_wide, _index(TEXT)),
+        (Category.DECISION, _index(TEXT)),
+    ]
+    hits = search(indexes, "integration tests", limit=3).hits
+    assert [hit.category for hit in hits] == [Category.DECISION, user_wide, chunk]
+    assert hits[0].score == hits[1].score > hits[2].score
