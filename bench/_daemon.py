@@ -41,6 +41,7 @@ def running_daemon(
     command = [sys.executable, "-m", "memd", "serve", "--socket", str(socket_path)]
     settings = (config or "") + ("" if semantic else "\nsemantic = false\n")
     environ["XDG_CACHE_HOME"] = str(root / "cache")
+    environ["XDG_DATA_HOME"] = str(root / "data")  # no user-wide memory of the user's
     (root / "config.toml").write_text(settings, encoding="utf-8")
     command += ["--config", str(root / "config.toml")]
     daemon = subprocess.Popen(

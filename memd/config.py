@@ -91,6 +91,15 @@ def state_dir(env: Mapping[str, str] | None = None) -> str:
     return os.path.join(state, "memd")
 
 
+def global_root(env: Mapping[str, str] | None = None) -> str:
+    """Return the user-wide memory's workspace root: `$XDG_DATA_HOME/memd/global` (default
+    `~/.local/share/memd/global`); its memories are in `.memory/` there, as in any project."""
+    environ = os.environ if env is None else env
+    home = environ.get("HOME") or os.path.expanduser("~")
+    data = environ.get("XDG_DATA_HOME") or os.path.join(home, ".local", "share")
+    return os.path.join(data, "memd", "global")
+
+
 def cache_dir(env: Mapping[str, str] | None = None) -> str:
     """Return memd's cache directory: `$XDG_CACHE_HOME/memd` (default `~/.cache/memd`)."""
     environ = os.environ if env is None else env

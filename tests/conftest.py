@@ -35,11 +35,13 @@ def anyio_backend() -> str:
 def _private_state(
     tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Keep every test's memd state (usage history, kept indexes, vectors) out of the user's
-    home, and semantic search off in daemons that read the default config file (loading the
-    model costs every daemon that queries; the tests that need it turn it on)."""
+    """Keep every test's memd state (usage history, kept indexes, vectors, the user-wide
+    memory) out of the user's home, and semantic search off in daemons that read the default
+    config file (loading the model costs every daemon that queries; the tests that need it
+    turn it on)."""
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path_factory.mktemp("state")))
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("cache")))
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path_factory.mktemp("data")))  # global memory
     config = tmp_path_factory.mktemp("config")
     (config / "memd").mkdir()
     (config / "memd" / "config.toml").write_text("semantic = false\n")

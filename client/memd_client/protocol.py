@@ -111,6 +111,12 @@ class MatchedEntry(msgspec.Struct, kw_only=True):
 # ---------------------------------------------------------------------------- store
 
 
+Scope = Literal["project", "global"]
+"""Where a store goes: the workspace's memory, or the user-wide one."""
+Origin = Literal["memory", "global"]
+"""Where a query hit lives: the workspace's memory, or the user-wide one."""
+
+
 class StoreParams(_Params):
     """Store one memory: upsert by `slug`, otherwise dedup against the category."""
 
@@ -119,6 +125,9 @@ class StoreParams(_Params):
     content: str
     slug: str | None = None
     dry_run: bool = False
+    scope: Scope = "project"
+    """"global": into the user-wide memory (`$XDG_DATA_HOME/memd/global/.memory/`), for rules
+    that hold in every project; `workspace` still names where the call comes from."""
 
 
 StoreAction = Literal["stored", "updated", "skipped"]
@@ -201,6 +210,9 @@ class QueryParams(_Params):
     mode: QueryMode = "auto"
     """"lexical": words only; "semantic": words and the model's similarity (error 1009 when
     that cannot run); "auto": as semantic when it can run, else lexical."""
+    sources: list[Origin] | None = None
+    """Where to search: "memory" (the workspace's category files) and "global" (the user-wide
+    memory); None: both."""
 
 
 class QueryHit(_Result, omit_defaults=True):
@@ -215,6 +227,12 @@ class QueryHit(_Result, omit_defaults=True):
     tags: list[str] = []
     match: Match = "keyword"
     """What found it: "keyword" (its words), "semantic" (the model alone) or "both"."""
+    source: Origin = "memory"
+    """Where it lives: "memory" (the workspace's `file`) or "global" (the user-wide memory's
+    `file`; `path` is then absolute)."""
+    path: str = ""
+    """The file holding it: relative to the workspace for "memory" (`.memory/<file>`),
+    absolute for "global" (from newer daemons)."""
 
 
 class QueryResult(_Result):

@@ -18,8 +18,8 @@ import functools
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-from memd.core.format.categories import Category
 from memd.core.format.mdformat import Entry
+from memd.core.search.shelves import Key
 
 
 class Rows:
@@ -79,14 +79,14 @@ class Layout:
 
     def __init__(
         self,
-        parts: Sequence[tuple[Category, Rows]],
+        parts: Sequence[tuple[Key, Rows]],
         question: Callable[[str], Any] | None = None,
     ) -> None:
         """`question` embeds a question with the model the rows come from."""
         self.parts = list(parts)
         self.question = question or _no_model
         self._starts: list[int] = []
-        self._offset: dict[Category, int] = {}
+        self._offset: dict[Key, int] = {}
         size = 0
         for category, rows in self.parts:
             self._starts.append(size)
@@ -94,21 +94,21 @@ class Layout:
             size += len(rows)
         self.size = size
 
-    def row(self, category: Category, entry: Entry) -> int:
+    def row(self, category: Key, entry: Entry) -> int:
         """The row of an entry of `category`."""
         return self._offset[category] + self.parts_by_category[category].position[entry.line]
 
     @functools.cached_property
-    def parts_by_category(self) -> dict[Category, Rows]:
+    def parts_by_category(self) -> dict[Key, Rows]:
         return dict(self.parts)
 
-    def entry(self, row: int) -> tuple[Category, Entry]:
+    def entry(self, row: int) -> tuple[Key, Entry]:
         """The category and entry of a row."""
         part = bisect.bisect_right(self._starts, row) - 1
         category, rows = self.parts[part]
         return category, rows.entries[row - self._starts[part]]
 
-    def entries(self) -> Iterable[tuple[Category, Entry]]:
+    def entries(self) -> Iterable[tuple[Key, Entry]]:
         """Every (category, entry), in row order."""
         for category, rows in self.parts:
             for entry in rows.entries:

@@ -15,21 +15,23 @@ from __future__ import annotations
 import contextlib
 import datetime
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
 import anyio
 import msgspec
 
 from memd import __version__
-from memd.core.format import tags as tagging
 from memd.core.format.archive import ARCHIVE_FILE
 from memd.core.format.categories import CATEGORIES, Category, category_for_file, parse_category
 from memd.core.format.mdformat import Entry
 from memd.core.search import context as prompt_block, fusion, ranking
+from memd.core.search.shelves import Key
 from memd.core.writes import transitions
+from memd.server import scopes
 from memd.server.dispatch import Handler
 from memd.server.registry import Registry
+from memd.server.scopes import Scopes, Shelved
 from memd.server.selection import (
     categories_named,
     file_problem,
@@ -43,12 +45,13 @@ from memd.server.selection import (
 from memd.server.semantic import SemanticService
 from memd.server.session import Session
 from memd.server.snapshot import Snapshot
-from memd.server.wire import cleanup_result, entry_info, store_result
+from memd.server.wire import cleanup_result, entry_info, query_hit, store_result
+from memd.server.workspace import Workspace
 from memd_client import protocol as p
 from memd_client.errors import EntryNotFound, InvalidParams, RpcError, SemanticSearchUnavailable
 
 _NO_TAGS: frozenset[str] = frozenset()
-_Hit = tuple[Category, Entry, float, p.Match]
+_Hit = tuple[Key, Entry, float, p.Match]
 """A ranked entry: its category, the entry, its score and what matched."""
 
 
@@ -64,6 +67,8 @@ class Methods:
         semantic: SemanticService | None = None,
     ) -> None:
         self.registry = registry
+        self.scopes = Scopes(registry)
+        """The projects and the user-wide memory."""
         self.semantic = semantic
         """Semantic search (None: lexical only)."""
         self.started = started
@@ -98,8 +103,14 @@ class Methods:
         return leased
 
     async def store(self, params: p.StoreParams, session: Session) -> p.StoreResult:
-        """Store one memory (see `transitions.store` for the rules)."""
-        workspace = await self.registry.get(params.workspace)
+        """Store one memory (see `transitions.store` for the rules), into the workspace's
+        memory or, with scope global, the user-wide one (`memd.server.scopes`)."""
+        if params.scope == "global":
+            await self.scopes.project(params.workspace)  # where the call comes from: checked
+            workspace = await self.scopes.user_wide(create=True)
+            assert workspace is not None
+        else:
+            workspace = await self.scopes.project(params.workspace)
         category = parse_category(params.category)
         had_memory_dir = workspace.has_memory_dir()
         command = transitions.Store(
@@ -126,31 +137,22 @@ class Methods:
         mode semantic is hybrid or an error saying why; mode lexical is words alone.
         """
         wanted = wanted_tags(params.tags)
-        workspace = await self.registry.get(params.workspace)
+        workspace = await self.scopes.project(params.workspace)
         categories = categories_named(params.category)
-        await workspace.refresh(categories)
-        snapshots, unreadable = readable(workspace, categories)
+        searched, unreadable = await self.scopes.searched(workspace, categories, params.sources)
         # With tags, every entry still shapes the statistics (so each score is the one it has
         # without tags); only tagged entries can be hits, before `limit` (a query without
         # words lists them, as it lists every entry without tags).
+        snapshots = {key: shelved.snapshot for key, shelved in searched.items()}
         keep = within(tagged_lines(snapshots, wanted)) if wanted else None
-        boost = workspace.usage.booster()
-        hits, total, mode = await self._rank(params, workspace.root, snapshots, boost, keep)
+        hits, total, mode = await self._rank(params, searched, scopes.booster(searched), keep)
         # A listing (score 0) is not a recall.
-        workspace.usage.recalled((c, entry) for c, entry, score, _ in hits if score > 0)
-        results = [
-            p.QueryHit(
-                category=category.value,
-                file=category.file,
-                line=entry.line,
-                slug=entry.slug,
-                content=entry.content,
-                score=score,
-                tags=sorted(tagging.tags_of(entry.content)),
-                match=match,
-            )
-            for category, entry, score, match in hits
-        ]
+        scopes.recalled(searched, ((key, entry) for key, entry, score, _ in hits if score > 0))
+        results = []
+        for key, entry, score, match in hits:
+            found = searched[key]
+            memory_dir = found.workspace.memory_dir
+            results.append(query_hit(key, found.category, memory_dir, entry, score, match))
         return p.QueryResult(
             results=results,
             total=total,
@@ -162,18 +164,17 @@ class Methods:
     async def _rank(
         self,
         params: p.QueryParams,
-        root: str,
-        snapshots: dict[Category, Snapshot],
-        boost: ranking.Boost[Category],
-        keep: ranking.Keep[Category] | None,
+        searched: dict[Key, Shelved],
+        boost: ranking.Boost[Key],
+        keep: ranking.Keep[Key] | None,
     ) -> tuple[list[_Hit], int, Literal["lexical", "hybrid"]]:
         """The hits of a query, how many matched, and the mode that ranked them (see `query`)."""
         layout = None
         if params.mode != "lexical" and ranking.query_weights(params.query):
-            layout = await self._layout(params.mode, root, snapshots)
+            layout = await self._layout(params.mode, searched)
         # Taken after the wait: a store meanwhile may have moved an index on to its next
         # version (the snapshot then builds its own).
-        indexes = [(c, snapshot.index) for c, snapshot in snapshots.items()]
+        indexes = [(key, shelved.snapshot.index) for key, shelved in searched.items()]
         if layout is None:
             found = ranking.search(
                 indexes,
@@ -208,7 +209,7 @@ class Methods:
         assert self.semantic is not None
         return self.semantic
 
-    async def _layout(self, mode: str, root: str, snapshots: dict[Category, Snapshot]) -> Any:
+    async def _layout(self, mode: str, searched: Mapping[Key, Shelved]) -> Any:
         """The vectors of the searched entries (`memd.semantic.nearest.Layout`) for a hybrid
         ranking, or None when it cannot run now and `mode` is auto: asks for what is missing
         (and for the model, until it is loaded), never waits for it.
@@ -221,10 +222,10 @@ class Methods:
             if mode == "semantic":
                 raise SemanticSearchUnavailable("Semantic search is off.")
             return None
-        files = {c: snapshot.entries for c, snapshot in snapshots.items()}
-        layout, missing = await semantic.layout(root, files)
+        files = {key: (s.workspace.root, s.snapshot.entries) for key, s in searched.items()}
+        layout, missing = await semantic.layout(files)
         if layout is None and mode == "semantic":
-            total = sum(len(entries) for entries in files.values())
+            total = sum(len(entries) for _, entries in files.values())
             raise SemanticSearchUnavailable(semantic.unavailable(total - missing, total))
         return layout
 
@@ -232,10 +233,10 @@ class Methods:
         self,
         query: str,
         layout: Any,
-        strong: Sequence[ranking.Hit[Category]],
+        strong: Sequence[ranking.Hit[Key]],
         limit: int,
         min_score: float | None,
-        keep: ranking.Keep[Category] | None,
+        keep: ranking.Keep[Key] | None,
     ) -> tuple[list[_Hit], int]:
         """The hybrid ranking (`memd.core.search.fusion`) of the `layout`'s entries, given the
         lexical hits of at least `fusion.STRONG`, and how many results there are in all. Only
@@ -422,23 +423,23 @@ class Methods:
         )
 
     async def _relevant(
-        self, root: str, snapshots: dict[Category, Snapshot], query: str
+        self, workspace: Workspace, snapshots: dict[Category, Snapshot], query: str
     ) -> Sequence[tuple[Category, Entry, float]]:
         """Layer B of a prompt's block: the entries of the other categories ranked against the
         prompt, with the same search as `query` in mode auto."""
-        searched = {
-            c: snapshots[c]
+        searched: dict[Key, Shelved] = {
+            c: Shelved(workspace, snapshots[c], c)
             for c in CATEGORIES
             if c not in prompt_block.ALWAYS and snapshots[c].error is None
         }
         layout = None
         if query.strip():
-            layout = await self._layout("auto", root, searched)
+            layout = await self._layout("auto", searched)
         # Taken after the wait (see `_rank`), and held from here on.
-        indexes = [(c, snapshot.index) for c, snapshot in searched.items()]
+        indexes = [(key, shelved.snapshot.index) for key, shelved in searched.items()]
         limit = prompt_block.RELEVANT_LIMIT
 
-        def rank() -> list[ranking.Hit[Category]]:
+        def rank() -> list[ranking.Hit[Key]]:
             if not query.strip():
                 return []
             if layout is None:
@@ -452,13 +453,13 @@ class Methods:
             for _, index in indexes:
                 held.enter_context(index.reading())
             found = await anyio.to_thread.run_sync(rank)
-        relevant = [(hit.category, hit.entry, hit.score) for hit in found]
+        ranked = [(hit.category, hit.entry, hit.score) for hit in found]
         if layout is not None:
             # The same hybrid search as `query`: only what the model finds related (cosine of
             # at least `fusion.SIMILAR`) goes into a prompt, never its vague neighbours.
             fused, _ = await self._fuse(query, layout, found, limit, fusion.RELATED, None)
-            relevant = [(category, entry, score) for category, entry, score, _ in fused]
-        return relevant
+            ranked = [(key, entry, score) for key, entry, score, _ in fused]
+        return [(searched[key].category, entry, score) for key, entry, score in ranked]
 
     async def context(self, params: p.ContextParams, session: Session) -> p.ContextResult:
         """A prompt's memory block (see `memd.core.search.context` for the layers and the budget).
@@ -474,7 +475,7 @@ class Methods:
         unreadable = [c for c in prompt_block.ALWAYS if snapshots[c].error is not None]
         text = params.text[: prompt_block.MAX_QUERY_CHARS]
         query = " ".join(part for part in (text, prompt_block.path_words(params.file)) if part)
-        relevant = await self._relevant(workspace.root, snapshots, query)
+        relevant = await self._relevant(workspace, snapshots, query)
         block = prompt_block.build(always, relevant, params.budget_tokens, unreadable)
         return p.ContextResult(
             markdown=block.markdown,

@@ -6,11 +6,12 @@ Rule: pure selection over snapshots; no waiting, no I/O.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 from memd.core.format.categories import CATEGORIES, Category, parse_category
 from memd.core.format.mdformat import Entry
 from memd.core.format.tags import InvalidTag, normalize_tag
+from memd.core.search.shelves import Key
 from memd.server.snapshot import Snapshot
 from memd.server.workspace import Workspace
 from memd_client import protocol as p
@@ -71,11 +72,11 @@ def wanted_tags(tags: list[str] | None) -> frozenset[str]:
         raise InvalidParams(f"tags: {exc}") from None
 
 
-TaggedLines = dict[Category, set[int]]
+TaggedLines = dict[Key, set[int]]
 """Per category (only those with any), the lines of the entries carrying the wanted tags."""
 
 
-def tagged_lines(snapshots: dict[Category, Snapshot], wanted: frozenset[str]) -> TaggedLines:
+def tagged_lines(snapshots: Mapping[Key, Snapshot], wanted: frozenset[str]) -> TaggedLines:
     """Return where the entries carrying every `wanted` tag are, in `snapshots`' order."""
     return {
         category: lines
@@ -84,11 +85,11 @@ def tagged_lines(snapshots: dict[Category, Snapshot], wanted: frozenset[str]) ->
     }
 
 
-def within(allowed: TaggedLines) -> Callable[[Category, Entry], bool]:
+def within(allowed: TaggedLines) -> Callable[[Key, Entry], bool]:
     """Return the test "is this entry one of the tagged ones"."""
     untagged: set[int] = set()
 
-    def tagged(category: Category, entry: Entry) -> bool:
+    def tagged(category: Key, entry: Entry) -> bool:
         return entry.line in allowed.get(category, untagged)
 
     return tagged

@@ -34,6 +34,7 @@ from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStre
 
 from memd.core.format.categories import Category
 from memd.core.format.mdformat import Entry
+from memd.core.search.shelves import Key
 from memd.semantic.vectors import MAX_VECTORS, text_key
 from memd_client import protocol as p
 
@@ -64,7 +65,7 @@ class SemanticService:
         self._embedder: Any = None
         self._cache: Any = None
         self._question: Callable[[str], Any] | None = None
-        self._rows: OrderedDict[tuple[str, Category], Any] = OrderedDict()
+        self._rows: OrderedDict[tuple[str, Category | str], Any] = OrderedDict()
         self._row_count = 0
         self._pending: dict[str, tuple[str, ...]] = {}
         self._closed = False
@@ -116,38 +117,51 @@ class SemanticService:
             "meanwhile."
         )
 
-    async def layout(self, root: str, files: Mapping[Category, Sequence[Entry]]) -> tuple[Any, int]:
-        """The vectors of `files` (a category's entries, as of one version of its file) as a
-        `memd.semantic.nearest.Layout` that embeds questions with the same model, and how many
-        entries have no vector yet (the layout is None then, until the model is ready, when the
-        settings change meanwhile, and for a workspace with more entries than the cache keeps);
-        asks for what is missing, never waits for it."""
-        total = sum(len(entries) for entries in files.values())
+    async def layout(self, files: Mapping[Key, tuple[str, Sequence[Entry]]]) -> tuple[Any, int]:
+        """The vectors of `files` (each key's workspace root and entries, as of one version of
+        its category file) as a `memd.semantic.nearest.Layout` that embeds questions with the
+        same model, and how many entries have no vector yet (the layout is None then, until
+        the model is ready, when the settings change meanwhile, and for a search with more
+        entries than the cache keeps); asks for what is missing, never waits for it."""
+        total = sum(len(entries) for _, entries in files.values())
         if self.state == "off" or total > MAX_ROWS:
             return None, total
         if not self.ready:
-            self.request(root, _texts(files))
+            self._request_all(files)
             return None, total
         from memd.semantic import nearest
 
         model = (self._embedder, self._cache, self._question)
         parts = []
         missing = 0
-        for category, entries in files.items():
+        for key, (root, entries) in files.items():
+            category = key if isinstance(key, Category) else key.category or key.path
             rows = await self._current_rows(root, category, entries, model)
             if (self._embedder, self._cache, self._question) != model:
                 return None, total  # the settings changed meanwhile: these rows are stale
             if isinstance(rows, int):
                 missing += rows
             else:
-                parts.append((category, rows))
+                parts.append((key, rows))
         if missing:
-            self.request(root, _texts(files))
+            self._request_all(files)
             return None, missing
         return nearest.Layout(parts, question=model[2]), 0
 
+    def _request_all(self, files: Mapping[Key, tuple[str, Sequence[Entry]]]) -> None:
+        """Ask for the texts of every workspace of `files` (one request a workspace)."""
+        by_root: dict[str, list[str]] = {}
+        for root, entries in files.values():
+            by_root.setdefault(root, []).extend(entry.content for entry in entries)
+        for root, texts in by_root.items():
+            self.request(root, texts)
+
     async def _current_rows(
-        self, root: str, category: Category, entries: Sequence[Entry], model: tuple[Any, Any, Any]
+        self,
+        root: str,
+        category: Category | str,
+        entries: Sequence[Entry],
+        model: tuple[Any, Any, Any],
     ) -> Any:
         """The `Rows` of this version of the file, or how many of its entries lack a vector;
         `model` is the (embedder, cache, question) they belong to."""
@@ -171,7 +185,7 @@ class SemanticService:
             self._keep_rows((root, category), rows)
         return rows
 
-    def _keep_rows(self, key: tuple[str, Category], rows: Any) -> None:
+    def _keep_rows(self, key: tuple[str, Category | str], rows: Any) -> None:
         if (old := self._rows.pop(key, None)) is not None:
             self._row_count -= len(old)
         self._rows[key] = rows
@@ -320,7 +334,3 @@ def _load_blocking(model_dir: str | None) -> tuple[Any, Any]:
 
     embedder = model.load(model_dir)
     return embedder, vectors.VectorCache.load(embedder.model_id, embedder.dimensions)
-
-
-def _texts(files: Mapping[Category, Sequence[Entry]]) -> list[str]:
-    return [entry.content for entries in files.values() for entry in entries]

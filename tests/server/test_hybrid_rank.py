@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from types import SimpleNamespace
 from typing import Any
 
 import anyio
@@ -15,8 +16,10 @@ from hypothesis import given, settings, strategies as st
 from memd.core.format.categories import Category
 from memd.core.format.mdformat import Entry
 from memd.core.search import fusion, ranking
+from memd.core.search.shelves import Key
 from memd.core.writes.catalog import Catalog
 from memd.server.handlers import Methods
+from memd.server.scopes import Shelved
 from memd.server.snapshot import Snapshot
 from memd_client import protocol as p
 
@@ -50,7 +53,7 @@ class Model:
         self._layout = layout
         self._question = question
 
-    async def layout(self, root: str, files: Mapping[Category, Sequence[Entry]]) -> Any:
+    async def layout(self, files: Mapping[Key, tuple[str, Sequence[Entry]]]) -> Any:
         return self._layout, 0
 
     async def nearest(
@@ -101,7 +104,11 @@ def test_the_hybrid_path_ranks_as_fusing_every_entry(seed: int) -> None:
     params = p.QueryParams(
         workspace="/w", query=query, limit=limit, min_score=min_score, mode="semantic"
     )
-    hits, total, mode = anyio.run(methods._rank, params, "/w", snapshots, boost, keep)
+    workspace: Any = SimpleNamespace(root="/w", memory_dir="/w/.memory")
+    searched: dict[Key, Shelved] = {
+        c: Shelved(workspace, snapshot, c) for c, snapshot in snapshots.items()
+    }
+    hits, total, mode = anyio.run(methods._rank, params, searched, boost, keep)
 
     indexes = [(c, snapshot.index) for c, snapshot in snapshots.items()]
     every = ranking.search(indexes, query, limit=max(1, layout.size), boost=boost, keep=keep)

@@ -3,7 +3,7 @@ reloads, the one-sentence errors, and the bound on kept matrices."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 
 import anyio
@@ -11,6 +11,7 @@ import pytest
 
 from memd.core.format.categories import Category
 from memd.core.format.mdformat import Entry
+from memd.core.search.shelves import Key
 from memd.server import semantic
 from memd.server.semantic import SemanticService
 
@@ -35,7 +36,7 @@ def _off(service: SemanticService) -> None:
     assert service.info().state == "off"
     assert service.info().reason == semantic.OFF_BY_SETTING
     entries = _entries("a", "b")
-    assert anyio.run(service.layout, "/w", {Category.DECISION: entries}) == (None, 2)
+    assert anyio.run(service.layout, _files(entries)) == (None, 2)
     assert service._pending == {}
     message = service.unavailable()
     assert "semantic = true" in message and message.endswith(".")
@@ -73,7 +74,7 @@ def _reload(service: SemanticService) -> None:
 def test_a_query_before_the_model_is_ready_asks_for_it_and_its_texts() -> None:
     with service_of(enabled=True) as service:
         entries = _entries("a", "b")
-        assert anyio.run(service.layout, "/w", {Category.DECISION: entries}) == (None, 2)
+        assert anyio.run(service.layout, _files(entries)) == (None, 2)
         assert service._pending == {"/w": ("a", "b")}
 
 
@@ -88,6 +89,10 @@ def test_kept_matrices_are_bounded_in_rows_least_recently_used_first(
         assert service._row_count == 4
         service._keep_rows(("/c", Category.DECISION), _entries("y"))  # a new version replaces
         assert service._row_count == 3
+
+
+def _files(entries: tuple[Entry, ...]) -> dict[Key, tuple[str, Sequence[Entry]]]:
+    return {Category.DECISION: ("/w", entries)}
 
 
 def _entries(*texts: str) -> tuple[Entry, ...]:
@@ -125,7 +130,7 @@ def test_a_search_larger_than_the_cache_is_never_embedded_and_says_so(
     monkeypatch.setattr(semantic, "MAX_ROWS", 1)
     with service_of(enabled=True) as service:
         entries = _entries("a", "b")
-        assert anyio.run(service.layout, "/w", {Category.DECISION: entries}) == (None, 2)
+        assert anyio.run(service.layout, _files(entries)) == (None, 2)
         assert service._pending == {}
         message = service.unavailable(0, 2)
         assert "keeps vectors for 1 entries and this search has 2" in message

@@ -1,0 +1,131 @@
+"""The user-wide memory beside each workspace's own: where it lives, keeping the two apart, and
+what one search reads from both.
+
+Rules:
+- The user-wide memory is an ordinary workspace at `memd.config.global_root()`
+  (`$XDG_DATA_HOME/memd/global`, memories in its `.memory/`), served by the same registry,
+  actors, lock, watcher and archive as any project.
+- Kept apart: a workspace path that resolves to that directory or inside it, by any spelling
+  (links, `..`), is refused as a project; a store goes to the user-wide memory only when it
+  says `scope` "global".
+- The directory is made (mode 0700) by the first store that needs it; a read never makes it,
+  and there is nothing to search until it holds `.memory/`.
+- A search reads the project's categories (keyed by `Category`) and the user-wide memory's
+  (keyed by `Shelf("global", ...)`), each from its own workspace; `sources` narrows it to one.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable, Sequence
+from typing import NamedTuple
+
+import anyio
+
+from memd.config import global_root
+from memd.core.format.categories import Category
+from memd.core.format.mdformat import Entry
+from memd.core.search.shelves import Key, Shelf
+from memd.server.registry import Registry
+from memd.server.selection import readable
+from memd.server.snapshot import Snapshot
+from memd.server.workspace import Workspace
+from memd_client import protocol as p
+from memd_client.errors import InvalidParams
+
+ORIGINS: tuple[p.Origin, ...] = ("memory", "global")
+
+
+class Shelved(NamedTuple):
+    """One searched category file: its workspace, its snapshot and its category."""
+
+    workspace: Workspace
+    snapshot: Snapshot
+    category: Category
+
+
+class Scopes:
+    """The project workspaces and the user-wide one (see the module rules)."""
+
+    def __init__(self, registry: Registry, root: str | None = None) -> None:
+        self.registry = registry
+        self.root = root or global_root()
+        self._real = os.path.realpath(self.root)
+
+    def is_user_wide(self, path: str) -> bool:
+        """True when the real path `path` is the user-wide memory's directory or inside it."""
+        return path == self._real or path.startswith(self._real + os.sep)
+
+    async def project(self, path: str) -> Workspace:
+        """The project workspace at `path`.
+
+        Raises:
+            InvalidParams: `path` is the user-wide memory (by any spelling).
+        """
+        workspace = await self.registry.get(path)
+        if self.is_user_wide(workspace.root):
+            raise InvalidParams(
+                f"workspace {path} is memd's user-wide memory, not a project; pass a project "
+                "as the workspace, and store into the user-wide memory with scope global "
+                "(memd store --global)."
+            )
+        return workspace
+
+    async def user_wide(self, *, create: bool) -> Workspace | None:
+        """The user-wide memory's workspace; None when it holds nothing yet and `create` is
+        false (with `create`, its directory is made)."""
+        if create:
+            await anyio.to_thread.run_sync(_make_private_dir, self.root)
+        elif not await anyio.to_thread.run_sync(os.path.isdir, os.path.join(self.root, ".memory")):
+            return None
+        return await self.registry.get(self.root)
+
+    async def searched(
+        self,
+        workspace: Workspace,
+        categories: tuple[Category, ...],
+        sources: Sequence[p.Origin] | None,
+    ) -> tuple[dict[Key, Shelved], list[p.FileProblem]]:
+        """The category files one search reads, by key, and the project's files that could
+        not be read (an unreadable user-wide file is left out silently: the user-wide memory
+        is searched as a bonus, and `memd stats --global` names its problems)."""
+        wanted = set(sources or ORIGINS)
+        found: dict[Key, Shelved] = {}
+        problems: list[p.FileProblem] = []
+        if "memory" in wanted:
+            await workspace.refresh(categories)
+            snapshots, problems = readable(workspace, categories)
+            found.update({c: Shelved(workspace, s, c) for c, s in snapshots.items()})
+        if "global" in wanted and (user := await self.user_wide(create=False)) is not None:
+            await user.refresh(categories)
+            for category in categories:
+                snapshot = user.actor(category).snapshot
+                if snapshot.error is None:
+                    found[Shelf("global", category.file, category)] = Shelved(
+                        user, snapshot, category
+                    )
+        return found, problems
+
+
+def booster(searched: dict[Key, Shelved]) -> Callable[[Key, Entry], float]:
+    """The usage nudge of each searched entry, from its own workspace's history."""
+    boosts = {
+        id(shelved.workspace): shelved.workspace.usage.booster() for shelved in searched.values()
+    }
+
+    def boost(key: Key, entry: Entry) -> float:
+        shelved = searched[key]
+        return boosts[id(shelved.workspace)](shelved.category, entry)
+
+    return boost
+
+
+def recalled(searched: dict[Key, Shelved], found: Iterable[tuple[Key, Entry]]) -> None:
+    """Count one recall of each entry in its own workspace's history."""
+    for key, entry in found:
+        shelved = searched[key]
+        shelved.workspace.usage.recalled([(shelved.category, entry)])
+
+
+def _make_private_dir(path: str) -> None:
+    os.makedirs(path, mode=0o700, exist_ok=True)
