@@ -53,10 +53,22 @@ def workspace_path(explicit: str | os.PathLike[str] | None, default: str | None)
     return os.path.abspath(os.fspath(explicit))
 
 
-def store(workspace: str, category: str, content: str, slug: str | None, dry_run: bool) -> Call:
+def store(
+    workspace: str,
+    category: str,
+    content: str,
+    slug: str | None,
+    dry_run: bool,
+    scope: p.Scope = "project",
+) -> Call:
     """Prepare a `store` request."""
     params = p.StoreParams(
-        workspace=workspace, category=category, content=content, slug=slug, dry_run=dry_run
+        workspace=workspace,
+        category=category,
+        content=content,
+        slug=slug,
+        dry_run=dry_run,
+        scope=scope,
     )
     return Call("store", params, p.StoreResult)
 
@@ -69,6 +81,7 @@ def query(
     min_score: float | None,
     tags: Iterable[str] | None = None,
     mode: p.QueryMode = "auto",
+    sources: Iterable[p.Origin] | None = None,
 ) -> Call:
     """Prepare a `query` request."""
     params = p.QueryParams(
@@ -79,6 +92,7 @@ def query(
         min_score=min_score,
         tags=tag_list(tags),
         mode=mode,
+        sources=None if sources is None else list(sources),
     )
     return Call("query", params, p.QueryResult)
 

@@ -141,10 +141,13 @@ class AsyncClient(ClientBase):
         slug: str | None = None,
         dry_run: bool = False,
         workspace: str | os.PathLike[str] | None = None,
+        scope: p.Scope = "project",
     ) -> p.StoreResult:
-        """Store a memory; see the README's protocol section for the dedup rules."""
+        """Store a memory; see the README's protocol section for the dedup rules. `scope`
+        "global" stores it in the user-wide memory, searched from every project."""
         ws = _calls.workspace_path(workspace, self.workspace)
-        result: p.StoreResult = await self.call(_calls.store(ws, category, content, slug, dry_run))
+        call = _calls.store(ws, category, content, slug, dry_run, scope)
+        result: p.StoreResult = await self.call(call)
         return result
 
     async def query(
@@ -157,13 +160,15 @@ class AsyncClient(ClientBase):
         tags: Iterable[str] | None = None,
         workspace: str | os.PathLike[str] | None = None,
         mode: p.QueryMode = "auto",
+        sources: Iterable[p.Origin] | None = None,
     ) -> p.QueryResult:
         """Search memories by relevance; an empty query lists entries. With `tags` (e.g.
         `["security"]`), only entries carrying every one of those #tags count. `mode`: "auto"
-        (semantic when the daemon can, else lexical), "lexical" or "semantic"."""
+        (semantic when the daemon can, else lexical), "lexical" or "semantic". `sources`:
+        "memory" (the project's), "global" (the user-wide memory's); default both."""
         ws = _calls.workspace_path(workspace, self.workspace)
         result: p.QueryResult = await self.call(
-            _calls.query(ws, query, category, limit, min_score, tags, mode)
+            _calls.query(ws, query, category, limit, min_score, tags, mode, sources)
         )
         return result
 

@@ -191,6 +191,12 @@ def _store(store: argparse.ArgumentParser) -> None:
     )
     store.add_argument("--slug", "-s", help="kebab-case id; an existing slug is updated")
     store.add_argument("--dry-run", action="store_true", help="report, write nothing")
+    store.add_argument(
+        "--global",
+        dest="user_wide",
+        action="store_true",
+        help="store in your user-wide memory, searched from every project",
+    )
     store.add_argument("content", nargs="+", metavar="TEXT", help="the memory: one sentence")
 
 

@@ -49,13 +49,19 @@ def render_query(result: p.QueryResult, text: str, tags: list[str] | None = None
         return f"No memories{tagged}." if tags else "No memories stored yet."
     lines = [
         f"{hit.score:7.3f}  {entry_text(hit.category, hit.slug, hit.content)}"
-        f"  ({hit.file}:{hit.line}){_matched(hit.match)}"
+        f"  ({_where(hit)}:{hit.line}){_matched(hit.match)}"
         for hit in result.results
     ]
     shown = len(result.results)
     if result.total > shown:
         lines.append(f"({shown} of {result.total} matches; raise --limit to see more)")
     return "\n".join(lines)
+
+
+def _where(hit: p.QueryHit) -> str:
+    """The file a hit is in: the category file's name for the project's memory, "global:" and
+    the name for the user-wide memory's."""
+    return f"global:{hit.file}" if hit.source == "global" else hit.file
 
 
 def _matched(match: str) -> str:

@@ -93,7 +93,11 @@ class Outcome(NamedTuple):
 
 def _store(client: Client, args: argparse.Namespace) -> Outcome:
     result = client.store(
-        category=args.category, content=" ".join(args.content), slug=args.slug, dry_run=args.dry_run
+        category=args.category,
+        content=" ".join(args.content),
+        slug=args.slug,
+        dry_run=args.dry_run,
+        scope="global" if args.user_wide else "project",
     )
     return Outcome(result, lambda r: r.message, [])
 

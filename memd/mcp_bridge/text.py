@@ -125,8 +125,9 @@ def unreadable_lines(problems: Sequence[p.FileProblem], shown: str = "") -> list
 
 def render_query(result: p.QueryResult, query: str, tags: list[str] | None = None) -> str:
     """The hits as lines "- [Category] [slug] content (score 0.87)" (then "[by meaning]" or
-    "[words and meaning]" for a hit the semantic model found, as in the CLI), then the files
-    that could not be read."""
+    "[words and meaning]" for a hit the semantic model found, as in the CLI, and "[user-wide]"
+    for one from the user's memory for every project), then the files that could not be
+    read."""
     return "\n".join([_query_lines(result, query, tags), *unreadable_lines(result.unreadable)])
 
 
@@ -148,8 +149,8 @@ def _query_lines(result: p.QueryResult, query: str, tags: list[str] | None) -> s
 
 def _hit_line(hit: p.QueryHit) -> str:
     line = f"- {entry_label(hit.category, hit.slug)} {hit.content} (score {hit.score:.2f})"
-    matched = match_label(hit.match)
-    return f"{line} {matched}" if matched else line
+    labels = [match_label(hit.match), "[user-wide]" if hit.source == "global" else ""]
+    return " ".join([line, *(label for label in labels if label)])
 
 
 def render_entries(entries: list[p.EntryInfo], unreadable: Sequence[p.FileProblem] = ()) -> str:

@@ -324,9 +324,20 @@ def _write_tools(bridge: Bridge, resolver: Callable[..., Awaitable[Any]]) -> lis
                 )
             ),
         ] = None,
+        scope: Annotated[
+            Literal["project", "global"],
+            Field(
+                description=(
+                    '"project" (the default): this project\'s memory. "global": the user\'s '
+                    "memory for every project, for rules that hold wherever they work (e.g. "
+                    '"Use uv, never pip."); queries in any project find it.'
+                )
+            ),
+        ] = "project",
     ) -> CallToolResult:
         """Save one durable lesson to the project's memory (.memory/<category>.md), shared
-        with every agent working on this project.
+        with every agent working on this project (or, with scope "global", to the user's
+        memory for every project).
 
         Call it when the user states a preference or rule (store it before acting), when the
         user corrects you, when a build or command failed and you found the cause and fix, and
@@ -338,7 +349,8 @@ def _write_tools(bridge: Bridge, resolver: Callable[..., Awaitable[Any]]) -> lis
         stored as a new entry. The result says which and why.
         """
         result, ws = await bridge.call(
-            roots, lambda client: client.store(category=category, content=content, slug=slug)
+            roots,
+            lambda client: client.store(category=category, content=content, slug=slug, scope=scope),
         )
         data = structured(result, ws)
         data.pop("dry_run", None)
