@@ -1,0 +1,99 @@
+"""The user-wide memory through a real daemon: a rule stored with scope global in one project
+is recalled in another, saying where it lives; a project entry wins a tie; `sources` narrows a
+query; the user-wide directory is never a project, by any spelling; nothing global lands in a
+project file, nor the other way round."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from memd_client import Client
+from memd_client.errors import InvalidParams
+from tests.conftest import DaemonProcess
+from tests.e2e.test_cli import memd
+
+pytestmark = pytest.mark.e2e
+
+RULE = "Use uv to manage Python packages, never pip."
+
+
+def _user_wide() -> Path:
+    return Path(os.environ["XDG_DATA_HOME"]) / "memd" / "global"
+
+
+def _project(parent: Path, name: str) -> Path:
+    project = parent / name
+    (project / ".git").mkdir(parents=True)
+    return project
+
+
+def test_a_global_rule_stored_in_one_project_is_recalled_in_another(
+    daemon: DaemonProcess, short_tmp: Path
+) -> None:
+    first, second = _project(short_tmp, "first"), _project(short_tmp, "second")
+    with Client(daemon.socket_path, workspace=first) as client:
+        stored = client.store(category="Instruction", content=RULE, scope="global")
+    assert stored.action == "stored"
+    memory = _user_wide() / ".memory"
+    assert RULE in (memory / "instructions.md").read_text()
+    assert oct((_user_wide()).stat().st_mode & 0o777) == "0o700"
+    assert not (first / ".memory").exists()  # nothing global lands in the project
+
+    with Client(daemon.socket_path, workspace=second) as client:
+        found = client.query("python packages")
+    assert [(hit.content, hit.source) for hit in found.results] == [(RULE, "global")]
+    assert found.results[0].path == str(memory.resolve() / "instructions.md")
+    assert found.workspace == str(second.resolve())
+
+
+def test_a_project_entry_wins_a_tie_and_sources_narrow_the_search(
+    daemon: DaemonProcess, short_tmp: Path
+) -> None:
+    project = _project(short_tmp, "app")
+    with Client(daemon.socket_path, workspace=project) as client:
+        client.store(category="Instruction", content=RULE, scope="global")
+        client.store(category="Instruction", content=RULE)
+        both = client.query("python packages")
+        assert [(hit.source, hit.path) for hit in both.results] == [
+            ("memory", ".memory/instructions.md"),
+            ("global", str(_user_wide().resolve() / ".memory" / "instructions.md")),
+        ]
+        assert both.results[0].score == both.results[1].score
+        assert [hit.source for hit in client.query("uv", sources=["memory"]).results] == ["memory"]
+        assert [hit.source for hit in client.query("uv", sources=["global"]).results] == ["global"]
+    # The project's file holds only the project's entry, the user-wide file only its own.
+    assert (project / ".memory" / "instructions.md").read_text().count(RULE) == 1
+    assert (_user_wide() / ".memory" / "instructions.md").read_text().count(RULE) == 1
+
+
+def test_the_user_wide_directory_is_never_a_project(daemon: DaemonProcess, short_tmp: Path) -> None:
+    project = _project(short_tmp, "app")
+    with Client(daemon.socket_path, workspace=project) as client:
+        client.store(category="Instruction", content=RULE, scope="global")
+    link = short_tmp / "sneaky"
+    link.symlink_to(_user_wide())
+    spellings = [_user_wide(), _user_wide() / ".memory", link, project / ".." / "sneaky"]
+    for spelling in spellings:
+        with Client(daemon.socket_path, workspace=str(spelling)) as client:
+            with pytest.raises(InvalidParams) as refused:
+                client.store(category="Quirk", content="Never land here as a project entry.")
+            assert "user-wide memory" in refused.value.message
+            with pytest.raises(InvalidParams):
+                client.query("uv")
+    quirks = _user_wide() / ".memory" / "quirks.md"
+    assert not quirks.exists() or "Never land here" not in quirks.read_text()
+
+
+def test_the_cli_stores_globally_and_shows_where_a_hit_lives(
+    daemon: DaemonProcess, short_tmp: Path
+) -> None:
+    first, second = _project(short_tmp, "first"), _project(short_tmp, "second")
+    sock = daemon.socket_path
+    stored = memd("store", "--global", RULE, cwd=first, socket=sock)
+    assert stored.returncode == 0, stored.stderr
+    found = memd("query", "python", "packages", cwd=second, socket=sock)
+    assert found.returncode == 0, found.stderr
+    assert "(global:instructions.md:" in found.stdout
