@@ -17,6 +17,14 @@ The file is TOML, at `--config PATH` or else `$XDG_CONFIG_HOME/memd/config.toml`
     idle_unload_seconds = 600   # unload a workspace nothing used for this long (0: never)
     semantic = true             # semantic search, when the `semantic` extra is installed
     semantic_model = "/path"    # a directory with model.onnx and vocab.txt (default: the extra's)
+    sources = ["docs/adr/*.md", "~/notes/*.md", "!AGENTS.md"]   # read-only sources (below)
+
+`sources` adds read-only Markdown sources to every workspace, besides `.memory/` and the
+default instruction files (`memd.core.sources.selection` has the defaults and the rules): a
+glob relative to the workspace root, an absolute path or glob (`~/` is expanded), or `!` and a
+pattern that removes files (`!CLAUDE.md` drops that default); at most 64 entries. A project
+may add its own in `.memory/memd.toml` (`sources = [...]`, the only key there), relative to
+its root only, since a cloned repository controls that file; it applies after this one.
 
 Rules:
 - An unknown key or a bad value is an error naming the file and the key; nothing is half-applied.
@@ -40,6 +48,7 @@ from memd.core.format.limits import (
     MAX_ENTRY_CHARS,
     MAX_FILE_BYTES,
 )
+from memd.core.sources.selection import MAX_SOURCE_ENTRIES, parse_entry
 from memd_client._framing import DEFAULT_MAX_FRAME
 
 LogLevel = Literal["DEBUG", "INFO", "WARNING", "ERROR"]
@@ -81,6 +90,20 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=
     false turns it off. The model loads on the first query that asks for it."""
     semantic_model: Annotated[str, msgspec.Meta(min_length=1)] | None = None
     """A directory holding `model.onnx` and `vocab.txt`; None: the model the extra installs."""
+    sources: tuple[str, ...] = ()
+    """Read-only source patterns for every workspace, normalised, `~/` expanded (see above)."""
+
+
+PROJECT_CONFIG_NAME = "memd.toml"
+"""A project's own memd settings, in its `.memory/` (HackLM ignores the file)."""
+
+
+class ProjectConfig(msgspec.Struct, frozen=True, kw_only=True):
+    """What a project's `.memory/memd.toml` sets."""
+
+    sources: tuple[str, ...] = ()
+    """Read-only source patterns relative to the workspace root, normalised; they apply after
+    the config file's."""
 
 
 def state_dir(env: Mapping[str, str] | None = None) -> str:
@@ -178,6 +201,10 @@ EXPECTED = {
     "idle_unload_seconds": "a number of seconds, 0 (never unload) or more",
     "semantic": "true or false",
     "semantic_model": "the path of a directory holding model.onnx and vocab.txt",
+    "sources": (
+        f"a list of at most {MAX_SOURCE_ENTRIES} strings, each a glob relative to the workspace "
+        "root (docs/*.md), an absolute path or glob, or ! and a pattern to remove (!CLAUDE.md)"
+    ),
 }
 """What each setting accepts, in words, for error messages."""
 
@@ -200,6 +227,8 @@ def _convert(values: Mapping[str, Any], source: str) -> Settings:
                 "absolute path (or start with ~/) of a directory holding model.onnx and vocab.txt."
             )
         values = dict(values, semantic_model=model)
+    if "sources" in values:
+        values = dict(values, sources=check_sources(values["sources"], source, in_project=False))
     try:
         return msgspec.convert(values, Settings)
     except msgspec.ValidationError as exc:
@@ -209,3 +238,56 @@ def _convert(values: Mapping[str, Any], source: str) -> Settings:
         raise ConfigError(
             f"Bad {name} in {source}: {values[name]!r}; it must be {EXPECTED[name]}."
         ) from None
+
+
+def check_sources(raw: object, source: str, *, in_project: bool) -> tuple[str, ...]:
+    """Return the `sources` entries of `source` normalised (`~/` expanded in memd's own config
+    file; see `memd.core.sources.selection.parse_entry`).
+
+    Raises:
+        ConfigError: `raw` is not a list of at most MAX_SOURCE_ENTRIES strings, or an entry is
+            refused; the message names the file and the entry.
+    """
+    where = f"sources in {source}"
+    if not isinstance(raw, list | tuple) or not all(isinstance(item, str) for item in raw):
+        raise ConfigError(f"Bad {where}: {raw!r}; it must be {EXPECTED['sources']}.")
+    if len(raw) > MAX_SOURCE_ENTRIES:
+        raise ConfigError(
+            f"Bad {where}: {len(raw)} entries, over the limit of {MAX_SOURCE_ENTRIES}; "
+            "use globs (docs/**/*.md) to name many files at once."
+        )
+    entries = []
+    for entry in raw:
+        expanded = entry
+        if not in_project:
+            body = entry.removeprefix("!")
+            expanded = entry[: len(entry) - len(body)] + os.path.expanduser(body)
+        try:
+            entries.append(parse_entry(expanded, allow_absolute=not in_project))
+        except ValueError as exc:
+            raise ConfigError(f"Bad {where}: {entry!r} {exc.args[0]}.") from None
+    return tuple(entries)
+
+
+def parse_project_config(text: str, source: str) -> ProjectConfig:
+    """Return what a project's `.memory/memd.toml` (`text`, read from `source`) sets: only
+    `sources`, relative to the workspace root.
+
+    Raises:
+        ConfigError: the text is not TOML, holds another key, or `sources` is bad.
+    """
+    import tomllib
+
+    try:
+        values = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{source} is not valid TOML ({exc}); fix it or remove it.") from None
+    unknown = sorted(set(values) - {"sources"})
+    if unknown:
+        raise ConfigError(
+            f"Unknown setting {unknown[0]!r} in {source}; a project's {PROJECT_CONFIG_NAME} "
+            "holds only sources (the other settings belong in memd's own config file)."
+        )
+    if "sources" not in values:
+        return ProjectConfig()
+    return ProjectConfig(sources=check_sources(values["sources"], source, in_project=True))

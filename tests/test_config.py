@@ -6,7 +6,16 @@ from pathlib import Path
 
 import pytest
 
-from memd.config import ConfigError, Settings, default_config_path, load_config, merge, parse_config
+from memd.config import (
+    ConfigError,
+    ProjectConfig,
+    Settings,
+    default_config_path,
+    load_config,
+    merge,
+    parse_config,
+    parse_project_config,
+)
 
 
 def test_defaults_file_then_flags() -> None:
@@ -71,3 +80,64 @@ def test_a_model_directory_is_absolute_or_under_home(monkeypatch: pytest.MonkeyP
     }
     with pytest.raises(ConfigError, match=r"Bad semantic_model in f.toml: 'models/m'; .*absolute"):
         parse_config('semantic_model = "models/m"\n', "f.toml")
+
+
+def test_sources_are_normalised_with_home_expanded(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HOME", "/home/ann")
+    assert Settings().sources == ()
+    text = (
+        'sources = ["docs/adr/*.md", "./notes//x.md", "~/notes/*.md", "!~/notes/p.md", '
+        '"!AGENTS.md"]\n'
+    )
+    chosen = parse_config(text, "f.toml")
+    assert chosen == {
+        "sources": (
+            "docs/adr/*.md",
+            "notes/x.md",
+            "/home/ann/notes/*.md",
+            "!/home/ann/notes/p.md",
+            "!AGENTS.md",
+        )
+    }
+    assert merge(chosen, {}).sources == chosen["sources"]  # normalising again changes nothing
+
+
+@pytest.mark.parametrize(
+    ("text", "names"),
+    [
+        ('sources = "docs/*.md"\n', "Bad sources in f.toml: 'docs/*.md'; it must be a list of"),
+        ("sources = [1]\n", "Bad sources in f.toml: [1]; it must be a list of at most 64 strings"),
+        ('sources = [""]\n', "Bad sources in f.toml: '' is empty."),
+        ('sources = ["a\\u0000b"]\n', "'a\\x00b' holds the control character U+0000."),
+        ('sources = ["../shared/*.md"]\n', "'../shared/*.md' uses .., which memd does not follow"),
+        ('sources = ["docs/"]\n', "'docs/' ends with /, so it names a directory"),
+        ('sources = ["!"]\n', "'!' names no file after its !."),
+        ('sources = [".memory/*.md"]\n', "names .memory/, which memd never reads sources from"),
+        ("sources = [" + '"a.md", ' * 65 + "]\n", "65 entries, over the limit of 64"),
+    ],
+)
+def test_bad_sources_name_the_file_and_the_entry(text: str, names: str) -> None:
+    with pytest.raises(ConfigError, match=r"f\.toml") as caught:
+        parse_config(text, "f.toml")
+    assert names in str(caught.value)
+    assert str(caught.value).count(". ") == 0  # one sentence
+
+
+def test_a_project_file_holds_only_relative_sources() -> None:
+    source = "/w/.memory/memd.toml"
+    assert parse_project_config("", source) == ProjectConfig()
+    assert parse_project_config('sources = ["./docs/*.md", "!CLAUDE.md"]\n', source).sources == (
+        "docs/*.md",
+        "!CLAUDE.md",
+    )
+    for text, names in [
+        ("log_level = 'DEBUG'\n", "Unknown setting 'log_level' in /w/.memory/memd.toml; a"),
+        ("sources = [\n", "/w/.memory/memd.toml is not valid TOML"),
+        ('sources = ["/etc/passwd"]\n', "'/etc/passwd' is not relative to the workspace root"),
+        ('sources = ["~/.ssh/*"]\n', "'~/.ssh/*' is not relative to the workspace root"),
+        ('sources = ["../x.md"]\n', "'../x.md' uses .."),
+        ("sources = 3\n", "Bad sources in /w/.memory/memd.toml: 3; it must be a list"),
+    ]:
+        with pytest.raises(ConfigError) as caught:
+            parse_project_config(text, source)
+        assert names in str(caught.value), text

@@ -123,7 +123,7 @@ def read_text(
         if follow_links:
             fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
         else:
-            fd = _open_no_follow(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+            fd = open_no_follow(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
         with open(fd, "rb") as handle:
             st = os.fstat(handle.fileno())
             if not stat.S_ISREG(st.st_mode):
@@ -165,7 +165,7 @@ def symlink_error(path: str) -> FileFormatError:
     )
 
 
-def _open_no_follow(path: str, flags: int, mode: int = 0o644) -> int:
+def open_no_follow(path: str, flags: int, mode: int = 0o644) -> int:
     """Open `path` following no symbolic link in its last two components (the memory file and
     `.memory/`); a link there raises ELOOP (or ENOTDIR)."""
     directory, name = os.path.split(path)
@@ -252,7 +252,7 @@ def append_lines(path: str, lines: list[str], *, header: str) -> None:
     """
     records = "".join(line + "\n" for line in lines).encode("utf-8")
     try:
-        fd = _open_no_follow(path, _APPEND_FLAGS)
+        fd = open_no_follow(path, _APPEND_FLAGS)
     except OSError as exc:
         if exc.errno in (errno.ELOOP, errno.ENOTDIR):
             raise symlink_error(path) from None
