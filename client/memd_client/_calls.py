@@ -123,20 +123,21 @@ def tag_list(tags: Iterable[str] | None) -> list[str] | None:
     return chosen or None
 
 
-def delete(workspace: str, category: str, slug: str) -> Call:
+def delete(workspace: str, category: str, slug: str, scope: p.Scope = "project") -> Call:
     """Prepare a `delete` request."""
-    params = p.DeleteParams(workspace=workspace, category=category, slug=slug)
+    params = p.DeleteParams(workspace=workspace, category=category, slug=slug, scope=scope)
     return Call("delete", params, p.DeleteResult)
 
 
-def cleanup(workspace: str, apply: bool) -> Call:
+def cleanup(workspace: str, apply: bool, scope: p.Scope = "project") -> Call:
     """Prepare a `cleanup` request."""
-    return Call("cleanup", p.CleanupParams(workspace=workspace, apply=apply), p.CleanupResult)
+    params = p.CleanupParams(workspace=workspace, apply=apply, scope=scope)
+    return Call("cleanup", params, p.CleanupResult)
 
 
-def stats(workspace: str) -> Call:
+def stats(workspace: str, scope: p.Scope = "project") -> Call:
     """Prepare a `stats` request."""
-    return Call("stats", p.StatsParams(workspace=workspace), p.StatsResult)
+    return Call("stats", p.StatsParams(workspace=workspace, scope=scope), p.StatsResult)
 
 
 def status() -> Call:

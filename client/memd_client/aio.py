@@ -187,25 +187,38 @@ class AsyncClient(ClientBase):
         return result
 
     async def delete(
-        self, *, category: str, slug: str, workspace: str | os.PathLike[str] | None = None
+        self,
+        *,
+        category: str,
+        slug: str,
+        workspace: str | os.PathLike[str] | None = None,
+        scope: p.Scope = "project",
     ) -> p.DeleteResult:
-        """Delete an entry by slug (it is archived, not lost)."""
+        """Delete an entry by slug (it is archived, not lost); `scope` "global": from the
+        user-wide memory."""
         ws = _calls.workspace_path(workspace, self.workspace)
-        result: p.DeleteResult = await self.call(_calls.delete(ws, category, slug))
+        result: p.DeleteResult = await self.call(_calls.delete(ws, category, slug, scope))
         return result
 
     async def cleanup(
-        self, *, apply: bool = False, workspace: str | os.PathLike[str] | None = None
+        self,
+        *,
+        apply: bool = False,
+        workspace: str | os.PathLike[str] | None = None,
+        scope: p.Scope = "project",
     ) -> p.CleanupResult:
-        """Plan a cleanup, or carry it out with `apply=True`."""
+        """Plan a cleanup, or carry it out with `apply=True`; `scope` "global": of the
+        user-wide memory."""
         ws = _calls.workspace_path(workspace, self.workspace)
-        result: p.CleanupResult = await self.call(_calls.cleanup(ws, apply))
+        result: p.CleanupResult = await self.call(_calls.cleanup(ws, apply, scope))
         return result
 
-    async def stats(self, *, workspace: str | os.PathLike[str] | None = None) -> p.StatsResult:
-        """Per-category entry counts and limits."""
+    async def stats(
+        self, *, workspace: str | os.PathLike[str] | None = None, scope: p.Scope = "project"
+    ) -> p.StatsResult:
+        """Per-category entry counts and limits; `scope` "global": of the user-wide memory."""
         ws = _calls.workspace_path(workspace, self.workspace)
-        result: p.StatsResult = await self.call(_calls.stats(ws))
+        result: p.StatsResult = await self.call(_calls.stats(ws, scope))
         return result
 
     async def status(self) -> p.StatusResult:

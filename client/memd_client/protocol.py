@@ -287,6 +287,8 @@ class DeleteParams(_Params):
     workspace: Workspace
     category: str
     slug: str
+    scope: Scope = "project"
+    """"global": from the user-wide memory (its archive keeps it)."""
 
 
 class DeleteResult(_Result):
@@ -307,6 +309,8 @@ class CleanupParams(_Params):
 
     workspace: Workspace
     apply: bool = False
+    scope: Scope = "project"
+    """"global": the user-wide memory's files instead of the workspace's."""
 
 
 class MergeInfo(_Result):
@@ -367,6 +371,8 @@ class StatsParams(_Params):
     """Per-category counts for a workspace."""
 
     workspace: Workspace
+    scope: Scope = "project"
+    """"global": the user-wide memory's files instead of the workspace's."""
 
 
 class CategoryStats(_Result):

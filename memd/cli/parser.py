@@ -191,12 +191,7 @@ def _store(store: argparse.ArgumentParser) -> None:
     )
     store.add_argument("--slug", "-s", help="kebab-case id; an existing slug is updated")
     store.add_argument("--dry-run", action="store_true", help="report, write nothing")
-    store.add_argument(
-        "--global",
-        dest="user_wide",
-        action="store_true",
-        help="store in your user-wide memory, searched from every project",
-    )
+    _user_wide(store, "store in your user-wide memory, searched from every project")
     store.add_argument("content", nargs="+", metavar="TEXT", help="the memory: one sentence")
 
 
@@ -228,6 +223,15 @@ def _query(query: argparse.ArgumentParser) -> None:
 
 def _cleanup(cleanup: argparse.ArgumentParser) -> None:
     cleanup.add_argument("--apply", action="store_true", help="carry out the plan")
+    _user_wide(cleanup, "clean up your user-wide memory instead of the project's")
+
+
+def _stats(stats: argparse.ArgumentParser) -> None:
+    _user_wide(stats, "count your user-wide memory instead of the project's")
+
+
+def _user_wide(parser: argparse.ArgumentParser, help: str) -> None:
+    parser.add_argument("--global", dest="user_wide", action="store_true", help=help)
 
 
 def _list(listing: argparse.ArgumentParser) -> None:
@@ -261,6 +265,7 @@ def _delete(delete: argparse.ArgumentParser) -> None:
         "--category", "-c", required=True, help="the entry's category, e.g. Quirk or Decision"
     )
     delete.add_argument("slug", metavar="SLUG", help="the entry's kebab-case id")
+    _user_wide(delete, "delete from your user-wide memory")
 
 
 def _context(context: argparse.ArgumentParser) -> None:
@@ -356,7 +361,7 @@ VERBS: dict[str, Verb] = {
         missing="give the entry's category and slug, e.g. `memd delete -c Decision use-helm` "
         "(`memd list` shows both)",
     ),
-    "stats": Verb("entry counts per category", CLIENT),
+    "stats": Verb("entry counts per category", CLIENT, _stats),
     "status": Verb("is the daemon up, and what it serves", CLIENT),
     "watch": Verb("print each change to the workspace's memory as it happens", CLIENT),
     "context": Verb(

@@ -34,7 +34,7 @@ from memd.cli.render import (
 )
 from memd.cli.where import Chosen, choose, note, origin_phrase, reported
 from memd.core.format.controls import visible
-from memd_client import Client, DaemonUnavailable, MemdError, RpcError
+from memd_client import Client, DaemonUnavailable, MemdError, RpcError, protocol as p
 
 
 def show_client_notes() -> None:
@@ -97,7 +97,7 @@ def _store(client: Client, args: argparse.Namespace) -> Outcome:
         content=" ".join(args.content),
         slug=args.slug,
         dry_run=args.dry_run,
-        scope="global" if args.user_wide else "project",
+        scope=_scope(args),
     )
     return Outcome(result, lambda r: r.message, [])
 
@@ -119,12 +119,19 @@ def _query(client: Client, args: argparse.Namespace) -> Outcome:
 
 def _cleanup(client: Client, args: argparse.Namespace) -> Outcome:
     apply = ["memd", "cleanup", "--apply"]  # the same command, for the same workspace and daemon
+    if args.user_wide:
+        apply += ["--global"]
     if args.workspace:
         apply += ["--workspace", args.chosen.path]
     if args.socket:
         apply += ["--socket", args.socket]
     command = shlex.join(apply)
-    return Outcome(client.cleanup(apply=args.apply), lambda r: render_cleanup(r, command), [])
+    result = client.cleanup(apply=args.apply, scope=_scope(args))
+    return Outcome(result, lambda r: render_cleanup(r, command), [])
+
+
+def _scope(args: argparse.Namespace) -> p.Scope:
+    return "global" if args.user_wide else "project"
 
 
 def _list(client: Client, args: argparse.Namespace) -> Outcome:
@@ -143,7 +150,7 @@ def _get(client: Client, args: argparse.Namespace) -> Outcome:
 
 
 def _delete(client: Client, args: argparse.Namespace) -> Outcome:
-    result = client.delete(category=args.category, slug=args.slug)
+    result = client.delete(category=args.category, slug=args.slug, scope=_scope(args))
     if result.deleted:
         return Outcome(result, lambda r: r.message, [])
     return Outcome(result, lambda r: "", [result.message], failed=True)
@@ -151,7 +158,8 @@ def _delete(client: Client, args: argparse.Namespace) -> Outcome:
 
 def _stats(client: Client, args: argparse.Namespace) -> Outcome:
     chosen: Chosen = args.chosen
-    return Outcome(client.stats(), lambda r: render_stats(r, origin_phrase(chosen)), [])
+    origin = "your user-wide memory" if args.user_wide else origin_phrase(chosen)
+    return Outcome(client.stats(scope=_scope(args)), lambda r: render_stats(r, origin), [])
 
 
 def _status(client: Client, args: argparse.Namespace) -> Outcome:

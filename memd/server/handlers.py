@@ -105,12 +105,7 @@ class Methods:
     async def store(self, params: p.StoreParams, session: Session) -> p.StoreResult:
         """Store one memory (see `transitions.store` for the rules), into the workspace's
         memory or, with scope global, the user-wide one (`memd.server.scopes`)."""
-        if params.scope == "global":
-            await self.scopes.project(params.workspace)  # where the call comes from: checked
-            workspace = await self.scopes.user_wide(create=True)
-            assert workspace is not None
-        else:
-            workspace = await self.scopes.project(params.workspace)
+        workspace = await self._scoped(params.workspace, params.scope)
         category = parse_category(params.category)
         had_memory_dir = workspace.has_memory_dir()
         command = transitions.Store(
@@ -204,6 +199,16 @@ class Methods:
             )
         return hits, total, "lexical" if layout is None else "hybrid"
 
+    async def _scoped(self, path: str, scope: p.Scope) -> Workspace:
+        """The workspace a management call acts on: the project at `path` (never the
+        user-wide memory's directory), or with scope global the user-wide memory."""
+        project = await self.scopes.project(path)
+        if scope == "project":
+            return project
+        user_wide = await self.scopes.user_wide(create=True)
+        assert user_wide is not None
+        return user_wide
+
     def semantic_service(self) -> SemanticService:
         """The daemon's semantic search (there is one whenever a layout was given)."""
         assert self.semantic is not None
@@ -264,7 +269,7 @@ class Methods:
     async def get(self, params: p.GetParams, session: Session) -> p.EntriesResult:
         """Return the entries with a slug (one per category searched), or the entries within a
         line range of a file."""
-        workspace = await self.registry.get(params.workspace)
+        workspace = await self.scopes.project(params.workspace)
         if params.slug is not None:
             categories = categories_named(params.category)
             await workspace.refresh(categories)
@@ -308,7 +313,7 @@ class Methods:
         """Return every entry of the workspace, or of one category; with `tags`, only those
         carrying them all."""
         wanted = wanted_tags(params.tags)
-        workspace = await self.registry.get(params.workspace)
+        workspace = await self.scopes.project(params.workspace)
         categories = categories_named(params.category)
         await workspace.refresh(categories)
         snapshots, unreadable = readable(workspace, categories)
@@ -322,7 +327,7 @@ class Methods:
 
     async def delete(self, params: p.DeleteParams, session: Session) -> p.DeleteResult:
         """Delete one entry by slug, archiving it."""
-        workspace = await self.registry.get(params.workspace)
+        workspace = await self._scoped(params.workspace, params.scope)
         category = parse_category(params.category)
         outcome = await workspace.actor(category).submit(transitions.Delete(slug=params.slug))
         assert isinstance(outcome, transitions.DeleteOutcome)
@@ -342,7 +347,7 @@ class Methods:
 
     async def cleanup(self, params: p.CleanupParams, session: Session) -> p.CleanupResult:
         """Plan (or apply) merges, prunes and slug assignments in every category at once."""
-        workspace = await self.registry.get(params.workspace)
+        workspace = await self._scoped(params.workspace, params.scope)
         outcomes: dict[Category, transitions.CleanupOutcome] = {}
         errors: list[RpcError] = []
 
@@ -378,7 +383,7 @@ class Methods:
 
     async def stats(self, params: p.StatsParams, session: Session) -> p.StatsResult:
         """Per-category entry counts, limits and the time the files were last read."""
-        workspace = await self.registry.get(params.workspace)
+        workspace = await self._scoped(params.workspace, params.scope)
         await workspace.refresh(CATEGORIES)
         snapshots = {c: workspace.actor(c).snapshot for c in CATEGORIES}
         rows = [
@@ -468,7 +473,7 @@ class Methods:
         fail over one bad file): an unreadable Security or Instruction file is named in the
         block, other categories just contribute nothing (`stats` reports them).
         """
-        workspace = await self.registry.get(params.workspace)
+        workspace = await self.scopes.project(params.workspace)
         await workspace.refresh(CATEGORIES)
         snapshots = {category: workspace.actor(category).snapshot for category in CATEGORIES}
         always = [(c, entry) for c in prompt_block.ALWAYS for entry in snapshots[c].entries]
@@ -504,7 +509,7 @@ class Methods:
         """Find memories in a message (`memd.core.extract.pipeline`); with `store`, store each
         one through the normal store path (dedup included). A store that fails is reported on its
         candidate; the others still go ahead."""
-        workspace = await self.registry.get(params.workspace)
+        workspace = await self.scopes.project(params.workspace)
         candidates = []
         # Off the event loop: a long message takes a while to scan, and other clients wait.
         from memd.core.extract import pipeline as extraction  # large rules: loaded on first use
@@ -545,7 +550,7 @@ class Methods:
 
     async def subscribe(self, params: p.SubscribeParams, session: Session) -> p.SubscribeResult:
         """Send the workspace's `changed` notifications to this connection from now on."""
-        workspace = await self.registry.get(params.workspace)
+        workspace = await self.scopes.project(params.workspace)
         workspace.subscribe(session)
         return p.SubscribeResult(workspace=workspace.root)
 
@@ -553,7 +558,7 @@ class Methods:
         self, params: p.UnsubscribeParams, session: Session
     ) -> p.UnsubscribeResult:
         """Stop the workspace's notifications to this connection."""
-        workspace = await self.registry.get(params.workspace)
+        workspace = await self.scopes.project(params.workspace)
         return p.UnsubscribeResult(
             workspace=workspace.root, subscribed=workspace.unsubscribe(session)
         )

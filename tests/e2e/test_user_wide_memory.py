@@ -97,3 +97,27 @@ def test_the_cli_stores_globally_and_shows_where_a_hit_lives(
     found = memd("query", "python", "packages", cwd=second, socket=sock)
     assert found.returncode == 0, found.stderr
     assert "(global:instructions.md:" in found.stdout
+
+
+def test_the_user_wide_memory_is_managed_like_a_project(
+    daemon: DaemonProcess, short_tmp: Path
+) -> None:
+    project = _project(short_tmp, "app")
+    sock = daemon.socket_path
+    stored = memd("store", "--global", "--slug", "use-uv", RULE, cwd=project, socket=sock)
+    assert stored.returncode == 0, stored.stderr
+    stats = memd("stats", "--global", cwd=project, socket=sock)
+    assert stats.returncode == 0, stats.stderr
+    assert stats.stdout.splitlines()[0] == (
+        f"Workspace {_user_wide().resolve()} (your user-wide memory)"
+    )
+    assert "  Instruction instructions.md     1 / 30" in stats.stdout
+    project_stats = memd("stats", cwd=project, socket=sock)
+    assert f"  {'Total':<28} {0:>4}" in project_stats.stdout  # the project holds none of it
+    cleanup = memd("cleanup", "--global", cwd=project, socket=sock)
+    assert cleanup.returncode == 0, cleanup.stderr
+    deleted = memd("delete", "--global", "-c", "Instruction", "use-uv", cwd=project, socket=sock)
+    assert deleted.returncode == 0, deleted.stderr
+    archive = (_user_wide() / ".memory" / "archive.md").read_text()
+    assert RULE in archive  # removed from the user-wide memory, kept in its archive
+    assert "use-uv" not in (_user_wide() / ".memory" / "instructions.md").read_text()
