@@ -44,7 +44,7 @@ MAY_USE = {
     "search": {"format", "text"},
     "extract": {"format", "text"},
     "project": {"format", "text"},
-    "sources": set(),
+    "sources": {"format", "text"},
 }
 """Which core packages each core package may import (besides itself)."""
 
