@@ -113,8 +113,9 @@ class MatchedEntry(msgspec.Struct, kw_only=True):
 
 Scope = Literal["project", "global"]
 """Where a store goes: the workspace's memory, or the user-wide one."""
-Origin = Literal["memory", "global"]
-"""Where a query hit lives: the workspace's memory, or the user-wide one."""
+Origin = Literal["memory", "global", "file"]
+"""Where a query hit lives: the workspace's memory, the user-wide one, or a read-only source
+file of the workspace (CLAUDE.md, AGENTS.md, rules files, ...)."""
 
 
 class StoreParams(_Params):
@@ -211,8 +212,8 @@ class QueryParams(_Params):
     """"lexical": words only; "semantic": words and the model's similarity (error 1009 when
     that cannot run); "auto": as semantic when it can run, else lexical."""
     sources: list[Origin] | None = None
-    """Where to search: "memory" (the workspace's category files) and "global" (the user-wide
-    memory); None: both."""
+    """Where to search: "memory" (the workspace's category files), "global" (the user-wide
+    memory), "file" (its read-only sources; not with `category`); None: all three."""
 
 
 class QueryHit(_Result, omit_defaults=True):
@@ -228,11 +229,15 @@ class QueryHit(_Result, omit_defaults=True):
     match: Match = "keyword"
     """What found it: "keyword" (its words), "semantic" (the model alone) or "both"."""
     source: Origin = "memory"
-    """Where it lives: "memory" (the workspace's `file`) or "global" (the user-wide memory's
-    `file`; `path` is then absolute)."""
+    """Where it lives: "memory" (the workspace's `file`), "global" (the user-wide memory's
+    `file`; `path` is then absolute) or "file" (a chunk of the read-only source `path`, at
+    `lines`; `category` is then empty and `content` the chunk's text)."""
     path: str = ""
-    """The file holding it: relative to the workspace for "memory" (`.memory/<file>`),
-    absolute for "global" (from newer daemons)."""
+    """The file holding it: relative to the workspace for "memory" (`.memory/<file>`) and
+    "file" (absolute if the source is outside the workspace), absolute for "global" (from
+    newer daemons)."""
+    lines: str = ""
+    """Its lines in that file, "a-b" (from newer daemons)."""
 
 
 class QueryResult(_Result):

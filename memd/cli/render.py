@@ -48,8 +48,7 @@ def render_query(result: p.QueryResult, text: str, tags: list[str] | None = None
             return f'No memories{tagged} match "{text}".'
         return f"No memories{tagged}." if tags else "No memories stored yet."
     lines = [
-        f"{hit.score:7.3f}  {entry_text(hit.category, hit.slug, hit.content)}"
-        f"  ({_where(hit)}:{hit.line}){_matched(hit.match)}"
+        f"{hit.score:7.3f}  {_text(hit)}  ({_where(hit)}){_matched(hit.match)}"
         for hit in result.results
     ]
     shown = len(result.results)
@@ -58,10 +57,18 @@ def render_query(result: p.QueryResult, text: str, tags: list[str] | None = None
     return "\n".join(lines)
 
 
+def _text(hit: p.QueryHit) -> str:
+    """A hit's text: an entry as its file line shows it, a source's chunk as it is."""
+    return hit.content if hit.source == "file" else entry_text(hit.category, hit.slug, hit.content)
+
+
 def _where(hit: p.QueryHit) -> str:
-    """The file a hit is in: the category file's name for the project's memory, "global:" and
-    the name for the user-wide memory's."""
-    return f"global:{hit.file}" if hit.source == "global" else hit.file
+    """Where a hit is: `file:line` for the project's memory, `global:file:line` for the
+    user-wide memory's, `path:a-b` for a read-only source's chunk."""
+    if hit.source == "file":
+        return f"{hit.path}:{hit.lines}"
+    prefix = "global:" if hit.source == "global" else ""
+    return f"{prefix}{hit.file}:{hit.line}"
 
 
 def _matched(match: str) -> str:

@@ -148,7 +148,10 @@ def _query_lines(result: p.QueryResult, query: str, tags: list[str] | None) -> s
 
 
 def _hit_line(hit: p.QueryHit) -> str:
-    line = f"- {entry_label(hit.category, hit.slug)} {hit.content} (score {hit.score:.2f})"
+    label = entry_label(hit.category, hit.slug)
+    if hit.source == "file":
+        label = f"[{hit.path}:{hit.lines}]"
+    line = f"- {label} {hit.content} (score {hit.score:.2f})"
     labels = [match_label(hit.match), "[user-wide]" if hit.source == "global" else ""]
     return " ".join([line, *(label for label in labels if label)])
 

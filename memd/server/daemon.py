@@ -453,4 +453,5 @@ def _limits(settings: Settings) -> Limits:
         idle_unload=settings.idle_unload_seconds,
         max_archive_bytes=settings.max_archive_bytes,
         allow_secrets=settings.allow_secrets,
+        sources=settings.sources,
     )

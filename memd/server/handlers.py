@@ -31,7 +31,7 @@ from memd.core.writes import transitions
 from memd.server import scopes
 from memd.server.dispatch import Handler
 from memd.server.registry import Registry
-from memd.server.scopes import Scopes, Shelved
+from memd.server.scopes import Scopes, Shelved, query_hit
 from memd.server.selection import (
     categories_named,
     file_problem,
@@ -45,7 +45,7 @@ from memd.server.selection import (
 from memd.server.semantic import SemanticService
 from memd.server.session import Session
 from memd.server.snapshot import Snapshot
-from memd.server.wire import cleanup_result, entry_info, query_hit, store_result
+from memd.server.wire import cleanup_result, entry_info, store_result
 from memd.server.workspace import Workspace
 from memd_client import protocol as p
 from memd_client.errors import EntryNotFound, InvalidParams, RpcError, SemanticSearchUnavailable
@@ -145,9 +145,7 @@ class Methods:
         scopes.recalled(searched, ((key, entry) for key, entry, score, _ in hits if score > 0))
         results = []
         for key, entry, score, match in hits:
-            found = searched[key]
-            memory_dir = found.workspace.memory_dir
-            results.append(query_hit(key, found.category, memory_dir, entry, score, match))
+            results.append(query_hit(key, searched[key], entry, score, match))
         return p.QueryResult(
             results=results,
             total=total,
@@ -464,7 +462,11 @@ class Methods:
             # at least `fusion.SIMILAR`) goes into a prompt, never its vague neighbours.
             fused, _ = await self._fuse(query, layout, found, limit, fusion.RELATED, None)
             ranked = [(key, entry, score) for key, entry, score, _ in fused]
-        return [(searched[key].category, entry, score) for key, entry, score in ranked]
+        return [
+            (category, entry, score)
+            for key, entry, score in ranked
+            if (category := searched[key].category) is not None
+        ]
 
     async def context(self, params: p.ContextParams, session: Session) -> p.ContextResult:
         """A prompt's memory block (see `memd.core.search.context` for the layers and the budget).

@@ -10,8 +10,10 @@ Rules:
   says `scope` "global".
 - The directory is made (mode 0700) by the first store that needs it; a read never makes it,
   and there is nothing to search until it holds `.memory/`.
-- A search reads the project's categories (keyed by `Category`) and the user-wide memory's
-  (keyed by `Shelf("global", ...)`), each from its own workspace; `sources` narrows it to one.
+- A search reads the project's categories (keyed by `Category`), the user-wide memory's (keyed
+  by `Shelf("global", ...)`) and the project's read-only source files (keyed by
+  `Shelf("file", path)`, `memd.server.sources`; not when one category is asked for), each from
+  its own workspace; `sources` narrows it.
 """
 
 from __future__ import annotations
@@ -23,25 +25,28 @@ from typing import NamedTuple
 import anyio
 
 from memd.config import global_root
-from memd.core.format.categories import Category
+from memd.core.format.categories import CATEGORIES, Category
 from memd.core.format.mdformat import Entry
+from memd.core.format.tags import tags_of
 from memd.core.search.shelves import Key, Shelf
+from memd.paths import MEMORY_DIR
 from memd.server.registry import Registry
 from memd.server.selection import readable
 from memd.server.snapshot import Snapshot
+from memd.server.sources import SourceFile
 from memd.server.workspace import Workspace
 from memd_client import protocol as p
 from memd_client.errors import InvalidParams
 
-ORIGINS: tuple[p.Origin, ...] = ("memory", "global")
+ORIGINS: tuple[p.Origin, ...] = ("memory", "global", "file")
 
 
 class Shelved(NamedTuple):
-    """One searched category file: its workspace, its snapshot and its category."""
+    """One searched file: its workspace, its snapshot and its category (None for a source)."""
 
     workspace: Workspace
-    snapshot: Snapshot
-    category: Category
+    snapshot: Snapshot | SourceFile
+    category: Category | None
 
 
 class Scopes:
@@ -104,6 +109,11 @@ class Scopes:
                     found[Shelf("global", category.file, category)] = Shelved(
                         user, snapshot, category
                     )
+        if "file" in wanted and categories == CATEGORIES:
+            limits = self.registry.limits
+            look = await workspace.sources.refresh(limits.sources, limits.max_file_bytes)
+            for path, source in look.files.items():
+                found[Shelf("file", path)] = Shelved(workspace, source, None)
         return found, problems
 
 
@@ -115,6 +125,8 @@ def booster(searched: dict[Key, Shelved]) -> Callable[[Key, Entry], float]:
 
     def boost(key: Key, entry: Entry) -> float:
         shelved = searched[key]
+        if shelved.category is None:  # a source's chunk: no usage history
+            return 1.0
         return boosts[id(shelved.workspace)](shelved.category, entry)
 
     return boost
@@ -124,8 +136,49 @@ def recalled(searched: dict[Key, Shelved], found: Iterable[tuple[Key, Entry]]) -
     """Count one recall of each entry in its own workspace's history."""
     for key, entry in found:
         shelved = searched[key]
-        shelved.workspace.usage.recalled([(shelved.category, entry)])
+        if shelved.category is not None:
+            shelved.workspace.usage.recalled([(shelved.category, entry)])
 
 
 def _make_private_dir(path: str) -> None:
     os.makedirs(path, mode=0o700, exist_ok=True)
+
+
+def query_hit(key: Key, shelved: Shelved, entry: Entry, score: float, match: p.Match) -> p.QueryHit:
+    """One query result, saying where it lives: the workspace's memory (`path` relative to the
+    workspace), the user-wide one (`path` absolute) or a read-only source (its path, the
+    chunk's lines and its own text)."""
+    category, snapshot = shelved.category, shelved.snapshot
+    if category is None:
+        assert isinstance(snapshot, SourceFile)
+        part = snapshot.chunk_at[entry.line]
+        return p.QueryHit(
+            category="",
+            file=snapshot.path,
+            line=part.start,
+            slug=None,
+            content=part.text,
+            score=score,
+            match=match,
+            source="file",
+            path=snapshot.path,
+            lines=f"{part.start}-{part.end}",
+        )
+    user_wide = isinstance(key, Shelf)
+    return p.QueryHit(
+        category=category.value,
+        file=category.file,
+        line=entry.line,
+        slug=entry.slug,
+        content=entry.content,
+        score=score,
+        tags=sorted(tags_of(entry.content)),
+        match=match,
+        source="global" if user_wide else "memory",
+        path=(
+            os.path.join(shelved.workspace.memory_dir, category.file)
+            if user_wide
+            else f"{MEMORY_DIR}/{category.file}"
+        ),
+        lines=f"{entry.line}-{entry.line}",
+    )

@@ -7,6 +7,7 @@ Rule: pure selection over snapshots; no waiting, no I/O.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from typing import Protocol
 
 from memd.core.format.categories import CATEGORIES, Category, parse_category
 from memd.core.format.mdformat import Entry
@@ -76,7 +77,14 @@ TaggedLines = dict[Key, set[int]]
 """Per category (only those with any), the lines of the entries carrying the wanted tags."""
 
 
-def tagged_lines(snapshots: Mapping[Key, Snapshot], wanted: frozenset[str]) -> TaggedLines:
+class Tagged(Protocol):
+    """Anything searched with tags: a category file's snapshot, a source file."""
+
+    @property
+    def tags(self) -> dict[int, frozenset[str]]: ...
+
+
+def tagged_lines(snapshots: Mapping[Key, Tagged], wanted: frozenset[str]) -> TaggedLines:
     """Return where the entries carrying every `wanted` tag are, in `snapshots`' order."""
     return {
         category: lines

@@ -7,7 +7,6 @@ Rule: pure; one home for every user-facing sentence a result carries.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterable
 
 from memd.core.format.archive import ARCHIVE_FILE
@@ -15,7 +14,6 @@ from memd.core.format.categories import Category
 from memd.core.format.mdformat import Entry
 from memd.core.format.render import entry_ref
 from memd.core.format.tags import tags_of
-from memd.core.search.shelves import Key, Shelf
 from memd.core.writes import transitions
 from memd.core.writes.cleanup import MERGE_REASONS, CleanupPlan, Prune
 from memd.core.writes.judge import Relation
@@ -247,27 +245,3 @@ def cleanup_message(plans: Iterable[CleanupPlan], applied: bool) -> str:
     if merged or pruned:
         return f"Cleanup {said}; the removed entries are kept in {MEMORY_DIR}/{ARCHIVE_FILE}."
     return f"Cleanup {said}."
-
-
-def query_hit(
-    key: Key, category: Category, memory_dir: str, entry: Entry, score: float, match: p.Match
-) -> p.QueryHit:
-    """One query result, saying where it lives: the workspace's memory (`path` relative to the
-    workspace) or the user-wide one (key a `Shelf`; `path` absolute, in `memory_dir`)."""
-    user_wide = isinstance(key, Shelf)
-    return p.QueryHit(
-        category=category.value,
-        file=category.file,
-        line=entry.line,
-        slug=entry.slug,
-        content=entry.content,
-        score=score,
-        tags=sorted(tags_of(entry.content)),
-        match=match,
-        source="global" if user_wide else "memory",
-        path=(
-            os.path.join(memory_dir, category.file)
-            if user_wide
-            else f"{MEMORY_DIR}/{category.file}"
-        ),
-    )

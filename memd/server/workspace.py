@@ -72,6 +72,7 @@ from memd.paths import MEMORY_DIR
 from memd.server.actor import CategoryActor, Snapshot
 from memd.server.lock_wait import Backoff
 from memd.server.session import Session, notification_frame
+from memd.server.sources import WorkspaceSources
 from memd.server.usage_store import UsageStore
 from memd.server.watcher import WatchHub, WorkspaceWatcher
 from memd.server.wire import entry_info
@@ -125,6 +126,8 @@ class Workspace:
         self.stopped = anyio.Event()
         """Set once `run` has returned: every actor drained and stopped."""
         self.usage = UsageStore(root, clock=clock)
+        self.sources = WorkspaceSources(root)
+        """The read-only sources, as searches see them (read on first use)."""
         self._usage_scope = anyio.CancelScope()
         self._keeper_scope = anyio.CancelScope()
         self.actors = {
@@ -447,6 +450,8 @@ class Limits(NamedTuple):
     """The size past which `.memory/archive.md` is moved aside to a dated file."""
     allow_secrets: bool = False
     """Store memories that carry a secret value (refused by default: files get committed)."""
+    sources: tuple[str, ...] = ()
+    """memd's config `sources`: read-only sources besides the defaults (`memd.server.sources`)."""
 
 
 DEFAULT_LIMITS = Limits()

@@ -1,0 +1,121 @@
+"""Read-only sources through a real daemon: the instruction files agents already keep are
+searched beside `.memory/`, each hit naming its file and line range; an edit is searchable
+moments later and a deleted file's chunks go; a link out of the workspace is never read; nothing
+under a source is ever written; a memory ranks above an equal chunk."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from memd_client import Client
+from tests.conftest import DaemonProcess
+from tests.e2e.test_cli import memd
+from tests.polling_sync import wait_until
+
+pytestmark = pytest.mark.e2e
+
+FILES = {
+    "CLAUDE.md": (
+        "# Project guide\n"
+        "\n"
+        "## Testing\n"
+        "\n"
+        "- Run the integration suite with `make itest` before pushing.\n"
+        "- Snapshot tests live in tests/snapshots and are\n"
+        "  regenerated with `make snap`.\n"
+    ),
+    "AGENTS.md": (
+        "# Agents\n\nDeploys go through the staging cluster first, never straight to prod.\n"
+    ),
+    ".claude/rules/db/migrations.md": (
+        "# Migrations\n\n- Every migration needs a rollback script.\n"
+    ),
+    ".cursor/rules/style.mdc": (
+        "---\ndescription: style\nglobs: ['**/*.ts']\n---\n\n# Style\n\n"
+        "Prefer named exports over default exports in TypeScript modules.\n"
+    ),
+    "memory/notes.md": "# Notes\n\nThe billing service retries webhooks five times.\n",
+}
+
+
+@pytest.fixture
+def repo(short_tmp: Path) -> Path:
+    root = short_tmp / "repo"
+    (root / ".git").mkdir(parents=True)
+    for name, text in FILES.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+    return root
+
+
+def _state(root: Path) -> dict[str, tuple[bytes, int]]:
+    return {name: ((root / name).read_bytes(), (root / name).stat().st_mtime_ns) for name in FILES}
+
+
+def test_each_source_is_found_by_its_chunk_and_lines(daemon: DaemonProcess, repo: Path) -> None:
+    before = _state(repo)
+    with Client(daemon.socket_path, workspace=repo) as client:
+        cases = {
+            "snapshot tests regenerate": ("CLAUDE.md", "6-7"),
+            "staging cluster deploys": ("AGENTS.md", "3-3"),
+            "migration rollback script": (".claude/rules/db/migrations.md", "3-3"),
+            "named exports TypeScript": (".cursor/rules/style.mdc", "8-8"),
+            "billing webhooks retries": ("memory/notes.md", "3-3"),
+        }
+        for question, (path, lines) in cases.items():
+            best = client.query(question, limit=1).results[0]
+            assert (best.source, best.path, best.lines) == ("file", path, lines), question
+        snapshot = client.query("snapshot tests", limit=1).results[0]
+        assert snapshot.content == (
+            "Snapshot tests live in tests/snapshots and are regenerated with `make snap`."
+        )
+        assert client.query("description globs", sources=["file"]).results == []  # front matter
+        assert client.query("make itest", sources=["memory"]).results == []
+    assert _state(repo) == before  # nothing under a source is ever written
+    assert not (repo / ".memory").exists() or not any((repo / ".memory").glob("*.md.tmp"))
+
+
+def test_an_edit_is_searchable_and_a_deleted_file_is_gone(
+    daemon: DaemonProcess, repo: Path
+) -> None:
+    with Client(daemon.socket_path, workspace=repo) as client:
+        assert client.query("staging cluster", limit=1).results[0].path == "AGENTS.md"
+        with (repo / "AGENTS.md").open("a") as agents:
+            agents.write("\nFeature flags are removed two releases after launch.\n")
+
+        def edited() -> bool:
+            found = client.query("feature flags removed", limit=1).results
+            return bool(found) and found[0].lines == "5-5"
+
+        wait_until(edited)
+        (repo / "AGENTS.md").unlink()
+        wait_until(lambda: not client.query("staging cluster", sources=["file"]).results)
+
+
+def test_a_link_out_of_the_workspace_is_never_read(
+    daemon: DaemonProcess, repo: Path, short_tmp: Path
+) -> None:
+    outside = short_tmp / "outside.md"
+    outside.write_text("- The secret launch codes are in the vault.\n")
+    before = (outside.read_bytes(), os.stat(outside).st_mtime_ns)
+    (repo / "MEMORY.md").symlink_to(outside)
+    with Client(daemon.socket_path, workspace=repo) as client:
+        assert client.query("launch codes vault", sources=["file"]).results == []
+    assert (outside.read_bytes(), os.stat(outside).st_mtime_ns) == before
+
+
+def test_a_memory_ranks_above_an_equal_chunk_and_the_cli_shows_where(
+    daemon: DaemonProcess, repo: Path
+) -> None:
+    text = "Deploys go through the staging cluster first, never straight to prod."
+    with Client(daemon.socket_path, workspace=repo) as client:
+        client.store(category="Decision", content=text)
+        found = client.query("staging cluster deploys", limit=2).results
+    assert [hit.source for hit in found] == ["memory", "file"]
+    assert found[0].score > found[1].score
+    shown = memd("query", "staging", "cluster", cwd=repo, socket=daemon.socket_path)
+    assert shown.returncode == 0, shown.stderr
+    assert "(AGENTS.md:3-3)" in shown.stdout and "(decisions.md:" in shown.stdout
