@@ -13,16 +13,19 @@ Rules:
 - Front matter is skipped: a first line `---` (after an optional BOM) through the next line `---`
   or `...`. With no closing line there is no front matter.
 - A heading is never a chunk; it goes into the `headings` of the chunks after it, replacing any
-  at its level or deeper. ATX: up to 3 spaces, 1 to 6 `#`, then a space or the line's end (a
-  closing `#` run is dropped). Setext: a top-level paragraph (not in a list, no fence in it)
-  followed by a line of `=` (level 1) or `-` (level 2).
+  at its level or deeper (an empty one only ends them). ATX: up to 3 spaces, 1 to 6 `#`, then a
+  space or the line's end (a closing `#` run is dropped). Setext: a top-level paragraph (not in a
+  list, no fence in it) followed by a line of `=` (level 1) or `-` (level 2). A heading ends any
+  list.
 - A bullet is a chunk: a line, at any indent, starting with `-`, `*`, `+`, `1.` or `1)` and then
-  a space or the line's end. Its marker and a task box (`[ ]`, `[x]`) are not in its text. Lines
-  right after it (no blank line between, any indent) join it, and so do lines after blank lines
-  that are indented to its text's column, until the next bullet. A nested bullet (indented to
-  its parent's text) is a chunk of its own: its `parents` are the first lines of the bullets it
-  sits in, outermost first, the innermost `MAX_PARENTS` of them. A paragraph indented under a
-  bullet after its nested bullets is a chunk with that bullet among its parents.
+  a space or the line's end. Its marker and a task box (`[ ]`, `[x]`) are not in its text; a
+  bullet whose text opens a fence holds that fence. The lines right after it join it (at any
+  indent, as CommonMark's lazy lines do) up to a blank line or the start of another block, and
+  after blank lines so do lines indented to its text's column, until another bullet. A nested
+  bullet (indented to its parent's text) is a chunk of its own: its `parents` are the first
+  lines of the bullets it sits in, outermost first, the innermost `MAX_PARENTS` of them. A
+  paragraph indented under a bullet after that bullet's nested ones is a chunk with that bullet
+  among its parents.
 - Prose is chunked by paragraph: a run of lines up to a blank line or the start of another block.
 - A table is one chunk: a line holding `|` where a block starts, a delimiter row (`|---|:-:|`)
   under it, and every line after them up to a blank line or the start of another block.
@@ -46,6 +49,7 @@ Rules:
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -58,9 +62,9 @@ from memd.core.format import mdformat
 __all__ = ["MAX_CHUNK_CHARS", "MAX_LABEL_CHARS", "MAX_PARENTS", "Chunk", "chunk", "split_lines"]
 
 MAX_CHUNK_CHARS = 1500
-"""The longest a chunk's text gets (unless one line is longer): a screenful, about 250 words, so
-a long paragraph is not one hit that matches every query by its size, and the prompt block can
-take a chunk whole. Category entries are capped at 2000 (`limits.MAX_ENTRY_CHARS`)."""
+"""The longest a chunk's text gets (unless one line is longer): about 250 words, so a long
+paragraph is not one hit that matches every query by its size alone, and a hit stays readable.
+Category entries are capped at 2000 (`limits.MAX_ENTRY_CHARS`)."""
 
 MAX_LABEL_CHARS = 200
 """The longest a heading or parent label gets; it is repeated in every chunk below it."""
@@ -77,7 +81,6 @@ _BULLET = re.compile(r"([ \t]*)([-*+]|[0-9]{1,9}[.)])(?:([ \t]+)(.*))?")
 _TASK_BOX = re.compile(r"\[[ xX]\](?:[ \t]+|$)")
 _DELIMITER_ROW = re.compile(r"[ \t]*\|?[ \t]*:?-+:?[ \t]*(?:\|[ \t]*:?-+:?[ \t]*)*\|?[ \t]*")
 _QUOTE = re.compile(r"[ \t]*>(?:[ \t]?>)*")
-_INLINE_COMMENT = re.compile(r"<!--.*?-->")
 
 _Kind = Literal["bullet", "paragraph", "table"]
 
@@ -266,7 +269,8 @@ class _Chunker:
         """Open a new block at line `index` with `text`, under the current headings and
         bullets."""
         headings = tuple(text for _, text in self.headings if text)
-        parents = tuple(item.label for item in self.items if item.label)[-MAX_PARENTS:]
+        labels = (item.label for item in reversed(self.items) if item.label)
+        parents = tuple(itertools.islice(labels, MAX_PARENTS))[::-1]
         block = _Block(kind, headings, parents, [(index, text)])
         self.blocks.append(block)
         self.current = self.previous = block
@@ -345,7 +349,26 @@ def _clean(line: str) -> str:
     quote = _QUOTE.match(line)
     if quote is not None:
         line = line[quote.end() :]
-    return " ".join(_INLINE_COMMENT.sub(" ", line).split())
+    return " ".join(_drop_comments(line).split())
+
+
+def _drop_comments(line: str) -> str:
+    """Return `line` with each `<!-- ... -->` in it made a space (in linear time: a regex would
+    rescan the rest of the line after every unclosed `<!--`)."""
+    start = line.find("<!--")
+    if start < 0:
+        return line
+    kept: list[str] = []
+    at = 0
+    while start >= 0:
+        end = line.find("-->", start + 4)
+        if end < 0:
+            break
+        kept += (line[at:start], " ")
+        at = end + 3
+        start = line.find("<!--", at)
+    kept.append(line[at:])
+    return "".join(kept)
 
 
 def _label(text: str) -> str:
