@@ -258,7 +258,8 @@ class QueryResult(_Result):
 
 class GetParams(_Params):
     """Fetch entries by `slug` (in `category`, or in every category when it is left out) or by
-    (`file`, `lines` "a-b")."""
+    (`file`, `lines` "a-b"): a category file's name, or a read-only source's path as query
+    results give it."""
 
     workspace: Workspace
     category: str | None = None
@@ -275,6 +276,9 @@ class EntriesResult(_Result):
     """The category files that could not be read, so were not searched (from newer daemons)."""
     workspace: str = ""
     """The real path of the project root this call used (empty from older daemons)."""
+    text: str = ""
+    """For `get` by `file` and `lines` of a read-only source: those lines as they are (the
+    `entries` are then its chunks within them, with an empty `category`)."""
 
 
 class ListParams(_Params):

@@ -146,6 +146,8 @@ def _get(client: Client, args: argparse.Namespace) -> Outcome:
         result = client.get(file=args.file, lines=args.lines)
     else:
         result = client.get(category=args.category, slug=args.slug)
+    if result.text:  # lines of a read-only source: as they are
+        return Outcome(result, lambda r: r.text, [])
     return Outcome(result, render_entries, unreadable_lines(result.unreadable))
 
 

@@ -484,6 +484,16 @@ def _read_tools(bridge: Bridge, resolver: Callable[..., Awaitable[Any]]) -> list
                 )
             ),
         ] = None,
+        sources: Annotated[
+            list[Literal["memory", "global", "file"]] | None,
+            Field(
+                description=(
+                    "Where to search (default all): 'memory' (the project's .memory/), "
+                    "'global' (the user's memory for every project), 'file' (the project's "
+                    "instruction files: CLAUDE.md, AGENTS.md, rules files, MEMORY.md)."
+                )
+            ),
+        ] = None,
     ) -> CallToolResult:
         """Search the project's memory for entries relevant to a task.
 
@@ -491,11 +501,15 @@ def _read_tools(bridge: Bridge, resolver: Callable[..., Awaitable[Any]]) -> list
         conventions, style or past decisions. Results are ranked by relevance and show each
         entry's category, slug and score. Follow every Security and Instruction entry it
         returns. Entries can carry inline #tags (e.g. "#db"); pass tags to search only those.
+        It also searches the user's memory for every project (marked [user-wide]) and the
+        project's instruction files (shown as [path:lines]).
         """
         clamped = min(max(limit, 1), p.MAX_QUERY_LIMIT)  # HackLM caps at 20 and never rejects
         result, ws = await bridge.call(
             roots,
-            lambda client: client.query(query, category=category, limit=clamped, tags=tags),
+            lambda client: client.query(
+                query, category=category, limit=clamped, tags=tags, sources=sources
+            ),
         )
         return bridge.reply(render_query(result, query, tags), structured(result, ws))
 

@@ -45,12 +45,14 @@ from memd.server.selection import (
 from memd.server.semantic import SemanticService
 from memd.server.session import Session
 from memd.server.snapshot import Snapshot
+from memd.server.sources import read_lines
 from memd.server.wire import cleanup_result, entry_info, store_result
 from memd.server.workspace import Workspace
 from memd_client import protocol as p
 from memd_client.errors import EntryNotFound, InvalidParams, RpcError, SemanticSearchUnavailable
 
 _NO_TAGS: frozenset[str] = frozenset()
+CATEGORY_FILES = frozenset(category.file for category in CATEGORIES)
 _Hit = tuple[Key, Entry, float, p.Match]
 """A ranked entry: its category, the entry, its score and what matched."""
 
@@ -298,13 +300,41 @@ class Methods:
             raise InvalidParams(
                 "get needs either `slug` (and maybe `category`), or `file` and `lines`."
             )
-        category = category_for_file(params.file)
         first, last = parse_line_range(params.lines)
+        if params.file not in CATEGORY_FILES:
+            return await self._source_lines(workspace, params.file, first, last)
+        category = category_for_file(params.file)
         await workspace.refresh((category,))
         entries = loaded(workspace, category).entries
         return p.EntriesResult(
             entries=[entry_info(category, e) for e in entries if first <= e.line <= last],
             workspace=workspace.root,
+        )
+
+    async def _source_lines(
+        self, workspace: Workspace, path: str, first: int, last: int
+    ) -> p.EntriesResult:
+        """Lines `first` to `last` of the read-only source `path`, and its chunks within them."""
+        limits = self.registry.limits
+        look = await workspace.sources.refresh(limits.sources, limits.max_file_bytes)
+        source = look.files.get(path)
+        if source is None:
+            valid = ", ".join(c.file for c in CATEGORIES)
+            raise EntryNotFound(
+                f"{path} is neither a memory file ({valid}) nor one of this workspace's "
+                "read-only sources; use a path as query results give it."
+            )
+        text = await anyio.to_thread.run_sync(
+            read_lines, source, first, last, limits.max_file_bytes
+        )
+        chunks = [part for part in source.chunks if part.start <= last and part.end >= first]
+        return p.EntriesResult(
+            entries=[
+                p.EntryInfo(category="", file=path, line=part.start, slug=None, content=part.text)
+                for part in chunks
+            ],
+            workspace=workspace.root,
+            text=text,
         )
 
     async def list(self, params: p.ListParams, session: Session) -> p.EntriesResult:

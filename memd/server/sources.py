@@ -8,7 +8,9 @@ Rules:
   bounded), and each file whose fingerprint changed is read and chunked again; a file gone is
   gone from the search. One look at a time per workspace (concurrent searches share it).
 - A chunk is an entry whose line is the chunk's first line and whose content is its searchable
-  text (its heading path, then its text); `chunk_at` gives the chunk back for results.
+  text (its heading path, then its text); `chunk_at` gives the chunk back for results. The
+  block `memd init` writes into AGENTS.md or CLAUDE.md (memd's own instructions, not the
+  project's knowledge) is left out.
 - What cannot be used is left out and kept in `refused`, one sentence each: a link out of the
   workspace, a file too big or not UTF-8, a `.memory/memd.toml` that cannot be used (then the
   defaults and memd's config apply).
@@ -25,9 +27,10 @@ import anyio
 
 from memd.config import ConfigError
 from memd.core.format.mdformat import Entry
+from memd.core.project.agent_files import BlockError, find_block
 from memd.core.search import ranking
 from memd.core.search.index import CategoryIndex
-from memd.core.sources.chunks import Chunk, chunk
+from memd.core.sources.chunks import Chunk, chunk, split_lines
 from memd.core.sources.selection import resolve_sources
 from memd.fs import sources as found
 from memd.fs.storage import Fingerprint
@@ -40,8 +43,11 @@ FRESH_SECONDS = 1.0
 class SourceFile:
     """One version of one source file: its chunks as entries, indexed on first use."""
 
-    def __init__(self, path: str, fingerprint: Fingerprint, chunks: Sequence[Chunk]) -> None:
+    def __init__(
+        self, path: str, real_path: str, fingerprint: Fingerprint, chunks: Sequence[Chunk]
+    ) -> None:
         self.path = path
+        self.real_path = real_path
         self.fingerprint = fingerprint
         self.chunks = tuple(chunks)
         self.entries = tuple(
@@ -122,5 +128,33 @@ def _look(root: str, configured: tuple[str, ...], max_bytes: int, previous: Look
             continue
         if read is not None:
             text, fingerprint = read
-            files[source.path] = SourceFile(source.path, fingerprint, chunk(text))
+            files[source.path] = SourceFile(
+                source.path, source.real_path, fingerprint, _chunks(text)
+            )
     return Look(files, refused, time.monotonic())
+
+
+def _chunks(text: str) -> tuple[Chunk, ...]:
+    """The chunks of a source, but for those in memd's own block."""
+    parts = chunk(text)
+    try:
+        block = find_block(text)
+    except BlockError:
+        return parts
+    if block is None:
+        return parts
+    first, last = block
+    return tuple(part for part in parts if part.end < first or part.start > last)
+
+
+def read_lines(source: SourceFile, first: int, last: int, max_bytes: int) -> str:
+    """Lines `first` to `last` of a source as they are now, numbered as its chunks are
+    (blocking; "" when the file is gone).
+
+    Raises:
+        RpcError: the file cannot be read (as `memd.fs.sources.read_source` says).
+    """
+    read = found.read_source(source.real_path, max_bytes, shown=source.path)
+    if read is None:
+        return ""
+    return "\n".join(split_lines(read[0])[first - 1 : last])

@@ -119,3 +119,33 @@ def test_a_memory_ranks_above_an_equal_chunk_and_the_cli_shows_where(
     shown = memd("query", "staging", "cluster", cwd=repo, socket=daemon.socket_path)
     assert shown.returncode == 0, shown.stderr
     assert "(AGENTS.md:3-3)" in shown.stdout and "(decisions.md:" in shown.stdout
+
+
+def test_get_reads_a_sources_lines(daemon: DaemonProcess, repo: Path) -> None:
+    with Client(daemon.socket_path, workspace=repo) as client:
+        hit = client.query("snapshot tests", limit=1).results[0]
+        got = client.get(file=hit.path, lines=hit.lines)
+    assert got.text == (
+        "- Snapshot tests live in tests/snapshots and are\n  regenerated with `make snap`."
+    )
+    assert [(entry.file, entry.line) for entry in got.entries] == [("CLAUDE.md", 6)]
+    shown = memd(
+        "get", "--file", "CLAUDE.md", "--lines", "3-5", cwd=repo, socket=daemon.socket_path
+    )
+    assert shown.returncode == 0, shown.stderr
+    assert (
+        shown.stdout
+        == "## Testing\n\n- Run the integration suite with `make itest` before pushing.\n"
+    )
+
+
+def test_memds_own_block_in_an_instruction_file_is_not_searched(
+    daemon: DaemonProcess, repo: Path
+) -> None:
+    (repo / "AGENTS.md").write_text(
+        "# Agents\n\n<!-- memd:start -->\nQuery memd before work; store lessons after.\n"
+        "<!-- memd:end -->\n\nReview every schema change with the data team.\n"
+    )
+    with Client(daemon.socket_path, workspace=repo) as client:
+        assert client.query("query memd store lessons", sources=["file"]).results == []
+        assert client.query("schema change data team", limit=1).results[0].path == "AGENTS.md"
