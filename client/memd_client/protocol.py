@@ -411,6 +411,19 @@ class StatsResult(_Result):
     """Entries in all (0 while the semantic model is not loaded)."""
     semantic: SemanticInfo | None = None
     """The daemon's semantic search, as `status` reports it (None from an older daemon)."""
+    sources: list[SourceStats] = []
+    """The workspace's read-only sources searched, by path (none for the user-wide memory)."""
+    sources_refused: list[str] = []
+    """Sources left out, one sentence each (a link out of the workspace, a file too big...)."""
+    sources_indexed_at: str = ""
+    """When the sources were last looked at (ISO 8601; empty: not yet)."""
+
+
+class SourceStats(_Result):
+    """One read-only source: its path (relative to the workspace) and how many chunks it has."""
+
+    path: str
+    chunks: int
 
 
 class StatusParams(_Params):

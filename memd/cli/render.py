@@ -127,6 +127,9 @@ def render_stats(result: p.StatsResult, origin: str = "") -> str:
         lines.append(
             f"  {row.category:<11} {row.file:<16} {row.entries:>4} / {row.limit}{flag}{missing}"
         )
+    for source in result.sources:
+        lines.append(f"  {'Source':<11} {source.path:<16} {source.chunks:>4} chunks (read-only)")
+    lines += [f"  Left out: {refused}" for refused in result.sources_refused]
     lines.append(f"  {'Total':<28} {result.total:>4}")
     mode = search_mode(result.semantic, result.semantic_vectors_ready, result.semantic_entries)
     if mode:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import datetime
 import os
+import time
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
@@ -311,6 +312,23 @@ class Methods:
             workspace=workspace.root,
         )
 
+    async def _source_stats(self, workspace: Workspace, scope: p.Scope) -> dict[str, Any]:
+        """The `stats` fields of the workspace's read-only sources (none for the user-wide
+        memory)."""
+        if scope == "global":
+            return {}
+        limits = self.registry.limits
+        look = await workspace.sources.refresh(limits.sources, limits.max_file_bytes)
+        looked = time.time() - (time.monotonic() - look.at)
+        return {
+            "sources": [
+                p.SourceStats(path=path, chunks=len(source.chunks))
+                for path, source in sorted(look.files.items())
+            ],
+            "sources_refused": look.refused,
+            "sources_indexed_at": datetime.datetime.fromtimestamp(looked, datetime.UTC).isoformat(),
+        }
+
     async def _source_lines(
         self, workspace: Workspace, path: str, first: int, last: int
     ) -> p.EntriesResult:
@@ -437,6 +455,7 @@ class Methods:
             semantic_vectors_ready=0 if semantic is None else semantic.count_ready(texts),
             semantic_entries=0 if semantic is None else len(texts),
             semantic=None if self.semantic is None else self.semantic.info(),
+            **await self._source_stats(workspace, params.scope),
         )
 
     async def status(self, params: p.StatusParams, session: Session) -> p.StatusResult:

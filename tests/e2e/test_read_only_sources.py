@@ -149,3 +149,27 @@ def test_memds_own_block_in_an_instruction_file_is_not_searched(
     with Client(daemon.socket_path, workspace=repo) as client:
         assert client.query("query memd store lessons", sources=["file"]).results == []
         assert client.query("schema change data team", limit=1).results[0].path == "AGENTS.md"
+
+
+def test_stats_count_each_source_and_say_what_was_left_out(
+    daemon: DaemonProcess, repo: Path, short_tmp: Path
+) -> None:
+    (short_tmp / "outside.md").write_text("- Not part of this project.\n")
+    (repo / "MEMORY.md").symlink_to(short_tmp / "outside.md")
+    with Client(daemon.socket_path, workspace=repo) as client:
+        stats = client.stats()
+    assert {(s.path, s.chunks) for s in stats.sources} == {
+        ("CLAUDE.md", 2),
+        ("AGENTS.md", 1),
+        (".claude/rules/db/migrations.md", 1),
+        (".cursor/rules/style.mdc", 1),
+        ("memory/notes.md", 1),
+    }
+    assert (
+        len(stats.sources_refused) == 1
+        and "links outside the workspace" in stats.sources_refused[0]
+    )
+    assert stats.sources_indexed_at
+    shown = memd("stats", cwd=repo, socket=daemon.socket_path)
+    assert f"  {'Source':<11} {'CLAUDE.md':<16} {2:>4} chunks (read-only)" in shown.stdout
+    assert "  Left out: " in shown.stdout
