@@ -155,9 +155,21 @@ def unsubscribe(workspace: str) -> Call:
     return Call("unsubscribe", p.UnsubscribeParams(workspace=workspace), p.UnsubscribeResult)
 
 
-def context(workspace: str, text: str, file: str | None, budget_tokens: int) -> Call:
+def context(
+    workspace: str,
+    text: str,
+    file: str | None,
+    budget_tokens: int,
+    agent_loads: Iterable[str] | None = None,
+) -> Call:
     """Build a `context` call."""
-    params = p.ContextParams(workspace=workspace, text=text, file=file, budget_tokens=budget_tokens)
+    params = p.ContextParams(
+        workspace=workspace,
+        text=text,
+        file=file,
+        budget_tokens=budget_tokens,
+        agent_loads=None if agent_loads is None else list(agent_loads),
+    )
     return Call("context", params, p.ContextResult)
 
 

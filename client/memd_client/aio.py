@@ -233,11 +233,15 @@ class AsyncClient(ClientBase):
         file: str | None = None,
         budget_tokens: int = p.DEFAULT_CONTEXT_BUDGET,
         workspace: str | os.PathLike[str] | None = None,
+        agent_loads: Iterable[str] | None = None,
     ) -> p.ContextResult:
         """A memory block for a prompt: Security and Instruction entries, then what is relevant
-        to `text` (and `file`), within `budget_tokens`."""
+        to `text` (and `file`), then chunks of the project's files, within `budget_tokens`.
+        `agent_loads`: globs of the files the calling agent loads itself (left out); default
+        Claude Code's."""
         ws = _calls.workspace_path(workspace, self.workspace)
-        result: p.ContextResult = await self.call(_calls.context(ws, text, file, budget_tokens))
+        call = _calls.context(ws, text, file, budget_tokens, agent_loads)
+        result: p.ContextResult = await self.call(call)
         return result
 
     async def extract(

@@ -505,13 +505,18 @@ class ContextParams(_Params):
     text: str = ""
     file: str | None = None
     budget_tokens: Annotated[int, Meta(ge=1, le=100_000)] = DEFAULT_CONTEXT_BUDGET
+    agent_loads: list[str] | None = None
+    """Globs (relative to the workspace) of the files the calling agent already loads on its
+    own, whose chunks the block leaves out; None: Claude Code's (`CLAUDE.md`,
+    `CLAUDE.local.md`, `.claude/rules/**`), since its prompt hook is the usual caller."""
 
 
-ContextLayer = Literal["always", "relevant"]
+ContextLayer = Literal["always", "relevant", "source"]
 
 
 class ContextEntry(_Result):
-    """One entry in the block: `always` (Security, Instruction) or `relevant` (ranked)."""
+    """One entry in the block: `always` (Security, Instruction), `relevant` (ranked) or
+    `source` (a ranked chunk of a read-only source: `category` empty, `file` its path)."""
 
     layer: ContextLayer
     category: str
@@ -520,6 +525,8 @@ class ContextEntry(_Result):
     slug: str | None
     content: str
     score: float | None = None
+    lines: str = ""
+    """A source chunk's lines, "a-b"."""
 
 
 class ContextResult(_Result):

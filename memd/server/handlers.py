@@ -27,7 +27,8 @@ from memd.core.format.archive import ARCHIVE_FILE
 from memd.core.format.categories import CATEGORIES, Category, category_for_file, parse_category
 from memd.core.format.mdformat import Entry
 from memd.core.search import context as prompt_block, fusion, ranking
-from memd.core.search.shelves import Key
+from memd.core.search.shelves import Key, Shelf
+from memd.core.sources.selection import pattern_matches
 from memd.core.writes import transitions
 from memd.server import scopes
 from memd.server.dispatch import Handler
@@ -54,6 +55,8 @@ from memd_client.errors import EntryNotFound, InvalidParams, RpcError, SemanticS
 
 _NO_TAGS: frozenset[str] = frozenset()
 CATEGORY_FILES = frozenset(category.file for category in CATEGORIES)
+AGENT_LOADS = ("CLAUDE.md", "CLAUDE.local.md", ".claude/rules/**")
+"""The files Claude Code loads on its own (its prompt hook is the usual `context` caller)."""
 _Hit = tuple[Key, Entry, float, p.Match]
 """A ranked entry: its category, the entry, its score and what matched."""
 
@@ -329,6 +332,39 @@ class Methods:
             "sources_indexed_at": datetime.datetime.fromtimestamp(looked, datetime.UTC).isoformat(),
         }
 
+    async def _source_chunks(
+        self, workspace: Workspace, query: str, agent_loads: list[str] | None
+    ) -> list[prompt_block.SourceChunk]:
+        """Layer C of a prompt's block: the chunks of the workspace's read-only sources ranked
+        against the prompt, but for the files the calling agent loads on its own."""
+        if not query.strip():
+            return []
+        skip = AGENT_LOADS if agent_loads is None else agent_loads
+        limits = self.registry.limits
+        look = await workspace.sources.refresh(limits.sources, limits.max_file_bytes)
+        files = {
+            path: source
+            for path, source in look.files.items()
+            if not any(pattern_matches(glob, path) for glob in skip)
+        }
+        indexes = [(Shelf("file", path), source.index) for path, source in files.items()]
+        if not indexes:
+            return []
+        limit = prompt_block.RELEVANT_LIMIT
+        # A source file's version and its index never change: a worker thread may rank them.
+        found = await anyio.to_thread.run_sync(
+            lambda: ranking.search(indexes, query, limit=limit).hits
+        )
+        chunks = []
+        for hit in found:
+            part = files[hit.category.path].chunk_at[hit.entry.line]
+            chunks.append(
+                prompt_block.SourceChunk(
+                    hit.category.path, part.start, part.end, part.text, hit.score
+                )
+            )
+        return chunks
+
     async def _source_lines(
         self, workspace: Workspace, path: str, first: int, last: int
     ) -> p.EntriesResult:
@@ -532,7 +568,8 @@ class Methods:
         text = params.text[: prompt_block.MAX_QUERY_CHARS]
         query = " ".join(part for part in (text, prompt_block.path_words(params.file)) if part)
         relevant = await self._relevant(workspace, snapshots, query)
-        block = prompt_block.build(always, relevant, params.budget_tokens, unreadable)
+        chunks = await self._source_chunks(workspace, query, params.agent_loads)
+        block = prompt_block.build(always, relevant, params.budget_tokens, unreadable, chunks)
         return p.ContextResult(
             markdown=block.markdown,
             tokens=block.tokens,
@@ -540,12 +577,13 @@ class Methods:
             entries=[
                 p.ContextEntry(
                     layer=placed.layer,
-                    category=placed.category.value,
-                    file=placed.category.file,
+                    category="" if placed.category is None else placed.category.value,
+                    file=placed.path if placed.category is None else placed.category.file,
                     line=placed.entry.line,
                     slug=placed.entry.slug,
                     content=placed.entry.content,
                     score=placed.score,
+                    lines=placed.lines,
                 )
                 for placed in block.entries
             ],

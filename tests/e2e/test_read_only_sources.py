@@ -173,3 +173,24 @@ def test_stats_count_each_source_and_say_what_was_left_out(
     shown = memd("stats", cwd=repo, socket=daemon.socket_path)
     assert f"  {'Source':<11} {'CLAUDE.md':<16} {2:>4} chunks (read-only)" in shown.stdout
     assert "  Left out: " in shown.stdout
+
+
+def test_the_prompt_block_adds_chunks_the_agent_does_not_load_itself(
+    daemon: DaemonProcess, repo: Path
+) -> None:
+    prompt = "Before I push: how are deploys done, and what about the integration suite?"
+    with Client(daemon.socket_path, workspace=repo) as client:
+        client.store(category="Instruction", content="Answer in British English.")
+        block = client.context(prompt)
+        chunks = [(e.file, e.lines) for e in block.entries if e.layer == "source"]
+        # Claude Code loads CLAUDE.md itself: only AGENTS.md's chunk is new to it.
+        assert chunks == [("AGENTS.md", "3-3")]
+        assert block.markdown.index("Answer in British English.") < block.markdown.index(
+            "From the project's files:"
+        )
+        assert "(AGENTS.md:3-3)" in block.markdown
+        everything = client.context(prompt, agent_loads=[])
+        files = {e.file for e in everything.entries if e.layer == "source"}
+        assert files == {"AGENTS.md", "CLAUDE.md"}
+        tight = client.context(prompt, budget_tokens=40)
+        assert tight.tokens <= 40

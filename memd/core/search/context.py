@@ -6,9 +6,12 @@ Rules:
 - Layer B ("relevant"): entries of the other categories ranked against the prompt (its first
   MAX_QUERY_CHARS characters plus the words of the file path it names), best first, keeping
   those scoring at least MIN_RELATIVE_SCORE of the best hit.
+- Layer C ("source"): chunks of the workspace's read-only sources ranked against the prompt,
+  keeping those scoring at least MIN_RELATIVE_SCORE of the best chunk, each with its file and
+  lines. The caller leaves out the files the calling agent loads on its own.
 - The block never exceeds the budget: layer A goes in first, in order, for as long as it fits
-  (what does not fit is counted in `omitted`); layer B fills what is left, skipping any entry
-  too long for the space that remains. No block at all when nothing fits.
+  (what does not fit is counted in `omitted`); layer B fills what is left, then layer C, each
+  skipping any line too long for the space that remains. No block at all when nothing fits.
 - Rules never go missing silently: when layer-A entries are left out, or a Security or
   Instruction file cannot be read, layer A ends with a line saying so and where to read them
   (room for it is kept first).
@@ -23,9 +26,9 @@ Rules:
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from memd.core.format.categories import Category
 from memd.core.format.controls import visible
@@ -43,8 +46,9 @@ MAX_QUERY_CHARS = 4096
 TITLE = "## Project memory (memd)"
 ALWAYS_HEADING = "Always follow:"
 RELEVANT_HEADING = "Relevant to this prompt:"
+SOURCE_HEADING = "From the project's files:"
 
-Layer = Literal["always", "relevant"]
+Layer = Literal["always", "relevant", "source"]
 
 
 @dataclass(frozen=True)
@@ -52,9 +56,24 @@ class Placed:
     """An entry that made it into the block."""
 
     layer: Layer
-    category: Category
+    category: Category | None
+    """None for a source's chunk."""
     entry: Entry
     score: float | None = None
+    path: str = ""
+    """A source chunk's file, relative to the workspace."""
+    lines: str = ""
+    """A source chunk's lines, "a-b"."""
+
+
+class SourceChunk(NamedTuple):
+    """A ranked chunk of a read-only source: its file, its lines, its text and its score."""
+
+    path: str
+    start: int
+    end: int
+    text: str
+    score: float
 
 
 @dataclass(frozen=True)
@@ -91,19 +110,21 @@ def build(
     relevant: Sequence[tuple[Category, Entry, float]],
     budget_tokens: int,
     unreadable: Sequence[Category] = (),
+    sources: Sequence[SourceChunk] = (),
 ) -> Block:
-    """Pack layer A (`always`, in order) then layer B (`relevant`, best first) into the budget.
+    """Pack layer A (`always`, in order), layer B (`relevant`, best first) then layer C
+    (`sources`, best first) into the budget.
 
     Layer A entries that do not fit, and layer-A files that cannot be read (`unreadable`), are
     named in a closing line of layer A ("Not shown: ..."), so an agent knows rules are missing
     and where to read them; room for that line is kept before anything else is packed.
     """
     rules = list(always)
-    block = _pack(rules, relevant, budget_tokens, unreadable, reserve=())
+    block = _pack(rules, relevant, sources, budget_tokens, unreadable, reserve=())
     if block.omitted == 0 and not unreadable:
         return block
     worst = notice_lines([c for c, _ in rules], unreadable)
-    return _pack(rules, relevant, budget_tokens, unreadable, reserve=worst)
+    return _pack(rules, relevant, sources, budget_tokens, unreadable, reserve=worst)
 
 
 def notice_lines(left_out: Sequence[Category], unreadable: Sequence[Category]) -> list[str]:
@@ -127,6 +148,7 @@ def notice_lines(left_out: Sequence[Category], unreadable: Sequence[Category]) -
 def _pack(
     rules: Sequence[tuple[Category, Entry]],
     relevant: Sequence[tuple[Category, Entry, float]],
+    sources: Sequence[SourceChunk],
     budget_tokens: int,
     unreadable: Sequence[Category],
     *,
@@ -163,6 +185,7 @@ def _pack(
         if fits(*heading, line):
             lines.extend([*heading, line])
             placed.append(Placed("relevant", category, entry, score))
+    _add_sources(sources, lines, placed, fits)
     if len(lines) == 1:
         return Block(markdown="", tokens=0, entries=(), omitted=len(left_out))
     markdown = "\n".join(lines) + "\n"
@@ -172,3 +195,23 @@ def _pack(
         entries=tuple(placed),
         omitted=len(left_out),
     )
+
+
+def _add_sources(
+    sources: Sequence[SourceChunk],
+    lines: list[str],
+    placed: list[Placed],
+    fits: Callable[..., bool],
+) -> None:
+    """Layer C: the chunks good enough and small enough for what is left of the budget."""
+    best = max((chunk.score for chunk in sources), default=0.0)
+    for chunk in sources:
+        if chunk.score < best * MIN_RELATIVE_SCORE:
+            continue
+        line = f"- {visible(chunk.text)} ({visible(chunk.path)}:{chunk.start}-{chunk.end})"
+        heading = () if any(p.layer == "source" for p in placed) else (SOURCE_HEADING,)
+        if fits(*heading, line):
+            lines.extend([*heading, line])
+            entry = Entry(line=chunk.start, slug=None, content=chunk.text)
+            where = f"{chunk.start}-{chunk.end}"
+            placed.append(Placed("source", None, entry, chunk.score, chunk.path, where))
