@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable
-from typing import Any, NamedTuple
+from typing import Any, Literal, NamedTuple
 
 import msgspec
 
@@ -105,9 +105,19 @@ def get(
     return Call("get", params, p.EntriesResult)
 
 
-def list_entries(workspace: str, category: str | None, tags: Iterable[str] | None = None) -> Call:
+def list_entries(
+    workspace: str,
+    category: str | None,
+    tags: Iterable[str] | None = None,
+    sources: Iterable[Literal["memory", "global"]] | None = None,
+) -> Call:
     """Prepare a `list` request."""
-    params = p.ListParams(workspace=workspace, category=category, tags=tag_list(tags))
+    params = p.ListParams(
+        workspace=workspace,
+        category=category,
+        tags=tag_list(tags),
+        sources=None if sources is None else list(sources),
+    )
     return Call("list", params, p.EntriesResult)
 
 

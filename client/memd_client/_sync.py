@@ -8,7 +8,7 @@ import socket
 import threading
 from collections.abc import Callable, Iterable
 from types import TracebackType
-from typing import Any
+from typing import Any, Literal
 
 from memd_client import _autostart, _calls, protocol as p
 from memd_client._connection import ClientBase, Connection, Reply
@@ -281,11 +281,14 @@ class Client(ClientBase):
         category: str | None = None,
         tags: Iterable[str] | None = None,
         workspace: str | os.PathLike[str] | None = None,
+        sources: Iterable[Literal["memory", "global"]] | None = None,
     ) -> p.EntriesResult:
         """List every entry, or those of one category; with `tags`, only the entries carrying
-        every one of those #tags."""
+        every one of those #tags; the project's, then the user-wide memory's (`sources`
+        narrows it)."""
         ws = _calls.workspace_path(workspace, self.workspace)
-        result: p.EntriesResult = self.call(_calls.list_entries(ws, category, tags))
+        call = _calls.list_entries(ws, category, tags, sources)
+        result: p.EntriesResult = self.call(call)
         return result
 
 

@@ -12,7 +12,7 @@ import os
 from collections import deque
 from collections.abc import Iterable
 from types import TracebackType
-from typing import Any
+from typing import Any, Literal
 
 try:
     import anyio
@@ -259,11 +259,14 @@ class AsyncClient(ClientBase):
         category: str | None = None,
         tags: Iterable[str] | None = None,
         workspace: str | os.PathLike[str] | None = None,
+        sources: Iterable[Literal["memory", "global"]] | None = None,
     ) -> p.EntriesResult:
         """List every entry, or those of one category; with `tags`, only the entries carrying
-        every one of those #tags."""
+        every one of those #tags; the project's, then the user-wide memory's (`sources`
+        narrows it)."""
         ws = _calls.workspace_path(workspace, self.workspace)
-        result: p.EntriesResult = await self.call(_calls.list_entries(ws, category, tags))
+        call = _calls.list_entries(ws, category, tags, sources)
+        result: p.EntriesResult = await self.call(call)
         return result
 
 

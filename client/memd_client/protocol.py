@@ -89,6 +89,8 @@ class EntryInfo(msgspec.Struct, kw_only=True, omit_defaults=True):
     slug: str | None
     content: str
     tags: list[str] = []
+    source: Literal["memory", "global"] = "memory"
+    """"global": an entry of the user-wide memory (from `list`, which shows both)."""
 
 
 class FileProblem(msgspec.Struct, kw_only=True):
@@ -288,6 +290,9 @@ class ListParams(_Params):
     workspace: Workspace
     category: str | None = None
     tags: Tags | None = None
+    sources: list[Literal["memory", "global"]] | None = None
+    """"memory" (the workspace's entries), "global" (the user-wide memory's); None: both, the
+    workspace's first."""
 
 
 class DeleteParams(_Params):

@@ -90,9 +90,11 @@ def render_entries(result: p.EntriesResult, tags: list[str] | None = None) -> st
     lines: list[str] = []
     current = ""
     for entry in result.entries:
-        if entry.file != current:
-            current = entry.file
-            lines.append(f"{entry.category} ({entry.file})")
+        where = f"global:{entry.file}" if entry.source == "global" else entry.file
+        if where != current:
+            current = where
+            user_wide = ", your user-wide memory" if entry.source == "global" else ""
+            lines.append(f"{entry.category} ({entry.file}{user_wide})")
         slug = f"[{entry.slug}] " if entry.slug else ""
         lines.append(f"  {entry.line:>4}  {slug}{entry.content}")
     return "\n".join(lines)

@@ -397,14 +397,18 @@ class Methods:
         wanted = wanted_tags(params.tags)
         workspace = await self.scopes.project(params.workspace)
         categories = categories_named(params.category)
-        await workspace.refresh(categories)
-        snapshots, unreadable = readable(workspace, categories)
+        sources = params.sources or ["memory", "global"]
+        searched, unreadable = await self.scopes.searched(workspace, categories, sources)
         entries: list[p.EntryInfo] = []
-        for category, snapshot in snapshots.items():
-            for entry in snapshot.entries:
-                tags = snapshot.tags.get(entry.line, _NO_TAGS)
+        for key, shelved in searched.items():
+            if shelved.category is None:
+                continue
+            for entry in shelved.snapshot.entries:
+                tags = shelved.snapshot.tags.get(entry.line, _NO_TAGS)
                 if wanted <= tags:
-                    entries.append(entry_info(category, entry, tags))
+                    info = entry_info(shelved.category, entry, tags)
+                    info.source = "memory" if isinstance(key, Category) else "global"
+                    entries.append(info)
         return p.EntriesResult(entries=entries, unreadable=unreadable, workspace=workspace.root)
 
     async def delete(self, params: p.DeleteParams, session: Session) -> p.DeleteResult:

@@ -121,3 +121,20 @@ def test_the_user_wide_memory_is_managed_like_a_project(
     archive = (_user_wide() / ".memory" / "archive.md").read_text()
     assert RULE in archive  # removed from the user-wide memory, kept in its archive
     assert "use-uv" not in (_user_wide() / ".memory" / "instructions.md").read_text()
+
+
+def test_list_shows_the_projects_entries_then_the_user_wide_ones(
+    daemon: DaemonProcess, short_tmp: Path
+) -> None:
+    project = _project(short_tmp, "app")
+    with Client(daemon.socket_path, workspace=project) as client:
+        client.store(category="Instruction", content=RULE, scope="global")
+        client.store(category="Instruction", content="Run make lint before committing.")
+        listed = client.list(category="Instruction")
+        assert [(e.content, e.source) for e in listed.entries] == [
+            ("Run make lint before committing.", "memory"),
+            (RULE, "global"),
+        ]
+        assert [e.source for e in client.list(sources=["memory"]).entries] == ["memory"]
+    shown = memd("list", cwd=project, socket=daemon.socket_path)
+    assert "Instruction (instructions.md, your user-wide memory)" in shown.stdout
