@@ -532,6 +532,8 @@ class ContextEntry(_Result):
     score: float | None = None
     lines: str = ""
     """A source chunk's lines, "a-b"."""
+    source: Literal["memory", "global", "file"] = "memory"
+    """Where it lives: the workspace's memory, the user-wide one, or a read-only source."""
 
 
 class ContextResult(_Result):

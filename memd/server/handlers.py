@@ -332,6 +332,19 @@ class Methods:
             "sources_indexed_at": datetime.datetime.fromtimestamp(looked, datetime.UTC).isoformat(),
         }
 
+    async def _user_wide_rules(self) -> list[tuple[Category, Entry]]:
+        """The user-wide memory's Security and Instruction entries (none until it exists)."""
+        user = await self.scopes.user_wide(create=False)
+        if user is None:
+            return []
+        await user.refresh(prompt_block.ALWAYS)
+        return [
+            (category, entry)
+            for category in prompt_block.ALWAYS
+            if (snapshot := user.actor(category).snapshot).error is None
+            for entry in snapshot.entries
+        ]
+
     async def _source_chunks(
         self, workspace: Workspace, query: str, agent_loads: list[str] | None
     ) -> list[prompt_block.SourceChunk]:
@@ -573,7 +586,10 @@ class Methods:
         query = " ".join(part for part in (text, prompt_block.path_words(params.file)) if part)
         relevant = await self._relevant(workspace, snapshots, query)
         chunks = await self._source_chunks(workspace, query, params.agent_loads)
-        block = prompt_block.build(always, relevant, params.budget_tokens, unreadable, chunks)
+        rules = await self._user_wide_rules()
+        block = prompt_block.build(
+            always, relevant, params.budget_tokens, unreadable, chunks, user_wide=rules
+        )
         return p.ContextResult(
             markdown=block.markdown,
             tokens=block.tokens,
@@ -588,6 +604,7 @@ class Methods:
                     content=placed.entry.content,
                     score=placed.score,
                     lines=placed.lines,
+                    source="file" if placed.category is None else placed.source,
                 )
                 for placed in block.entries
             ],

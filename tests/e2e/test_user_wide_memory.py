@@ -138,3 +138,16 @@ def test_list_shows_the_projects_entries_then_the_user_wide_ones(
         assert [e.source for e in client.list(sources=["memory"]).entries] == ["memory"]
     shown = memd("list", cwd=project, socket=daemon.socket_path)
     assert "Instruction (instructions.md, your user-wide memory)" in shown.stdout
+
+
+def test_the_prompt_block_carries_the_user_wide_rules_after_the_projects(
+    daemon: DaemonProcess, short_tmp: Path
+) -> None:
+    project = _project(short_tmp, "app")
+    with Client(daemon.socket_path, workspace=project) as client:
+        client.store(category="Instruction", content=RULE, scope="global")
+        client.store(category="Instruction", content="Run make lint before committing.")
+        block = client.context("set up the dev environment")
+    always = [(e.content, e.source) for e in block.entries if e.layer == "always"]
+    assert always == [("Run make lint before committing.", "memory"), (RULE, "global")]
+    assert block.markdown.index("make lint") < block.markdown.index("Use uv")

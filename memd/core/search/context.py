@@ -1,8 +1,9 @@
 """The memory block injected into an agent's prompt: a budget, two layers, compact Markdown.
 
 Rules:
-- Layer A ("always"): every Security entry, then every Instruction entry, in file order. They
-  are the rules an agent must honour whatever the prompt says.
+- Layer A ("always"): every Security entry, then every Instruction entry, in file order, then
+  the user-wide memory's (`user_wide`: rules for every project). They are the rules an agent
+  must honour whatever the prompt says.
 - Layer B ("relevant"): entries of the other categories ranked against the prompt (its first
   MAX_QUERY_CHARS characters plus the words of the file path it names), best first, keeping
   those scoring at least MIN_RELATIVE_SCORE of the best hit.
@@ -49,6 +50,7 @@ RELEVANT_HEADING = "Relevant to this prompt:"
 SOURCE_HEADING = "From the project's files:"
 
 Layer = Literal["always", "relevant", "source"]
+Source = Literal["memory", "global"]
 
 
 @dataclass(frozen=True)
@@ -64,6 +66,8 @@ class Placed:
     """A source chunk's file, relative to the workspace."""
     lines: str = ""
     """A source chunk's lines, "a-b"."""
+    source: Source = "memory"
+    """Where an entry lives: the workspace's memory or the user-wide one."""
 
 
 class SourceChunk(NamedTuple):
@@ -111,6 +115,7 @@ def build(
     budget_tokens: int,
     unreadable: Sequence[Category] = (),
     sources: Sequence[SourceChunk] = (),
+    user_wide: Iterable[tuple[Category, Entry]] = (),
 ) -> Block:
     """Pack layer A (`always`, in order), layer B (`relevant`, best first) then layer C
     (`sources`, best first) into the budget.
@@ -119,11 +124,12 @@ def build(
     named in a closing line of layer A ("Not shown: ..."), so an agent knows rules are missing
     and where to read them; room for that line is kept before anything else is packed.
     """
-    rules = list(always)
+    rules: list[tuple[Category, Entry, Source]] = [(c, e, "memory") for c, e in always]
+    rules += [(c, e, "global") for c, e in user_wide]
     block = _pack(rules, relevant, sources, budget_tokens, unreadable, reserve=())
     if block.omitted == 0 and not unreadable:
         return block
-    worst = notice_lines([c for c, _ in rules], unreadable)
+    worst = notice_lines([c for c, _, _ in rules], unreadable)
     return _pack(rules, relevant, sources, budget_tokens, unreadable, reserve=worst)
 
 
@@ -146,7 +152,7 @@ def notice_lines(left_out: Sequence[Category], unreadable: Sequence[Category]) -
 
 
 def _pack(
-    rules: Sequence[tuple[Category, Entry]],
+    rules: Sequence[tuple[Category, Entry, Source]],
     relevant: Sequence[tuple[Category, Entry, float]],
     sources: Sequence[SourceChunk],
     budget_tokens: int,
@@ -161,12 +167,12 @@ def _pack(
     def fits(*extra: str) -> bool:
         return estimate_tokens("\n".join([*lines, *extra]) + "\n") <= budget_tokens
 
-    for category, entry in rules:
+    for category, entry, source in rules:
         line = entry_line(category, entry)
         heading = () if placed else (ALWAYS_HEADING,)
         if not left_out and fits(*heading, line, *reserve):
             lines.extend([*heading, line])
-            placed.append(Placed("always", category, entry))
+            placed.append(Placed("always", category, entry, source=source))
         else:
             left_out.append(category)
     notices = notice_lines(left_out, unreadable)
