@@ -367,6 +367,15 @@ def _write_tools(bridge: Bridge, resolver: Callable[..., Awaitable[Any]]) -> lis
                 )
             ),
         ] = False,
+        scope: Annotated[
+            Literal["project", "global"],
+            Field(
+                description=(
+                    '"project" (the default): this project\'s memory. "global": the user\'s '
+                    "memory for every project."
+                )
+            ),
+        ] = "project",
     ) -> CallToolResult:
         """Plan or carry out a cleanup of the project's memory. It merges entries that say
         nothing another entry does not (repeats and shorter forms; each merge says why), prunes
@@ -376,7 +385,9 @@ def _write_tools(bridge: Bridge, resolver: Callable[..., Awaitable[Any]]) -> lis
         Call it without apply first and show the plan to the user. Pass apply: true only when
         the user agrees.
         """
-        result, ws = await bridge.call(roots, lambda client: client.cleanup(apply=apply))
+        result, ws = await bridge.call(
+            roots, lambda client: client.cleanup(apply=apply, scope=scope)
+        )
         return bridge.reply(render_cleanup(result), structured(result, ws))
 
     async def delete_memory(
@@ -534,13 +545,24 @@ def _read_tools(bridge: Bridge, resolver: Callable[..., Awaitable[Any]]) -> list
             render_entries(result.entries, result.unreadable), structured(result, ws)
         )
 
-    async def memory_stats(roots: Roots) -> CallToolResult:
+    async def memory_stats(
+        roots: Roots,
+        scope: Annotated[
+            Literal["project", "global"],
+            Field(
+                description=(
+                    '"project" (the default): this project\'s memory. "global": the user\'s '
+                    "memory for every project."
+                )
+            ),
+        ] = "project",
+    ) -> CallToolResult:
         """Count the entries in each category against its limit, and say which workspace's
-        memory this server uses and why.
+        memory this server uses and why (and the project's instruction files searched).
 
         Use it to check the setup (is this the right project?) or whether a cleanup is due.
         """
-        result, ws = await bridge.call(roots, lambda client: client.stats())
+        result, ws = await bridge.call(roots, lambda client: client.stats(scope=scope))
         return bridge.reply(render_stats(result, ws), structured(result, ws))
 
     async def memory_context(

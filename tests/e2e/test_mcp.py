@@ -191,7 +191,7 @@ async def test_tools_keep_hacklm_names_and_schemas_and_a_daemon_that_cannot_star
             assert "minimum" not in query["limit"] and "maximum" not in query["limit"]  # clamped
             assert query["category"]["anyOf"][0]["enum"] == CATEGORIES
             assert tools["getMemory"].input_schema["required"] == ["slug"]
-            assert tools["memoryStats"].input_schema.get("properties", {}) == {}
+            assert set(tools["memoryStats"].input_schema.get("properties", {})) == {"scope"}
             assert tools["cleanupMemory"].input_schema["properties"]["apply"]["default"] is False
             context = tools["memoryContext"].input_schema["properties"]
             assert set(context) == {"text", "file", "budget_tokens"}
