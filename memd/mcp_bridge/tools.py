@@ -90,6 +90,11 @@ CATEGORY_HELP = (
     "non-obvious stuff. Preference: style, design and naming choices. Decision: architectural "
     "commitments. Security: rules that must never be broken."
 )
+SCOPE_HELP = (
+    '"project" (the default): this project\'s memory. "global": the user\'s memory for every '
+    'project, for rules that hold wherever they work (e.g. "Use uv, never pip."); queries in '
+    "any project find it."
+)
 
 # ---------------------------------------------------------------------------- output schemas
 
@@ -300,6 +305,7 @@ def _write_tools(bridge: Bridge, resolver: Callable[..., Awaitable[Any]]) -> lis
 
     Roots = Annotated[ListRootsResult | None, Resolve(resolver)]
     AnyCase = Annotated[Category, BeforeValidator(any_case)]
+    ScopeArg = Annotated[Literal["project", "global"], Field(description=SCOPE_HELP)]
 
     async def store_memory(
         category: Annotated[AnyCase, Field(description=CATEGORY_HELP)],
@@ -324,16 +330,7 @@ def _write_tools(bridge: Bridge, resolver: Callable[..., Awaitable[Any]]) -> lis
                 )
             ),
         ] = None,
-        scope: Annotated[
-            Literal["project", "global"],
-            Field(
-                description=(
-                    '"project" (the default): this project\'s memory. "global": the user\'s '
-                    "memory for every project, for rules that hold wherever they work (e.g. "
-                    '"Use uv, never pip."); queries in any project find it.'
-                )
-            ),
-        ] = "project",
+        scope: ScopeArg = "project",
     ) -> CallToolResult:
         """Save one durable lesson to the project's memory (.memory/<category>.md), shared
         with every agent working on this project (or, with scope "global", to the user's
@@ -367,15 +364,7 @@ def _write_tools(bridge: Bridge, resolver: Callable[..., Awaitable[Any]]) -> lis
                 )
             ),
         ] = False,
-        scope: Annotated[
-            Literal["project", "global"],
-            Field(
-                description=(
-                    '"project" (the default): this project\'s memory. "global": the user\'s '
-                    "memory for every project."
-                )
-            ),
-        ] = "project",
+        scope: ScopeArg = "project",
     ) -> CallToolResult:
         """Plan or carry out a cleanup of the project's memory. It merges entries that say
         nothing another entry does not (repeats and shorter forms; each merge says why), prunes
@@ -461,6 +450,7 @@ def _read_tools(bridge: Bridge, resolver: Callable[..., Awaitable[Any]]) -> list
 
     Roots = Annotated[ListRootsResult | None, Resolve(resolver)]
     AnyCase = Annotated[Category, BeforeValidator(any_case)]
+    ScopeArg = Annotated[Literal["project", "global"], Field(description=SCOPE_HELP)]
 
     def read_only(title: str) -> ToolAnnotations:
         return ToolAnnotations(title=title, read_only_hint=True, open_world_hint=False)
@@ -547,15 +537,7 @@ def _read_tools(bridge: Bridge, resolver: Callable[..., Awaitable[Any]]) -> list
 
     async def memory_stats(
         roots: Roots,
-        scope: Annotated[
-            Literal["project", "global"],
-            Field(
-                description=(
-                    '"project" (the default): this project\'s memory. "global": the user\'s '
-                    "memory for every project."
-                )
-            ),
-        ] = "project",
+        scope: ScopeArg = "project",
     ) -> CallToolResult:
         """Count the entries in each category against its limit, and say which workspace's
         memory this server uses and why (and the project's instruction files searched).
