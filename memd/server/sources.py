@@ -5,8 +5,10 @@ Rules:
 - One owner: the workspace (`Workspace.sources`). Nothing here ever writes.
 - Refreshed on use: a search that finds the last look older than `FRESH_SECONDS` looks again, in
   one worker-thread call: the project's `.memory/memd.toml`, the files the sources name (a scan,
-  bounded), and each file whose fingerprint changed is read and chunked again; a file gone is
-  gone from the search. One look at a time per workspace (concurrent searches share it).
+  bounded), and each file whose fingerprint changed is read, chunked and indexed again (there,
+  never on the event loop); a file gone is gone from the search. One look at a time per
+  workspace (concurrent searches share it). A file's version and its index never change, so a
+  worker thread may rank them.
 - A chunk is an entry whose line is the chunk's first line and whose content is its searchable
   text (its heading path, then its text); `chunk_at` gives the chunk back for results. The
   block `memd init` writes into AGENTS.md or CLAUDE.md (memd's own instructions, not the
@@ -128,9 +130,9 @@ def _look(root: str, configured: tuple[str, ...], max_bytes: int, previous: Look
             continue
         if read is not None:
             text, fingerprint = read
-            files[source.path] = SourceFile(
-                source.path, source.real_path, fingerprint, _chunks(text)
-            )
+            fresh = SourceFile(source.path, source.real_path, fingerprint, _chunks(text))
+            fresh.index  # noqa: B018 (built here, in the worker thread, never on the event loop)
+            files[source.path] = fresh
     return Look(files, refused, time.monotonic())
 
 
