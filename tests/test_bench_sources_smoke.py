@@ -43,7 +43,7 @@ def test_sources_benchmark_runs_quick(tmp_path: Path, capsys: pytest.CaptureFixt
     for name in sources.WORKSPACES:
         found = speed["workspaces"][name]
         assert found["steady"]["n"] >= speed["questions"]
-        assert found["after_idle"]["first"]["n"] == sources.QUICK.idle_rounds
+        assert found["after_idle"]["look"]["n"] == sources.QUICK.idle_rounds
         assert found["load_ms"] > 0
         assert found["mean_hits"] > 0
     assert speed["workspaces"]["memories"]["chunk_share"] == 0
