@@ -148,7 +148,7 @@ def parse_config(text: str, source: str) -> dict[str, Any]:
 
     try:
         values = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
+    except (tomllib.TOMLDecodeError, RecursionError) as exc:  # nesting too deep: no crash
         raise ConfigError(f"{source} is not valid TOML ({exc}); fix it or remove it.") from None
     settings = _convert(values, source)
     return {name: getattr(settings, name) for name in values}
@@ -280,7 +280,7 @@ def parse_project_config(text: str, source: str) -> ProjectConfig:
 
     try:
         values = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
+    except (tomllib.TOMLDecodeError, RecursionError) as exc:  # nesting too deep: no crash
         raise ConfigError(f"{source} is not valid TOML ({exc}); fix it or remove it.") from None
     unknown = sorted(set(values) - {"sources"})
     if unknown:

@@ -28,7 +28,7 @@ from memd.core.format.categories import CATEGORIES, Category, category_for_file,
 from memd.core.format.mdformat import Entry
 from memd.core.search import context as prompt_block, fusion, ranking
 from memd.core.search.shelves import Key, Shelf
-from memd.core.sources.selection import pattern_matches
+from memd.core.sources.selection import MAX_SOURCE_ENTRIES, parse_entry, pattern_matches
 from memd.core.writes import transitions
 from memd.server import scopes
 from memd.server.dispatch import Handler
@@ -352,7 +352,7 @@ class Methods:
         against the prompt, but for the files the calling agent loads on its own."""
         if not query.strip():
             return []
-        skip = AGENT_LOADS if agent_loads is None else agent_loads
+        skip = AGENT_LOADS if agent_loads is None else _agent_loads(agent_loads)
         limits = self.registry.limits
         look = await workspace.sources.refresh(limits.sources, limits.max_file_bytes)
         files = {
@@ -672,3 +672,23 @@ class Methods:
         return p.UnsubscribeResult(
             workspace=workspace.root, subscribed=workspace.unsubscribe(session)
         )
+
+
+def _agent_loads(globs: list[str]) -> list[str]:
+    """The `agent_loads` globs, checked as a project's `sources` entries are (relative, few
+    wildcards: a glob is a regular expression, and one must not stall the daemon).
+
+    Raises:
+        InvalidParams: too many globs, or one that is refused (the message says why).
+    """
+    if len(globs) > MAX_SOURCE_ENTRIES:
+        raise InvalidParams(
+            f"agent_loads names {len(globs)} globs; name at most {MAX_SOURCE_ENTRIES}."
+        )
+    checked = []
+    for glob in globs:
+        try:
+            checked.append(parse_entry(glob, allow_absolute=False))
+        except ValueError as exc:
+            raise InvalidParams(f"agent_loads entry {glob!r} {exc}.") from None
+    return checked

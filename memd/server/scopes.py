@@ -6,8 +6,9 @@ Rules:
   (`$XDG_DATA_HOME/memd/global`, memories in its `.memory/`), served by the same registry,
   actors, lock, watcher and archive as any project.
 - Kept apart: a workspace path that resolves to that directory or inside it, by any spelling
-  (links, `..`), is refused as a project; a store goes to the user-wide memory only when it
-  says `scope` "global".
+  (links, `..`, a bind mount: compared by device and inode too), is refused as a project
+  before it loads (a path found apart is trusted for `CHECKED_SECONDS`); a store goes to the
+  user-wide memory only when it says `scope` "global".
 - The directory is made (mode 0700) by the first store that needs it; a read never makes it,
   and there is nothing to search until it holds `.memory/`.
 - A search reads the project's categories (keyed by `Category`), the user-wide memory's (keyed
@@ -39,6 +40,9 @@ from memd_client import protocol as p
 from memd_client.errors import InvalidParams
 
 ORIGINS: tuple[p.Origin, ...] = ("memory", "global", "file")
+CHECKED_SECONDS = 10.0
+"""How long a workspace path found apart from the user-wide memory is trusted."""
+CHECKED_PATHS = 1024
 
 
 class Shelved(NamedTuple):
@@ -55,26 +59,62 @@ class Scopes:
     def __init__(self, registry: Registry, root: str | None = None) -> None:
         self.registry = registry
         self.root = root or global_root()
-        self._real = os.path.realpath(self.root)
+        self._apart: dict[str, float] = {}
 
     def is_user_wide(self, path: str) -> bool:
-        """True when the real path `path` is the user-wide memory's directory or inside it."""
-        return path == self._real or path.startswith(self._real + os.sep)
+        """True when `path` is the user-wide memory's directory or inside it, by its real path
+        or by identity (device and inode of it or a parent: a link or a bind mount made after
+        the daemon started). Blocking (a few `stat`s): call it in a worker thread."""
+        real = os.path.realpath(path)
+        anchor = os.path.realpath(self.root)
+        if real == anchor or real.startswith(anchor + os.sep):
+            return True
+        try:
+            target = os.stat(self.root)
+        except OSError:
+            return False  # no user-wide memory yet: nothing to land in
+        current = real
+        while True:
+            try:
+                found = os.stat(current)
+            except OSError:
+                return False
+            if (found.st_dev, found.st_ino) == (target.st_dev, target.st_ino):
+                return True
+            parent = os.path.dirname(current)
+            if parent == current:
+                return False
+            current = parent
 
     async def project(self, path: str) -> Workspace:
-        """The project workspace at `path`.
+        """The project workspace at `path` (checked before it is loaded).
 
         Raises:
             InvalidParams: `path` is the user-wide memory (by any spelling).
         """
-        workspace = await self.registry.get(path)
-        if self.is_user_wide(workspace.root):
+        if os.path.isabs(path) and await self._user_wide_path(path):
             raise InvalidParams(
                 f"workspace {path} is memd's user-wide memory, not a project; pass a project "
                 "as the workspace, and store into the user-wide memory with scope global "
                 "(memd store --global)."
             )
-        return workspace
+        return await self.registry.get(path)
+
+    async def _user_wide_path(self, path: str) -> bool:
+        """`is_user_wide`, in a worker thread; a path found apart is trusted for
+        `CHECKED_SECONDS` (most requests then cost no thread hop), and at most
+        `CHECKED_PATHS` are remembered."""
+        now = anyio.current_time()
+        checked = self._apart.get(path)
+        if checked is not None and now - checked < CHECKED_SECONDS:
+            return False
+        inside = await anyio.to_thread.run_sync(self.is_user_wide, path)
+        self._apart.pop(path, None)
+        if not inside:
+            self._apart[path] = now
+            if len(self._apart) > CHECKED_PATHS:
+                self._apart.pop(next(iter(self._apart)))
+        return inside
 
     async def user_wide(self, *, create: bool) -> Workspace | None:
         """The user-wide memory's workspace; None when it holds nothing yet and `create` is

@@ -14,8 +14,9 @@ Rules:
   block `memd init` writes into AGENTS.md or CLAUDE.md (memd's own instructions, not the
   project's knowledge) is left out.
 - What cannot be used is left out and kept in `refused`, one sentence each: a link out of the
-  workspace, a file too big or not UTF-8, a `.memory/memd.toml` that cannot be used (then the
-  defaults and memd's config apply).
+  workspace, a file too big or not UTF-8, files past `MAX_TOTAL_BYTES` in all, a
+  `.memory/memd.toml` that cannot be used (then the defaults and memd's config apply). A look
+  that fails outright (a tree too deep to walk) keeps the last look's files and says why.
 """
 
 from __future__ import annotations
@@ -40,6 +41,8 @@ from memd_client.errors import RpcError
 
 FRESH_SECONDS = 1.0
 """How old a look at the sources may be before a search looks again."""
+MAX_TOTAL_BYTES = 16 * 1024 * 1024
+"""The most source text one workspace holds in memory: files past it are left out (and said)."""
 
 
 class SourceFile:
@@ -95,9 +98,13 @@ class WorkspaceSources:
         async with self._lock:
             if time.monotonic() - self.current.at >= FRESH_SECONDS:
                 previous = self.current
-                self.current = await anyio.to_thread.run_sync(
-                    _look, self.root, tuple(configured), max_bytes, previous
-                )
+                try:
+                    self.current = await anyio.to_thread.run_sync(
+                        _look, self.root, tuple(configured), max_bytes, previous
+                    )
+                except (RecursionError, OSError, ValueError) as exc:  # never fail a search
+                    problem = f"the sources could not be looked at ({type(exc).__name__}: {exc})"
+                    self.current = Look(previous.files, [problem], time.monotonic())
             return self.current
 
 
@@ -118,7 +125,15 @@ def _look(root: str, configured: tuple[str, ...], max_bytes: int, previous: Look
     scan = found.find_sources(root, selection, max_bytes=max_bytes)
     refused += [refusal.message for refusal in scan.refused]
     files: dict[str, SourceFile] = {}
+    total = 0
     for source in scan.files:
+        total += source.size
+        if total > MAX_TOTAL_BYTES:
+            refused.append(
+                f"{source.path} is left out: the workspace's sources pass "
+                f"{MAX_TOTAL_BYTES // (1024 * 1024)} MiB; name fewer in sources"
+            )
+            continue
         kept = previous.files.get(source.path)
         if kept is not None and kept.fingerprint == source.fingerprint:
             files[source.path] = kept

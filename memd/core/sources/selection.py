@@ -75,6 +75,12 @@ class SourceSelection(NamedTuple):
     leaving out a pattern whose last mention is an exclusion of that same text."""
 
 
+MAX_DEEP = 2
+"""`**` segments an entry may hold (repeated ones count once)."""
+MAX_STARS = 2
+"""`*` wildcards one name of an entry may hold."""
+
+
 def parse_entry(entry: str, *, allow_absolute: bool) -> str:
     """Return `entry` normalised (`!` kept, `./` and repeated `/` dropped).
 
@@ -100,8 +106,20 @@ def parse_entry(entry: str, *, allow_absolute: bool) -> str:
     if body.endswith("/"):
         raise ValueError("ends with /, so it names a directory; name its files (docs/*.md)")
     segments = [segment for segment in body.split("/") if segment not in ("", ".")]
+    segments = [
+        s for n, s in enumerate(segments) if not (s == "**" and segments[n - 1 : n] == ["**"])
+    ]
     if not segments:
         raise ValueError("names no file")
+    if sum(segment == "**" for segment in segments) > MAX_DEEP or any(
+        segment.count("*") > MAX_STARS for segment in segments if segment != "**"
+    ):
+        # A glob is matched by a regular expression: more wildcards could make one match run
+        # for seconds, and a cloned repository's memd.toml must not be able to stall memd.
+        raise ValueError(
+            f"has too many wildcards (at most {MAX_DEEP} ** segments and {MAX_STARS} * in a "
+            "name); name the files more plainly"
+        )
     if ".." in segments:
         raise ValueError("uses .., which memd does not follow; name the path without it")
     skipped = next((segment for segment in segments if segment in SKIPPED_DIRS), None)
