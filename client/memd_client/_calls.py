@@ -98,10 +98,17 @@ def query(
 
 
 def get(
-    workspace: str, category: str | None, slug: str | None, file: str | None, lines: str | None
+    workspace: str,
+    category: str | None,
+    slug: str | None,
+    file: str | None,
+    lines: str | None,
+    scope: p.Scope = "project",
 ) -> Call:
     """Prepare a `get` request."""
-    params = p.GetParams(workspace=workspace, category=category, slug=slug, file=file, lines=lines)
+    params = p.GetParams(
+        workspace=workspace, category=category, slug=slug, file=file, lines=lines, scope=scope
+    )
     return Call("get", params, p.EntriesResult)
 
 

@@ -180,10 +180,13 @@ class AsyncClient(ClientBase):
         file: str | None = None,
         lines: str | None = None,
         workspace: str | os.PathLike[str] | None = None,
+        scope: p.Scope = "project",
     ) -> p.EntriesResult:
-        """Fetch entries by category and slug, or by file and a line range "a-b"."""
+        """Fetch entries by category and slug, or by file and a line range "a-b" (a category
+        file, or a read-only source's path); `scope` "global": from the user-wide memory."""
         ws = _calls.workspace_path(workspace, self.workspace)
-        result: p.EntriesResult = await self.call(_calls.get(ws, category, slug, file, lines))
+        call = _calls.get(ws, category, slug, file, lines, scope)
+        result: p.EntriesResult = await self.call(call)
         return result
 
     async def delete(

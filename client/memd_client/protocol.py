@@ -268,6 +268,8 @@ class GetParams(_Params):
     slug: str | None = None
     file: str | None = None
     lines: str | None = None
+    scope: Scope = "project"
+    """"global": from the user-wide memory (for a hit whose `source` is "global")."""
 
 
 class EntriesResult(_Result):

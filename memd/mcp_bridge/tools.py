@@ -383,16 +383,18 @@ def _write_tools(bridge: Bridge, resolver: Callable[..., Awaitable[Any]]) -> lis
         category: Annotated[AnyCase, Field(description="The entry's category.")],
         slug: Annotated[str, Field(description="The entry's kebab-case slug, e.g. 'use-tabs'.")],
         roots: Roots,
+        scope: ScopeArg = "project",
     ) -> CallToolResult:
-        """Delete one entry from the project's memory by category and slug. It is moved to
-        .memory/archive.md, not lost.
+        """Delete one entry from the project's memory by category and slug (with scope
+        "global", from the user's memory for every project: a [user-wide] hit). It is moved to
+        the archive (.memory/archive.md), not lost.
 
         Call it to retract a memory that is wrong or no longer holds (find its slug with
         queryMemory or getMemory). To change an entry's text, store it again with its slug
         instead.
         """
         result, ws = await bridge.call(
-            roots, lambda client: client.delete(category=category, slug=slug)
+            roots, lambda client: client.delete(category=category, slug=slug, scope=scope)
         )
         if not result.deleted:
             raise ToolError(failure(result.message, ws))

@@ -140,6 +140,11 @@ class Methods:
         wanted = wanted_tags(params.tags)
         workspace = await self.scopes.project(params.workspace)
         categories = categories_named(params.category)
+        if params.category is not None and params.sources == ["file"]:
+            raise InvalidParams(
+                'A category names memory entries, and sources ["file"] only the read-only '
+                "sources, which have none; leave out one of the two."
+            )
         searched, unreadable = await self.scopes.searched(workspace, categories, params.sources)
         # With tags, every entry still shapes the statistics (so each score is the one it has
         # without tags); only tagged entries can be hits, before `limit` (a query without
@@ -272,8 +277,8 @@ class Methods:
 
     async def get(self, params: p.GetParams, session: Session) -> p.EntriesResult:
         """Return the entries with a slug (one per category searched), or the entries within a
-        line range of a file."""
-        workspace = await self.scopes.project(params.workspace)
+        line range of a file (with scope global, of the user-wide memory)."""
+        workspace = await self._scoped(params.workspace, params.scope)
         if params.slug is not None:
             categories = categories_named(params.category)
             await workspace.refresh(categories)
@@ -305,7 +310,7 @@ class Methods:
                 "get needs either `slug` (and maybe `category`), or `file` and `lines`."
             )
         first, last = parse_line_range(params.lines)
-        if params.file not in CATEGORY_FILES:
+        if params.file not in CATEGORY_FILES and params.scope == "project":
             return await self._source_lines(workspace, params.file, first, last)
         category = category_for_file(params.file)
         await workspace.refresh((category,))

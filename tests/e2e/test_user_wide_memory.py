@@ -151,3 +151,16 @@ def test_the_prompt_block_carries_the_user_wide_rules_after_the_projects(
     always = [(e.content, e.source) for e in block.entries if e.layer == "always"]
     assert always == [("Run make lint before committing.", "memory"), (RULE, "global")]
     assert block.markdown.index("make lint") < block.markdown.index("Use uv")
+
+
+def test_a_user_wide_hit_is_read_back_by_its_lines(daemon: DaemonProcess, short_tmp: Path) -> None:
+    project = _project(short_tmp, "app")
+    with Client(daemon.socket_path, workspace=project) as client:
+        client.store(category="Instruction", content="Run make lint before committing.")
+        client.store(category="Instruction", content=RULE, scope="global")
+        hit = client.query("python packages", sources=["global"]).results[0]
+        got = client.get(file=hit.file, lines=hit.lines, scope="global")
+        assert [entry.content for entry in got.entries] == [RULE]
+        with pytest.raises(InvalidParams) as refused:
+            client.query("uv", category="Instruction", sources=["file"])
+        assert "leave out one of the two" in refused.value.message
