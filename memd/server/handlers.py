@@ -337,18 +337,21 @@ class Methods:
             "sources_indexed_at": datetime.datetime.fromtimestamp(looked, datetime.UTC).isoformat(),
         }
 
-    async def _user_wide_rules(self) -> list[tuple[Category, Entry]]:
-        """The user-wide memory's Security and Instruction entries (none until it exists)."""
+    async def _user_wide_rules(self) -> tuple[list[tuple[Category, Entry]], list[Category]]:
+        """The user-wide memory's Security and Instruction entries (none until it exists), and
+        those of its files that cannot be read."""
         user = await self.scopes.user_wide(create=False)
         if user is None:
-            return []
+            return [], []
         await user.refresh(prompt_block.ALWAYS)
-        return [
+        snapshots = {c: user.actor(c).snapshot for c in prompt_block.ALWAYS}
+        rules = [
             (category, entry)
-            for category in prompt_block.ALWAYS
-            if (snapshot := user.actor(category).snapshot).error is None
+            for category, snapshot in snapshots.items()
+            if snapshot.error is None
             for entry in snapshot.entries
         ]
+        return rules, [c for c, snapshot in snapshots.items() if snapshot.error is not None]
 
     async def _source_chunks(
         self, workspace: Workspace, query: str, agent_loads: list[str] | None
@@ -591,9 +594,15 @@ class Methods:
         query = " ".join(part for part in (text, prompt_block.path_words(params.file)) if part)
         relevant = await self._relevant(workspace, snapshots, query)
         chunks = await self._source_chunks(workspace, query, params.agent_loads)
-        rules = await self._user_wide_rules()
+        rules, user_unreadable = await self._user_wide_rules()
         block = prompt_block.build(
-            always, relevant, params.budget_tokens, unreadable, chunks, user_wide=rules
+            always,
+            relevant,
+            params.budget_tokens,
+            unreadable,
+            chunks,
+            user_wide=rules,
+            user_unreadable=user_unreadable,
         )
         return p.ContextResult(
             markdown=block.markdown,

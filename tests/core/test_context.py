@@ -124,3 +124,22 @@ def test_the_block_never_exceeds_the_budget(
     assert len([p for p in block.entries if p.layer == "always"]) + block.omitted == len(always)
     if block.omitted:  # rules are never left out silently
         assert block.markdown == "" or "Not shown for space" in block.markdown
+
+
+def test_user_wide_rules_follow_the_projects_and_their_gaps_are_named_as_theirs() -> None:
+    user_wide = [(INS, entry(5, "Answer in British English.", "british"))]
+    block = build(ALWAYS, [], 800, user_wide=user_wide, user_unreadable=[SEC])
+    assert [(p.entry.content, p.source) for p in block.entries] == [
+        ("Never commit .env files.", "memory"),
+        ("Run make test before every commit.", "memory"),
+        ("Answer in British English.", "global"),
+    ]
+    assert block.markdown.endswith(
+        "- Your user-wide security.md cannot be read, so its rules are missing here; "
+        "see `memd stats --global`.\n"
+    )
+    long_rules = [(INS, entry(5 + n, "Prefer small pull requests; " * 6)) for n in range(6)]
+    tight = build(ALWAYS, [], 160, user_wide=long_rules)
+    assert tight.tokens <= 160
+    assert "more user-wide Security/Instruction entr" in tight.markdown
+    assert "read .memory/" not in tight.markdown  # the project's rules all fit

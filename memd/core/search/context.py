@@ -116,6 +116,7 @@ def build(
     unreadable: Sequence[Category] = (),
     sources: Sequence[SourceChunk] = (),
     user_wide: Iterable[tuple[Category, Entry]] = (),
+    user_unreadable: Sequence[Category] = (),
 ) -> Block:
     """Pack layer A (`always`, in order), layer B (`relevant`, best first) then layer C
     (`sources`, best first) into the budget.
@@ -126,11 +127,14 @@ def build(
     """
     rules: list[tuple[Category, Entry, Source]] = [(c, e, "memory") for c, e in always]
     rules += [(c, e, "global") for c, e in user_wide]
-    block = _pack(rules, relevant, sources, budget_tokens, unreadable, reserve=())
-    if block.omitted == 0 and not unreadable:
+    missing: list[tuple[Category, Source]] = [(c, "memory") for c in unreadable]
+    missing += [(c, "global") for c in user_unreadable]
+    block = _pack(rules, relevant, sources, budget_tokens, missing, reserve=())
+    if block.omitted == 0 and not missing:
         return block
-    worst = notice_lines([c for c, _, _ in rules], unreadable)
-    return _pack(rules, relevant, sources, budget_tokens, unreadable, reserve=worst)
+    worst = notice_lines([c for c, _, where in rules if where == "memory"], unreadable)
+    worst += _user_wide_notices([c for c, _, where in rules if where == "global"], user_unreadable)
+    return _pack(rules, relevant, sources, budget_tokens, missing, reserve=worst)
 
 
 def notice_lines(left_out: Sequence[Category], unreadable: Sequence[Category]) -> list[str]:
@@ -151,18 +155,36 @@ def notice_lines(left_out: Sequence[Category], unreadable: Sequence[Category]) -
     return lines
 
 
+def _user_wide_notices(left_out: Sequence[Category], unreadable: Sequence[Category]) -> list[str]:
+    """The same closing lines for the user-wide memory's rules."""
+    lines = []
+    if left_out:
+        count = len(left_out)
+        noun = "entry" if count == 1 else "entries"
+        lines.append(
+            f"- Not shown for space: {count} more user-wide Security/Instruction {noun}; run "
+            "`memd list --category Instruction` (and Security)."
+        )
+    for category in unreadable:
+        lines.append(
+            f"- Your user-wide {category.file} cannot be read, so its rules are missing here; "
+            "see `memd stats --global`."
+        )
+    return lines
+
+
 def _pack(
     rules: Sequence[tuple[Category, Entry, Source]],
     relevant: Sequence[tuple[Category, Entry, float]],
     sources: Sequence[SourceChunk],
     budget_tokens: int,
-    unreadable: Sequence[Category],
+    unreadable: Sequence[tuple[Category, Source]],
     *,
     reserve: Sequence[str],
 ) -> Block:
     lines = [TITLE]
     placed: list[Placed] = []
-    left_out: list[Category] = []
+    left_out: list[tuple[Category, Source]] = []
 
     def fits(*extra: str) -> bool:
         return estimate_tokens("\n".join([*lines, *extra]) + "\n") <= budget_tokens
@@ -174,8 +196,12 @@ def _pack(
             lines.extend([*heading, line])
             placed.append(Placed("always", category, entry, source=source))
         else:
-            left_out.append(category)
-    notices = notice_lines(left_out, unreadable)
+            left_out.append((category, source))
+    notices = notice_lines(
+        [c for c, s in left_out if s == "memory"], [c for c, s in unreadable if s == "memory"]
+    ) + _user_wide_notices(
+        [c for c, s in left_out if s == "global"], [c for c, s in unreadable if s == "global"]
+    )
     if notices:
         notices = [*(() if placed else (ALWAYS_HEADING,)), *notices]
         if not fits(*notices):  # no room to say rules are missing: show nothing rather
