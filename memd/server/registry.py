@@ -148,7 +148,7 @@ class Registry:
             loaded = anyio.Event()
             self._loading[root] = (workspace, loaded)
             try:
-                await self._services.start(workspace.run)
+                await self._services.start(_serve, workspace)
                 self._workspaces[root] = workspace
                 logger.info("loaded workspace %s", root)
             finally:
@@ -171,6 +171,9 @@ class Registry:
     async def _run_background(
         self, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED
     ) -> None:
+        # Started inside the first request's lease: its context (and the workspaces that
+        # request held) would otherwise live as long as the daemon.
+        _leased.set(None)
         with self._background_scope:
             async with anyio.create_task_group() as tg:
                 await tg.start(self.watches.run)
@@ -263,3 +266,12 @@ def resolve_root(path: str) -> str:
             f"Workspace {path} is not an existing directory; pass a project root that exists."
         )
     return real
+
+
+async def _serve(
+    workspace: Workspace, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED
+) -> None:
+    """Run `workspace` outside the lease of the request that loaded it (its context would
+    otherwise keep that request's workspaces alive while this one runs)."""
+    _leased.set(None)
+    await workspace.run(task_status=task_status)
