@@ -65,7 +65,10 @@ class Scopes:
         """True when `path` is the user-wide memory's directory or inside it, by its real path
         or by identity (device and inode of it or a parent: a link or a bind mount made after
         the daemon started). Blocking (a few `stat`s): call it in a worker thread."""
-        real = os.path.realpath(path)
+        try:
+            real = os.path.realpath(path)
+        except ValueError:  # a NUL in it: not a path at all (the registry says so)
+            return False
         anchor = os.path.realpath(self.root)
         if real == anchor or real.startswith(anchor + os.sep):
             return True
