@@ -60,6 +60,7 @@ class Scopes:
         self.registry = registry
         self.root = root or global_root()
         self._apart: dict[str, float] = {}
+        self._absent_at: float | None = None
 
     def is_user_wide(self, path: str) -> bool:
         """True when `path` is the user-wide memory's directory or inside it, by its real path
@@ -124,9 +125,21 @@ class Scopes:
         false (with `create`, its directory is made)."""
         if create:
             await anyio.to_thread.run_sync(_make_private_dir, self.root)
-        elif not await anyio.to_thread.run_sync(os.path.isdir, os.path.join(self.root, ".memory")):
+            self._absent_at = None
+        elif not await self._exists():
             return None
         return await self.registry.get(self.root)
+
+    async def _exists(self) -> bool:
+        """Whether the user-wide memory holds `.memory/`; found absent, it is believed absent
+        for `CHECKED_SECONDS` (a search then costs no thread hop), unless a store made it."""
+        now = anyio.current_time()
+        if self._absent_at is not None and now - self._absent_at < CHECKED_SECONDS:
+            return False
+        memory = os.path.join(self.root, ".memory")
+        exists = await anyio.to_thread.run_sync(os.path.isdir, memory)
+        self._absent_at = None if exists else now
+        return exists
 
     async def searched(
         self,
