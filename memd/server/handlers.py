@@ -27,7 +27,7 @@ from memd.core.format.archive import ARCHIVE_FILE
 from memd.core.format.categories import CATEGORIES, Category, category_for_file, parse_category
 from memd.core.format.mdformat import Entry
 from memd.core.search import context as prompt_block, fusion, ranking
-from memd.core.search.shelves import Key, Shelf
+from memd.core.search.shelves import Key, Shelf, origin
 from memd.core.sources.selection import MAX_SOURCE_ENTRIES, parse_entry, pattern_matches
 from memd.core.writes import transitions
 from memd.server import scopes
@@ -325,8 +325,7 @@ class Methods:
         memory)."""
         if scope == "global":
             return {}
-        limits = self.registry.limits
-        look = await workspace.sources.refresh(limits.sources, limits.max_file_bytes)
+        look = await self.scopes.look(workspace)
         looked = time.time() - (time.monotonic() - look.at)
         return {
             "sources": [
@@ -337,22 +336,6 @@ class Methods:
             "sources_indexed_at": datetime.datetime.fromtimestamp(looked, datetime.UTC).isoformat(),
         }
 
-    async def _user_wide_rules(self) -> tuple[list[tuple[Category, Entry]], list[Category]]:
-        """The user-wide memory's Security and Instruction entries (none until it exists), and
-        those of its files that cannot be read."""
-        user = await self.scopes.user_wide(create=False)
-        if user is None:
-            return [], []
-        await user.refresh(prompt_block.ALWAYS)
-        snapshots = {c: user.actor(c).snapshot for c in prompt_block.ALWAYS}
-        rules = [
-            (category, entry)
-            for category, snapshot in snapshots.items()
-            if snapshot.error is None
-            for entry in snapshot.entries
-        ]
-        return rules, [c for c, snapshot in snapshots.items() if snapshot.error is not None]
-
     async def _source_chunks(
         self, workspace: Workspace, query: str, agent_loads: list[str] | None
     ) -> list[prompt_block.SourceChunk]:
@@ -361,8 +344,7 @@ class Methods:
         if not query.strip():
             return []
         skip = AGENT_LOADS if agent_loads is None else _agent_loads(agent_loads)
-        limits = self.registry.limits
-        look = await workspace.sources.refresh(limits.sources, limits.max_file_bytes)
+        look = await self.scopes.look(workspace)
         files = {
             path: source
             for path, source in look.files.items()
@@ -390,8 +372,7 @@ class Methods:
         self, workspace: Workspace, path: str, first: int, last: int
     ) -> p.EntriesResult:
         """Lines `first` to `last` of the read-only source `path`, and its chunks within them."""
-        limits = self.registry.limits
-        look = await workspace.sources.refresh(limits.sources, limits.max_file_bytes)
+        look = await self.scopes.look(workspace)
         source = look.files.get(path)
         if source is None:
             valid = ", ".join(c.file for c in CATEGORIES)
@@ -399,9 +380,8 @@ class Methods:
                 f"{path} is neither a memory file ({valid}) nor one of this workspace's "
                 "read-only sources; use a path as query results give it."
             )
-        text = await anyio.to_thread.run_sync(
-            read_lines, source, first, last, limits.max_file_bytes
-        )
+        max_bytes = self.registry.limits.max_file_bytes
+        text = await anyio.to_thread.run_sync(read_lines, source, first, last, max_bytes)
         chunks = [part for part in source.chunks if part.start <= last and part.end >= first]
         return p.EntriesResult(
             entries=[
@@ -428,7 +408,7 @@ class Methods:
                 tags = shelved.snapshot.tags.get(entry.line, _NO_TAGS)
                 if wanted <= tags:
                     info = entry_info(shelved.category, entry, tags)
-                    info.source = "memory" if isinstance(key, Category) else "global"
+                    info.source = "global" if origin(key) == "global" else "memory"
                     entries.append(info)
         return p.EntriesResult(entries=entries, unreadable=unreadable, workspace=workspace.root)
 
@@ -594,7 +574,7 @@ class Methods:
         query = " ".join(part for part in (text, prompt_block.path_words(params.file)) if part)
         relevant = await self._relevant(workspace, snapshots, query)
         chunks = await self._source_chunks(workspace, query, params.agent_loads)
-        rules, user_unreadable = await self._user_wide_rules()
+        rules, user_unreadable = await self.scopes.user_wide_rules(prompt_block.ALWAYS)
         block = prompt_block.build(
             always,
             relevant,

@@ -29,12 +29,12 @@ from memd.config import global_root
 from memd.core.format.categories import CATEGORIES, Category
 from memd.core.format.mdformat import Entry
 from memd.core.format.tags import tags_of
-from memd.core.search.shelves import Key, Shelf
+from memd.core.search.shelves import Key, Shelf, origin
 from memd.paths import MEMORY_DIR
 from memd.server.registry import Registry
 from memd.server.selection import readable
 from memd.server.snapshot import Snapshot
-from memd.server.sources import SourceFile
+from memd.server.sources import Look, SourceFile
 from memd.server.workspace import Workspace
 from memd_client import protocol as p
 from memd_client.errors import InvalidParams
@@ -136,10 +136,34 @@ class Scopes:
         now = anyio.current_time()
         if self._absent_at is not None and now - self._absent_at < CHECKED_SECONDS:
             return False
-        memory = os.path.join(self.root, ".memory")
+        memory = os.path.join(self.root, MEMORY_DIR)
         exists = await anyio.to_thread.run_sync(os.path.isdir, memory)
         self._absent_at = None if exists else now
         return exists
+
+    async def look(self, workspace: Workspace) -> Look:
+        """The workspace's read-only sources as they are now (`memd.server.sources`), under
+        the daemon's settings."""
+        limits = self.registry.limits
+        return await workspace.sources.refresh(limits.sources, limits.max_file_bytes)
+
+    async def user_wide_rules(
+        self, categories: tuple[Category, ...]
+    ) -> tuple[list[tuple[Category, Entry]], list[Category]]:
+        """The user-wide memory's entries of `categories` (none until it exists), and those
+        of its files that cannot be read."""
+        user = await self.user_wide(create=False)
+        if user is None:
+            return [], []
+        await user.refresh(categories)
+        snapshots = {c: user.actor(c).snapshot for c in categories}
+        rules = [
+            (category, entry)
+            for category, snapshot in snapshots.items()
+            if snapshot.error is None
+            for entry in snapshot.entries
+        ]
+        return rules, [c for c, snapshot in snapshots.items() if snapshot.error is not None]
 
     async def searched(
         self,
@@ -166,8 +190,7 @@ class Scopes:
                         user, snapshot, category
                     )
         if "file" in wanted and categories == CATEGORIES:
-            limits = self.registry.limits
-            look = await workspace.sources.refresh(limits.sources, limits.max_file_bytes)
+            look = await self.look(workspace)
             for path, source in look.files.items():
                 found[Shelf("file", path)] = Shelved(workspace, source, None)
         return found, problems
@@ -175,9 +198,8 @@ class Scopes:
 
 def booster(searched: dict[Key, Shelved]) -> Callable[[Key, Entry], float]:
     """The usage nudge of each searched entry, from its own workspace's history."""
-    boosts = {
-        id(shelved.workspace): shelved.workspace.usage.booster() for shelved in searched.values()
-    }
+    workspaces = {id(shelved.workspace): shelved.workspace for shelved in searched.values()}
+    boosts = {key: workspace.usage.booster() for key, workspace in workspaces.items()}
 
     def boost(key: Key, entry: Entry) -> float:
         shelved = searched[key]
@@ -220,7 +242,8 @@ def query_hit(key: Key, shelved: Shelved, entry: Entry, score: float, match: p.M
             path=snapshot.path,
             lines=f"{part.start}-{part.end}",
         )
-    user_wide = isinstance(key, Shelf)
+    source = origin(key)
+    user_wide = source == "global"
     return p.QueryHit(
         category=category.value,
         file=category.file,
@@ -230,7 +253,7 @@ def query_hit(key: Key, shelved: Shelved, entry: Entry, score: float, match: p.M
         score=score,
         tags=sorted(tags_of(entry.content)),
         match=match,
-        source="global" if user_wide else "memory",
+        source=source,
         path=(
             os.path.join(shelved.workspace.memory_dir, category.file)
             if user_wide

@@ -14,7 +14,7 @@ Rules:
   again. A query never waits for embedding.
 - Vectors are looked up by text digest: a store or an outside edit leaves only the changed
   texts missing, and a workspace is complete again once they are embedded.
-- A query does no work per entry once its files' versions are known: each (workspace, category)
+- A query does no work per entry once its files' versions are known: each (workspace, searched file)
   keeps the matrix of its current version (`memd.semantic.nearest.Rows`), rebuilt in a worker
   thread when the file changes (taking the unchanged rows from the last one), bounded in rows
   by `MAX_ROWS` (least recently used dropped). A question's vector is embedded in a worker
@@ -32,7 +32,6 @@ from typing import Any, Literal
 import anyio
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
-from memd.core.format.categories import Category
 from memd.core.format.mdformat import Entry
 from memd.core.search.shelves import Key
 from memd.semantic.vectors import MAX_VECTORS, text_key
@@ -65,7 +64,7 @@ class SemanticService:
         self._embedder: Any = None
         self._cache: Any = None
         self._question: Callable[[str], Any] | None = None
-        self._rows: OrderedDict[tuple[str, Category | str], Any] = OrderedDict()
+        self._rows: OrderedDict[tuple[str, Key], Any] = OrderedDict()
         self._row_count = 0
         self._pending: dict[str, tuple[str, ...]] = {}
         self._closed = False
@@ -135,8 +134,7 @@ class SemanticService:
         parts = []
         missing = 0
         for key, (root, entries) in files.items():
-            category = key if isinstance(key, Category) else key.category or key.path
-            rows = await self._current_rows(root, category, entries, model)
+            rows = await self._current_rows(root, key, entries, model)
             if (self._embedder, self._cache, self._question) != model:
                 return None, total  # the settings changed meanwhile: these rows are stale
             if isinstance(rows, int):
@@ -159,7 +157,7 @@ class SemanticService:
     async def _current_rows(
         self,
         root: str,
-        category: Category | str,
+        key: Key,
         entries: Sequence[Entry],
         model: tuple[Any, Any, Any],
     ) -> Any:
@@ -168,9 +166,9 @@ class SemanticService:
         from memd.semantic import nearest
 
         embedder, cache, _ = model
-        held = self._rows.get((root, category))
+        held = self._rows.get((root, key))
         if held is not None and held.entries is entries:
-            self._rows.move_to_end((root, category))
+            self._rows.move_to_end((root, key))
             return held
         keys = [text_key(entry.content) for entry in entries]
         unknown = nearest.unknown_rows(keys, held)
@@ -182,10 +180,10 @@ class SemanticService:
             nearest.build_rows, entries, keys, held, vectors, embedder.dimensions
         )
         if self._cache is cache:  # else the settings changed meanwhile: not kept
-            self._keep_rows((root, category), rows)
+            self._keep_rows((root, key), rows)
         return rows
 
-    def _keep_rows(self, key: tuple[str, Category | str], rows: Any) -> None:
+    def _keep_rows(self, key: tuple[str, Key], rows: Any) -> None:
         if (old := self._rows.pop(key, None)) is not None:
             self._row_count -= len(old)
         self._rows[key] = rows

@@ -58,7 +58,6 @@ class SourceFile:
         self.entries = tuple(
             Entry(line=part.start, slug=None, content=part.searchable) for part in self.chunks
         )
-        self.error = None
 
     @functools.cached_property
     def index(self) -> CategoryIndex:

@@ -41,6 +41,11 @@ Key = Category | Shelf
 """What a search keys each index by."""
 
 
+def origin(key: Key) -> Literal["memory", "global", "file"]:
+    """Where `key`'s entries live: the workspace's memory, the user-wide one, or a source."""
+    return "memory" if isinstance(key, Category) else key.scope
+
+
 def priority(key: Key) -> float:
     """The score factor of `key`'s entries."""
     if isinstance(key, Category):
