@@ -38,8 +38,11 @@ Rules:
 How it stays fast (exact results, less work): an entry holding one query term scores what its impact
 class gives (see `memd.core.search.index`), so for each term only its best classes are walked, and
 each class's first `limit` entries in line order stand for the rest; classes are counted, not
-visited. Entries holding two or more query terms are found by intersecting the terms' postings and
-scored one by one. A walk stops at the first class that cannot beat the `limit` best found so far.
+visited. Entries holding two or more query terms are found by intersecting the terms' postings (pair
+by pair for short queries) and scored one by one, but for those holding just two words whose best
+possible score (those words' and their phrase's best gains) cannot beat the `limit` best found so
+far: a pair's entries are then skipped whole. A walk stops at the first class that cannot beat the
+`limit` best found so far.
 With `keep`, every matching entry is scored instead.
 
 Size: one scoring function and the search that walks the index with it; they share their invariants.
@@ -130,6 +133,9 @@ MAX_BOOST = 1.05
 DECIMALS = 4
 _UNIT = 10.0**-DECIMALS
 
+_SLACK = 1.0 + 1e-9
+"""A bound is widened by this factor, so that summing in another order never puts an entry's
+score above it."""
 _PAIRWISE_MOST = 8
 """Up to this many terms, shared entries are found pair by pair (cheapest for short queries)."""
 
@@ -334,28 +340,32 @@ def _search_best(plan: _Plan, limit: int, boost: Boost[Any] | None) -> SearchRes
         saturation = plan.saturations(index)
         walks: list[_Walk] = []
         words = {term for _, term in plan.terms[number]}
-        phrases: list[_Walk] = []  # their entries hold both words: shared by those already
+        phrases: list[tuple[_Walk, str, str]] = []  # their entries hold both words
+        named: dict[str, int] = {}
+        planned: list[_Walk] = []  # in the plan's order: an entry's terms are summed in it
         for gain, term in plan.terms[number]:
             view = index.view(term)
             if view is not None:
                 walk = _Walk(gain, scale, plan.smallest, view, view.ranked(saturation))
+                planned.append(walk)
                 first, _, second = term.partition(" ")
                 if second and first != second and first in words and second in words:
-                    phrases.append(walk)
+                    phrases.append((walk, first, second))
                 else:
+                    named[term] = len(walks)
                     walks.append(walk)
-        several = _in_several([walk.view for walk in walks])
-        walks += phrases
+        overlap = _Overlap([walk.view for walk in walks])
+        several = overlap.several
+        # A phrase's words, as positions in `walks` (-1: a word not planned in this index).
+        paired = [(walk, named.get(one, -1), named.get(other, -1)) for walk, one, other in phrases]
+        walks += [walk for walk, _, _ in phrases]
         # Entries holding one query term: their classes are counted, not visited. Entries
         # holding several are scored one by one (and taken back out of those counts).
         total += sum(walk.running[walk.matching] for walk in walks)
         found = _Found(best, number, category, index, boost)
         if several:
-            scored, counted_twice = _score_several(several, walks, saturation, scale, plan.smallest)
-            total += len(scored) - counted_twice
-            for score, doc in scored:
-                if not found.consider(score, doc):
-                    break
+            score = _Scorer(planned, saturation, scale)
+            total += _offer_several(overlap, walks, paired, score, scale, plan.smallest, found)
         pending.extend(
             (walk.top * scale, walk, several, found, scale)
             for walk in walks
@@ -368,41 +378,87 @@ def _search_best(plan: _Plan, limit: int, boost: Boost[Any] | None) -> SearchRes
     return SearchResult(hits=best.hits(plan.ordered), total=total)
 
 
-def _score_several(
-    several: set[int], walks: list[_Walk], saturation: Saturations, scale: float, smallest: float
-) -> tuple[list[tuple[float, int]], int]:
-    """Score the entries holding several query terms; return the matches, best first, with
-    how many of their single-term classes were counted as matches of their own."""
-    scored: list[tuple[float, int]] = []
+def _offer_several(
+    overlap: _Overlap,
+    walks: list[_Walk],
+    phrases: list[tuple[_Walk, int, int]],
+    score: _Scorer,
+    scale: float,
+    smallest: float,
+    found: _Found,
+) -> int:
+    """Offer the entries holding several query terms that can still be hits; return how many
+    of them match, less those already counted as single-term matches (`total`'s share).
+
+    `walks` holds the word terms (as `overlap` saw them) then the phrases; `phrases` gives
+    each phrase's two words as positions in `walks`.
+    """
+    several = overlap.several
     if all(walk.matching == len(walk.levels) for walk in walks):
         # The usual case: every entry of every term matches on that term alone (and so does
-        # every entry holding several), so the entries counted twice are just those shared.
+        # every entry holding several), so the matches are counted without scoring them, and
+        # only those that may be hits are scored.
         counted = sum(len(several & walk.view.class_of.keys()) for walk in walks)
-        lookups = [(walk.view.class_of.get, walk.gain) for walk in walks]
-        for doc in several:
-            value = 0.0
-            for class_of, gain in lookups:
-                klass = class_of(doc)
-                if klass is not None:
-                    value += gain * saturation[klass]
-            scored.append((min(1.0, value * scale), doc))
-        scored.sort(reverse=True)
-        return scored, counted
+        if overlap.pairs is None:
+            _offer_sorted(found, [(score(doc), doc) for doc in several])
+            return len(several) - counted
+        # Entries holding three words or more are scored; one holding just two scores at
+        # most those words' and their phrases' best gains, and is scored only if that could
+        # still make a hit (the pairs go from the highest such bound down).
+        _offer_sorted(found, [(score(doc), doc) for doc in overlap.more])
+        bounds = []
+        for (first, second), docs in overlap.pairs.items():
+            both = {first, second}
+            bound = walks[first].top + walks[second].top
+            bound += sum(walk.top for walk, one, other in phrases if {one, other} == both)
+            bounds.append((bound * scale * _SLACK, first, second, docs))
+        bounds.sort(key=lambda item: item[0], reverse=True)
+        for bound, _, _, docs in bounds:
+            if found.cannot_reach(bound):
+                break
+            _offer_sorted(found, [(score(doc), doc) for doc in docs - overlap.more])
+        return len(several) - counted
     counted = 0
-    checks = [(walk.view.class_of.get, walk.gain, walk.counted) for walk in walks]
+    checks = [(walk.view.class_of.get, walk.counted) for walk in walks]
+    scored: list[tuple[float, int]] = []
     for doc in several:
+        for class_of, counted_classes in checks:
+            if class_of(doc) in counted_classes:
+                counted += 1
+        value = score(doc)
+        if round(value, DECIMALS) >= smallest:
+            scored.append((value, doc))
+    _offer_sorted(found, scored)
+    return len(scored) - counted
+
+
+class _Scorer:
+    """An entry's score (before rounding and boost) from the query terms it holds, summed in
+    the plan's order (as `_search_every_match` sums them, so both give the same score)."""
+
+    __slots__ = ("lookups", "saturation", "scale")
+
+    def __init__(self, walks: list[_Walk], saturation: Saturations, scale: float) -> None:
+        self.lookups = [(walk.view.class_of.get, walk.gain) for walk in walks]
+        self.saturation = saturation
+        self.scale = scale
+
+    def __call__(self, doc: int) -> float:
         value = 0.0
-        for class_of, gain, counted_classes in checks:
+        saturation = self.saturation
+        for class_of, gain in self.lookups:
             klass = class_of(doc)
             if klass is not None:
                 value += gain * saturation[klass]
-                if klass in counted_classes:
-                    counted += 1
-        score = min(1.0, value * scale)
-        if round(score, DECIMALS) >= smallest:
-            scored.append((score, doc))
+        return min(1.0, value * self.scale)
+
+
+def _offer_sorted(found: _Found, scored: list[tuple[float, int]]) -> None:
+    """Offer scored entries best first, until none left can be a hit."""
     scored.sort(reverse=True)
-    return scored, counted
+    for score, doc in scored:
+        if not found.consider(score, doc):
+            break
 
 
 def _walk_classes(walk: _Walk, scale: float, several: set[int], found: _Found) -> None:
@@ -451,10 +507,15 @@ class _Found:
         self.boost = boost
         self.most = MAX_BOOST if boost is not None else 1.0
 
+    def cannot_reach(self, score: float) -> bool:
+        """True when `limit` matches better than `score` (before the boost) are known, so no
+        match scoring at most that can be a hit."""
+        return self.best.beats(round(min(1.0, score * self.most), DECIMALS))
+
     def consider(self, score: float, doc: int) -> bool:
         """Offer a match unless `limit` better ones are known; False when it could not be a hit
         even boosted (so no lower score can either)."""
-        if self.best.beats(round(min(1.0, score * self.most), DECIMALS)):
+        if self.cannot_reach(score):
             return False
         self.offer(score, doc)
         return True
@@ -497,19 +558,31 @@ class _Walk:
         return {klass for klass, _, _ in self.spans[: self.matching]}
 
 
-def _in_several(views: list[TermView]) -> set[int]:
-    """The entries (document numbers) that hold two or more of the viewed terms."""
-    several: set[int] = set()
-    if len(views) <= _PAIRWISE_MOST:
-        for position, first in enumerate(views):
-            for second in views[position + 1 :]:
-                several |= first.class_of.keys() & second.class_of.keys()
-        return several
-    seen: set[int] = set()
-    for view in views:  # a long query (a prompt): linear in the postings, not quadratic
-        several |= seen & view.class_of.keys()
-        seen |= view.class_of.keys()
-    return several
+class _Overlap:
+    """Which entries hold two or more of some terms (`several`). Up to `_PAIRWISE_MOST`
+    terms, also which hold each pair (`pairs`, by the terms' positions) and which hold three
+    or more (`more`); past it, `pairs` is None and `more` empty."""
+
+    __slots__ = ("more", "pairs", "several")
+
+    def __init__(self, views: list[TermView]) -> None:
+        self.several: set[int] = set()
+        self.more: set[int] = set()
+        self.pairs: dict[tuple[int, int], set[int]] | None = None
+        if len(views) <= _PAIRWISE_MOST:
+            self.pairs = {}
+            for position, first in enumerate(views):
+                for other in range(position + 1, len(views)):
+                    both = first.class_of.keys() & views[other].class_of.keys()
+                    if both:
+                        self.more |= self.several & both
+                        self.several |= both
+                        self.pairs[position, other] = both
+            return
+        seen: set[int] = set()
+        for view in views:  # a long query (a prompt): linear in the postings, not quadratic
+            self.several |= seen & view.class_of.keys()
+            seen |= view.class_of.keys()
 
 
 def _search_every_match(
