@@ -27,7 +27,7 @@ from memd.core.format.archive import ARCHIVE_FILE
 from memd.core.format.categories import CATEGORIES, Category, category_for_file, parse_category
 from memd.core.format.mdformat import Entry
 from memd.core.search import context as prompt_block, fusion, ranking
-from memd.core.search.shelves import Key, Shelf, origin
+from memd.core.search.shelves import Key, origin
 from memd.core.sources.selection import MAX_SOURCE_ENTRIES, parse_entry, pattern_matches
 from memd.core.writes import transitions
 from memd.server import scopes
@@ -178,33 +178,40 @@ class Methods:
             layout = await self._layout(params.mode, searched)
         # Taken after the wait: a store meanwhile may have moved an index on to its next
         # version (the snapshot then builds its own).
-        indexes = [(key, shelved.snapshot.index) for key, shelved in searched.items()]
+        searchable = scopes.Searchable(searched)
+        per_file_keep = None if keep is None else searchable.per_file(keep)
         if layout is None:
             found = ranking.search(
-                indexes,
+                searchable.indexes,
                 params.query,
                 limit=params.limit,
                 min_score=params.min_score,
-                boost=boost,
-                keep=keep,
+                boost=searchable.per_file(boost),
+                keep=per_file_keep,
             )
             hits: list[_Hit] = [
-                (hit.category, hit.entry, hit.score, "keyword") for hit in found.hits
+                (hit.category, hit.entry, hit.score, "keyword")
+                for hit in map(searchable.hit, found.hits)
             ]
             total = found.total
         else:
             # The lexical hits that can be keyword matches (same statistics, boost and filter
             # as the lexical path); weaker ones count for nothing in the fusion.
             strong = ranking.search(
-                indexes,
+                searchable.indexes,
                 params.query,
                 limit=max(1, layout.size),
                 min_score=fusion.STRONG / ranking.MAX_BOOST,  # the cut is before the boost
-                boost=boost,
-                keep=keep,
+                boost=searchable.per_file(boost),
+                keep=per_file_keep,
             )
             hits, total = await self._fuse(
-                params.query, layout, strong.hits, params.limit, params.min_score, keep
+                params.query,
+                layout,
+                [searchable.hit(hit) for hit in strong.hits],
+                params.limit,
+                params.min_score,
+                keep,
             )
         return hits, total, "lexical" if layout is None else "hybrid"
 
@@ -345,26 +352,33 @@ class Methods:
             return []
         skip = AGENT_LOADS if agent_loads is None else _agent_loads(agent_loads)
         look = await self.scopes.look(workspace)
-        files = {
-            path: source
-            for path, source in look.files.items()
-            if not any(pattern_matches(glob, path) for glob in skip)
-        }
-        indexes = [(Shelf("file", path), source.index) for path, source in files.items()]
-        if not indexes:
+        loaded = {path for path in look.files if any(pattern_matches(glob, path) for glob in skip)}
+        if len(loaded) == len(look.files):
             return []
         limit = prompt_block.RELEVANT_LIMIT
-        # A source file's version and its index never change: a worker thread may rank them.
+        sources = look.merged
+
+        def kept(key: Key, entry: Entry) -> bool:
+            return sources.owner(entry)[0] not in loaded
+
+        # A look and its index never change: a worker thread may rank them. The files the
+        # agent loads still shape the statistics; none of their chunks is a hit.
         found = await anyio.to_thread.run_sync(
-            lambda: ranking.search(indexes, query, limit=limit).hits
+            lambda: (
+                ranking.search(
+                    [(scopes.SOURCES, sources.index)],
+                    query,
+                    limit=limit,
+                    keep=kept if loaded else None,
+                ).hits
+            )
         )
         chunks = []
         for hit in found:
-            part = files[hit.category.path].chunk_at[hit.entry.line]
+            path, entry = sources.owner(hit.entry)
+            part = look.files[path].chunk_at[entry.line]
             chunks.append(
-                prompt_block.SourceChunk(
-                    hit.category.path, part.start, part.end, part.text, hit.score
-                )
+                prompt_block.SourceChunk(path, part.start, part.end, part.text, hit.score)
             )
         return chunks
 
@@ -529,7 +543,7 @@ class Methods:
         if query.strip():
             layout = await self._layout("auto", searched)
         # Taken after the wait (see `_rank`), and held from here on.
-        indexes = [(key, shelved.snapshot.index) for key, shelved in searched.items()]
+        indexes = scopes.Searchable(searched).indexes
         limit = prompt_block.RELEVANT_LIMIT
 
         def rank() -> list[ranking.Hit[Key]]:

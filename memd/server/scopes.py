@@ -20,8 +20,8 @@ Rules:
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable, Sequence
-from typing import NamedTuple
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import NamedTuple, TypeVar
 
 import anyio
 
@@ -29,12 +29,14 @@ from memd.config import global_root
 from memd.core.format.categories import CATEGORIES, Category
 from memd.core.format.mdformat import Entry
 from memd.core.format.tags import tags_of
+from memd.core.search import ranking
+from memd.core.search.index import CategoryIndex
 from memd.core.search.shelves import Key, Shelf, origin
 from memd.paths import MEMORY_DIR
 from memd.server.registry import Registry
 from memd.server.selection import readable
 from memd.server.snapshot import Snapshot
-from memd.server.sources import Look, SourceFile
+from memd.server.sources import Look, SourceFile, SourcesIndex
 from memd.server.workspace import Workspace
 from memd_client import protocol as p
 from memd_client.errors import InvalidParams
@@ -46,11 +48,54 @@ CHECKED_PATHS = 1024
 
 
 class Shelved(NamedTuple):
-    """One searched file: its workspace, its snapshot and its category (None for a source)."""
+    """One searched file: its workspace, its snapshot and its category (None for a source, and
+    then `sources`, the index of every source of its workspace)."""
 
     workspace: Workspace
     snapshot: Snapshot | SourceFile
     category: Category | None
+    sources: SourcesIndex | None = None
+
+
+SOURCES = Shelf("file", "")
+"""The key under which a workspace's read-only sources are ranked, as one index."""
+
+Value = TypeVar("Value")
+
+
+class Searchable:
+    """What one search ranks for `searched`: each memory file's own index, and the sources as
+    one (`memd.server.sources.SourcesIndex`, under `SOURCES`). `hit` gives a source's hit back
+    under its file's own key, with the chunk's own entry; `per_file` does the same for a
+    filter or a boost, so each sees what it would see with one index a file."""
+
+    def __init__(self, searched: Mapping[Key, Shelved]) -> None:
+        self.indexes: list[tuple[Key, CategoryIndex]] = []
+        self.sources: SourcesIndex | None = None
+        for key, shelved in searched.items():
+            if isinstance(shelved.snapshot, Snapshot):
+                self.indexes.append((key, shelved.snapshot.index))
+            elif shelved.sources is not None and self.sources is None:
+                self.sources = shelved.sources
+                self.indexes.append((SOURCES, shelved.sources.index))
+
+    def owner(self, key: Key, entry: Entry) -> tuple[Key, Entry]:
+        """The key and entry of a hit as one index a file would have given them."""
+        if key != SOURCES or self.sources is None:
+            return key, entry
+        path, own = self.sources.owner(entry)
+        return Shelf("file", path), own
+
+    def hit(self, found: ranking.Hit[Key]) -> ranking.Hit[Key]:
+        """A hit under its own file's key (see `owner`)."""
+        if found.category != SOURCES:
+            return found
+        key, entry = self.owner(found.category, found.entry)
+        return ranking.Hit(category=key, entry=entry, score=found.score)
+
+    def per_file(self, judge: Callable[[Key, Entry], Value]) -> Callable[[Key, Entry], Value]:
+        """`judge` (a filter or a boost) called with each entry's own key and entry."""
+        return lambda key, entry: judge(*self.owner(key, entry))
 
 
 class Scopes:
@@ -192,7 +237,7 @@ class Scopes:
         if "file" in wanted and categories == CATEGORIES:
             look = await self.look(workspace)
             for path, source in look.files.items():
-                found[Shelf("file", path)] = Shelved(workspace, source, None)
+                found[Shelf("file", path)] = Shelved(workspace, source, None, look.merged)
         return found, problems
 
 

@@ -5,10 +5,11 @@ Rules:
 - One owner: the workspace (`Workspace.sources`). Nothing here ever writes.
 - Refreshed on use: a search that finds the last look older than `FRESH_SECONDS` looks again, in
   one worker-thread call: the project's `.memory/memd.toml`, the files the sources name (a scan,
-  bounded), and each file whose fingerprint changed is read, chunked and indexed again (there,
+  bounded), and each file whose fingerprint changed is read and chunked again; when any file
+  changed, came or went, every chunk is indexed again, in one index (`SourcesIndex`; there,
   never on the event loop); a file gone is gone from the search. One look at a time per
-  workspace (concurrent searches share it). A file's version and its index never change, so a
-  worker thread may rank them.
+  workspace (concurrent searches share it). A look and its index never change, so a worker
+  thread may rank them.
 - A chunk is an entry whose line is the chunk's first line and whose content is its searchable
   text (its heading path, then its text); `chunk_at` gives the chunk back for results. The
   block `memd init` writes into AGENTS.md or CLAUDE.md (memd's own instructions, not the
@@ -23,7 +24,7 @@ from __future__ import annotations
 
 import functools
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import NamedTuple
 
 import anyio
@@ -46,7 +47,7 @@ MAX_TOTAL_BYTES = 16 * 1024 * 1024
 
 
 class SourceFile:
-    """One version of one source file: its chunks as entries, indexed on first use."""
+    """One version of one source file: its chunks as entries."""
 
     def __init__(
         self, path: str, real_path: str, fingerprint: Fingerprint, chunks: Sequence[Chunk]
@@ -60,11 +61,6 @@ class SourceFile:
         )
 
     @functools.cached_property
-    def index(self) -> CategoryIndex:
-        """The search index of the chunks."""
-        return ranking.build_index(self.entries)
-
-    @functools.cached_property
     def tags(self) -> dict[int, frozenset[str]]:
         """No tags: a source's `#` words are its authors' text."""
         return {}
@@ -75,12 +71,41 @@ class SourceFile:
         return {part.start: part for part in self.chunks}
 
 
+class SourcesIndex:
+    """Every chunk of a look's files in one search index: a search's cost grows with the number
+    of indexes it walks, and a workspace may have dozens of sources.
+
+    The index's entries are numbered 1, 2, ... over the files in path order, each file's chunks
+    in line order (so equal scores go by path, then line, as one index a file would give);
+    `owner` gives an entry back as its file's path and its own entry.
+    """
+
+    def __init__(self, files: Mapping[str, SourceFile]) -> None:
+        self.owners: list[tuple[str, Entry]] = []
+        numbered: list[Entry] = []
+        for path in sorted(files):
+            for entry in files[path].entries:
+                self.owners.append((path, entry))
+                numbered.append(Entry(line=len(self.owners), slug=None, content=entry.content))
+        self.index: CategoryIndex = ranking.build_index(numbered)
+
+    def owner(self, entry: Entry) -> tuple[str, Entry]:
+        """The path of the file holding an entry of `index`, and the chunk's entry there."""
+        return self.owners[entry.line - 1]
+
+
 class Look(NamedTuple):
     """What one look at the sources found."""
 
     files: dict[str, SourceFile]
     refused: list[str]
     at: float
+    merged: SourcesIndex
+    """Every file's chunks, in one search index."""
+
+
+NOTHING = Look({}, [], 0.0, SourcesIndex({}))
+"""The look before the first: no files, taken as stale."""
 
 
 class WorkspaceSources:
@@ -88,7 +113,7 @@ class WorkspaceSources:
 
     def __init__(self, root: str) -> None:
         self.root = root
-        self.current = Look({}, [], 0.0)
+        self.current = NOTHING
         self._lock = anyio.Lock()
 
     async def refresh(self, configured: Sequence[str], max_bytes: int) -> Look:
@@ -103,7 +128,7 @@ class WorkspaceSources:
                     )
                 except (RecursionError, OSError, ValueError) as exc:  # never fail a search
                     problem = f"the sources could not be looked at ({type(exc).__name__}: {exc})"
-                    self.current = Look(previous.files, [problem], time.monotonic())
+                    self.current = previous._replace(refused=[problem], at=time.monotonic())
             return self.current
 
 
@@ -144,10 +169,16 @@ def _look(root: str, configured: tuple[str, ...], max_bytes: int, previous: Look
             continue
         if read is not None:
             text, fingerprint = read
-            fresh = SourceFile(source.path, source.real_path, fingerprint, _chunks(text))
-            fresh.index  # noqa: B018 (built here, in the worker thread, never on the event loop)
-            files[source.path] = fresh
-    return Look(files, refused, time.monotonic())
+            files[source.path] = SourceFile(
+                source.path, source.real_path, fingerprint, _chunks(text)
+            )
+    unchanged = files.keys() == previous.files.keys() and all(
+        files[path] is previous.files[path] for path in files
+    )
+    # Built here, in the worker thread, never on the event loop; a look finding every file
+    # as it was keeps the index it has (nothing is read or indexed again).
+    merged = previous.merged if unchanged else SourcesIndex(files)
+    return Look(files, refused, time.monotonic(), merged)
 
 
 def _chunks(text: str) -> tuple[Chunk, ...]:
