@@ -398,13 +398,19 @@ def _offer_several(
         # The usual case: every entry of every term matches on that term alone (and so does
         # every entry holding several), so the matches are counted without scoring them, and
         # only those that may be hits are scored.
-        counted = sum(len(several & walk.view.class_of.keys()) for walk in walks)
         if overlap.pairs is None:
+            counted = sum(len(several & walk.view.class_of.keys()) for walk in walks)
             _offer_sorted(found, [(score(doc), doc) for doc in several])
             return len(several) - counted
         # Entries holding three words or more are scored; one holding just two scores at
         # most those words' and their phrases' best gains, and is scored only if that could
-        # still make a hit (the pairs go from the highest such bound down).
+        # still make a hit (the pairs go from the highest such bound down). Each entry was
+        # counted once a term it holds: twice for one holding two words, once more for each
+        # further word, and once for each phrase (whose entries hold both its words).
+        words = [walk.view.class_of.keys() for walk in walks[: len(walks) - len(phrases)]]
+        counted = 2 * len(several) + sum(walk.view.size for walk, _, _ in phrases)
+        for doc in overlap.more:
+            counted += sum(doc in held for held in words) - 2
         _offer_sorted(found, [(score(doc), doc) for doc in overlap.more])
         bounds = []
         for (first, second), docs in overlap.pairs.items():
