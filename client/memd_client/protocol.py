@@ -260,8 +260,10 @@ class QueryResult(_Result):
 
 class GetParams(_Params):
     """Fetch entries by `slug` (in `category`, or in every category when it is left out) or by
-    (`file`, `lines` "a-b"): a category file's name, or a read-only source's path as query
-    results give it."""
+    (`file`, `lines` "a-b"): a category file's name ("decisions.md") or its path as query
+    results give it (".memory/decisions.md"; absolute for the user-wide memory's), or a
+    read-only source's path as query results give it (a root source named like a category
+    file as "./decisions.md")."""
 
     workspace: Workspace
     category: str | None = None

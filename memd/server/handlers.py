@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import datetime
 import os
+import posixpath
 import time
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
@@ -24,12 +25,19 @@ import msgspec
 
 from memd import __version__
 from memd.core.format.archive import ARCHIVE_FILE
-from memd.core.format.categories import CATEGORIES, Category, category_for_file, parse_category
+from memd.core.format.categories import (
+    CATEGORIES,
+    CATEGORY_FILES,
+    Category,
+    category_for_file,
+    parse_category,
+)
 from memd.core.format.mdformat import Entry
 from memd.core.search import context as prompt_block, fusion, ranking
 from memd.core.search.shelves import Key, origin
 from memd.core.sources.selection import MAX_SOURCE_ENTRIES, parse_entry, pattern_matches
 from memd.core.writes import transitions
+from memd.paths import MEMORY_DIR
 from memd.server import scopes
 from memd.server.dispatch import Handler
 from memd.server.registry import Registry
@@ -47,14 +55,13 @@ from memd.server.selection import (
 from memd.server.semantic import SemanticService
 from memd.server.session import Session
 from memd.server.snapshot import Snapshot
-from memd.server.sources import read_lines
+from memd.server.sources import listed_as, read_lines
 from memd.server.wire import cleanup_result, entry_info, store_result
 from memd.server.workspace import Workspace
 from memd_client import protocol as p
 from memd_client.errors import EntryNotFound, InvalidParams, RpcError, SemanticSearchUnavailable
 
 _NO_TAGS: frozenset[str] = frozenset()
-CATEGORY_FILES = frozenset(category.file for category in CATEGORIES)
 AGENT_LOADS = ("CLAUDE.md", "CLAUDE.local.md", ".claude/rules/**")
 """The files Claude Code loads on its own (its prompt hook is the usual `context` caller)."""
 _Hit = tuple[Key, Entry, float, p.Match]
@@ -317,9 +324,11 @@ class Methods:
                 "get needs either `slug` (and maybe `category`), or `file` and `lines`."
             )
         first, last = parse_line_range(params.lines)
-        if params.file not in CATEGORY_FILES and params.scope == "project":
+        category = memory_file(params.file, workspace.memory_dir)
+        if category is None and params.scope == "project":
             return await self._source_lines(workspace, params.file, first, last)
-        category = category_for_file(params.file)
+        if category is None:
+            category = category_for_file(params.file)  # raises, naming the five files
         await workspace.refresh((category,))
         entries = loaded(workspace, category).entries
         return p.EntriesResult(
@@ -387,7 +396,7 @@ class Methods:
     ) -> p.EntriesResult:
         """Lines `first` to `last` of the read-only source `path`, and its chunks within them."""
         look = await self.scopes.look(workspace)
-        source = look.files.get(path)
+        source = look.files.get(path) or look.files.get(listed_as(posixpath.normpath(path)))
         if source is None:
             valid = ", ".join(c.file for c in CATEGORIES)
             raise EntryNotFound(
@@ -680,6 +689,20 @@ class Methods:
         return p.UnsubscribeResult(
             workspace=workspace.root, subscribed=workspace.unsubscribe(session)
         )
+
+
+def memory_file(file: str, memory_dir: str) -> Category | None:
+    """The category whose file `file` names: by its bare name ("decisions.md"), as query
+    results give a workspace's (".memory/decisions.md") or by its absolute path (under
+    `memory_dir`, as results give the user-wide memory's); None for any other file."""
+    name = posixpath.basename(file)
+    if name not in CATEGORY_FILES:
+        return None
+    if file == name or posixpath.normpath(file) == f"{MEMORY_DIR}/{name}":
+        return category_for_file(name)
+    if os.path.isabs(file) and os.path.normpath(os.path.dirname(file)) == memory_dir:
+        return category_for_file(name)
+    return None
 
 
 def _agent_loads(globs: list[str]) -> list[str]:

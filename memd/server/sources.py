@@ -30,6 +30,7 @@ from typing import NamedTuple
 import anyio
 
 from memd.config import ConfigError
+from memd.core.format.categories import CATEGORY_FILES
 from memd.core.format.mdformat import Entry
 from memd.core.project.agent_files import BlockError, find_block
 from memd.core.search import ranking
@@ -158,9 +159,9 @@ def _look(root: str, configured: tuple[str, ...], max_bytes: int, previous: Look
                 f"{MAX_TOTAL_BYTES // (1024 * 1024)} MiB; name fewer in sources"
             )
             continue
-        kept = previous.files.get(source.path)
+        kept = previous.files.get(listed_as(source.path))
         if kept is not None and kept.fingerprint == source.fingerprint:
-            files[source.path] = kept
+            files[kept.path] = kept
             continue
         try:
             read = found.read_source(source.real_path, max_bytes, shown=source.path)
@@ -169,9 +170,8 @@ def _look(root: str, configured: tuple[str, ...], max_bytes: int, previous: Look
             continue
         if read is not None:
             text, fingerprint = read
-            files[source.path] = SourceFile(
-                source.path, source.real_path, fingerprint, _chunks(text)
-            )
+            shown = listed_as(source.path)
+            files[shown] = SourceFile(shown, source.real_path, fingerprint, _chunks(text))
     unchanged = files.keys() == previous.files.keys() and all(
         files[path] is previous.files[path] for path in files
     )
@@ -179,6 +179,13 @@ def _look(root: str, configured: tuple[str, ...], max_bytes: int, previous: Look
     # as it was keeps the index it has (nothing is read or indexed again).
     merged = previous.merged if unchanged else SourcesIndex(files)
     return Look(files, refused, time.monotonic(), merged)
+
+
+def listed_as(path: str) -> str:
+    """How a source's path (relative to the workspace) is given: as it is, but "./" before
+    one named like a category file at the root ("./decisions.md"), since `get` takes the bare
+    name for the category file."""
+    return f"./{path}" if path in CATEGORY_FILES else path
 
 
 def _chunks(text: str) -> tuple[Chunk, ...]:

@@ -139,6 +139,27 @@ def test_get_reads_a_sources_lines(daemon: DaemonProcess, repo: Path) -> None:
     )
 
 
+def test_get_takes_every_path_a_result_gives(daemon: DaemonProcess, repo: Path) -> None:
+    (repo / ".memory").mkdir()
+    (repo / ".memory" / "memd.toml").write_text('sources = ["instructions.md"]\n')
+    (repo / "instructions.md").write_text("# Root notes\n\nThe kiln schedule lives in ops.\n")
+    with Client(daemon.socket_path, workspace=repo) as client:
+        client.store(category="Instruction", content="Fire the kiln only on weekdays.")
+        chunk = client.query("kiln schedule", sources=["file"], limit=1).results[0]
+        memory = client.query("kiln weekdays", sources=["memory"], limit=1).results[0]
+        # A root source named like a category file is given as ./instructions.md: the bare
+        # name is the category file's, as it always was.
+        assert (chunk.path, chunk.lines) == ("./instructions.md", "3-3")
+        assert client.get(file=chunk.path, lines=chunk.lines).text == (
+            "The kiln schedule lives in ops."
+        )
+        assert memory.path == ".memory/instructions.md"
+        for name in (memory.path, "instructions.md", memory.file):
+            got = client.get(file=name, lines=memory.lines)
+            assert [entry.content for entry in got.entries] == [memory.content], name
+        assert client.get(file="./CLAUDE.md", lines="3-3").text == "## Testing"
+
+
 def test_memds_own_block_in_an_instruction_file_is_not_searched(
     daemon: DaemonProcess, repo: Path
 ) -> None:

@@ -159,8 +159,9 @@ def test_a_user_wide_hit_is_read_back_by_its_lines(daemon: DaemonProcess, short_
         client.store(category="Instruction", content="Run make lint before committing.")
         client.store(category="Instruction", content=RULE, scope="global")
         hit = client.query("python packages", sources=["global"]).results[0]
-        got = client.get(file=hit.file, lines=hit.lines, scope="global")
-        assert [entry.content for entry in got.entries] == [RULE]
+        for name in (hit.file, hit.path):  # its bare name, or its path as results give it
+            got = client.get(file=name, lines=hit.lines, scope="global")
+            assert [entry.content for entry in got.entries] == [RULE], name
         with pytest.raises(InvalidParams) as refused:
             client.query("uv", category="Instruction", sources=["file"])
         assert "leave out one of the two" in refused.value.message

@@ -71,6 +71,8 @@ _HEADERS = {
 
 _BY_LOWER_NAME = {c.value.lower(): c for c in Category}
 _BY_FILE = {c.file: c for c in Category}
+CATEGORY_FILES = frozenset(_BY_FILE)
+"""The five category files' bare names."""
 
 
 def parse_category(name: str) -> Category:
