@@ -91,7 +91,13 @@ class Registry:
     @contextlib.contextmanager
     def leases(self) -> Iterator[None]:
         """Hold every workspace that `get` returns within this block (one request's): none of
-        them unloads before the block ends."""
+        them unloads before the block ends.
+
+        Rule: the list of held workspaces is emptied when the block ends. Every copy of the
+        context made within the block holds that list (asyncio's timers, anyio's worker thread
+        calls and tasks' done callbacks copy it), and some copies outlive the request: they
+        must not keep its workspaces alive once unloaded.
+        """
         held: list[Workspace] = []
         token = _leased.set(held)
         try:
@@ -102,6 +108,7 @@ class Registry:
             for workspace in held:
                 workspace.in_use -= 1
                 workspace.last_used = now
+            held.clear()
 
     async def get(self, path: str) -> Workspace:
         """Return the workspace at `path`, loading it on first use (held until the end of the
@@ -148,7 +155,8 @@ class Registry:
             loaded = anyio.Event()
             self._loading[root] = (workspace, loaded)
             try:
-                await self._services.start(_serve, workspace)
+                with _outside_lease():
+                    await self._services.start(workspace.run)
                 self._workspaces[root] = workspace
                 logger.info("loaded workspace %s", root)
             finally:
@@ -160,7 +168,8 @@ class Registry:
         if self._background is None:
             self._background = anyio.Event()
             try:
-                await self._services.start(self._run_background)
+                with _outside_lease():
+                    await self._services.start(self._run_background)
             finally:
                 self._background.set()
         else:
@@ -171,9 +180,6 @@ class Registry:
     async def _run_background(
         self, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED
     ) -> None:
-        # Started inside the first request's lease: its context (and the workspaces that
-        # request held) would otherwise live as long as the daemon.
-        _leased.set(None)
         with self._background_scope:
             async with anyio.create_task_group() as tg:
                 await tg.start(self.watches.run)
@@ -188,12 +194,18 @@ class Registry:
             changed = self._limits_changed
             self.idle_checks += 1
             if limit > 0:
-                now = anyio.current_time()
-                for workspace in list(self._workspaces.values()):
-                    if workspace.idle_for(now) >= limit:
-                        self._unload(workspace, unloads)
+                self._unload_idle_now(limit, unloads)
             with anyio.move_on_after(min(limit / 4, MAX_IDLE_CHECK) if limit > 0 else None):
                 await changed.wait()
+
+    def _unload_idle_now(self, limit: float, unloads: TaskGroup) -> None:
+        """Unload every workspace idle for `limit` seconds now (a call of its own: a loop
+        variable in `_unload_idle` would keep the last workspace looked at alive while that
+        loop waits, after its unload too)."""
+        now = anyio.current_time()
+        for workspace in list(self._workspaces.values()):
+            if workspace.idle_for(now) >= limit:
+                self._unload(workspace, unloads)
 
     def _unload(self, workspace: Workspace, unloads: TaskGroup) -> None:
         """Take `workspace` out of the registry at once (so no request can get it) and close
@@ -268,10 +280,18 @@ def resolve_root(path: str) -> str:
     return real
 
 
-async def _serve(
-    workspace: Workspace, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED
-) -> None:
-    """Run `workspace` outside the lease of the request that loaded it (its context would
-    otherwise keep that request's workspaces alive while this one runs)."""
-    _leased.set(None)
-    await workspace.run(task_status=task_status)
+@contextlib.contextmanager
+def _outside_lease() -> Iterator[None]:
+    """Start the tasks of this block outside the current request's lease.
+
+    Rule: a task that outlives the request starts outside its lease. It keeps copies of the
+    context it was started from for its whole life (its own, and the one anyio made for its
+    done callback before the task's first step: a `_leased.set(None)` inside the task comes
+    too late for that one), and must neither hold the request's list of workspaces nor add to
+    it with a `get` of its own after the request ended.
+    """
+    token = _leased.set(None)
+    try:
+        yield
+    finally:
+        _leased.reset(token)

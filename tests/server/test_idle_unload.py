@@ -1,10 +1,13 @@
-"""Idle workspaces unload and load again on use; no request ever gets a closed workspace; the
-cache of path spellings stays bounded and forgets unloaded workspaces."""
+"""Idle workspaces unload (and nothing keeps them alive after) and load again on use; no
+request ever gets a closed workspace; the cache of path spellings stays bounded and forgets
+unloaded workspaces."""
 
 from __future__ import annotations
 
+import gc
 import random
 import time
+import weakref
 from pathlib import Path
 
 import anyio
@@ -12,10 +15,12 @@ from hypothesis import given, strategies as st
 
 from memd.core.format.categories import Category
 from memd.core.writes import transitions
+from memd.server.handlers import Methods
 from memd.server.registry import Registry
 from memd.server.session import Session
 from memd.server.spellings import ENTRY_OVERHEAD, SpellingCache
 from memd.server.workspace import Limits, Workspace
+from memd_client import protocol as p
 from tests.polling import until
 
 
@@ -36,6 +41,39 @@ async def test_an_idle_workspace_unloads_and_the_next_request_loads_it_again(
                 "Kept on disk."
             ]
         await until(lambda: registry.unloaded == 2)
+        registry.close()
+
+
+async def test_unloaded_workspaces_are_freed(tmp_path: Path) -> None:
+    """Once every workspace has unloaded, none is still alive: not the ones of the request
+    that started the registry's services (whose tasks keep copies of its context), nor the
+    first of two a request held when it loaded the second, nor one that queries used (worker
+    thread calls, timers), nor the last one the idle check looked at."""
+    roots = [tmp_path / f"w{n}" for n in range(5)]
+    for root in roots:
+        root.mkdir()
+        (root / "CLAUDE.md").write_text("# Rules\n\n- Widgets spin twice.\n")
+    async with anyio.create_task_group() as services:
+        registry = Registry(services, clock=time.time, limits=Limits(idle_unload=0.02))
+        _, query = Methods(registry, started=0.0, socket_path="unused").table["query"]
+
+        async def held(*paths: Path) -> list[weakref.ref[Workspace]]:
+            with registry.leases():
+                return [weakref.ref(await registry.get(str(path))) for path in paths]
+
+        async def queried(path: Path) -> weakref.ref[Workspace]:
+            await query(p.QueryParams(workspace=str(path), query="widgets"), Session())
+            return weakref.ref(registry._workspaces[str(path)])
+
+        workspaces = await held(roots[0], roots[1])
+        for root in roots[2:]:
+            workspaces.append(await queried(root))
+        await until(lambda: registry.roots == [] and registry.unloaded == len(roots))
+        gc.collect()
+        alive = [
+            root.name for root, ref in zip(roots, workspaces, strict=True) if ref() is not None
+        ]
+        assert alive == []
         registry.close()
 
 
