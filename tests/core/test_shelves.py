@@ -41,3 +41,24 @@ def test_a_memory_ranks_above_an_equal_chunk_and_a_project_entry_before_a_global
     hits = search(indexes, "integration tests", limit=3).hits
     assert [hit.category for hit in hits] == [Category.DECISION, user_wide, chunk]
     assert hits[0].score == hits[1].score > hits[2].score
+
+
+def test_a_chunk_is_long_or_short_among_chunks_not_beside_the_memories() -> None:
+    chunks = _index(
+        "The deploy lock is held by the release job until every region reports healthy.",
+        "Staging mirrors production, but its database is reset every night at two.",
+    )
+    terse = _index(*(f"use tool{n}" for n in range(40)))
+    wordy = _index(
+        *(f"use tool{n} for every step of the build, the tests and the docs" for n in range(40))
+    )
+    scores = []
+    for memories in (terse, wordy):
+        found = search(
+            [(Category.DECISION, memories), (Shelf("file", "AGENTS.md"), chunks)],
+            "deploy lock release",
+            limit=1,
+        )
+        scores.append(found.hits[0].score)
+    # Memories that do not match change neither the chunk's length normalisation nor idf.
+    assert scores[0] == scores[1] > 0

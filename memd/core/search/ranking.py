@@ -7,9 +7,12 @@ Rules:
 - A query word found nowhere, at least `PREFIX_MIN` characters long, is taken as a partial
   word: the indexed words starting with it (the `PREFIX_EXPANSIONS` most frequent) match at
   `PREFIX_WEIGHT`.
-- Scoring is Okapi BM25 with `K1` and b, idf = ln(1 + (N - df + 0.5) / (df + 0.5)). N, the
-  document frequencies, the average entry length and b are taken over every index passed to one
-  `search` call, so one category is ranked against its own corpus and all five against theirs.
+- Scoring is Okapi BM25 with `K1` and b, idf = ln(1 + (N - df + 0.5) / (df + 0.5)). N and the
+  document frequencies are taken over every index passed to one `search` call, so one category
+  is ranked against its own corpus and all five against theirs. The average entry length and b
+  are taken within each kind of unit searched (memory entries, project and user-wide alike;
+  source chunks, `memd.core.search.shelves`): a chunk is long or short among chunks, not beside
+  one-line memories (as BM25F normalises each field by its own average).
 - b, the strength of length normalisation, follows how much entry lengths vary
   (`length_normalisation`): `B` where they vary as notes or chat turns do (the standard
   deviation of ln(1 + length) up to `SPREAD_LOW`), `B_SPREAD` where short entries sit beside
@@ -261,7 +264,6 @@ class _Plan:
         self.ordered = ordered
         self.smallest = smallest
         count = sum(len(index) for _, index in ordered)
-        average = math.fsum(index.total_length for _, index in ordered) / max(count, 1) or 1.0
         self.terms: list[list[tuple[float, str]]] = [[] for _ in ordered]
         highest_idf = math.log(1.0 + (count + 0.5) / 0.5)
         ideal = 0.0
@@ -277,9 +279,17 @@ class _Plan:
         self.scales = [
             shelves.priority(category) / ideal if ideal else 0.0 for category, _ in ordered
         ]
-        b = length_normalisation(length_spread([index.length_moments() for _, index in ordered]))
-        self._base = K1 * (1.0 - b)
-        self._per_length = K1 * b / average
+        # Length normalisation within each kind of unit (memory entries, source chunks): a
+        # chunk is long or short among chunks, not beside one-line memories.
+        kinds = [shelves.origin(key) == "file" for key, _ in ordered]
+        norms: dict[bool, tuple[float, float]] = {}
+        for kind in set(kinds):
+            alike = [index for (_, index), same in zip(ordered, kinds, strict=True) if same == kind]
+            units = sum(len(index) for index in alike)
+            mean = math.fsum(index.total_length for index in alike) / max(units, 1) or 1.0
+            b = length_normalisation(length_spread([index.length_moments() for index in alike]))
+            norms[kind] = (K1 * (1.0 - b), K1 * b / mean)
+        self._norms = [norms[kind] for kind in kinds]
 
     def _add_term(self, term: str, weight: float, count: int) -> float:
         """Plan `term` at `weight` in each index holding it; return its idf (0.0: none does)."""
@@ -293,9 +303,10 @@ class _Plan:
                 terms.append((weight * idf * (K1 + 1.0), term))
         return idf
 
-    def saturations(self, index: CategoryIndex) -> Saturations:
-        """Return `tf / (tf + norm)` for each of `index`'s impact classes."""
-        return index.saturations(self._base, self._per_length)
+    def saturations(self, number: int) -> Saturations:
+        """Return `tf / (tf + norm)` for each impact class of the `number`-th index."""
+        base, per_length = self._norms[number]
+        return self.ordered[number][1].saturations(base, per_length)
 
 
 class _Best:
@@ -337,7 +348,7 @@ def _search_best(plan: _Plan, limit: int, boost: Boost[Any] | None) -> SearchRes
         if not plan.terms[number]:
             continue
         scale = plan.scales[number]
-        saturation = plan.saturations(index)
+        saturation = plan.saturations(number)
         walks: list[_Walk] = []
         words = {term for _, term in plan.terms[number]}
         phrases: list[tuple[_Walk, str, str]] = []  # their entries hold both words
@@ -599,7 +610,7 @@ def _search_every_match(
     total = 0
     for number, (category, index) in enumerate(plan.ordered):
         scale = plan.scales[number]
-        saturation = plan.saturations(index)
+        saturation = plan.saturations(number)
         values: dict[int, float] = {}
         get = values.get
         for gain, term in plan.terms[number]:
