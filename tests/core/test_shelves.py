@@ -54,11 +54,11 @@ def test_a_chunk_is_long_or_short_among_chunks_not_beside_the_memories() -> None
     )
     scores = []
     for memories in (terse, wordy):
-        found = search(
-            [(Category.DECISION, memories), (Shelf("file", "AGENTS.md"), chunks)],
-            "deploy lock release",
-            limit=1,
-        )
+        indexes: list[tuple[Key, CategoryIndex]] = [
+            (Category.DECISION, memories),
+            (Shelf("file", "AGENTS.md"), chunks),
+        ]
+        found = search(indexes, "deploy lock release", limit=1)
         scores.append(found.hits[0].score)
     # Memories that do not match change neither the chunk's length normalisation nor idf.
     assert scores[0] == scores[1] > 0
