@@ -99,6 +99,7 @@ MINIMAL: dict[tuple[str, ...], list[str]] = {
     ("context",): [],
     ("extract",): ["x"],
     ("init",): [],
+    ("git-setup",): [],
     ("mcp",): [],
     ("service", "install"): [],
     ("service", "uninstall"): [],
@@ -119,7 +120,7 @@ def _readme_table() -> dict[tuple[str, ...], set[str]]:
         cells = [cell.strip() for cell in row.strip("|").split("|")]
         taken = {flag for flag, cell in zip(flags, cells[1:], strict=True) if cell == "yes"}
         assert all(cell in ("yes", "") for cell in cells[1:]), row
-        for verb in re.findall(r"`([a-z ]+)`", cells[0]):
+        for verb in re.findall(r"`([a-z][a-z -]*)`", cells[0]):
             assert tuple(verb.split()) not in table, f"{verb} is in two rows"
             table[tuple(verb.split())] = taken
     return table

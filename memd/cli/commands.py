@@ -51,6 +51,10 @@ def run(argv: Sequence[str] | None = None, *, stdin: bytes | None = None) -> int
         from memd.cli.init import run_init
 
         return run_init(args)
+    if args.verb == "git-setup":
+        from memd.cli.init import run_git_setup
+
+        return run_git_setup(args)
     if args.verb == "mcp":
         from memd.mcp_bridge import run_mcp
 

@@ -39,11 +39,12 @@ import sys
 from collections.abc import Callable
 from typing import NamedTuple
 
+from memd.cli import git_setup
 from memd.cli.init_report import Change, Reporter
 from memd.cli.where import choose, note
 from memd.core.format import mdformat
 from memd.core.format.categories import CATEGORIES, Category
-from memd.core.project import agent_files, gitignore
+from memd.core.project import agent_files, gitattributes, gitignore
 from memd.fs import storage
 from memd.paths import MEMORY_DIR
 from memd_client import MemdError
@@ -107,11 +108,59 @@ def run_init(args: argparse.Namespace) -> int:
         errors.append(str(exc))
     else:
         plans.insert(0, ignore)
+    if getattr(args, "git", False):
+        return _with_git(report, workspace, missing, plans, errors, dry_run=args.dry_run)
     if args.dry_run:
         _show_plan(report, missing, plans)
     else:
         errors.extend(_carry_out(report, workspace, missing, plans))
     return report.finish(errors)
+
+
+def run_git_setup(args: argparse.Namespace) -> int:
+    """Carry out `memd git-setup`: `.gitattributes` names memd's merge driver for
+    `.memory/*.md`, and this clone's git config defines it (`memd.cli.git_setup`); return the
+    exit code."""
+    chosen = choose(args.workspace)
+    if line := note(chosen):
+        sys.stderr.write(f"memd: {line}\n")
+    report = Reporter(chosen.path, dry_run=args.dry_run, as_json=args.json)
+    return _with_git(report, chosen.path, None, [], [], dry_run=args.dry_run, memory=False)
+
+
+def _with_git(
+    report: Reporter,
+    workspace: str,
+    missing: list[Category] | None,
+    plans: list[FilePlan],
+    errors: list[str],
+    *,
+    dry_run: bool,
+    memory: bool = True,
+) -> int:
+    """Do `plans` (and, with `memory`, create `missing`) with the git merge driver set up
+    too: nothing at all outside a git repository (the error says why)."""
+    if (problem := git_setup.check_repository(workspace)) is not None:
+        return report.finish([*errors, problem])
+    try:
+        plans.append(
+            _plan_file(
+                workspace,
+                _join(workspace, git_setup.GITATTRIBUTES),
+                transform=gitattributes.with_merge_driver,
+                added=f"{gitattributes.MERGE_LINE} added",
+            )
+        )
+    except InitError as exc:
+        errors.append(str(exc))
+    if dry_run:
+        _show_plan(report, missing, plans, memory=memory)
+    else:
+        errors.extend(_carry_out(report, workspace, missing, plans, memory=memory))
+    said, failed = git_setup.configure(workspace, dry_run=dry_run)
+    for line in said:
+        report.say(line)
+    return report.finish([*errors, *failed])
 
 
 # ---------------------------------------------------------------------------- deciding
@@ -231,11 +280,14 @@ def _plan_file(
 # ---------------------------------------------------------------------------- doing
 
 
-def _show_plan(report: Reporter, missing: list[Category] | None, plans: list[FilePlan]) -> None:
-    """Print what a run would do: files to create, then a unified diff per changed file."""
-    if missing is None:
+def _show_plan(
+    report: Reporter, missing: list[Category] | None, plans: list[FilePlan], *, memory: bool = True
+) -> None:
+    """Print what a run would do: files to create (with `memory`), then a unified diff per
+    changed file."""
+    if memory and missing is None:
         report.created(f"{MEMORY_DIR}/")
-    for category in CATEGORIES if missing is None else missing:
+    for category in (CATEGORIES if missing is None else missing) if memory else ():
         report.created(f"{MEMORY_DIR}/{category.file}")
     for plan in plans:
         if plan.old == plan.new:
@@ -260,12 +312,18 @@ def _diff(plan: FilePlan) -> str:
 
 
 def _carry_out(
-    report: Reporter, workspace: str, missing: list[Category] | None, plans: list[FilePlan]
+    report: Reporter,
+    workspace: str,
+    missing: list[Category] | None,
+    plans: list[FilePlan],
+    *,
+    memory: bool = True,
 ) -> list[str]:
-    """Create the memory files and write the instruction files; return the errors."""
+    """Create the memory files (with `memory`) and write the other files; return the errors."""
     errors: list[str] = []
     try:
-        _create_memory_files(report, workspace, missing)
+        if memory:
+            _create_memory_files(report, workspace, missing)
     except OSError as exc:
         directory = os.path.join(workspace, MEMORY_DIR)
         errors.append(storage.storage_error("create files in", directory, exc).message)

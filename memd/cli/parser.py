@@ -7,6 +7,8 @@ Rules:
   verb's long description), it never runs anything.
 - A shared option may come before the verb (`memd --socket PATH query x`) or after it; a verb
   that does not take it refuses it either way, as a usage error naming the option (exit 2).
+
+Size: the whole grammar, one table and a small builder a verb; read top to bottom.
 """
 
 from __future__ import annotations
@@ -300,6 +302,20 @@ def _init(init: argparse.ArgumentParser) -> None:
         "--file", action="append", default=[], metavar="PATH", help="update another file"
     )
     init.add_argument("--dry-run", action="store_true", help="show the changes as a diff")
+    init.add_argument(
+        "--git",
+        action="store_true",
+        help="also set up git to merge .memory/ files entry by entry (as memd git-setup)",
+    )
+
+
+def _git_setup(setup: argparse.ArgumentParser) -> None:
+    setup.description = (
+        "make git merge this project's memory files entry by entry: .gitattributes names "
+        "memd's merge driver for .memory/*.md (commit it), and this clone's git config defines "
+        "it (git config is never committed: run this once in every clone)."
+    )
+    setup.add_argument("--dry-run", action="store_true", help="show the changes, make none")
 
 
 def _service(service: argparse.ArgumentParser) -> None:
@@ -376,6 +392,11 @@ VERBS: dict[str, Verb] = {
         "create .memory/ files and a memd block in agent instruction files",
         ("--workspace", "--json"),
         _init,
+    ),
+    "git-setup": Verb(
+        "make git merge .memory/ files entry by entry in this clone",
+        ("--workspace", "--json"),
+        _git_setup,
     ),
     "mcp": Verb(
         "serve memd's tools to an agent over MCP (stdio)",

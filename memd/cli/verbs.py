@@ -21,6 +21,7 @@ from typing import Any, NamedTuple
 
 import msgspec
 
+from memd.cli import git_setup
 from memd.cli.exit_codes import EXIT_ERROR, EXIT_OK, EXIT_UNREACHABLE
 from memd.cli.render import (
     render_cleanup,
@@ -166,8 +167,11 @@ def _stats(client: Client, args: argparse.Namespace) -> Outcome:
 
 def _status(client: Client, args: argparse.Namespace) -> Outcome:
     chosen: Chosen = args.chosen
+    warning = git_setup.status_warning(chosen.path)
     return Outcome(
-        client.status(), lambda r: render_status(r, chosen.path, origin_phrase(chosen)), []
+        client.status(),
+        lambda r: render_status(r, chosen.path, origin_phrase(chosen)),
+        [] if warning is None else [warning],
     )
 
 
