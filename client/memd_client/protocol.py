@@ -603,7 +603,9 @@ class Changed(msgspec.Struct, kw_only=True):
     else (a hand edit, git, HackLM). `error` says why the file cannot be read (then `entries` is
     empty and memd will not write to the file until it is fixed). `conflict` says the file holds
     git conflict markers: `entries` are its last good entries, and memd refuses writes to it
-    until the merge is resolved (the next `changed` has no `conflict`).
+    until the merge is resolved (the next `changed` has no `conflict`). `git` says the change
+    came from git (a checkout, merge, rebase, stash or reset): memd waited for git to finish
+    and read every file once.
     """
 
     workspace: str
@@ -613,6 +615,7 @@ class Changed(msgspec.Struct, kw_only=True):
     entries: list[EntryInfo]
     error: str | None = None
     conflict: str | None = None
+    git: bool = False
 
 
 class Resync(msgspec.Struct, kw_only=True):

@@ -21,7 +21,7 @@ def render_event(event: p.Event) -> str:
     now = datetime.datetime.now().strftime("%H:%M:%S")
     if isinstance(event, p.Resync):
         return f"{now} {event.message}"
-    who = "memd" if event.source == "memd" else "outside memd"
+    who = "memd" if event.source == "memd" else "by git" if event.git else "outside memd"
     if event.error is not None:
         return f"{now} {event.file} changed ({who}) and cannot be read: {event.error}"
     if event.conflict is not None:

@@ -35,6 +35,9 @@ Rules:
   `actor.RESTORE_WINDOW`.)
 - Nothing is written while git is working in the workspace's repository (its `index.lock`
   exists: see `git_state`): a write then backs off like one that finds `.memory/.lock` held.
+- Outside changes are read once git is done (`_external_change`): a checkout, merge, rebase,
+  stash or reset that rewrites several files is seen as one change a file, each `changed`
+  saying `git`.
 - Subscribers get each change as a `changed` notification, built and encoded once per change.
 
 Size: one workspace: its actors, its write lock (with the sweep and the first-use files) and its
@@ -89,6 +92,14 @@ FIRST_USE_SETTLE = 0.1
 
 T = TypeVar("T")
 
+GIT_WAIT_MAX = 30.0
+"""The longest an outside change waits for git to finish before it is read anyway (a git that
+hangs, or a lock younger than `git_state.STALE_AFTER` left by one that crashed)."""
+GIT_POLL = 0.05
+"""How often the index lock is looked at while git works."""
+GIT_RECENT = 2.0
+"""A change found within this many seconds of git writing its index is git's."""
+
 
 class Workspace:
     """One project root: its `.memory/` directory, five actors, a watcher and the archive."""
@@ -113,6 +124,7 @@ class Workspace:
         self._settled_at = 0.0  # time.monotonic() from which files memd created may be written
         self._memory_at_load = False  # `.memory/` was a real directory when the workspace loaded
         self._git_lock: str | None = None  # the git index lock the last write waited for
+        self._git_changes = 0  # outside changes being read after git worked: they say `git`
         self._sweep_scope = anyio.CancelScope()
         self._subscribers: set[Session] = set()
         self._own_hub = WatchHub() if watches is None else None
@@ -363,10 +375,35 @@ class Workspace:
                     tg.start_soon(actor.sync)
 
     async def _external_change(self, categories: frozenset[Category]) -> None:
+        """Re-read the files a batch of outside changes touched; while git works in the
+        repository (its index lock exists), first wait for it to finish (at most
+        `GIT_WAIT_MAX` seconds), then look at every file: a checkout, merge, rebase, stash or
+        reset is then seen as one change a file, never as a file half-written or missing, and
+        its notifications say `git`."""
+        by_git = await self._wait_for_git()
+        if by_git:
+            categories = frozenset(CATEGORIES)
+        self._git_changes += by_git
         try:
             await self.refresh(categories)
         except RpcError as error:
             logger.warning("cannot check %s after a change: %s", self.memory_dir, error.message)
+        finally:
+            self._git_changes -= by_git
+
+    async def _wait_for_git(self) -> bool:
+        """Wait while git holds the repository's index lock; True when it did, or when git
+        wrote its index within the last `GIT_RECENT` seconds (the change is git's)."""
+        began_ns = time.time_ns()
+        waited = False
+        with anyio.move_on_after(GIT_WAIT_MAX):
+            while await anyio.to_thread.run_sync(git_state.index_lock_held, self.root):
+                waited = True
+                await anyio.sleep(GIT_POLL)
+        if waited:
+            return True
+        since = began_ns - int(GIT_RECENT * 1e9)
+        return await anyio.to_thread.run_sync(git_state.index_changed_since, self.root, since)
 
     def has_memory_dir(self) -> bool:
         """Return True if anything is at `.memory` (one `lstat`: cheap enough for the loop);
@@ -429,6 +466,7 @@ class Workspace:
             ],
             error=None if snapshot.error is None else snapshot.error.message,
             conflict=None if snapshot.conflict is None else snapshot.conflict.message,
+            git=source == "external" and self._git_changes > 0,
         )
         frame = notification_frame("changed", changed)
         for session in list(self._subscribers):
