@@ -47,7 +47,7 @@ Decisions where the issue is silent (the one rule: never lose a memory):
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Iterable
+from collections.abc import Hashable, Iterable, Iterator
 
 import msgspec
 
@@ -140,27 +140,25 @@ def plan(base: Version, ours: Version, theirs: Version) -> Plan:
 
 
 def _duplicates(found: Plan, base: Version, ours: Version, theirs: Version) -> None:
-    """Turn each pair of new entries memd's store rule calls duplicates into a conflict."""
+    """Turn each pair of new entries memd's store rule calls duplicates into a conflict. The
+    rule is run both ways (each side's new entry as the content stored among the other side's),
+    so swapping the sides finds the same pairs; each of theirs' entries joins the first of
+    ours' it pairs with."""
 
     def new_in(side: Version, other: Version) -> list[EntryId]:
         return [i for i in side.entries if i not in base.entries and i not in other.entries]
 
-    ours_new = new_in(ours, theirs)
-    if not ours_new:
-        return
-    index = DedupIndex.build((n, ours.contents[i][1]) for n, i in enumerate(ours_new))
-    for ident in new_in(theirs, ours):
-        content = theirs.contents[ident][1]
-        candidates = [
-            Entry(line=n, slug=ours.contents[ours_new[n]][0], content=ours.contents[ours_new[n]][1])
-            for n in index.ranked(content, CANDIDATES)
-        ]
-        match = decide(content, candidates)
-        if match.verdict is Verdict.STORE or match.entry is None:
+    ours_new, theirs_new = new_in(ours, theirs), new_in(theirs, ours)
+    pairs = set(_pairs(theirs, theirs_new, ours, ours_new))
+    pairs |= {(b, a) for a, b in _pairs(ours, ours_new, theirs, theirs_new)}
+    order = {ident: n for n, ident in enumerate(ours_new)}
+    partner_of: dict[EntryId, EntryId] = {}
+    for b, a in sorted(pairs, key=lambda pair: order[pair[1]]):
+        partner_of.setdefault(b, a)
+    for ident in theirs_new:
+        partner = partner_of.get(ident)
+        if partner is None:
             continue
-        if match.entry.content == content:
-            continue  # the same text: both kept (see the module decisions)
-        partner = ours_new[match.entry.line]
         line = found.keep.pop(ident)
         if partner in found.conflicts:
             mine, others = found.conflicts[partner]
@@ -168,6 +166,30 @@ def _duplicates(found: Plan, base: Version, ours: Version, theirs: Version) -> N
         else:
             found.conflicts[partner] = ((found.keep.pop(partner),), (line,))
         found.absorbed.add(ident)
+
+
+def _pairs(
+    side: Version, new: list[EntryId], other: Version, existing: list[EntryId]
+) -> Iterator[tuple[EntryId, EntryId]]:
+    """Yield (new entry, existing entry) for each of `new` that a store among `existing` would
+    skip or turn into an update of that entry (`dedup.decide`, candidates from the same
+    `DedupIndex` a store uses), unless their texts are equal."""
+    if not new or not existing:
+        return
+    index = DedupIndex.build((n, other.contents[i][1]) for n, i in enumerate(existing))
+    for ident in new:
+        content = side.contents[ident][1]
+        candidates = [
+            Entry(
+                line=n, slug=other.contents[existing[n]][0], content=other.contents[existing[n]][1]
+            )
+            for n in index.ranked(content, CANDIDATES)
+        ]
+        match = decide(content, candidates)
+        if match.verdict is Verdict.STORE or match.entry is None:
+            continue
+        if match.entry.content != content:  # the same text: both kept (see the decisions)
+            yield ident, existing[match.entry.line]
 
 
 class Writer:
