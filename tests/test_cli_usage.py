@@ -100,6 +100,7 @@ MINIMAL: dict[tuple[str, ...], list[str]] = {
     ("extract",): ["x"],
     ("init",): [],
     ("mcp",): [],
+    ("merge-file",): ["base", "ours", "theirs"],
     ("service", "install"): [],
     ("service", "uninstall"): [],
     ("service", "status"): [],
@@ -119,7 +120,7 @@ def _readme_table() -> dict[tuple[str, ...], set[str]]:
         cells = [cell.strip() for cell in row.strip("|").split("|")]
         taken = {flag for flag, cell in zip(flags, cells[1:], strict=True) if cell == "yes"}
         assert all(cell in ("yes", "") for cell in cells[1:]), row
-        for verb in re.findall(r"`([a-z ]+)`", cells[0]):
+        for verb in re.findall(r"`([a-z -]+)`", cells[0]):
             assert tuple(verb.split()) not in table, f"{verb} is in two rows"
             table[tuple(verb.split())] = taken
     return table
@@ -231,7 +232,7 @@ def test_a_missing_argument_shows_the_verbs_usage_and_what_to_give(
 
 
 def test_the_verbs_that_need_arguments_are_the_ones_expected() -> None:
-    assert set(VERBS_NEEDING_ARGUMENTS) == {("store",), ("get",), ("delete",)}
+    assert set(VERBS_NEEDING_ARGUMENTS) == {("store",), ("get",), ("delete",), ("merge-file",)}
 
 
 def test_get_needs_a_slug_or_both_file_and_lines(capsys: pytest.CaptureFixture[str]) -> None:
