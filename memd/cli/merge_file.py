@@ -22,9 +22,24 @@ import sys
 
 from memd.cli.exit_codes import EXIT_ERROR, EXIT_OK, EXIT_USAGE
 from memd.core.format.controls import visible
-from memd.core.merge.files import merge_file
-from memd.fs.storage import read_text, write_atomic
 from memd_client.errors import MemdError
+
+MERGE_HELP = "git's merge driver: merge three versions of a .memory/ file (no daemon)"
+MERGE_MISSING = "give BASE OURS THEIRS [PATH], as git does, e.g. `memd merge-file %O %A %B %P`"
+
+
+def merge_file_arguments(merge: argparse.ArgumentParser) -> None:
+    """Add `memd merge-file`'s arguments and long description (`memd.cli.parser`'s builder)."""
+    merge.description = (
+        "git's merge driver: a three-way merge of a .memory/ file into OURS (by entry, a union "
+        "for the archive, by line otherwise); exit 0 merged, 1 conflicts left, 2 unreadable "
+        "input. Set up: git config merge.memd.driver 'memd merge-file %O %A %B %P' and "
+        ".memory/*.md merge=memd in .gitattributes."
+    )
+    merge.add_argument("base", metavar="BASE", help="the common ancestor (%%O)")
+    merge.add_argument("ours", metavar="OURS", help="ours, replaced by the result (%%A)")
+    merge.add_argument("theirs", metavar="THEIRS", help="theirs (%%B)")
+    merge.add_argument("path", nargs="?", metavar="PATH", help="its path, picks the merge (%%P)")
 
 
 class _Unreadable(Exception):
@@ -32,6 +47,8 @@ class _Unreadable(Exception):
 
 
 def _read(role: str, path: str) -> str:
+    from memd.fs.storage import read_text
+
     try:
         found = read_text(path)
     except MemdError as exc:
@@ -43,6 +60,9 @@ def _read(role: str, path: str) -> str:
 
 def run_merge_file(args: argparse.Namespace) -> int:
     """Merge BASE, OURS and THEIRS into OURS; return 0 (clean), 1 (conflicts) or 2 (error)."""
+    from memd.core.merge.files import merge_file  # here: the parser imports this module
+    from memd.fs.storage import write_atomic
+
     try:
         base = _read("BASE", args.base)
         ours = _read("OURS", args.ours)

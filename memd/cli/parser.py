@@ -18,6 +18,7 @@ from typing import Any, NamedTuple
 
 from memd import __version__
 from memd.cli.arg_types import bounded, positive_float, positive_int
+from memd.cli.merge_file import MERGE_HELP, MERGE_MISSING, merge_file_arguments
 from memd.cli.usage import Check, MemdParser
 from memd.config import LOG_LEVELS
 from memd_client import default_socket_path, protocol as p
@@ -302,25 +303,6 @@ def _init(init: argparse.ArgumentParser) -> None:
     init.add_argument("--dry-run", action="store_true", help="show the changes as a diff")
 
 
-def _merge_file(merge: argparse.ArgumentParser) -> None:
-    merge.description = (
-        "git's merge driver for .memory/ files: a three-way merge of BASE, OURS and THEIRS "
-        "(entry by entry for a category file, a union for archive.md, line by line otherwise) "
-        'written to OURS. Set up: git config merge.memd.driver "memd merge-file %O %A %B %P" '
-        "and '.memory/*.md merge=memd' in .gitattributes. Exit 0 merged, 1 conflict markers "
-        "left, 2 an input unreadable. Needs no daemon."
-    )
-    merge.add_argument("base", metavar="BASE", help="the common ancestor (git's %%O)")
-    merge.add_argument("ours", metavar="OURS", help="our version; the result replaces it (%%A)")
-    merge.add_argument("theirs", metavar="THEIRS", help="their version (%%B)")
-    merge.add_argument(
-        "path",
-        nargs="?",
-        metavar="PATH",
-        help="the file's path in the repository (%%P): its name picks the merge",
-    )
-
-
 def _service(service: argparse.ArgumentParser) -> None:
     service.description = (
         "install: write the systemd units (Linux) or launchd agent (macOS) for this memd and "
@@ -404,11 +386,7 @@ VERBS: dict[str, Verb] = {
             "current directory)"
         },
     ),
-    "merge-file": Verb(
-        "git's merge driver: merge three versions of a .memory/ file (no daemon)",
-        build=_merge_file,
-        missing="give BASE OURS THEIRS [PATH], as git does, e.g. `memd merge-file %O %A %B %P`",
-    ),
+    "merge-file": Verb(MERGE_HELP, build=merge_file_arguments, missing=MERGE_MISSING),
     "service": Verb(
         "install, remove or inspect memd as a systemd or launchd user service",
         build=_service,
