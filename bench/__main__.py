@@ -19,6 +19,7 @@ from bench import (
     load,
     locomo,
     longmemeval,
+    merge,
     query,
     retrieval,
     search_speed,
@@ -51,6 +52,7 @@ BENCHMARKS: tuple[ModuleType, ...] = (
     watch_latency,
     load,
     big_file,
+    merge,
 )
 
 

@@ -45,6 +45,7 @@ MAY_USE = {
     "extract": {"format", "text"},
     "project": {"format", "text"},
     "sources": {"format", "text"},
+    "merge": {"format", "text", "writes"},
 }
 """Which core packages each core package may import (besides itself)."""
 

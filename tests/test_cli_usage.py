@@ -101,6 +101,7 @@ MINIMAL: dict[tuple[str, ...], list[str]] = {
     ("init",): [],
     ("git-setup",): [],
     ("mcp",): [],
+    ("merge-file",): ["base", "ours", "theirs"],
     ("service", "install"): [],
     ("service", "uninstall"): [],
     ("service", "status"): [],
@@ -232,7 +233,7 @@ def test_a_missing_argument_shows_the_verbs_usage_and_what_to_give(
 
 
 def test_the_verbs_that_need_arguments_are_the_ones_expected() -> None:
-    assert set(VERBS_NEEDING_ARGUMENTS) == {("store",), ("get",), ("delete",)}
+    assert set(VERBS_NEEDING_ARGUMENTS) == {("store",), ("get",), ("delete",), ("merge-file",)}
 
 
 def test_get_needs_a_slug_or_both_file_and_lines(capsys: pytest.CaptureFixture[str]) -> None:

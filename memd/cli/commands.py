@@ -3,7 +3,8 @@
 
 Exit codes are `memd.cli.exit_codes`. Client verbs start a daemon when none runs
 (`--no-autostart` turns that off; `status` never starts one). Only `serve` imports the server
-stack, so client verbs start fast; `service`, `init` and `mcp` are imported only when run.
+stack, so client verbs start fast; `service`, `init`, `merge-file` and `mcp` are imported only
+when run.
 """
 
 from __future__ import annotations
@@ -55,6 +56,10 @@ def run(argv: Sequence[str] | None = None, *, stdin: bytes | None = None) -> int
         from memd.cli.init import run_git_setup
 
         return run_git_setup(args)
+    if args.verb == "merge-file":
+        from memd.cli.merge_file import run_merge_file
+
+        return run_merge_file(args)
     if args.verb == "mcp":
         from memd.mcp_bridge import run_mcp
 

@@ -20,6 +20,7 @@ from typing import Any, NamedTuple
 
 from memd import __version__
 from memd.cli.arg_types import bounded, positive_float, positive_int
+from memd.cli.merge_file import MERGE_HELP, MERGE_MISSING, merge_file_arguments
 from memd.cli.usage import Check, MemdParser
 from memd.config import LOG_LEVELS
 from memd_client import default_socket_path, protocol as p
@@ -406,6 +407,7 @@ VERBS: dict[str, Verb] = {
             "current directory)"
         },
     ),
+    "merge-file": Verb(MERGE_HELP, build=merge_file_arguments, missing=MERGE_MISSING),
     "service": Verb(
         "install, remove or inspect memd as a systemd or launchd user service",
         build=_service,
