@@ -140,3 +140,14 @@ def test_git_merge_uses_the_driver_and_keeps_both_branches_entries(short_tmp: Pa
         "\n- [tz] Store times in UTC.\n\n- [logs] Logs go to journald.\n"
     )
     assert run("status", "--porcelain") == ""
+
+
+def test_output_takes_the_result_and_ours_stays(short_tmp: Path) -> None:
+    ours = BASE + "\n- [a] Ours.\n"
+    write(short_tmp, base=BASE, ours=ours, theirs=BASE + "\n- [b] Theirs.\n")
+    done = memd(
+        "merge-file", "base", "ours", "theirs", "decisions.md", "--output", "out", cwd=short_tmp
+    )
+    assert (done.returncode, done.stderr) == (0, "")
+    assert (short_tmp / "out").read_text() == BASE + "\n- [a] Ours.\n\n- [b] Theirs.\n"
+    assert (short_tmp / "ours").read_text() == ours

@@ -1,15 +1,14 @@
 """`memd merge-file BASE OURS THEIRS [PATH]`: git's merge driver for `.memory/` files
 (`%O %A %B %P`), a local command that never asks or starts a daemon.
 
-Set it up once per clone:
-
-    git config merge.memd.driver "memd merge-file %O %A %B %P"
-    echo '.memory/*.md merge=memd' >> .gitattributes
+Set it up with `memd git-setup` in each clone (`memd.cli.git_setup`): `.gitattributes` gets
+`.memory/*.md merge=memd` and the clone's git config `merge.memd.driver`.
 
 Rules:
 - The merge is `memd.core.merge.files.merge_file`: by PATH's name, the entry-aware merge of a
   category file, the archive's union, or (any other file, or no PATH) the plain line merge.
-- The result replaces OURS atomically (`memd.fs.storage.write_atomic`), as git expects.
+- The result replaces OURS atomically (`memd.fs.storage.write_atomic`), as git expects; with
+  `--output FILE` it goes to FILE instead and OURS is left as it is (Jujutsu's `$output`).
 - Exit 0: merged cleanly. Exit 1: merged with conflict markers, and one line on stderr says
   where. Exit 2: an input could not be read (missing, not UTF-8, not a file) or OURS could not
   be written; one sentence on stderr says which, and OURS is unchanged.
@@ -33,13 +32,19 @@ def merge_file_arguments(merge: argparse.ArgumentParser) -> None:
     merge.description = (
         "git's merge driver: a three-way merge of a .memory/ file into OURS (by entry, a union "
         "for the archive, by line otherwise); exit 0 merged, 1 conflicts left, 2 unreadable "
-        "input. Set up: git config merge.memd.driver 'memd merge-file %O %A %B %P' and "
-        ".memory/*.md merge=memd in .gitattributes."
+        "input. Set it up with `memd git-setup` in each clone."
     )
     merge.add_argument("base", metavar="BASE", help="the common ancestor (%%O)")
     merge.add_argument("ours", metavar="OURS", help="ours, replaced by the result (%%A)")
     merge.add_argument("theirs", metavar="THEIRS", help="theirs (%%B)")
     merge.add_argument("path", nargs="?", metavar="PATH", help="its path, picks the merge (%%P)")
+    merge.add_argument(
+        "--output",
+        "-o",
+        metavar="FILE",
+        help="write the result here instead of into OURS (Jujutsu's $output, a merge tool's "
+        "MERGED)",
+    )
 
 
 class _Unreadable(Exception):
@@ -71,10 +76,11 @@ def run_merge_file(args: argparse.Namespace) -> int:
         print(f"memd: merge-file {visible(str(exc))}", file=sys.stderr)
         return EXIT_USAGE
     result = merge_file(args.path, base, ours, theirs)
+    target, role = (args.ours, "OURS") if args.output is None else (args.output, "the output")
     try:
-        write_atomic(args.ours, result.text)
+        write_atomic(target, result.text)
     except MemdError as exc:
-        print(f"memd: merge-file cannot write OURS ({visible(exc.message)})", file=sys.stderr)
+        print(f"memd: merge-file cannot write {role} ({visible(exc.message)})", file=sys.stderr)
         return EXIT_USAGE
     if not result.conflicted:
         return EXIT_OK
