@@ -125,6 +125,7 @@ class Workspace:
         self._memory_at_load = False  # `.memory/` was a real directory when the workspace loaded
         self._git_lock: str | None = None  # the git index lock the last write waited for
         self._git_changes = 0  # outside changes being read after git worked: they say `git`
+        self._closed = anyio.Event()  # set by `close`: a wait for git ends there
         self._sweep_scope = anyio.CancelScope()
         self._subscribers: set[Session] = set()
         self._own_hub = WatchHub() if watches is None else None
@@ -219,6 +220,7 @@ class Workspace:
 
     def close(self) -> None:
         """Stop taking writes and stop watching; queued writes still finish."""
+        self._closed.set()
         self.watcher.stop()
         if self._own_hub is not None:
             self._own_hub.stop()
@@ -271,8 +273,10 @@ class Workspace:
             if not acquired:
                 raise self._dir_lock.timeout_error() from None
         try:
-            if work is _nothing and self._swept and self._created:
-                return None  # type: ignore[return-value]  # a sweep with nothing left to do
+            if work is _nothing and ((self._swept and self._created) or not self.has_memory_dir()):
+                # A sweep with nothing left to do, or whose `.memory/` went away meanwhile (a
+                # sweep never makes it: only a write does).
+                return None  # type: ignore[return-value]
             done = await anyio.to_thread.run_sync(
                 self._dir_lock.try_run, functools.partial(self._prepared_first, work)
             )
@@ -392,14 +396,18 @@ class Workspace:
             self._git_changes -= by_git
 
     async def _wait_for_git(self) -> bool:
-        """Wait while git holds the repository's index lock; True when it did, or when git
-        wrote its index within the last `GIT_RECENT` seconds (the change is git's)."""
+        """Wait while git holds the repository's index lock (until the workspace closes); True
+        when it did, or when git wrote its index within the last `GIT_RECENT` seconds (the
+        change is git's)."""
         began_ns = time.time_ns()
         waited = False
         with anyio.move_on_after(GIT_WAIT_MAX):
             while await anyio.to_thread.run_sync(git_state.index_lock_held, self.root):
                 waited = True
-                await anyio.sleep(GIT_POLL)
+                with anyio.move_on_after(GIT_POLL):
+                    await self._closed.wait()
+                if self._closed.is_set():
+                    return False
         if waited:
             return True
         since = began_ns - int(GIT_RECENT * 1e9)

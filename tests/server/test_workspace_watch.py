@@ -27,6 +27,7 @@ from memd.server.session import Session
 from memd.server.watcher import mentions, touched_categories
 from memd.server.workspace import Workspace
 from memd_client.errors import FileFormatError, LockTimeout
+from tests.polling import until
 
 DEADLINE = 10.0
 
@@ -73,6 +74,9 @@ async def loaded(
 
     async with send, receive, anyio.create_task_group() as tg:
         await tg.start(workspace.run)
+        # The files a load creates in an existing `.memory/` are made first: the tests then
+        # change the directory alone.
+        await until(lambda: workspace._created or not workspace._memory_at_load)
         workspace.subscribe(session)
         tg.start_soon(session.pump, deliver)
         yield workspace, Subscriber(receive)
@@ -176,6 +180,7 @@ async def test_a_file_turned_into_a_directory_is_an_error_for_that_file_only(
 ) -> None:
     workspace, events = loaded
     memory = _memory(workspace)
+    (memory / "quirks.md").unlink(missing_ok=True)  # made at load when `.memory/` existed
     (memory / "quirks.md").mkdir()
     note = await events.next(_changed("Quirk", "external"))
     assert "is a directory" in note["params"]["error"]
