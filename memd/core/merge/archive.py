@@ -10,8 +10,10 @@ Rules:
   does not have (counted: a record twice in theirs and once in ours is added once). Theirs'
   records go in date order: each before the first of ours' records with a later date, ties
   after ours'; theirs' other body lines go at the end.
-- A record deleted on one side is kept (union): a deleted archive line would be a lost memory.
-  The archive merge conflicts only where both sides changed its head differently.
+- Where both sides changed the file, a record deleted on one side is kept (union): a deleted
+  archive line would be a lost memory. Where one side left it unchanged, the other side is taken
+  as it is, as git itself does without calling the driver. The archive merge conflicts only
+  where both sides changed its head differently.
 """
 
 from __future__ import annotations

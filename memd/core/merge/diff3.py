@@ -10,9 +10,10 @@ Rules:
 - The regions cover the three sequences in order, with no gap and no overlap.
 - A stable region has the same length in all three; an unstable one has any lengths, never all
   zero. Two stable regions may touch (a diff's matching blocks may); that changes no merge.
-- Lines common to many places (blank lines) never anchor an alignment in a long middle
-  (`SequenceMatcher`'s autojunk), but are matched beside the lines that do: an alignment costs
-  about linear time, not the square of the blank lines.
+- Lines found exactly once in both versions (every entry: identities are numbered by
+  occurrence) anchor the alignment, the longest run of them in the same order (patience diff);
+  `SequenceMatcher` aligns only what lies between two anchors. So an alignment costs about
+  n log n, however many blank lines one side adds or removes between entries.
 """
 
 from __future__ import annotations
@@ -48,13 +49,85 @@ def matching(base: Sequence[Hashable], other: Sequence[Hashable]) -> list[Block]
     middle_base = base[prefix : len(base) - suffix]
     middle_other = other[prefix : len(other) - suffix]
     if middle_base and middle_other:
-        matcher = difflib.SequenceMatcher(None, middle_base, middle_other)
         blocks += [
-            (prefix + i, prefix + j, size) for i, j, size in matcher.get_matching_blocks() if size
+            (prefix + i, prefix + j, size) for i, j, size in _middle(middle_base, middle_other)
         ]
     if suffix:
         blocks.append((len(base) - suffix, len(other) - suffix, suffix))
     return blocks
+
+
+def _middle(base: Sequence[Hashable], other: Sequence[Hashable]) -> list[Block]:
+    """The matching blocks of two middles: anchored on the lines found exactly once in each
+    (the longest run of them in the same order, patience diff's way), `SequenceMatcher` only
+    between two anchors. Entry lines are unique (numbered by occurrence), so the gaps are short
+    and an alignment costs about n log n however the blank lines between entries change."""
+    anchors = _anchors(base, other)
+    blocks: list[Block] = []
+    at_base = at_other = 0
+    for i, j in [*anchors, (len(base), len(other))]:
+        if at_base < i and at_other < j:
+            matcher = difflib.SequenceMatcher(None, base[at_base:i], other[at_other:j])
+            blocks += [
+                (at_base + a, at_other + b, size)
+                for a, b, size in matcher.get_matching_blocks()
+                if size
+            ]
+        if i < len(base):
+            blocks.append((i, j, 1))
+        at_base, at_other = i + 1, j + 1
+    merged: list[Block] = []
+    for i, j, size in blocks:
+        if merged and merged[-1][0] + merged[-1][2] == i and merged[-1][1] + merged[-1][2] == j:
+            merged[-1] = (merged[-1][0], merged[-1][1], merged[-1][2] + size)
+        else:
+            merged.append((i, j, size))
+    return merged
+
+
+def _anchors(base: Sequence[Hashable], other: Sequence[Hashable]) -> list[tuple[int, int]]:
+    """The (base, other) positions of lines found exactly once in each, the longest run of
+    them in the same order in both."""
+    seen: dict[Hashable, list[int]] = {}
+    for position, line in enumerate(base):
+        seen.setdefault(line, [0, -1, -1])
+        seen[line][0] += 1
+        seen[line][1] = position
+    for position, line in enumerate(other):
+        found = seen.get(line)
+        if found is not None and found[0] == 1:
+            found[2] = position if found[2] == -1 else -2  # -2: more than once in `other`
+    pairs = sorted((i, j) for count, i, j in seen.values() if count == 1 and j >= 0)
+    # The longest increasing run of `other` positions (patience sorting, with back links).
+    tails: list[int] = []  # tails[k]: index into pairs of the smallest end of a run of k + 1
+    back: list[int] = [-1] * len(pairs)
+    for index, (_, j) in enumerate(pairs):
+        k = _place(tails, pairs, j)
+        if k:
+            back[index] = tails[k - 1]
+        if k == len(tails):
+            tails.append(index)
+        else:
+            tails[k] = index
+    run: list[tuple[int, int]] = []
+    index = tails[-1] if tails else -1
+    while index != -1:
+        run.append(pairs[index])
+        index = back[index]
+    run.reverse()
+    return run
+
+
+def _place(tails: list[int], pairs: list[tuple[int, int]], j: int) -> int:
+    """Where `j` goes among the runs' ends (binary search)."""
+    low, high = 0, len(tails)
+    while low < high:
+        middle = (low + high) // 2
+        if pairs[tails[middle]][1] < j:
+            low = middle + 1
+        else:
+            high = middle
+    return low
 
 
 def regions(

@@ -35,6 +35,9 @@ Rules for every other line (headers, prose, blank lines, foreign lines):
 Decisions where the issue is silent (the one rule: never lose a memory):
 - Deleted on one side and changed on the other: a conflict (one side of the markers empty);
   the changed entry is kept inside it, for a person to decide.
+- Deleted on one side and moved (or deleted and stored again elsewhere) on the other: kept, at
+  its new place, as git's line merge keeps it. An entry is moved when that side's alignment
+  with base does not keep it in place.
 - Two new entries with the same text under different slugs: not a conflict, both kept (the
   issue's "unless one side's text equals the other's"; dropping either would lose its slug,
   and `memd cleanup` merges them later).
@@ -60,7 +63,7 @@ from memd.core.format.mdformat import (
     parse,
     parse_entry_line,
 )
-from memd.core.merge.diff3 import Region, regions
+from memd.core.merge.diff3 import Region, matching, regions
 from memd.core.merge.lines import shortcut, three_way
 from memd.core.merge.result import MergeResult, Output
 from memd.core.writes.dedup import CANDIDATES, Verdict, decide
@@ -123,9 +126,23 @@ def plan(base: Version, ours: Version, theirs: Version) -> Plan:
     """Decide every entry of the three versions (see the module rules)."""
     keep: dict[EntryId, Line] = {}
     conflicts: dict[EntryId, tuple[tuple[Line, ...], tuple[Line, ...]]] = {}
+    in_place: dict[int, set[Hashable]] = {}  # per side: the entries its alignment keeps in place
+
+    def moved(side: Version, ident: EntryId) -> bool:
+        if id(side) not in in_place:
+            in_place[id(side)] = {
+                base.ids[i + k] for i, _, size in matching(base.ids, side.ids) for k in range(size)
+            }
+        return ident not in in_place[id(side)]
+
     for ident in {**ours.entries, **theirs.entries, **base.entries}:
         o, a, b = base.line_of(ident), ours.line_of(ident), theirs.line_of(ident)
-        if a == o:
+        chosen: Line | None
+        if o is not None and a is None and b == o and moved(theirs, ident):
+            chosen = b  # deleted by ours, moved by theirs: kept (never lose a memory)
+        elif o is not None and b is None and a == o and moved(ours, ident):
+            chosen = a
+        elif a == o:
             chosen = b
         elif b in (o, a) or (a is not None and b is not None and a.text == b.text):
             chosen = a

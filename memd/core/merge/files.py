@@ -8,6 +8,8 @@ Rules:
 - Anything else, or no name at all: the plain line-level three-way merge (`lines`), which never
   drops a line either.
 - Only the last part of the path counts (`/` or `\\` separated).
+- A result holding a whole conflict-marker pair is a conflict, even when the merge itself wrote
+  no marker (the sides' own lines made it): memd would read the file as mid-merge.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import re
 
 from memd.core.format.archive import ARCHIVE_FILE
 from memd.core.format.categories import CATEGORY_FILES
+from memd.core.format.merge_markers import conflict_lines
 from memd.core.merge.archive import merge_archive
 from memd.core.merge.entries import merge_entries
 from memd.core.merge.lines import merge_lines
@@ -50,4 +53,14 @@ _MERGES = {Kind.ENTRIES: merge_entries, Kind.ARCHIVE: merge_archive, Kind.LINES:
 
 def merge_file(path: str | None, base: str, ours: str, theirs: str) -> MergeResult:
     """Return the three-way merge of the file at `path` (see the module rules)."""
-    return _MERGES[kind_of(path)](base, ours, theirs)
+    result = _MERGES[kind_of(path)](base, ours, theirs)
+    if result.conflicted:
+        return result
+    found = conflict_lines(result.text)
+    if not found:
+        return result
+    # The sides' own lines made a marker pair (each side held half of one, or an input was
+    # mid-merge): memd reads the file as mid-merge, so git must not take it as resolved.
+    first = result.text.split("\n")
+    starts = tuple(n for n in found if first[n - 1].startswith("<<<<<<<"))
+    return MergeResult(text=result.text, conflicts=starts)
