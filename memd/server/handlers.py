@@ -55,7 +55,7 @@ from memd.server.selection import (
 from memd.server.semantic import SemanticService
 from memd.server.session import Session
 from memd.server.snapshot import Snapshot
-from memd.server.sources import listed_as, read_lines
+from memd.server.sources import found_as, listed_as, read_lines
 from memd.server.wire import cleanup_result, entry_info, store_result
 from memd.server.workspace import Workspace
 from memd_client import protocol as p
@@ -361,7 +361,11 @@ class Methods:
             return []
         skip = AGENT_LOADS if agent_loads is None else _agent_loads(agent_loads)
         look = await self.scopes.look(workspace)
-        loaded = {path for path in look.files if any(pattern_matches(glob, path) for glob in skip)}
+        loaded = {
+            path
+            for path in look.files
+            if any(pattern_matches(glob, found_as(path)) for glob in skip)
+        }
         if len(loaded) == len(look.files):
             return []
         limit = prompt_block.RELEVANT_LIMIT
@@ -370,18 +374,21 @@ class Methods:
         def kept(key: Key, entry: Entry) -> bool:
             return sources.owner(entry)[0] not in loaded
 
-        # A look and its index never change: a worker thread may rank them. The files the
-        # agent loads still shape the statistics; none of their chunks is a hit.
-        found = await anyio.to_thread.run_sync(
-            lambda: (
-                ranking.search(
-                    [(scopes.SOURCES, sources.index)],
-                    query,
-                    limit=limit,
-                    keep=kept if loaded else None,
-                ).hits
+        # A look and its index never change, and while held (`reading`) a search in a worker
+        # thread and one on the loop leave its cache alone. The files the agent loads still
+        # shape the statistics (they are the project's words too); none of their chunks is a
+        # hit.
+        with sources.index.reading():
+            found = await anyio.to_thread.run_sync(
+                lambda: (
+                    ranking.search(
+                        [(scopes.SOURCES, sources.index)],
+                        query,
+                        limit=limit,
+                        keep=kept if loaded else None,
+                    ).hits
+                )
             )
-        )
         chunks = []
         for hit in found:
             path, entry = sources.owner(hit.entry)
@@ -399,9 +406,10 @@ class Methods:
         source = look.files.get(path) or look.files.get(listed_as(posixpath.normpath(path)))
         if source is None:
             valid = ", ".join(c.file for c in CATEGORIES)
+            hint = " (a user-wide memory file needs scope global)" if os.path.isabs(path) else ""
             raise EntryNotFound(
                 f"{path} is neither a memory file ({valid}) nor one of this workspace's "
-                "read-only sources; use a path as query results give it."
+                f"read-only sources{hint}; use a path as query results give it."
             )
         max_bytes = self.registry.limits.max_file_bytes
         text = await anyio.to_thread.run_sync(read_lines, source, first, last, max_bytes)
@@ -700,8 +708,10 @@ def memory_file(file: str, memory_dir: str) -> Category | None:
         return None
     if file == name or posixpath.normpath(file) == f"{MEMORY_DIR}/{name}":
         return category_for_file(name)
-    if os.path.isabs(file) and os.path.normpath(os.path.dirname(file)) == memory_dir:
-        return category_for_file(name)
+    if os.path.isabs(file) and os.path.realpath(os.path.dirname(file)) == os.path.realpath(
+        memory_dir
+    ):
+        return category_for_file(name)  # (a few lstats: only for an absolute path)
     return None
 
 

@@ -188,6 +188,11 @@ def listed_as(path: str) -> str:
     return f"./{path}" if path in CATEGORY_FILES else path
 
 
+def found_as(path: str) -> str:
+    """A source's path as the sources found it (what globs match): `listed_as` undone."""
+    return path.removeprefix("./")
+
+
 def _chunks(text: str) -> tuple[Chunk, ...]:
     """The chunks of a source, but for those in memd's own block."""
     parts = chunk(text)

@@ -237,3 +237,21 @@ def test_with_the_semantic_extra_a_chunk_is_found_by_meaning(short_tmp: Path, re
             wait_until(by_meaning, deadline=60.0)
     finally:
         assert process.stop() == 0, process.stderr()
+
+
+@pytest.mark.parametrize("loads", [["decisions.md"], ["*.md"], ["./decisions.md"]])
+def test_agent_loads_skips_a_root_source_named_like_a_category_file(
+    daemon: DaemonProcess, short_tmp: Path, loads: list[str]
+) -> None:
+    root = short_tmp / "kiln"
+    (root / ".memory").mkdir(parents=True)
+    (root / ".memory" / "memd.toml").write_text('sources = ["decisions.md"]\n')
+    (root / "decisions.md").write_text("# Root decisions\n\nThe kiln schedule lives in ops.\n")
+    (root / "AGENTS.md").write_text("# Agents\n\nThe kiln is fired by the ops team.\n")
+    with Client(daemon.socket_path, workspace=root) as client:
+        best = client.query("kiln schedule", sources=["file"], limit=1).results[0]
+        assert best.path == "./decisions.md"
+        block = client.context("where does the kiln schedule live?", agent_loads=loads)
+        files = {entry.file for entry in block.entries if entry.layer == "source"}
+        assert "./decisions.md" not in files  # the agent loads it itself
+        assert ("AGENTS.md" in files) == (loads != ["*.md"])
