@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.git_env import git_env
+
 SOURCE = Path(__file__).resolve().parent.parent
 ENV = {
     **os.environ,
@@ -92,20 +94,8 @@ def test_input_that_is_not_utf8_is_refused(short_tmp: Path) -> None:
 
 
 def git(*args: str, cwd: Path, home: Path) -> subprocess.CompletedProcess[str]:
-    env = {
-        **ENV,
-        "HOME": str(home),
-        "XDG_CONFIG_HOME": str(home / ".config"),
-        "GIT_CONFIG_NOSYSTEM": "1",
-        "GIT_CONFIG_GLOBAL": str(home / ".gitconfig"),
-        "GIT_TERMINAL_PROMPT": "0",
-        "GIT_AUTHOR_NAME": "t",
-        "GIT_AUTHOR_EMAIL": "t@example.com",
-        "GIT_COMMITTER_NAME": "t",
-        "GIT_COMMITTER_EMAIL": "t@example.com",
-    }
     return subprocess.run(
-        ["git", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=60
+        ["git", *args], cwd=cwd, env=git_env(home), capture_output=True, text=True, timeout=60
     )
 
 

@@ -5,7 +5,6 @@ checkout is in the files the next round finds."""
 
 from __future__ import annotations
 
-import os
 import random
 import subprocess
 import threading
@@ -18,6 +17,7 @@ from memd.core.format import mdformat
 from memd.core.format.categories import CATEGORIES
 from memd_client import Client, MemdError, protocol as p
 from tests.conftest import DaemonProcess
+from tests.git_env import git_env
 
 pytestmark = pytest.mark.e2e
 
@@ -27,18 +27,13 @@ CLIENTS = 4
 
 
 def _git(repo: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {
-        **os.environ,
-        "HOME": str(repo.parent),
-        "GIT_CONFIG_NOSYSTEM": "1",
-        "GIT_CONFIG_GLOBAL": os.devnull,
-        "GIT_AUTHOR_NAME": "t",
-        "GIT_AUTHOR_EMAIL": "t@example.com",
-        "GIT_COMMITTER_NAME": "t",
-        "GIT_COMMITTER_EMAIL": "t@example.com",
-    }
     return subprocess.run(
-        ["git", *args], cwd=repo, env=env, capture_output=True, text=True, timeout=60
+        ["git", *args],
+        cwd=repo,
+        env=git_env(repo.parent),
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
 
 

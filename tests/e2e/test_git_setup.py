@@ -5,7 +5,6 @@ memory files line by line without a word)."""
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -14,25 +13,16 @@ import pytest
 
 from memd.core.project.gitattributes import MERGE_LINE
 from tests.conftest import DaemonProcess
+from tests.git_env import git_env
 
 pytestmark = pytest.mark.e2e
-
-
-def _env(home: Path) -> dict[str, str]:
-    """The environment with git's user and system config kept out (only the repo's counts)."""
-    return {
-        **os.environ,
-        "HOME": str(home),
-        "GIT_CONFIG_NOSYSTEM": "1",
-        "GIT_CONFIG_GLOBAL": os.devnull,
-    }
 
 
 def _memd(*args: str, cwd: Path, home: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "memd", *args],
         cwd=cwd,
-        env=_env(home),
+        env=git_env(home),
         capture_output=True,
         text=True,
         timeout=60,
@@ -42,7 +32,7 @@ def _memd(*args: str, cwd: Path, home: Path) -> subprocess.CompletedProcess[str]
 
 def _git(*args: str, cwd: Path, home: Path) -> str:
     done = subprocess.run(
-        ["git", *args], cwd=cwd, env=_env(home), capture_output=True, text=True, timeout=60
+        ["git", *args], cwd=cwd, env=git_env(home), capture_output=True, text=True, timeout=60
     )
     return done.stdout.strip()
 

@@ -6,7 +6,6 @@ entry."""
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -14,10 +13,10 @@ from pathlib import Path
 import pytest
 
 from memd.core.format import mdformat
+from tests.git_env import git_env
 
 pytestmark = pytest.mark.e2e
 
-SOURCE = Path(__file__).resolve().parent.parent.parent
 BASE = (
     "# Decisions\n\n"
     "- [pnpm] Use pnpm for installs.\n\n"
@@ -27,24 +26,9 @@ BASE = (
 DECISIONS = Path(".memory/decisions.md")
 
 
-def _env(home: Path) -> dict[str, str]:
-    return {
-        **os.environ,
-        "HOME": str(home),
-        "GIT_CONFIG_NOSYSTEM": "1",
-        "GIT_CONFIG_GLOBAL": os.devnull,
-        "GIT_AUTHOR_NAME": "t",
-        "GIT_AUTHOR_EMAIL": "t@example.com",
-        "GIT_COMMITTER_NAME": "t",
-        "GIT_COMMITTER_EMAIL": "t@example.com",
-        "PYTHONPATH": os.pathsep.join([str(SOURCE), str(SOURCE / "client")]),
-        "MEMD_SOCKET": "/nonexistent/memd.sock",  # a merge never asks a daemon
-    }
-
-
 def run(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        list(args), cwd=cwd, env=_env(cwd.parent), capture_output=True, text=True, timeout=60
+        list(args), cwd=cwd, env=git_env(cwd.parent), capture_output=True, text=True, timeout=60
     )
 
 

@@ -17,6 +17,8 @@ Rules:
 
 from __future__ import annotations
 
+from memd.core.project.gitignore import with_lines_appended
+
 DRIVER = "memd"
 PATTERN = ".memory/*.md"
 MERGE_LINE = f"{PATTERN} merge={DRIVER}"
@@ -55,8 +57,4 @@ def with_merge_driver(text: str | None) -> str:
     the rules)."""
     if text is not None and merges_memory(text):
         return text
-    base = text or ""
-    eol = "\r\n" if "\r\n" in base else "\n"
-    if base and not base.endswith(("\n", "\r")):
-        base += eol
-    return f"{base}{COMMENT}{eol}{MERGE_LINE}{eol}"
+    return with_lines_appended(text, COMMENT, MERGE_LINE)

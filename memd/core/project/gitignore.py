@@ -26,8 +26,14 @@ def with_lock_ignored(text: str | None) -> str:
     """Return `text` (None: no .gitignore yet) with `.memory/.lock` ignored (see the rules)."""
     if text is not None and ignores_lock(text):
         return text
+    return with_lines_appended(text, COMMENT, LOCK_PATTERN)
+
+
+def with_lines_appended(text: str | None, *lines: str) -> str:
+    """Return `text` (None: no file yet) with `lines` appended: everything before byte for byte,
+    a last line without a line break given one, the file's line breaks (LF or CRLF) kept."""
     base = text or ""
     eol = "\r\n" if "\r\n" in base else "\n"
     if base and not base.endswith(("\n", "\r")):
         base += eol
-    return f"{base}{COMMENT}{eol}{LOCK_PATTERN}{eol}"
+    return base + "".join(line + eol for line in lines)
