@@ -440,7 +440,12 @@ def _offer_several(
                 break
             _offer_sorted(found, [(score(doc), doc) for doc in docs - overlap.more])
         return len(several) - counted
-    # One pass: each entry's score (in the plan's order) and how many of its terms counted it.
+    return _offer_partial(several, score, smallest, found)
+
+
+def _offer_partial(several: set[int], score: _Scorer, smallest: float, found: _Found) -> int:
+    """`_offer_several` where some term's weakest classes are no match on their own: score
+    every entry of `several` and count, in one pass, how many of its terms counted it."""
     counted = 0
     checks = [(walk.view.class_of.get, walk.gain, walk.counted) for walk in score.walks]
     saturation, scale = score.saturation, score.scale
