@@ -16,6 +16,10 @@ replay each race at its worst moment:
   (HackLM does not check that it is still its own). The lock is never refreshed, however long
   it is held. Inside it, an in-process queue per file (a `threading.Lock` per path).
 - §1.4 append: `\\n- <content>\\n` appended (nothing read).
+- §1.6 delete: under the lock, read, strip and collapse as for an upsert, drop the first line
+  whose trimmed text is exactly `- [slug] content` (or `- content`), write the text back
+  (truncate and write). Returns True if a line was dropped. HackLM's store tool updates an entry
+  this way too: a delete of the old text, then an append of the new.
 - §1.5 upsert: read (missing: empty), strip `## YYYY-MM-DD` lines and collapse 3+ newlines, drop
   the first line whose trimmed form starts with `- [slug]` and a whitespace; if one was dropped,
   write the text back (truncate and write, not atomic); then append `\\n- [slug] <content>\\n`.
@@ -38,6 +42,9 @@ In-process use (a test thread runs the writer; the test pauses it with hooks)::
 - "locked": the lock was just taken, before the critical section (`detail`: the lock path).
 - "upsert-read": an upsert has read the file and not yet written it (`detail`: the path); the
   window in which a write by someone else is lost when HackLM writes.
+- "upsert-written": an upsert that found its slug has written the file without that line and
+  not yet appended the new one (`detail`: the path): the old entry is gone, the new not there.
+- "delete-read": a delete has read the file and not yet written it back (`detail`: the path).
 - "waiting": the lock was found held and not stale; the writer backs off (`detail`: the record).
 `hold` (seconds) keeps the lock that long after "locked", without refreshing it, as a slow
 HackLM would.
@@ -77,7 +84,7 @@ MAX_RETRIES = 20
 RETRY_BASE_MS = 50
 STALE_MS = 10_000
 LOCK_FILE = ".lock"
-POINTS = ("bootstrap-checked", "locked", "upsert-read", "waiting")
+POINTS = ("bootstrap-checked", "locked", "upsert-read", "upsert-written", "delete-read", "waiting")
 
 FILES = {
     "Instruction": "instructions.md",
@@ -258,11 +265,35 @@ class HackLMWriter:
                 del lines[found]
                 with open(path, "w", encoding="utf-8", newline="") as handle:
                     handle.write("\n".join(lines))
+                self.hook("upsert-written", path)
             with open(path, "a", encoding="utf-8", newline="") as handle:
                 handle.write(f"\n- [{slug}] {content.strip()}\n")
             return "updated" if found is not None else "inserted"
 
         return self.with_lock(path, work)
+
+    def delete(self, category: str, content: str, slug: str | None = None) -> bool:
+        """Delete the first line that is exactly this entry (§1.6); return whether one was."""
+        path = self._path(category)
+        target = "- " + (f"[{slug}] " if slug else "") + content.strip()
+
+        def work() -> str:
+            try:
+                with open(path, encoding="utf-8", newline="") as handle:
+                    text = handle.read()
+            except OSError:
+                return "false"
+            self.hook("delete-read", path)
+            lines = strip_date_headers(text).split("\n")
+            found = next((n for n, line in enumerate(lines) if line.strip() == target), None)
+            if found is None:
+                return "false"
+            del lines[found]
+            with open(path, "w", encoding="utf-8", newline="") as handle:
+                handle.write("\n".join(lines))
+            return "true"
+
+        return self.with_lock(path, work) == "true"
 
     def _path(self, category: str) -> str:
         if category not in FILES:

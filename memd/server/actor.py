@@ -59,9 +59,9 @@ from memd.core.format.categories import Category
 from memd.core.format.limits import MAX_FILE_BYTES
 from memd.core.format.mdformat import Entry
 from memd.core.search import ranking
-from memd.core.writes import size_cap, transitions
+from memd.core.writes import first_use, size_cap, transitions
 from memd.core.writes.catalog import Catalog
-from memd.fs import git_state, index_cache, storage
+from memd.fs import index_cache, storage
 from memd.fs.lock_file import BUSY, Busy, LockCheck
 from memd.server.envelope import Envelope
 from memd.server.lock_wait import Backoff
@@ -89,11 +89,6 @@ KEEP_INDEX_TIMEOUT = 5.0
 WATCHDOG_INTERVAL = 1.0
 VANISH_SETTLE = 1.0
 """A file that vanished is not written until it has stayed away this long (seconds)."""
-RESTORE_WINDOW = 1.0
-"""A bare header written within this many seconds of memd's commit (by the file's mtime, so
-noticing it late does not matter) gets that commit's entries back."""
-
-
 T = TypeVar("T")
 Archive = Callable[[list[ArchivedEntry]], None]
 """Blocking: append removed entries to the archive durably (called under the write lock)."""
@@ -134,8 +129,9 @@ class CategoryActor:
         self._decides = False  # a write came: versions read get their dedup index built
         self._waiting: set[Envelope] = set()
         self._vanished_at: float | None = None  # time.monotonic() when the file was seen gone
-        # When (the written file's mtime, in ns) and what memd last wrote.
-        self._last_commit: tuple[int, Catalog] | None = None
+        # The entries this daemon acknowledged into the file, as long as the file holds them
+        # (bounded by the file): what a re-store after HackLM's first use may write.
+        self._acknowledged: set[first_use.Key] = set()
         self.snapshot = Snapshot(None, clock())
         self.commits = 0
         self.max_file_bytes = MAX_FILE_BYTES
@@ -417,6 +413,7 @@ class CategoryActor:
         if written.results is not None:  # applied again to a version read under the lock
             results = list(zip(live, written.results, strict=True))
         self._publish(written, base)
+        self._note_acknowledged(results)
         return results
 
     def _publish(self, written: _Written, base: Snapshot) -> None:
@@ -425,7 +422,6 @@ class CategoryActor:
         self.snapshot = Snapshot(written.catalog, self._clock(), previous=base)
         if written.wrote:
             self.commits += 1
-            self._last_commit = (written.fingerprint.mtime_ns, written.catalog)
         self._on_change(self.category, self.snapshot, "memd" if written.wrote else "external")
 
     async def _must_wait(self) -> bool:
@@ -500,14 +496,17 @@ class CategoryActor:
         """Read the file and apply `live` to it (blocking, under the write lock).
 
         Raises:
-            ChangedOnDisk: the file vanished, holds conflict markers or the batch would pass the
-                size cap: the event loop's path deals with those.
+            ChangedOnDisk: the file vanished, holds conflict markers, HackLM's first-use header
+                wrote over acknowledged entries or the batch would pass the size cap: the event
+                loop's path deals with those.
         """
         loaded = storage.read_text(self.path, follow_links=False, max_bytes=self.max_file_bytes)
         if loaded is None or merge_markers.conflict_lines(loaded[0]):
             raise storage.ChangedOnDisk(self.path)
         text, read = loaded
         catalog = Catalog.from_text(text)
+        if self._lost_to_first_use(self.snapshot.catalog, self._fingerprint, catalog, read):
+            raise storage.ChangedOnDisk(self.path)  # the event loop's re-read stores them again
         batch = transitions.apply_batch(
             self.category, catalog, [envelope.command for envelope in live]
         )
@@ -525,45 +524,65 @@ class CategoryActor:
 
     async def _reread(self) -> None:
         logger.info("%s changed on disk; re-reading it", self.path)
-        before = self.snapshot
+        before, known = self.snapshot, self._fingerprint
         try:
             await self._reload()
         finally:
             if _differs(before, self.snapshot):
                 self._on_change(self.category, self.snapshot, "external")
-        self._restore_if_dropped()
+        self._restore_overwritten(before, known)
 
-    def _restore_if_dropped(self) -> None:
-        """Store again the entries of memd's last commit that an outside replace dropped: a
-        version written within RESTORE_WINDOW seconds of that commit (by its mtime) that holds
-        nothing but a header (HackLM's bootstrap writing over a file it had checked was missing
-        just before memd created it) and maybe the entries its writer added after it. Entries
-        whose slug or text the new version holds are left alone (someone's newer version), and
-        so is a version git put there (its index changed since: a reset, stash or checkout)."""
-        last, snapshot, now = self._last_commit, self.snapshot, self._fingerprint
-        if last is None or now is None or snapshot.catalog is None:
-            return
-        committed_ns, written = last
-        self._last_commit = None  # the file changed since: judged once, then let go
-        if now.mtime_ns - committed_ns > RESTORE_WINDOW * 1e9 or snapshot.conflict is not None:
-            return
-        if not _only_a_header_besides_entries(snapshot.catalog):
-            return
-        slugs = {entry.slug for entry in snapshot.entries if entry.slug is not None}
-        texts = {entry.content for entry in snapshot.entries}
-        lost = [e for e in written.entries if e.slug not in slugs and e.content not in texts]
+    def _note_acknowledged(self, results: _Results) -> None:
+        """Remember the entries a commit acknowledged (stored, updated or put back)."""
+        for envelope, result in results:
+            if (
+                isinstance(result, transitions.StoreOutcome)
+                and result.action != "skipped"
+                and not result.dry_run
+                and not envelope.abandoned
+            ):
+                self._acknowledged.add((result.slug, result.content))
+
+    def _lost_to_first_use(
+        self,
+        before: Catalog | None,
+        known: storage.Fingerprint | None,
+        after: Catalog | None,
+        now: storage.Fingerprint | None,
+    ) -> list[Entry]:
+        """The acknowledged entries of `before` (the file as `known`) that HackLM's first-use
+        header wrote over in `after` (the file as `now`): see `core.writes.first_use`."""
+        if known is None or now is None or (known.dev, known.ino) != (now.dev, now.ino):
+            return []  # another file: a rename (git, an editor), never HackLM's header write
+        return first_use.lost_to_first_use(self.category, before, after, self._acknowledged)
+
+    def _restore_overwritten(self, before: Snapshot, known: storage.Fingerprint | None) -> None:
+        """Store again, word for word, the entries this daemon acknowledged that HackLM's
+        first-use header wrote over (see `core.writes.first_use`: no time window; a delete,
+        update or hand edit by anyone is never undone). The re-store goes through the mailbox
+        like any write, so it checks the workspace root's identity under the lock first and
+        only ever lands in this file."""
+        after = self.snapshot
+        lost = (
+            []
+            if after.conflict is not None
+            else self._lost_to_first_use(before.catalog, known, after.catalog, self._fingerprint)
+        )
+        # Bounded by the file: forget what it no longer holds (deleted by someone: never back).
+        held = {first_use.key_of(entry) for entry in after.entries}
+        self._acknowledged &= held | {first_use.key_of(entry) for entry in lost}
         if not lost:
             return
-        if git_state.index_changed_since(os.path.dirname(os.path.dirname(self.path)), committed_ns):
-            return
         logger.warning(
-            "%s was replaced by a bare header right after memd wrote it; storing its %d lost "
-            "entries again",
+            "%s was written over by HackLM's first-use header; storing the %d entries memd had "
+            "acknowledged in it again",
             self.path,
             len(lost),
         )
         for entry in lost:
-            command = transitions.Store(content=entry.content, slug=entry.slug)
+            if entry.slug is None:
+                continue  # never acknowledged by memd, which gives every entry a slug
+            command = transitions.Restore(slug=entry.slug, content=entry.content)
             with contextlib.suppress(anyio.WouldBlock, anyio.ClosedResourceError):
                 # Nobody waits for this reply: the actor applies it like any queued store.
                 self._send.send_nowait(Envelope(command, anyio.current_time() + REPLY_TIMEOUT))
@@ -614,14 +633,6 @@ def _conflict_error(path: str, markers: tuple[int, ...]) -> MergeConflict:
         "sides' entries, delete the marker lines), save the file and retry.",
         data={"path": path, "lines": list(markers)},
     )
-
-
-def _only_a_header_besides_entries(catalog: Catalog) -> bool:
-    """Return True for a file whose lines, besides its entries, are one or two non-blank lines
-    (a title and a description: what HackLM and memd write into a new category file). An empty
-    file is not one: an in-place writer shows it for a moment, between truncate and write."""
-    others = sum(1 for raw in catalog.raws if raw.strip()) - len(catalog.entries)
-    return 1 <= others <= 2
 
 
 async def _take(lock: anyio.Lock) -> None:

@@ -58,6 +58,7 @@ class Registry:
         self._unloading: dict[str, anyio.Event] = {}
         self._background: anyio.Event | None = None
         self._background_scope = anyio.CancelScope()
+        self._unloads: TaskGroup | None = None  # the background task group, where unloads run
         self._limits_changed = anyio.Event()
         self.unloaded = 0
         """How many times a workspace was unloaded for being idle."""
@@ -122,6 +123,9 @@ class Registry:
         if self.closed:
             raise ShuttingDown("memd is shutting down; retry once it is back.")
         known = self._spellings.get(path)
+        if known is not None and (known.replaced or known.root_is_replaced()):
+            self._forget_replaced(known)  # its directory is another one now: load that
+            known = None
         if known is None:
             root = await anyio.to_thread.run_sync(resolve_root, path)
             known = self._workspaces.get(root)
@@ -135,6 +139,15 @@ class Registry:
             known.in_use += 1
         known.last_used = anyio.current_time()
         return known
+
+    def _forget_replaced(self, workspace: Workspace) -> None:
+        """Stop serving `workspace`, whose root was replaced (another directory, or a link):
+        every spelling of it is forgotten and it is unloaded, so the path is resolved and
+        loaded afresh. Its queued writes are refused by their own root check."""
+        self._spellings.forget(workspace)
+        if self._workspaces.get(workspace.root) is workspace and self._unloads is not None:
+            logger.warning("workspace %s was replaced on disk; loading it afresh", workspace.root)
+            self._unload(workspace, self._unloads)
 
     async def _load(self, root: str) -> Workspace:
         """Load the workspace at `root` once; workspaces load side by side, and a request for
@@ -183,6 +196,7 @@ class Registry:
         with self._background_scope:
             async with anyio.create_task_group() as tg:
                 await tg.start(self.watches.run)
+                self._unloads = tg
                 tg.start_soon(self._unload_idle, tg)
                 task_status.started()
 

@@ -106,6 +106,8 @@ class Scopes:
         self.root = root or global_root()
         self._apart: dict[str, float] = {}
         self._absent_at: float | None = None
+        self._anchor = os.path.realpath(self.root)
+        """The user-wide memory's real path: a project resolving to it is refused."""
 
     def is_user_wide(self, path: str) -> bool:
         """True when `path` is the user-wide memory's directory or inside it, by its real path
@@ -142,12 +144,12 @@ class Scopes:
             InvalidParams: `path` is the user-wide memory (by any spelling).
         """
         if os.path.isabs(path) and await self._user_wide_path(path):
-            raise InvalidParams(
-                f"workspace {path} is memd's user-wide memory, not a project; pass a project "
-                "as the workspace, and store into the user-wide memory with scope global "
-                "(memd store --global)."
-            )
-        return await self.registry.get(path)
+            raise _user_wide_error(path)
+        workspace = await self.registry.get(path)
+        if workspace.root == self._anchor:  # resolved there since it was last found apart
+            self._apart.pop(path, None)
+            raise _user_wide_error(path)
+        return workspace
 
     async def _user_wide_path(self, path: str) -> bool:
         """`is_user_wide`, in a worker thread; a path found apart is trusted for
@@ -305,4 +307,12 @@ def query_hit(key: Key, shelved: Shelved, entry: Entry, score: float, match: p.M
             else f"{MEMORY_DIR}/{category.file}"
         ),
         lines=f"{entry.line}-{entry.line}",
+    )
+
+
+def _user_wide_error(path: str) -> InvalidParams:
+    """The error for a project path that names the user-wide memory."""
+    return InvalidParams(
+        f"workspace {path} is memd's user-wide memory, not a project; pass a project as the "
+        "workspace, and store into the user-wide memory with scope global (memd store --global)."
     )

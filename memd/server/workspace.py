@@ -30,9 +30,14 @@ Rules:
   under the write lock when a workspace whose `.memory/` exists loads, or at its first write if
   it has none, and no store writes into them for FIRST_USE_SETTLE seconds: HackLM creates
   missing files with an unlocked check-then-write, which would otherwise overwrite a file memd
-  had just created with an acknowledged entry; this way it can only overwrite a bare header.
-  (If a bare header still replaces a fresh commit, its entries are stored again: see
-  `actor.RESTORE_WINDOW`.)
+  had just created with an acknowledged entry; this way it usually overwrites a bare header.
+  (If HackLM's header still lands over acknowledged entries, however late, they are stored
+  again: see `core.writes.first_use`.)
+- The root is the directory that was loaded: its identity (device and inode, no link followed)
+  is noted at load and checked under the lock before every write. A root replaced meanwhile (by
+  another directory, or by a link, perhaps to the user-wide memory) gets nothing written
+  through it: the write is refused (1006, retry), `replaced` is set, and the registry loads the
+  path afresh on the next request (refused there if it now names the user-wide memory).
 - Nothing is written while git is working in the workspace's repository (its `index.lock`
   exists: see `git_state`): a write then backs off like one that finds `.memory/.lock` held.
 - Outside changes are read once git is done (`_external_change`): a checkout, merge, rebase,
@@ -46,10 +51,12 @@ feeds.
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import functools
 import logging
 import os
+import stat
 import time
 from collections.abc import Callable, Iterable
 from typing import NamedTuple, TypeVar
@@ -83,6 +90,7 @@ from memd_client import protocol as p
 from memd_client.errors import (
     LockTimeout,
     RpcError,
+    WorkspaceNotFound,
 )
 
 logger = logging.getLogger(__name__)
@@ -123,6 +131,9 @@ class Workspace:
         self._created = True  # False: a category file was missing at load
         self._settled_at = 0.0  # time.monotonic() from which files memd created may be written
         self._memory_at_load = False  # `.memory/` was a real directory when the workspace loaded
+        self._root_id: tuple[int, int] | None = None  # the root's (device, inode) at load
+        self.replaced = False
+        """Set once a write found the root replaced: the registry then loads the path afresh."""
         self._git_lock: str | None = None  # the git index lock the last write waited for
         self._git_changes = 0  # outside changes being read after git worked: they say `git`
         self._closed = anyio.Event()  # set by `close`: a wait for git ends there
@@ -300,6 +311,7 @@ class Workspace:
                 raise storage.NotNow(held)
 
         check_git_too()
+        self._check_root()
         if not self._swept:
             for name in storage.remove_debris(self.memory_dir):
                 logger.warning("removed %s left behind by a crash", name)
@@ -311,6 +323,30 @@ class Workspace:
         if work is not _nothing and time.monotonic() < self._settled_at:
             raise storage.NotNow(None)  # HackLM may be between its check and its header
         return work(check_git_too)
+
+    def _check_root(self) -> None:
+        """Refuse to write through a root that is no longer the directory loaded (blocking).
+
+        Raises:
+            WorkspaceNotFound: the root is gone, a link, or another directory now.
+        """
+        if self.root_is_replaced():
+            self.replaced = True
+            raise WorkspaceNotFound(
+                f"The workspace directory {self.root} was replaced (removed, moved, or made a "
+                "link) while memd had it loaded, so nothing was written; retry, and memd loads "
+                "the directory that is there now.",
+                data={"path": self.root},
+            )
+
+    def root_is_replaced(self) -> bool:
+        """Return True if the root is not the directory noted at load (one `lstat`: cheap
+        enough for the event loop)."""
+        try:
+            st = os.lstat(self.root)
+        except OSError:
+            return True
+        return stat.S_ISLNK(st.st_mode) or (st.st_dev, st.st_ino) != self._root_id
 
     def _create_missing_files(self) -> bool:
         """Create each missing category file with its header, never over one that appears
@@ -331,8 +367,12 @@ class Workspace:
         return created
 
     def _check_at_load(self) -> None:
-        """Note whether all category files exist (blocking); if not, the first hold of the
-        lock creates them: at load if `.memory/` exists, else at the first write."""
+        """Note the root's identity, and whether all category files exist (blocking); if not,
+        the first hold of the lock creates them: at load if `.memory/` exists, else at the
+        first write."""
+        with contextlib.suppress(OSError):  # gone already: every write is refused
+            st = os.lstat(self.root)
+            self._root_id = (st.st_dev, st.st_ino)
         self._memory_at_load = os.path.isdir(self.memory_dir) and not os.path.islink(
             self.memory_dir
         )

@@ -78,7 +78,16 @@ class Cleanup(msgspec.Struct, frozen=True, kw_only=True, tag=True):
     apply: bool = False
 
 
-Command = Store | Delete | Cleanup
+class Restore(msgspec.Struct, frozen=True, kw_only=True, tag=True):
+    """Put back, word for word, an entry this daemon acknowledged that another tool's write
+    took away (HackLM's first-use header: `first_use`); nothing is judged again. Skipped if
+    the file holds its slug or its text by now."""
+
+    slug: str
+    content: str
+
+
+Command = Store | Delete | Cleanup | Restore
 
 
 def may_write(command: Command) -> bool:
@@ -200,6 +209,10 @@ def _apply_one(
                 return DeleteOutcome(deleted=False, entry=None), (), None
             deleted, removed = delete(category, editor, command.slug)
             return deleted, removed, editor
+        case Restore():
+            if editor is None:
+                editor = Catalog.from_document(mdformat.new_document(category)).edit()
+            return restore(editor, command), (), editor
         case Cleanup():
             doc = None if editor is None else editor.document()
             transition = cleanup(category, doc, apply=command.apply)
@@ -376,6 +389,36 @@ def _outcome(
         relation=match.relation,
         old_value=match.old_value,
         new_value=match.new_value,
+    )
+
+
+def restore(editor: CatalogEditor, command: Restore) -> StoreOutcome:
+    """Append `command`'s entry as it was acknowledged, unless its slug or text is back."""
+    count = editor.count
+    present = editor.first_with_slug(command.slug) or editor.holding(command.content)
+    if present is not None:
+        return StoreOutcome(
+            action="skipped",
+            line=present.line,
+            slug=present.slug,
+            content=present.content,
+            similarity=1.0,
+            matched=present,
+            conflict=False,
+            entries=count,
+            dry_run=False,
+        )
+    entry = editor.insert(command.slug, command.content)
+    return StoreOutcome(
+        action="stored",
+        line=entry.line,
+        slug=entry.slug,
+        content=entry.content,
+        similarity=0.0,
+        matched=None,
+        conflict=False,
+        entries=count + 1,
+        dry_run=False,
     )
 
 
