@@ -115,7 +115,10 @@ def test_a_hacklm_delete_is_never_undone_and_memds_store_stays(
 ) -> None:
     memory = decisions.parent
     decisions.write_text(HEADERS[header] + "- Use tabs for indentation.\n- [keep] Keep this one.\n")
-    delete = lambda writer: writer.delete("Decision", "Use tabs for indentation.")  # noqa: E731
+
+    def delete(writer: HackLMWriter) -> bool:
+        return writer.delete("Decision", "Use tabs for indentation.")
+
     with Client(daemon.socket_path, workspace=workspace) as client:
         client.list()
         if point == "before":
@@ -164,7 +167,10 @@ def test_a_hacklm_upsert_is_never_undone_and_memds_store_stays(
 ) -> None:
     memory = decisions.parent
     decisions.write_text(HEADERS[header] + "- [db] Use SQLite.\n")
-    upsert = lambda writer: writer.upsert("Decision", "db", "Use Postgres.")  # noqa: E731
+
+    def upsert(writer: HackLMWriter) -> str:
+        return writer.upsert("Decision", "db", "Use Postgres.")
+
     with Client(daemon.socket_path, workspace=workspace) as client:
         client.list()
         if point == "before":
