@@ -3,8 +3,9 @@
 HackLM creates each missing category file with an unlocked exists-check and a plain write
 (hacklm-spec.md §1.3). If memd creates that file and acknowledges a store into it between the two,
 HackLM's header overwrites the acknowledged entry (1 of 200 timed runs). memd now creates missing
-files under the lock when a workspace loads, and stores a commit's entries again if a bare header
-written within a second of it replaces them.
+files under the lock when a workspace loads, and stores the entries it acknowledged again when
+HackLM's first-use header lands over them, however late (see memd.core.writes.first_use; every
+interleaving is in test_hacklm_interleavings.py).
 """
 
 from __future__ import annotations

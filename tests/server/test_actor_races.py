@@ -1,6 +1,6 @@
 """The category actor against the writers it races: lock-less writers landing after its last
 check, HackLM writing between memd's apply and its lock, a file that vanished while git works on
-it, a bare header replacing a fresh commit, and git's index lock."""
+it, HackLM's first-use header over acknowledged entries, and git's index lock."""
 
 from __future__ import annotations
 
@@ -210,7 +210,7 @@ async def test_a_file_deleted_for_good_is_created_once_it_settles(
     assert _slugs(path) == ["mine"]
 
 
-async def test_a_bare_header_replacing_a_fresh_commit_gets_its_entries_back(
+async def test_hacklms_first_use_header_over_a_commit_gets_its_entries_back(
     tmp_path: Path,
 ) -> None:
     """HackLM checked the file was missing just before memd created it, then wrote its header
