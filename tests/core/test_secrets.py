@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, strategies as st
 
 from memd.core.format.categories import Category
 from memd.core.format.secrets import find_secret, without_secrets
@@ -174,3 +175,24 @@ _GITHUB = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
 )
 def test_evasions_stay_refused(text: str) -> None:
     assert find_secret(text) is not None
+
+
+_ID_WORDS = st.sampled_from(["user", "session", "cart", "tenant", "profile", "logs", "app", "page"])
+_ID_PARTS = st.one_of(
+    _ID_WORDS,
+    st.builds(lambda word, n: f"{word}{n}", _ID_WORDS, st.integers(0, 999)),
+    st.integers(0, 99999).map(str),
+    st.integers(1, 20).map(lambda n: f"v{n}"),
+    st.just("{id}"),
+)
+
+
+@given(
+    parts=st.lists(_ID_PARTS, min_size=2, max_size=5),
+    separator=st.sampled_from([":", ".", "/", "_", "-"]),
+    noun=st.sampled_from(["The cache key", "Redis key", "The S3 key", "The token audience"]),
+)
+def test_a_key_noun_before_an_identifier_never_refuses(
+    parts: list[str], separator: str, noun: str
+) -> None:
+    assert find_secret(f"{noun} is {separator.join(parts)}.") is None
