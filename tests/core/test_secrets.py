@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, strategies as st
 
 from memd.core.format.categories import Category
 from memd.core.format.secrets import find_secret, without_secrets
@@ -84,3 +85,114 @@ def test_without_secrets_removes_every_value() -> None:
 )
 def test_stated_values_after_a_secret_noun_are_found(text: str) -> None:
     assert find_secret(text) is not None
+
+
+# The adversarial round of 2026-11 (finding 5): rules about keys whose value is an identifier
+# were refused, and some secrets written in prose were stored.
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "The cache key is session:v2.",
+        "Redis key is user:123:cart.",
+        "The primary key is tenant_id2.",
+        "Translation keys are page.title.v2 style.",
+        "The S3 key prefix is logs/2024/app1.",
+        "The secret name is prod/db/creds-v3 in AWS Secrets Manager.",
+        "Cache key format is user:{id}:profile:v2.",
+    ],
+)
+def test_a_key_whose_value_is_an_identifier_is_stored(text: str) -> None:
+    assert find_secret(text) is None
+    assert _store(text).action == "stored"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Log in as admin with password swordfish on staging.",
+        "The wifi passphrase is correct horse battery staple.",
+        "db.example.com:5432:app:admin:Sup3rS3cret!",
+        "redis://:S3cretPass@cache:6379/0",
+    ],
+)
+def test_a_secret_in_prose_is_refused(text: str) -> None:
+    assert find_secret(text) is not None
+    with pytest.raises(InvalidEntry, match="Not stored"):
+        _store(text)
+
+
+def test_a_given_slug_with_a_password_in_its_words_is_refused() -> None:
+    with pytest.raises(InvalidEntry, match="secret"):
+        validate_slug("admin-password-hunter2")
+    with pytest.raises(InvalidEntry, match="secret"):
+        _store("The admin account is for break-glass access only.", slug="admin-password-hunter2")
+    for ordinary in ("prod-db-password-location", "login-with-password-auth", "cache-key-v2"):
+        assert validate_slug(ordinary) == ordinary
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Use the password manager for shared logins.",
+        "Users log in with password or SSO.",
+        "Use password auth only on localhost.",
+        "The passphrase is four random words.",
+        "The wifi passphrase is on the sticker under the router.",
+        "The password is stored encrypted at rest.",
+        "The pgpass file lives at ~/.pgpass with mode 0600.",
+        "The config key is server.http.port2 for the second listener.",
+        "Store thumbnails under the key images/thumb/w320.",
+    ],
+)
+def test_rules_beside_the_new_findings_pass(text: str) -> None:
+    assert find_secret(text) is None
+
+
+_GITHUB = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        f"Use {_GITHUB[:10]}\u200b{_GITHUB[10:]} for CI.",  # a zero-width space inside
+        f"Use {_GITHUB[:10]}\u2060{_GITHUB[10:]} for CI.",  # a word joiner inside
+        f"Use {_GITHUB[:10]} {_GITHUB[10:]} for CI.",  # a space inside
+        "The deploy token is czNjcjN0LWRlcGxveS10b2tlbi12YWx1ZS0xMjM0.",  # base64
+        "The signing key is 4f3c2a1b9e8d7c6b5a4f3e2d1c0b9a8f7e6d5c4b.",  # hex
+        f"The token reversed is {_GITHUB[::-1]}.",
+        "The AWS key is ＡＫＩＡ２ＱＷＥＲＴＹＵＩＯＰＡＳＤＦＧ.",  # fullwidth
+        "The AWS key is \u0410KIA2QWERTYUIOPASDFG.",  # a Cyrillic A
+        "The AWS key is akia2qwertyuiopasdfg.",  # lower case
+        "Connect to postgres://admin:S3cr3t%21pw@db:5432/app.",  # URL-encoded
+        "Auth: eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9",
+        "Run export OPENAI_API_KEY=sk-proj-a1B2c3D4e5F6g7H8i9J0 before tests.",
+        "The bot uses xoxb-123456789012-1234567890123-AbCdEfGhIjKlMnOpQrStUvWx.",
+        "Use `sk_live_51HxYzAbCdEfGhIjKlMn` for payments.",
+        "machine api.example.com login deploy password S3cr3tPass9",  # netrc
+    ],
+)
+def test_evasions_stay_refused(text: str) -> None:
+    assert find_secret(text) is not None
+
+
+_ID_WORDS = st.sampled_from(["user", "session", "cart", "tenant", "profile", "logs", "app", "page"])
+_ID_PARTS = st.one_of(
+    _ID_WORDS,
+    st.builds(lambda word, n: f"{word}{n}", _ID_WORDS, st.integers(0, 999)),
+    st.integers(0, 99999).map(str),
+    st.integers(1, 20).map(lambda n: f"v{n}"),
+    st.just("{id}"),
+)
+
+
+@given(
+    parts=st.lists(_ID_PARTS, min_size=2, max_size=5),
+    separator=st.sampled_from([":", ".", "/", "_", "-"]),
+    noun=st.sampled_from(["The cache key", "Redis key", "The S3 key", "The token audience"]),
+)
+def test_a_key_noun_before_an_identifier_never_refuses(
+    parts: list[str], separator: str, noun: str
+) -> None:
+    assert find_secret(f"{noun} is {separator.join(parts)}.") is None

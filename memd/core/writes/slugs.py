@@ -11,6 +11,9 @@ Rules:
   CJK_RUN characters). Words of three or more characters are preferred; a text with none
   falls back to its shorter words, then to FALLBACK_SLUG.
 - A derived slug is made unique within its file by a numeric suffix ("-2", "-3", ...).
+- A given slug is refused if it holds a secret value: as written, with its hyphens read as
+  spaces ("admin-password-hunter2" is "admin password hunter2"), or a part in upper case (an AWS
+  key written in lower case).
 """
 
 from __future__ import annotations
@@ -44,7 +47,11 @@ def validate_slug(slug: str) -> str:
             "digits and single hyphens, like 'use-tabs'."
         )
     parts = slug.split("-")
-    if secrets.has_secret(slug) or any(secrets.has_secret(part.upper()) for part in parts):
+    if (
+        secrets.has_secret(slug)
+        or secrets.has_secret(" ".join(parts))  # "admin-password-hunter2" read as words
+        or any(secrets.has_secret(part.upper()) for part in parts)
+    ):
         raise InvalidEntry(
             "The slug looks like it holds a secret value; name the rule instead, like "
             "'prod-db-password-location'."
