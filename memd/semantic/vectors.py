@@ -12,7 +12,8 @@ Rules:
   (`add`) is never kept nor saved: its text is looked up as `NO_VECTOR` until the daemon
   restarts (the model gives the same row for the same text), and ranks by its words only.
 - Bounded: at most `max_vectors`; saving keeps the most recently used and drops the rest.
-- A cache: a missing, unreadable, corrupt or foreign file is an empty cache (logged), and saving
+- A cache: a missing, unreadable, corrupt or foreign file is an empty cache (logged), as are the
+  rows of a file that are not finite unit vectors (NaN, inf, zero, another norm: see above); saving
   is best effort, atomic, never fsynced (`memd.fs.cache_file`).
 - Blocking (numpy and file I/O): call `load` and `save` from a worker thread. The class itself is
   not thread-safe: one owner (the daemon's semantic task) uses it.

@@ -573,18 +573,19 @@ class Methods:
             layout = await self._layout("auto", searched)
         limit = prompt_block.RELEVANT_LIMIT
 
-        async def rank(hybrid: bool) -> list[ranking.Hit[Key]]:
-            """The lexical hits (of at least `fusion.STRONG` for a hybrid ranking)."""
+        async def rank(strong: int | None) -> list[ranking.Hit[Key]]:
+            """The best `limit` lexical hits; or, for a hybrid ranking, the best `strong` of at
+            least `fusion.STRONG`."""
             # Taken after the wait (see `_rank`), and held from here on.
             indexes = scopes.Searchable(searched).indexes
 
             def search() -> list[ranking.Hit[Key]]:
                 if not query.strip():
                     return []
-                if not hybrid:
+                if strong is None:
                     return list(ranking.search(indexes, query, limit=limit).hits)
-                size = layout.size
-                return list(ranking.search(indexes, query, limit=size, min_score=fusion.STRONG).hits)
+                found = ranking.search(indexes, query, limit=strong, min_score=fusion.STRONG)
+                return list(found.hits)
 
             # Ranking a long prompt takes a while: off the event loop, with the indexes held
             # unchanged meanwhile (a store may move on to the next version of one).
@@ -597,12 +598,12 @@ class Methods:
         if layout is not None:
             # The same hybrid search as `query`: only what the model finds related (cosine of
             # at least `fusion.SIMILAR`) goes into a prompt, never its vague neighbours.
-            found = await rank(hybrid=True)
+            found = await rank(strong=layout.size)
             fused = await self._fuse(query, layout, found, limit, fusion.RELATED, None)
         if fused is not None:
             ranked = [(key, entry, score) for key, entry, score, _ in fused[0]]
         else:  # lexical, as `query` is when the model has nothing to say
-            ranked = [(hit.category, hit.entry, hit.score) for hit in await rank(hybrid=False)]
+            ranked = [(hit.category, hit.entry, hit.score) for hit in await rank(strong=None)]
         return [
             (category, entry, score)
             for key, entry, score in ranked

@@ -109,8 +109,9 @@ def test_the_hybrid_path_ranks_as_fusing_every_entry(seed: int) -> None:
     generator = np.random.default_rng(rng.randrange(2**32))
     # Some rows without a vector (NaN), as long as one has one: fused by their words.
     snapshots, layout = _workspace(rng, generator, rng.choice([0.0, 0.0, 0.3]))
-    if layout.size and not any(np.isfinite(rows.matrix).all(axis=1).any() for _, rows in layout.parts):
-        layout.parts[0][1].matrix[0] = np.eye(8, dtype=np.float32)[0]
+    filled = [rows for _, rows in layout.parts if len(rows)]
+    if filled and not any(np.isfinite(rows.matrix).all(axis=1).any() for rows in filled):
+        filled[0].matrix[0] = np.eye(8, dtype=np.float32)[0]
     question = generator.standard_normal(8).astype(np.float32)
     question /= np.linalg.norm(question)
     query = " ".join(rng.choice(WORDS) for _ in range(rng.randint(1, 3)))
