@@ -321,13 +321,15 @@ def _breakdown(
         ranked = clock()
         vector = embedder.embed([question])[0]
         embedded = clock()
-        cosine, _ = nearest.nearest(
+        near = nearest.nearest(
             vector,
             layout,
             want=LIMIT + len(lexical),
             named=lexical,
             counted=fusion.semantic_result,
         )
+        assert near is not None, "the model gave this question no usable vector"
+        cosine, _ = near
         compared = clock()
         for result in fusion.fuse(lexical, cosine, limit=len(cosine) or 1)[:LIMIT]:
             layout.entry(result.key)  # type: ignore[arg-type]

@@ -9,6 +9,11 @@ Rules:
 - `nearest` returns the cosines of the best `want` rows (of the allowed ones) and of the rows
   asked for by name, and counts the rows beyond those that pass a test, so a caller fuses a few
   dozen entries however many there are (`memd.core.search.fusion`).
+- A row of a text the model gave no usable vector is NaN (`memd.semantic.vectors.no_vector`):
+  its cosine is NaN, never among the best, and fusion ranks its entry by words. When the
+  question's vector is not a finite unit vector, or no searched row has a finite cosine with
+  it, the model has nothing to say about this query: `nearest` returns None, and the caller
+  answers it lexically.
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ from typing import Any
 
 from memd.core.format.mdformat import Entry
 from memd.core.search.shelves import Key
+from memd.semantic.vectors import usable
 
 
 class Rows:
@@ -127,20 +133,29 @@ def nearest(
     named: Iterable[int] = (),
     allowed: Sequence[int] | None = None,
     counted: Callable[[Any], Any],
-) -> tuple[dict[int, float], int]:
+) -> tuple[dict[int, float], int] | None:
     """The cosine of the unit vector `query` with the best `want` rows (of `allowed`, or of
     all) and with the `named` rows (which must be allowed); and how many of the other allowed
-    rows `counted` (a vectorised test of cosines) accepts."""
+    rows `counted` (a vectorised test of cosines) accepts. None when the model has nothing to
+    say (see the module rules)."""
     import numpy as np
 
     if layout.size == 0:
         return {}, 0
-    similarities = np.concatenate([rows.matrix @ query for _, rows in layout.parts])
+    if not usable(np.reshape(query, (1, -1)))[0]:
+        return None
+    with np.errstate(invalid="ignore"):
+        similarities = np.concatenate([rows.matrix @ query for _, rows in layout.parts])
+    if not np.isfinite(similarities).any():
+        return None
     rows = np.arange(layout.size) if allowed is None else np.asarray(allowed, dtype=np.intp)
     pool = similarities[rows]
-    best = rows[np.argpartition(-pool, want - 1)[:want]] if 0 < want < len(pool) else rows
+    # NaN (no vector) ranks last, never among the best.
+    ranks = np.where(np.isfinite(pool), -pool, np.inf)
+    best = rows[np.argpartition(ranks, want - 1)[:want]] if 0 < want < len(pool) else rows
     chosen = sorted(set(best.tolist()) | set(named))
     cosine = {row: float(similarities[row]) for row in chosen}
-    accepted = int(np.count_nonzero(counted(pool)))
-    others = accepted - int(np.count_nonzero(counted(similarities[chosen])))
+    with np.errstate(invalid="ignore"):
+        accepted = int(np.count_nonzero(counted(pool)))
+        others = accepted - int(np.count_nonzero(counted(similarities[chosen])))
     return cosine, others

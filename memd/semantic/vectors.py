@@ -6,8 +6,14 @@ Rules:
   entry is a new text and is embedded again; one text in several workspaces is embedded once;
   a vector of another model is never read (the file names its model, and a mismatch is empty).
 - Stored as float16 (half the size; cosines move by less than 1e-3), unit rows as computed.
+- Only finite unit vectors are kept or used (`usable`: every number finite, the norm within
+  `UNIT_TOLERANCE` of 1). Loading drops the other rows of a file (logged once, with how many),
+  so their texts are embedded again like missing ones; a row the model gives that fails the test
+  (`add`) is never kept nor saved: its text is looked up as `NO_VECTOR` until the daemon
+  restarts (the model gives the same row for the same text), and ranks by its words only.
 - Bounded: at most `max_vectors`; saving keeps the most recently used and drops the rest.
-- A cache: a missing, unreadable, corrupt or foreign file is an empty cache (logged), and saving
+- A cache: a missing, unreadable, corrupt or foreign file is an empty cache (logged), as are the
+  rows of a file that are not finite unit vectors (NaN, inf, zero, another norm: see above); saving
   is best effort, atomic, never fsynced (`memd.fs.cache_file`).
 - Blocking (numpy and file I/O): call `load` and `save` from a worker thread. The class itself is
   not thread-safe: one owner (the daemon's semantic task) uses it.
@@ -36,6 +42,40 @@ MAX_VECTORS = 50_000
 memory, room for many workspaces of a few hundred memories and their sources."""
 FORMAT = 1
 KEY_BYTES = 16
+UNIT_TOLERANCE = 0.01
+"""How far from 1 a usable row's norm may be. float16 keeps 11 significant bits, so storing a
+unit vector moves each number by at most 2**-11 of itself (a number too small for that, under
+6.1e-5, by at most 2**-25) and the norm by at most about 5e-4 (384 or even 4,096 dimensions):
+twenty times within this bound. A cosine of a row that passes is off by at most 1%."""
+CHUNK = 4096
+"""Rows whose norms are computed at once when loading (bounds the float32 copy: 6 MiB)."""
+
+
+def usable(matrix: Any) -> Any:
+    """Which rows of `matrix` (a 2-D float array, any precision) are finite unit vectors: a
+    boolean array, one value a row. A row holding NaN or inf, a zero row and a row whose norm
+    is more than `UNIT_TOLERANCE` from 1 are not."""
+    import numpy as np
+
+    result = np.zeros(len(matrix), dtype=bool)
+    for start in range(0, len(matrix), CHUNK):
+        chunk = np.asarray(matrix[start : start + CHUNK], dtype=np.float32)
+        with np.errstate(over="ignore", invalid="ignore"):
+            squares = np.einsum("ij,ij->i", chunk, chunk)
+            norms = np.sqrt(squares)
+            result[start : start + len(chunk)] = np.isfinite(squares) & (
+                np.abs(norms - 1.0) <= UNIT_TOLERANCE
+            )
+    return result
+
+
+def no_vector(dimensions: int) -> Any:
+    """The row `lookup` gives for a text the model gave no usable vector: NaN, so its cosine
+    with any question is NaN, which fusion reads as "the model has nothing to say" (the entry
+    ranks by its words; `memd.core.search.fusion`)."""
+    import numpy as np
+
+    return np.full(dimensions, np.nan, dtype=np.float32)
 
 
 class _Image(msgspec.Struct, array_like=True):
@@ -69,41 +109,74 @@ class VectorCache:
         self.dimensions = dimensions
         self.max_vectors = max_vectors
         self._rows: OrderedDict[bytes, Any] = OrderedDict()
+        self._unusable: OrderedDict[bytes, None] = OrderedDict()
+        """Texts the model gave no usable vector (in memory only, at most `max_vectors`)."""
 
     def __len__(self) -> int:
         return len(self._rows)
 
     def lookup(self, texts: Sequence[str]) -> tuple[dict[int, Any], list[int]]:
         """Return the known vectors of `texts` (by position) and the positions still to embed;
-        every text found counts as used."""
+        every text found counts as used. A text the model gave no usable vector is found, as
+        `no_vector` (it is not embedded again)."""
         found: dict[int, Any] = {}
         missing: list[int] = []
         for position, text in enumerate(texts):
             key = text_key(text)
             row = self._rows.get(key)
-            if row is None:
+            if row is None and key in self._unusable:
+                found[position] = self._no_vector
+            elif row is None:
                 missing.append(position)
             else:
                 self._rows.move_to_end(key)
                 found[position] = row
         return found, missing
 
-    def add(self, texts: Sequence[str], vectors: Any) -> None:
-        """Keep `vectors` (one row per text, float32) as the most recently used."""
+    @functools.cached_property
+    def _no_vector(self) -> Any:
+        return no_vector(self.dimensions)
+
+    def add(self, texts: Sequence[str], vectors: Any) -> int:
+        """Keep `vectors` (one row per text, float32) as the most recently used, except the rows
+        that are not finite unit vectors (`usable`): those texts are remembered as having no
+        vector, and not kept. Returns how many were not kept (logged when any)."""
         import numpy as np
 
-        for text, row in zip(texts, vectors, strict=True):
+        matrix = np.asarray(vectors, dtype=np.float32)
+        if len(matrix) != len(texts):
+            raise ValueError(f"{len(texts)} texts and {len(matrix)} vectors")
+        fit = usable(matrix) if len(matrix) else np.zeros(0, dtype=bool)
+        for text, row, ok in zip(texts, matrix, fit.tolist(), strict=True):
             key = text_key(text)
-            self._rows[key] = np.asarray(row, dtype=np.float32)
-            self._rows.move_to_end(key)
+            if ok:
+                self._rows[key] = row.copy()
+                self._rows.move_to_end(key)
+                self._unusable.pop(key, None)
+            else:
+                self._rows.pop(key, None)
+                self._unusable[key] = None
         while len(self._rows) > self.max_vectors:
             self._rows.popitem(last=False)
+        while len(self._unusable) > self.max_vectors:
+            self._unusable.popitem(last=False)
+        dropped = len(fit) - int(np.count_nonzero(fit))
+        if dropped:
+            logger.warning(
+                "the model %s gave %d of %d texts no finite unit vector; they rank by their "
+                "words only until memd restarts",
+                self.model_id,
+                dropped,
+                len(fit),
+            )
+        return dropped
 
     def copy(self) -> VectorCache:
         """A copy to save in a worker thread while the owner goes on using this one (the rows
         themselves are never changed, only replaced, so they are shared)."""
         twin = VectorCache(self.model_id, self.dimensions, max_vectors=self.max_vectors)
         twin._rows = OrderedDict(self._rows)
+        twin._unusable = OrderedDict(self._unusable)
         return twin
 
     def save(self, path: str | None = None) -> None:
@@ -155,7 +228,18 @@ class VectorCache:
             logger.info("ignoring the kept vectors at %s (another model or format)", source)
             return cache
         matrix = np.frombuffer(image.vectors, dtype="<f2").reshape(count, dimensions)
-        for number in range(max(0, count - max_vectors), count):
-            key = image.keys[number * KEY_BYTES : (number + 1) * KEY_BYTES]
-            cache._rows[key] = matrix[number].astype(np.float32)
+        first = max(0, count - max_vectors)
+        fit = usable(matrix[first:])
+        for number in range(first, count):
+            if fit[number - first]:
+                key = image.keys[number * KEY_BYTES : (number + 1) * KEY_BYTES]
+                cache._rows[key] = matrix[number].astype(np.float32)
+        if dropped := len(fit) - int(np.count_nonzero(fit)):
+            logger.warning(
+                "dropped %d of the %d vectors kept at %s: they are not finite unit vectors (a "
+                "damaged file); their texts are embedded again",
+                dropped,
+                len(fit),
+                source,
+            )
         return cache

@@ -52,7 +52,7 @@ from memd.server.selection import (
     wanted_tags,
     within,
 )
-from memd.server.semantic import SemanticService
+from memd.server.semantic import NO_USABLE_VECTORS, SemanticService
 from memd.server.session import Session
 from memd.server.snapshot import Snapshot
 from memd.server.sources import found_as, listed_as, read_lines
@@ -179,29 +179,20 @@ class Methods:
         boost: ranking.Boost[Key],
         keep: ranking.Keep[Key] | None,
     ) -> tuple[list[_Hit], int, Literal["lexical", "hybrid"]]:
-        """The hits of a query, how many matched, and the mode that ranked them (see `query`)."""
+        """The hits of a query, how many matched, and the mode that ranked them (see `query`):
+        hybrid when the searched entries' vectors are ready and the model has something to say
+        about the query (`memd.semantic.nearest`), lexical otherwise.
+
+        Raises:
+            SemanticSearchUnavailable: mode semantic, and no hybrid ranking (saying why).
+        """
         layout = None
         if params.mode != "lexical" and ranking.query_weights(params.query):
             layout = await self._layout(params.mode, searched)
-        # Taken after the wait: a store meanwhile may have moved an index on to its next
-        # version (the snapshot then builds its own).
-        searchable = scopes.Searchable(searched)
-        per_file_keep = None if keep is None else searchable.per_file(keep)
-        if layout is None:
-            found = ranking.search(
-                searchable.indexes,
-                params.query,
-                limit=params.limit,
-                min_score=params.min_score,
-                boost=searchable.per_file(boost),
-                keep=per_file_keep,
-            )
-            hits: list[_Hit] = [
-                (hit.category, hit.entry, hit.score, "keyword")
-                for hit in map(searchable.hit, found.hits)
-            ]
-            total = found.total
-        else:
+        if layout is not None:
+            # Taken after the wait: a store meanwhile may have moved an index on to its next
+            # version (the snapshot then builds its own).
+            searchable = scopes.Searchable(searched)
             # The lexical hits that can be keyword matches (same statistics, boost and filter
             # as the lexical path); weaker ones count for nothing in the fusion.
             strong = ranking.search(
@@ -210,9 +201,9 @@ class Methods:
                 limit=max(1, layout.size),
                 min_score=fusion.STRONG / ranking.MAX_BOOST,  # the cut is before the boost
                 boost=searchable.per_file(boost),
-                keep=per_file_keep,
+                keep=None if keep is None else searchable.per_file(keep),
             )
-            hits, total = await self._fuse(
+            fused = await self._fuse(
                 params.query,
                 layout,
                 [searchable.hit(hit) for hit in strong.hits],
@@ -220,7 +211,24 @@ class Methods:
                 params.min_score,
                 keep,
             )
-        return hits, total, "lexical" if layout is None else "hybrid"
+            if fused is not None:
+                return fused[0], fused[1], "hybrid"
+            if params.mode == "semantic":
+                raise SemanticSearchUnavailable(NO_USABLE_VECTORS)
+        searchable = scopes.Searchable(searched)  # after the waits (see above)
+        found = ranking.search(
+            searchable.indexes,
+            params.query,
+            limit=params.limit,
+            min_score=params.min_score,
+            boost=searchable.per_file(boost),
+            keep=None if keep is None else searchable.per_file(keep),
+        )
+        hits: list[_Hit] = [
+            (hit.category, hit.entry, hit.score, "keyword")
+            for hit in map(searchable.hit, found.hits)
+        ]
+        return hits, found.total, "lexical"
 
     async def _scoped(self, path: str, scope: p.Scope) -> Workspace:
         """The workspace a management call acts on: the project at `path` (never the
@@ -265,9 +273,10 @@ class Methods:
         limit: int,
         min_score: float | None,
         keep: ranking.Keep[Key] | None,
-    ) -> tuple[list[_Hit], int]:
+    ) -> tuple[list[_Hit], int] | None:
         """The hybrid ranking (`memd.core.search.fusion`) of the `layout`'s entries, given the
-        lexical hits of at least `fusion.STRONG`, and how many results there are in all. Only
+        lexical hits of at least `fusion.STRONG`, and how many results there are in all; None
+        when the model has nothing to say about `query` (the caller ranks lexically). Only
         those hits and the best entries by cosine are fused; the other entries the model would
         return are counted."""
         lexical = {layout.row(hit.category, hit.entry): hit.score for hit in strong}
@@ -279,9 +288,12 @@ class Methods:
             return fusion.semantic_result(cosines, min_score)
 
         want = limit + len(lexical)
-        cosine, others = await self.semantic_service().nearest(
+        nearest = await self.semantic_service().nearest(
             query, layout, want=want, named=lexical, allowed=allowed, counted=counted
         )
+        if nearest is None:
+            return None
+        cosine, others = nearest
         fused = fusion.fuse(lexical, cosine, limit=len(cosine) or 1, min_score=min_score)
         hits: list[_Hit] = []
         for result in fused[:limit]:
@@ -559,30 +571,39 @@ class Methods:
         layout = None
         if query.strip():
             layout = await self._layout("auto", searched)
-        # Taken after the wait (see `_rank`), and held from here on.
-        indexes = scopes.Searchable(searched).indexes
         limit = prompt_block.RELEVANT_LIMIT
 
-        def rank() -> list[ranking.Hit[Key]]:
-            if not query.strip():
-                return []
-            if layout is None:
-                return list(ranking.search(indexes, query, limit=limit).hits)
-            strong = ranking.search(indexes, query, limit=layout.size, min_score=fusion.STRONG)
-            return list(strong.hits)
+        async def rank(strong: int | None) -> list[ranking.Hit[Key]]:
+            """The best `limit` lexical hits; or, for a hybrid ranking, the best `strong` of at
+            least `fusion.STRONG`."""
+            # Taken after the wait (see `_rank`), and held from here on.
+            indexes = scopes.Searchable(searched).indexes
 
-        # Ranking a long prompt takes a while: off the event loop, with the indexes held
-        # unchanged meanwhile (a store may move on to the next version of one).
-        with contextlib.ExitStack() as held:
-            for _, index in indexes:
-                held.enter_context(index.reading())
-            found = await anyio.to_thread.run_sync(rank)
-        ranked = [(hit.category, hit.entry, hit.score) for hit in found]
+            def search() -> list[ranking.Hit[Key]]:
+                if not query.strip():
+                    return []
+                if strong is None:
+                    return list(ranking.search(indexes, query, limit=limit).hits)
+                found = ranking.search(indexes, query, limit=strong, min_score=fusion.STRONG)
+                return list(found.hits)
+
+            # Ranking a long prompt takes a while: off the event loop, with the indexes held
+            # unchanged meanwhile (a store may move on to the next version of one).
+            with contextlib.ExitStack() as held:
+                for _, index in indexes:
+                    held.enter_context(index.reading())
+                return await anyio.to_thread.run_sync(search)
+
+        fused = None
         if layout is not None:
             # The same hybrid search as `query`: only what the model finds related (cosine of
             # at least `fusion.SIMILAR`) goes into a prompt, never its vague neighbours.
-            fused, _ = await self._fuse(query, layout, found, limit, fusion.RELATED, None)
-            ranked = [(key, entry, score) for key, entry, score, _ in fused]
+            found = await rank(strong=layout.size)
+            fused = await self._fuse(query, layout, found, limit, fusion.RELATED, None)
+        if fused is not None:
+            ranked = [(key, entry, score) for key, entry, score, _ in fused[0]]
+        else:  # lexical, as `query` is when the model has nothing to say
+            ranked = [(hit.category, hit.entry, hit.score) for hit in await rank(strong=None)]
         return [
             (category, entry, score)
             for key, entry, score in ranked

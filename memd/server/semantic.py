@@ -19,6 +19,11 @@ Rules:
   thread when the file changes (taking the unchanged rows from the last one), bounded in rows
   by `MAX_ROWS` (least recently used dropped). A question's vector is embedded in a worker
   thread, and the last `QUESTIONS` are remembered (an agent asks again).
+- Only finite unit vectors are kept (`memd.semantic.vectors.usable`, on loading the kept ones
+  and on each batch the model embeds). When the model has nothing to say about a query (the
+  question's vector is not usable, or no searched entry has a vector), `nearest` returns None
+  and the query is answered lexically, as before the model was ready (`NO_USABLE_VECTORS` for
+  mode semantic).
 """
 
 from __future__ import annotations
@@ -49,6 +54,12 @@ MAX_ROWS = MAX_VECTORS
 """Rows kept in the matrices of current file versions, at most (float32: about 73 MiB)."""
 QUESTIONS = 256
 """Question vectors remembered."""
+NO_USABLE_VECTORS = (
+    "Semantic search has no usable vector for this query (the model gave one that is not a "
+    "finite unit vector, or none of the searched entries has one); query with mode auto or "
+    "lexical, and check semantic_model in the config file if you set one."
+)
+"""The sentence of a mode-semantic query the model has nothing to say about."""
 
 
 class SemanticService:
@@ -201,15 +212,16 @@ class SemanticService:
         named: Iterable[int],
         allowed: Sequence[int] | None,
         counted: Callable[[Any], Any],
-    ) -> tuple[dict[int, float], int]:
+    ) -> tuple[dict[int, float], int] | None:
         """`memd.semantic.nearest.nearest` for the question `text`, in one worker-thread call:
         embedding the question (a few ms) and the O(entries) matrix product never run on the
-        event loop. The matrices are replaced, never changed, so a thread may read them."""
+        event loop. The matrices are replaced, never changed, so a thread may read them. None
+        when the model has nothing to say about `text`."""
         from memd.semantic import nearest
 
         named = list(named)
 
-        def compute() -> tuple[dict[int, float], int]:
+        def compute() -> tuple[dict[int, float], int] | None:
             return nearest.nearest(
                 layout.question(text),  # the model of the layout's rows, even if since dropped
                 layout,

@@ -1,9 +1,14 @@
 """Hybrid fusion: keyword matches first (an exact match never below a vague neighbour), the
 model's finds after them, one 0..1 score in ranking order, nothing the model calls unrelated;
-fusing only the keyword hits and the best by cosine gives the same results."""
+fusing only the keyword hits and the best by cosine gives the same results; a cosine that is not
+finite is no opinion (the entry ranks by its words) and no score is ever anything but a number
+from 0 to 1."""
 
 from __future__ import annotations
 
+import math
+
+import pytest
 from hypothesis import given, strategies as st
 
 from memd.core.search.fusion import (
@@ -90,3 +95,54 @@ def test_the_keyword_hits_and_the_best_by_cosine_are_enough(
     assert all(
         not is_keyword_match(lexical.get(k, 0.0), cosine[k]) for k in cosine if k not in candidates
     )
+
+
+def test_a_nan_cosine_keeps_every_lexical_hit_in_lexical_order_with_finite_scores() -> None:
+    # The model has nothing to say (a poisoned vector, a text it could not embed): the entries
+    # are judged by their words, never dropped nor given a score that is not a number.
+    nan = math.nan
+    lexical = {"exact": 0.9, "modest": 0.3, "weak-but-strong": 0.15, "padding": 0.05}
+    cosine = {"exact": nan, "modest": nan, "weak-but-strong": nan, "padding": nan, "other": nan}
+    ranked = fuse(lexical, cosine, limit=10)
+    assert [(f.key, f.match) for f in ranked] == [
+        ("exact", "keyword"),
+        ("modest", "keyword"),
+        ("weak-but-strong", "keyword"),
+    ]
+    assert all(math.isfinite(f.score) and KEYWORD_FLOOR <= f.score <= 1.0 for f in ranked)
+    assert [f.score for f in ranked] == sorted((f.score for f in ranked), reverse=True)
+    # One NaN among usable cosines: that entry by its words, the others as always.
+    mixed = fuse({"a": 0.3, "b": 0.3}, {"a": nan, "b": 0.5, "c": 0.4}, limit=10)
+    assert [(f.key, f.match) for f in mixed] == [("b", "both"), ("a", "keyword"), ("c", "semantic")]
+    assert all(math.isfinite(f.score) for f in mixed)
+
+
+def test_a_cosine_that_is_not_finite_is_never_a_result_by_meaning() -> None:
+    for similarity in (math.nan, math.inf, -math.inf):
+        assert not semantic_result(similarity)
+        assert fuse({}, {"x": similarity}, limit=5) == []
+    np = pytest.importorskip("numpy")
+    cosines = np.array([math.nan, math.inf, 0.3, -0.2, 0.0])
+    assert semantic_result(cosines).tolist() == [False, False, True, False, False]
+    assert semantic_result(cosines, 0.1).tolist() == [False, False, True, False, False]
+
+
+anything = st.floats(allow_nan=True, allow_infinity=True)
+
+
+@given(
+    st.dictionaries(st.integers(0, 30), scores | anything),
+    st.dictionaries(st.integers(0, 30), cosines | anything),
+    st.none() | st.floats(min_value=0.0, max_value=1.0),
+)
+def test_every_score_is_a_finite_number_from_0_to_1_whatever_comes_in(
+    lexical: dict[int, float], cosine: dict[int, float], min_score: float | None
+) -> None:
+    ranked = fuse(lexical, cosine, limit=100, min_score=min_score)
+    assert all(math.isfinite(f.score) and 0.0 <= f.score <= 1.0 for f in ranked)
+    assert [f.score for f in ranked] == sorted((f.score for f in ranked), reverse=True)
+    # Every hit whose words carry the query and the model says nothing about is kept.
+    for key, score in lexical.items():
+        if math.isfinite(score) and score >= STRONG and not math.isfinite(cosine.get(key, 0.0)):
+            by_words = KEYWORD_FLOOR + (1 - KEYWORD_FLOOR) * min(score, 1.0)
+            assert key in {f.key for f in ranked} or by_words < (min_score or 0.0)

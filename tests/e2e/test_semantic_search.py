@@ -1,10 +1,12 @@
 """Semantic search through a real daemon: the model loads on the first query that asks for it,
 the workspace is embedded in the background, and queries turn hybrid once its vectors are
 complete; mode lexical never does; `semantic = false` keeps it off, and mode semantic then
-fails with error 1009 saying how to turn it on."""
+fails with error 1009 saying how to turn it on. A kept vectors file poisoned with NaN changes no
+answer after a restart: its rows are dropped and embedded again."""
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -203,5 +205,96 @@ def test_the_cli_says_semantic_search_is_off_and_how_to_turn_it_on(
         refused = memd("query", "--mode", "semantic", "auth", cwd=project, socket=sock)
         assert refused.returncode == 1
         assert "semantic = true" in refused.stderr
+    finally:
+        assert process.stop() == 0, process.stderr()
+
+
+MANY = (
+    "# Decisions\n\nArchitectural commitments made in this project.\n\n"
+    "- [jwt-expiry] Bearer JWTs expire after 15 minutes.\n"
+    "- [pool-size] Keep the database connection pool at 20 connections.\n"
+    "- [changelog] Write migration notes in the changelog.\n"
+    "- [css-grid] Lay out the dashboard with CSS grid, not floats.\n"
+    "- [db-backups] Back up the production database every night at 02:00.\n"
+    "- [db-replica] Read-heavy reports query the database read replica.\n"
+    "- [orm] Use SQLAlchemy for database access; no raw SQL in request handlers.\n"
+    "- [redis-cache] Cache session data in Redis with a one hour TTL.\n"
+    "- [postgres] PostgreSQL 16 is the primary store.\n"
+    "- [alembic] Run schema migrations with Alembic before each deploy.\n"
+)
+POISON_QUERIES = ("database replica", "redis postgres", PARAPHRASE)
+
+
+def _answers(client: Client) -> dict[str, tuple[list[tuple[str | None, float]], int]]:
+    """Each query's results (slug, score) and total, in mode auto."""
+    answers = {}
+    for text in POISON_QUERIES:
+        found = client.query(text, limit=20)
+        assert found.mode == "hybrid"
+        answers[text] = ([(hit.slug, hit.score) for hit in found.results], found.total)
+    return answers
+
+
+def test_a_poisoned_vectors_file_never_hides_memories(short_tmp: Path, workspace: Path) -> None:
+    # The adversarial round's repro: the kept vectors rewritten with a valid structure and
+    # float16 NaN (0x7E00) in every number, then a restart. The rows are dropped on load and
+    # embedded again: the answers are the ones a sound file gives.
+    import msgspec
+
+    (workspace / ".memory").mkdir()
+    (workspace / ".memory" / "decisions.md").write_text(MANY)
+    config = _config(short_tmp, "semantic = true\n")
+    process = start_daemon(short_tmp, "--config", str(config), env=_env(short_tmp))
+    vectors = short_tmp / "cache" / "memd" / "vectors"
+    try:
+        with Client(process.socket_path, workspace=workspace) as client:
+            client.query(PARAPHRASE)
+            wait_until(lambda: client.query(PARAPHRASE).mode == "hybrid", deadline=MODEL_DEADLINE)
+            sound = _answers(client)
+            sound_block = client.context(PARAPHRASE)
+
+            def kept() -> int:
+                files = list(vectors.glob("*.vec"))
+                return len(msgspec.msgpack.decode(files[0].read_bytes())[3]) // 16 if files else 0
+
+            wait_until(lambda: kept() >= 10, deadline=MODEL_DEADLINE)
+    finally:
+        assert process.stop() == 0, process.stderr()
+    [kept_file] = vectors.glob("*.vec")
+    image = msgspec.msgpack.decode(kept_file.read_bytes())
+    image[4] = b"\x00\x7e" * (len(image[4]) // 2)  # little-endian 0x7E00: NaN
+    kept_file.write_bytes(msgspec.msgpack.encode(image))
+
+    process = start_daemon(short_tmp, "--config", str(config), env=_env(short_tmp))
+    try:
+        with Client(process.socket_path, workspace=workspace) as client:
+            # Meanwhile (the model loading, the texts embedded again) mode auto is lexical.
+            for text in POISON_QUERIES:
+                meanwhile = client.query(text, limit=20)
+                lexical = client.query(text, limit=20, mode="lexical")
+                if meanwhile.mode == "lexical":
+                    assert meanwhile.total == lexical.total
+            wait_until(lambda: client.query(PARAPHRASE).mode == "hybrid", deadline=MODEL_DEADLINE)
+            answers = _answers(client)
+            for text, (results, total) in answers.items():
+                assert all(math.isfinite(score) and 0 <= score <= 1 for _, score in results), (
+                    text,
+                    results,
+                )
+                lexical = client.query(text, limit=20, mode="lexical")
+                # No lexical hit is lost, and the total is that of a sound file (which counts
+                # the entries found by meaning as well as every lexical hit).
+                assert {hit.slug for hit in lexical.results} <= {slug for slug, _ in results}
+                assert total >= lexical.total
+            # What a sound file finds (scores may move a little: the usage boost of the
+            # queries asked meanwhile).
+            for text, (results, total) in answers.items():
+                assert total == sound[text][1]
+                assert {slug for slug, _ in results} == {slug for slug, _ in sound[text][0]}
+            block = client.context(PARAPHRASE)
+            assert block.entries and block.markdown.strip()
+            assert [e.slug for e in block.entries] == [e.slug for e in sound_block.entries]
+            assert "jwt-expiry" in [e.slug for e in block.entries if e.layer == "relevant"]
+        assert "dropped 10 of the 10 vectors kept" in process.stderr()
     finally:
         assert process.stop() == 0, process.stderr()

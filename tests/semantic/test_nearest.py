@@ -3,12 +3,14 @@ last), rows and entries found from each other, and the nearest rows with the res
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from memd.core.format.categories import Category
 from memd.core.format.mdformat import Entry
 from memd.semantic import nearest
-from memd.semantic.vectors import text_key
+from memd.semantic.vectors import no_vector, text_key
 
 np = pytest.importorskip("numpy")
 
@@ -29,6 +31,12 @@ def _rows(
     unknown = nearest.unknown_rows(keys, previous)
     assert len(unknown) == len(vectors)
     return nearest.build_rows(entries, keys, previous, dict(zip(unknown, vectors, strict=True)), 2)
+
+
+def _near(query: object, layout: nearest.Layout, **options: Any) -> tuple[dict[int, float], int]:
+    found = nearest.nearest(query, layout, **options)
+    assert found is not None, "the model had nothing to say"
+    return found
 
 
 def test_a_new_version_takes_the_unchanged_rows_and_needs_only_the_new_ones() -> None:
@@ -64,14 +72,14 @@ def test_nearest_gives_the_best_rows_and_the_named_ones_and_counts_the_rest() ->
         _unit(-1, 0),
     ]
     layout = nearest.Layout([(Category.DECISION, _rows(_entries(*texts), vectors))])
-    cosine, others = nearest.nearest(
+    cosine, others = _near(
         _unit(1, 0), layout, want=2, named=[4], counted=lambda cosines: cosines > 0
     )
     assert sorted(cosine) == [0, 1, 4]
     assert cosine[0] == pytest.approx(1.0)
     assert others == 2  # rows 2 and 3 are above 0; row 5 is not
     # Only the allowed rows compete and are counted.
-    cosine, others = nearest.nearest(
+    cosine, others = _near(
         _unit(1, 0), layout, want=1, allowed=[2, 3, 5], counted=lambda cosines: cosines > 0
     )
     assert (sorted(cosine), others) == ([2], 1)
@@ -79,3 +87,31 @@ def test_nearest_gives_the_best_rows_and_the_named_ones_and_counts_the_rest() ->
 
 def test_an_empty_layout_has_nothing_near() -> None:
     assert nearest.nearest(_unit(1, 0), nearest.Layout([]), want=5, counted=bool) == ({}, 0)
+
+
+def test_a_row_without_a_vector_is_never_among_the_best_and_its_cosine_is_nan() -> None:
+    texts = ["a", "b", "c", "d"]
+    vectors = [_unit(1, 0), no_vector(2), _unit(0.5, 0.5), no_vector(2)]
+    layout = nearest.Layout([(Category.DECISION, _rows(_entries(*texts), vectors))])
+    cosine, others = _near(
+        _unit(1, 0), layout, want=2, named=[3], counted=lambda cosines: cosines > 0
+    )
+    assert sorted(cosine) == [0, 2, 3]
+    assert np.isnan(cosine[3]) and cosine[0] == pytest.approx(1.0)
+    assert others == 0  # row 1 (NaN) is not counted
+
+
+def test_the_model_has_nothing_to_say_without_a_usable_question_or_any_usable_row() -> None:
+    usable_rows = _rows(_entries("a", "b"), [_unit(1, 0), _unit(0, 1)])
+    layout = nearest.Layout([(Category.DECISION, usable_rows)])
+    counted = lambda cosines: cosines > 0  # noqa: E731
+    for question in (
+        np.array([np.nan, np.nan], dtype=np.float32),
+        np.array([np.inf, 0.0], dtype=np.float32),
+        np.zeros(2, dtype=np.float32),
+        np.array([3.0, 4.0], dtype=np.float32),  # not a unit vector
+    ):
+        assert nearest.nearest(question, layout, want=1, counted=counted) is None
+    no_rows = _rows(_entries("a", "b"), [no_vector(2), no_vector(2)])
+    no_layout = nearest.Layout([(Category.DECISION, no_rows)])
+    assert nearest.nearest(_unit(1, 0), no_layout, want=1, counted=counted) is None

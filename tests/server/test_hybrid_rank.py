@@ -1,9 +1,11 @@
 """A hybrid query through the handler's own path (`Methods._rank`: the lexical cut, the
 candidate rows, the fusion, the count) gives the top results and the total that fusing every
-entry gives, with or without tags, `min_score` and the usage boost."""
+entry gives, with or without tags, `min_score` and the usage boost, with rows that have no
+vector too; when the model has nothing to say about a query, it is answered lexically."""
 
 from __future__ import annotations
 
+import math
 import random
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from types import SimpleNamespace
@@ -22,6 +24,7 @@ from memd.server.handlers import Methods
 from memd.server.scopes import Shelved
 from memd.server.snapshot import Snapshot
 from memd_client import protocol as p
+from memd_client.errors import SemanticSearchUnavailable
 
 np = pytest.importorskip("numpy")
 nearest = pytest.importorskip("memd.semantic.nearest")
@@ -65,18 +68,18 @@ class Model:
         named: Iterable[int],
         allowed: Sequence[int] | None,
         counted: Callable[[Any], Any],
-    ) -> tuple[dict[int, float], int]:
-        found: tuple[dict[int, float], int] = nearest.nearest(
+    ) -> tuple[dict[int, float], int] | None:
+        found: tuple[dict[int, float], int] | None = nearest.nearest(
             self._question, layout, want=want, named=list(named), allowed=allowed, counted=counted
         )
         return found
 
 
-@settings(max_examples=300, deadline=None)
-@given(st.integers(0, 2**32 - 1))
-def test_the_hybrid_path_ranks_as_fusing_every_entry(seed: int) -> None:
-    rng = random.Random(seed)  # whole workspaces from a seed: Hypothesis' own draws stay small
-    generator = np.random.default_rng(rng.randrange(2**32))
+def _workspace(
+    rng: random.Random, generator: Any, no_vectors: float = 0.0
+) -> tuple[dict[Category, Snapshot], Any]:
+    """Category files of random entries, and their layout: random unit rows, a share
+    `no_vectors` of them rows of texts the model gave no usable vector (NaN)."""
     snapshots, parts = {}, []
     for category in rng.sample(list(HEADERS), rng.randint(1, 2)):
         lines = [
@@ -88,9 +91,27 @@ def test_the_hybrid_path_ranks_as_fusing_every_entry(seed: int) -> None:
         snapshots[category] = snapshot
         matrix = generator.standard_normal((len(snapshot.entries), 8)).astype(np.float32)
         matrix /= np.linalg.norm(matrix, axis=1, keepdims=True) + 1e-9
+        matrix[generator.random(len(matrix)) < no_vectors] = np.nan
         keys = [b""] * len(snapshot.entries)
         parts.append((category, nearest.Rows(snapshot.entries, keys, matrix)))
-    layout = nearest.Layout(parts)
+    return snapshots, nearest.Layout(parts)
+
+
+def _searched(snapshots: dict[Category, Snapshot]) -> dict[Key, Shelved]:
+    workspace: Any = SimpleNamespace(root="/w", memory_dir="/w/.memory")
+    return {c: Shelved(workspace, snapshot, c) for c, snapshot in snapshots.items()}
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(0, 2**32 - 1))
+def test_the_hybrid_path_ranks_as_fusing_every_entry(seed: int) -> None:
+    rng = random.Random(seed)  # whole workspaces from a seed: Hypothesis' own draws stay small
+    generator = np.random.default_rng(rng.randrange(2**32))
+    # Some rows without a vector (NaN), as long as one has one: fused by their words.
+    snapshots, layout = _workspace(rng, generator, rng.choice([0.0, 0.0, 0.3]))
+    filled = [rows for _, rows in layout.parts if len(rows)]
+    if filled and not any(np.isfinite(rows.matrix).all(axis=1).any() for rows in filled):
+        filled[0].matrix[0] = np.eye(8, dtype=np.float32)[0]
     question = generator.standard_normal(8).astype(np.float32)
     question /= np.linalg.norm(question)
     query = " ".join(rng.choice(WORDS) for _ in range(rng.randint(1, 3)))
@@ -104,11 +125,7 @@ def test_the_hybrid_path_ranks_as_fusing_every_entry(seed: int) -> None:
     params = p.QueryParams(
         workspace="/w", query=query, limit=limit, min_score=min_score, mode="semantic"
     )
-    workspace: Any = SimpleNamespace(root="/w", memory_dir="/w/.memory")
-    searched: dict[Key, Shelved] = {
-        c: Shelved(workspace, snapshot, c) for c, snapshot in snapshots.items()
-    }
-    hits, total, mode = anyio.run(methods._rank, params, searched, boost, keep)
+    hits, total, mode = anyio.run(methods._rank, params, _searched(snapshots), boost, keep)
 
     indexes = [(c, snapshot.index) for c, snapshot in snapshots.items()]
     every = ranking.search(indexes, query, limit=max(1, layout.size), boost=boost, keep=keep)
@@ -120,9 +137,43 @@ def test_the_hybrid_path_ranks_as_fusing_every_entry(seed: int) -> None:
         if keep is None or keep(category, entry)
     }
     expected = fusion.fuse(lexical, cosine, limit=10**6, min_score=min_score)
+    assert all(math.isfinite(score) and 0 <= score <= 1 for _, _, score, _ in hits)
     if ranking.query_weights(query):
         assert mode == "hybrid"
         assert [(score, match) for _, _, score, match in hits] == [
             (round(fused.score, 4), fused.match) for fused in expected[:limit]
         ]
         assert total == len(expected)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.sampled_from(["nan question", "no row has a vector"]))
+def test_when_the_model_has_nothing_to_say_a_query_is_answered_lexically(
+    seed: int, why: str
+) -> None:
+    rng = random.Random(seed)
+    generator = np.random.default_rng(rng.randrange(2**32))
+    snapshots, layout = _workspace(rng, generator, 1.0 if why == "no row has a vector" else 0.0)
+    question = np.full(8, np.nan, dtype=np.float32) if why == "nan question" else np.eye(8)[0]
+    query = " ".join(rng.choice(WORDS) for _ in range(rng.randint(1, 3)))
+    limit = rng.randint(1, 6)
+    min_score = rng.choice([None, 0.05, 0.2, 0.5])
+    keep = (lambda c, e: "#tagx" in e.content) if rng.random() < 0.5 else None
+    boost = lambda c, e: 1.0 + (ranking.MAX_BOOST - 1.0) * (e.line % 2)  # noqa: E731
+    methods = Methods(None, started=0.0, socket_path="x", semantic=Model(layout, question))  # type: ignore[arg-type]
+    auto = p.QueryParams(workspace="/w", query=query, limit=limit, min_score=min_score)
+    hits, total, mode = anyio.run(methods._rank, auto, _searched(snapshots), boost, keep)
+
+    indexes = [(c, snapshot.index) for c, snapshot in snapshots.items()]
+    lexical = ranking.search(
+        indexes, query, limit=limit, min_score=min_score, boost=boost, keep=keep
+    )
+    # Exactly the lexical answer: every hit, in order, with its score, and the lexical total.
+    assert (mode, total) == ("lexical", lexical.total) or layout.size == 0
+    assert [(c, e.line, score) for c, e, score, _ in hits] == [
+        (hit.category, hit.entry.line, hit.score) for hit in lexical.hits
+    ]
+    if layout.size and ranking.query_weights(query):
+        semantic = p.QueryParams(workspace="/w", query=query, mode="semantic")
+        with pytest.raises(SemanticSearchUnavailable, match="no usable vector"):
+            anyio.run(methods._rank, semantic, _searched(snapshots), boost, keep)

@@ -19,6 +19,12 @@ Rules (measured with `bench/fusion_sweep.py`; figures in docs/semantic.md):
 - An entry whose cosine is 0 or less and is not a keyword match is not a result at all. (A cut
   at `SIMILAR` instead cost paraphrase R@5 0.733 -> 0.663 on coding-memory-dev: a paraphrase's
   answer can sit at cosine 0.15 and still be the best there is.)
+- Never a score that is not a finite number in 0..1, whatever comes in (`fuse` is the one place
+  scores are combined): a cosine that is not finite (NaN: a text the model gave no usable
+  vector) means the model has nothing to say about that entry, which is then judged by its
+  words alone: a keyword match from `STRONG`, scoring `KEYWORD_FLOOR + (1 - KEYWORD_FLOOR) *
+  lexical`, never a result by meaning. So when every cosine is NaN, every lexical hit of at least
+  `STRONG` is kept, in lexical order. A lexical score that is not finite counts as 0.
 - Only the keyword matches and the best entries by cosine can be results: a caller with many
   entries passes every lexical hit of at least `STRONG` and the `limit + len(those)` best by
   cosine, and counts the others with `semantic_result` (`total` in `memd.server.handlers`).
@@ -26,6 +32,7 @@ Rules (measured with `bench/fusion_sweep.py`; figures in docs/semantic.md):
 
 from __future__ import annotations
 
+import math
 from collections.abc import Hashable, Mapping, Sequence
 from typing import Any, Literal, NamedTuple, TypeVar
 
@@ -60,10 +67,10 @@ def is_keyword_match(lexical: float, cosine: float) -> bool:
 
 
 def semantic_result(cosine: Any, min_score: float | None = None) -> Any:
-    """Whether an entry that is not a keyword match is a result: its cosine is above 0 and its
-    fused score at least `min_score`. `cosine` is a float, or an array of them (then so is the
-    answer)."""
-    result = cosine > 0
+    """Whether an entry that is not a keyword match is a result: its cosine is finite and above
+    0, and its fused score at least `min_score`. `cosine` is a float, or an array of them (then
+    so is the answer)."""
+    result = (cosine > 0) & (cosine < math.inf)
     if min_score is not None:
         result = result & (KEYWORD_FLOOR * cosine >= min_score)
     return result
@@ -82,28 +89,38 @@ def fuse(
         lexical: The lexical hits' scores (0..1), by entry key (hits under `STRONG` may be
             left out: they count for nothing).
         cosine: Each candidate entry's cosine with the query, by the same keys (an entry with
-            no cosine counts as unrelated).
+            no cosine counts as unrelated; a cosine that is not finite, as no opinion).
         limit: How many results at most.
         min_score: Drop results whose fused score is below it.
     """
     keyword: list[Fused] = []
-    for key, score in lexical.items():
+    for key, given in lexical.items():
+        score = _unit(given)
         similarity = cosine.get(key, 0.0)
+        if not math.isfinite(similarity):  # no opinion: its words alone
+            if score >= STRONG:
+                keyword.append(Fused(key, KEYWORD_FLOOR + (1 - KEYWORD_FLOOR) * score, "keyword"))
+            continue
         if not is_keyword_match(score, similarity):
             continue
-        mixed = MIX * score + (1 - MIX) * max(similarity, 0.0)
+        mixed = MIX * score + (1 - MIX) * _unit(similarity)
         match: Match = "both" if similarity >= SIMILAR else "keyword"
         keyword.append(Fused(key, KEYWORD_FLOOR + (1 - KEYWORD_FLOOR) * mixed, match))
     chosen = {fused.key for fused in keyword}
     semantic = [
-        Fused(key, KEYWORD_FLOOR * similarity, "semantic")
+        Fused(key, KEYWORD_FLOOR * _unit(similarity), "semantic")
         for key, similarity in cosine.items()
-        if key not in chosen and similarity > 0
+        if key not in chosen and semantic_result(similarity)
     ]
     ranked = _best(keyword) + _best(semantic)
     if min_score is not None:
         ranked = [fused for fused in ranked if fused.score >= min_score]
     return ranked[:limit]
+
+
+def _unit(value: float) -> float:
+    """`value` within 0..1; 0 when it is not finite."""
+    return min(max(value, 0.0), 1.0) if math.isfinite(value) else 0.0
 
 
 def _best(results: Sequence[Fused]) -> list[Fused]:
