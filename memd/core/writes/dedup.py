@@ -28,7 +28,7 @@ import msgspec
 from memd.core.format.mdformat import Entry
 from memd.core.writes.dedup_index import close
 from memd.core.writes.judge import Judgement, Relation, Verdict, judge
-from memd.core.writes.wording import analyse, index_terms, keywords, normal_form
+from memd.core.writes.wording import analyse, index_terms, keywords, normal_form, plain_form
 
 __all__ = [
     "CANDIDATES",
@@ -110,12 +110,15 @@ def find_match(content: str, entries: Iterable[Entry]) -> Match:
 
 def decide(content: str, candidates: Iterable[Entry]) -> Match:
     """Return the decision for `content` judged against `candidates`, best first (see the
-    module rules). Only a candidate holding every content word of `content` can be a skip, so
-    those are judged first; then the others in order, up to the first update."""
+        module rules). Only a candidate holding every content word of `content` can be a skip, so
+        those are judged first (and any whose plain form is the content's: the same words, punctuated
+    otherwise, can read as other words: a quoted `not` is a word of code); then the others in
+    order, up to the first update."""
     ordered = list(candidates)
     if not ordered:
         return NO_MATCH
     words = analyse(content).content
+    plain = plain_form(content)
     judged: dict[int, Judgement] = {}
 
     def judgement(number: int) -> Judgement:
@@ -124,7 +127,8 @@ def decide(content: str, candidates: Iterable[Entry]) -> Match:
         return judged[number]
 
     for number, entry in enumerate(ordered):
-        if words <= analyse(entry.content).content and judgement(number).verdict is Verdict.SKIP:
+        holds = words <= analyse(entry.content).content or plain_form(entry.content) == plain
+        if holds and judgement(number).verdict is Verdict.SKIP:
             return Match.of(entry, judgement(number))
     for number, entry in enumerate(ordered):
         if judgement(number).verdict is Verdict.UPDATE:
