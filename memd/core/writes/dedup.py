@@ -8,7 +8,8 @@ the decision follows from those judgements.
 
 Rules:
 - An entry with the content's normal form (the same words, polarity and tags:
-  `wording.normal_form`) is a repeat: skip, matched with the first such entry in file order.
+  `wording.normal_form`) or its plain form (the same words but for case and punctuation:
+  `wording.plain_form`) is a repeat: skip, matched with the first such entry in file order.
 - Candidates: at most CANDIDATES entries, highest keyword Jaccard first, then file order, among
   the entries close to the content (`dedup_index.close`: sharing at least CONTAINMENT of the
   smaller keyword set; no skip or update of the labelled store pairs shares less, so the others
@@ -90,12 +91,13 @@ def ranked(content: str, entries: Iterable[Entry]) -> list[Entry]:
     """Return the candidates for `content` among `entries` (one category, in file order), best
     first: a normal-form repeat alone, else the CANDIDATES entries with the highest keyword
     Jaccard among those `close` to it (see the module rules). `dedup_index` gives the same
-    list."""
+    list (it finds a plain-form repeat by `wording.plain_key`)."""
     normal, words = index_terms(content)
+    plain = plain_form(content)
     scored: list[tuple[float, int, Entry]] = []
     for position, entry in enumerate(entries):
         other_normal, other = index_terms(entry.content)
-        if other_normal == normal:
+        if other_normal == normal or plain_form(entry.content) == plain:
             return [entry]
         if close(len(words & other), len(words), len(other)):
             scored.append((-jaccard(words, other), position, entry))
@@ -110,10 +112,9 @@ def find_match(content: str, entries: Iterable[Entry]) -> Match:
 
 def decide(content: str, candidates: Iterable[Entry]) -> Match:
     """Return the decision for `content` judged against `candidates`, best first (see the
-        module rules). Only a candidate holding every content word of `content` can be a skip, so
-        those are judged first (and any whose plain form is the content's: the same words, punctuated
-    otherwise, can read as other words: a quoted `not` is a word of code); then the others in
-    order, up to the first update."""
+    module rules). Only a candidate holding every content word of `content`, or with its plain
+    form (the same words punctuated otherwise can read as others: a quoted `not` is code), can
+    be a skip, so those are judged first; then the others in order, up to the first update."""
     ordered = list(candidates)
     if not ordered:
         return NO_MATCH

@@ -91,9 +91,10 @@ FRAME_SHARED = 3
 """Content words two texts must share around one swapped slot to be read as one frame."""
 FRAME_SLOT = 2
 """The most content words a side that a frame's swapped slot holds."""
-COMMENT_PREPOSITIONS = (lexicon.INSTRUMENT - lexicon.ATTRIBUTIVE) | frozenset({"from"})
+COMMENT_PREPOSITIONS = (lexicon.INSTRUMENT - lexicon.ATTRIBUTIVE) | frozenset({"from", "against"})
 """Prepositions whose phrase, ending a clause, says what a rule holds: a tool, a place, a
-source, a form ("with the <structured> logger", "from the <main> branch", "in <YAML> files");
+source, a form ("with the <structured> logger", "from the <main> branch", "in <YAML> files",
+"against a <Postgres> container");
 not "on" / "to", whose object is more often a target the rule applies to ("Grant access to
 <analytics>")."""
 _QUANTIFIER_KEYS = frozenset(lexicon.QUANTIFIERS.values())

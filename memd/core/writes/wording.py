@@ -682,6 +682,13 @@ def plain_form(text: str) -> str:
     return " ".join(words)
 
 
+def plain_key(text: str) -> str:
+    """`plain_form(text)` kept apart from normal forms by its first character: what the dedup
+    index finds a repeat but for case and punctuation by, when the two read differently ("never
+    Never": a capitalised function word is a name) and no keyword would find it."""
+    return "\x01" + plain_form(text)
+
+
 def keywords(text: str) -> frozenset[str]:
     """Return what the dedup index finds candidates by: the content keys of `text` (Chinese and
     Japanese as character pairs), CHOICE_KEY if it chooses, and its tags as "#tag" (so "Use
