@@ -13,7 +13,11 @@ archive), store rather than update (both stay).
 
 Relations, checked in this order (the first that applies decides):
 1. SAME (skip): the same words with the same polarity and tags; formatting, articles, "always"
-   and small words other than opposites ("with" / "via", a dropped "to") do not count.
+   and small words other than opposites ("with" / "via", a dropped "to") do not count. Texts
+   with one `wording.plain_form` (equal but for case and punctuation) are the same whatever
+   their punctuation does to the reading: "Log errors with the structured logger, not
+   console.log." / "log errors with the structured logger not console.log" (a comma scopes a
+   "not"; without it the whole clause reads negated) is a repeat, never a reversal.
 2. UNRELATED (store): no content word in common, unless the texts differ in a single short
    phrase in the same frame, one phrase on each side ("Use pnpm." / "Use Bun."; not "Use tabs
    for indentation." / "Use pnpm.").
@@ -28,7 +32,30 @@ Relations, checked in this order (the first that applies decides):
    but an opposite ("Enable X" / "Disable X"). A phrase led by a tool preposition names a
    place, not a tool, after the clause already chose ("Use React Query in <the admin app>") or
    after a noun with an article ("an index on <X>"). A replaced phrase of more than MAX_SWAP
-   words on either side is read the same way.
+   words on either side is read the same way, and so is a look-alike: a word swapped for one
+   of its stem with another ending ("the Kubernetes <operator>" / "a Kubernetes <operation>").
+   One frame: when every word but one slot is the same on both sides (same order, same
+   polarity), the slot is at most FRAME_SLOT words a side and at least FRAME_SHARED content
+   words stand around it, the slot is read by its place in the sentence. A rule has a topic,
+   what it is about, and a comment, what it says holds; a slot in the comment holds an
+   alternative for one role (a tool, a format, a value, a time, a branch, a version, a
+   language) and is CHANGED_CHOICE or CHANGED_VALUE (rules 7, 8), not another subject. The
+   slot is in the comment (`_in_comment`) when:
+   - it is the subject of a clause that names the one holder of a role: before the auxiliary,
+     with a predicate that opens with a definite noun ("<Python 3.11> is the minimum version";
+     not "<Migration 0042> is irreversible", a fact about one of many);
+   - or nothing after it in its clause says more (only environments may follow: "in CI"), and
+     it is either a last bare word after a verb and its object or subject, not a noun of its
+     own ("Run the integration suite <nightly>", "is wiped every <Sunday>"; not "covers the
+     <SF> office", "Log failed <logins>": too few shared words), or a word qualifying a kept
+     noun that ends a phrase led by a tool, place or source preposition
+     (COMMENT_PREPOSITIONS: "from the <main> branch", "in <YAML> files", "as <conventional>
+     commits", "against a <Postgres> container"), unless the clause already chose ("Use React
+     Query in the <admin> app": a place) or the slot is a part of an identifier whose other
+     parts stay (`RUST_<BACKTRACE>` / `RUST_<LOG>`).
+   A slot followed by a phrase that still says something is the topic ("Cache <user
+   sessions> in Redis", "Run <unit> tests on every push": two rules). A swap under a ban, of
+   an environment, or of a look-alike stays another subject in a frame too.
 5. REVERSED (update, conflict): a shared word is negated in one text and not in the other,
    and the other text holds all of the negated clause ("Commit the lockfile" / "Don't commit
    the lockfile"; "Use UTC" / "Use local time, not UTC"; but not "Never log access tokens" /
