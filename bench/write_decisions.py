@@ -21,8 +21,9 @@ recall. Data sets:
 - `adversarial`: `bench/data/write-decisions-adversarial.jsonl`, pairs written to make memd
   lose data (look-alike abbreviations, swapped small words, operators, identifiers, numbers
   that name things, bans widened, other languages), each with the verdicts that are acceptable;
-  only the data-losing mistakes are counted: a skip where it is not acceptable (a new rule
-  thrown away), an update where only a store is (a valid rule replaced).
+  the data-losing mistakes are counted: a skip where it is not acceptable (a new rule
+  thrown away), an update where only a store is (a valid rule replaced); and the accuracy, the
+  share of pairs given an acceptable verdict.
 Also: `apart`, how many ordered pairs of distinct memories in one category file of the
 coding-memory tuning projects memd would not store apart (skip or update), and the time to
 decide a pair in-process, beside HackLM's rule.
@@ -286,14 +287,20 @@ def adversarial(path: Path, settings: Settings) -> dict[str, Any]:
     memd = memd_over_socket(as_pairs) if settings.daemon else memd_in_process(as_pairs)
     hacklm = [hacklm_decision(p.existing, p.new) for p in probes]
 
-    def mistakes(decisions: Sequence[Decision]) -> dict[str, int]:
-        skips = replaces = 0
+    def mistakes(decisions: Sequence[Decision]) -> dict[str, Any]:
+        skips = replaces = acceptable = 0
         for probe, decision in zip(probes, decisions, strict=True):
+            acceptable += decision.verdict in probe.allowed
             if decision.verdict == "skip" and "skip" not in probe.allowed:
                 skips += 1
             if decision.verdict == "update" and probe.allowed == ["store"]:
                 replaces += 1
-        return {"pairs": len(probes), "wrong_skips": skips, "wrong_replaces": replaces}
+        return {
+            "pairs": len(probes),
+            "accuracy": acceptable / len(probes) if probes else None,
+            "wrong_skips": skips,
+            "wrong_replaces": replaces,
+        }
 
     return {"memd": mistakes(memd), "hacklm": mistakes(hacklm)}
 
@@ -398,8 +405,10 @@ def run(settings: Settings, *, output: Path | None = None) -> dict[str, Any]:
         print(
             f"\nadversarial: {found['memd']['pairs']} pairs written to make memd lose data: "
             f"memd {found['memd']['wrong_skips']} wrong skips, "
-            f"{found['memd']['wrong_replaces']} wrong replaces; HackLM's rule "
-            f"{found['hacklm']['wrong_skips']} and {found['hacklm']['wrong_replaces']}"
+            f"{found['memd']['wrong_replaces']} wrong replaces, "
+            f"{_cell(found['memd']['accuracy'])} acceptable; HackLM's rule "
+            f"{found['hacklm']['wrong_skips']} and {found['hacklm']['wrong_replaces']}, "
+            f"{_cell(found['hacklm']['accuracy'])}"
         )
     if settings.apart and CODING_MEMORY.is_dir():
         report["apart"] = apart(CODING_MEMORY)

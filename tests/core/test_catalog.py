@@ -15,6 +15,7 @@ from memd.core.writes.catalog import Catalog
 from memd.core.writes.judge import Relation, judge
 from memd.core.writes.slugs import derive_slug, validate_slug
 from memd.core.writes.transitions import Delete, Store, StoreOutcome
+from memd.core.writes.wording import plain_key
 from memd_client.errors import RpcError
 
 CAT = Category.DECISION
@@ -141,7 +142,8 @@ def assert_consistent(catalog: Catalog) -> None:
     }
     expected_normal: dict[str, set[int]] = {}
     for entry in fresh.entries:
-        expected_normal.setdefault(dedup.normal_form(entry.content), set()).add(entry.line)
+        for form in (dedup.normal_form(entry.content), plain_key(entry.content)):
+            expected_normal.setdefault(form, set()).add(entry.line)
     assert normal == expected_normal
     by_line = {e.line: dedup.keywords(e.content) for e in fresh.entries}
     expected: dict[str, set[int]] = {}

@@ -18,6 +18,8 @@ import string
 import pytest
 from hypothesis import assume, given, strategies as st
 
+from memd.core.format.mdformat import Entry
+from memd.core.writes import dedup
 from memd.core.writes.judge import Relation, Verdict, judge
 
 SKIP, UPDATE, STORE = Verdict.SKIP, Verdict.UPDATE, Verdict.STORE
@@ -596,3 +598,198 @@ def test_a_choice_for_one_purpose_is_not_swapped_for_a_bare_other_choice() -> No
     assert judge("Use tabs for indentation.", "Use pnpm.").verdict is STORE
     assert judge("Use pnpm.", "Use Bun.").relation is Relation.CHANGED_CHOICE
     assert judge("Use CSS modules.", "Use Tailwind.").relation is Relation.CHANGED_CHOICE
+
+
+# ---- one slot in one frame (hacklm-interop-2026-11.md, section D) ------------------------------
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        (
+            "Log errors with the structured logger, not console.log.",
+            "log errors with the structured logger not console.log",
+        ),
+        (
+            "Run the linter in pre-commit hooks, not only in CI.",
+            "run the linter in pre-commit hooks not only in ci",
+        ),
+        ('Name the branch "release", not `main`.', "name the branch release not main"),
+        ("Never commit; push; merge.", "never commit push merge"),
+    ],
+)
+def test_case_and_punctuation_alone_are_the_same_rule_not_a_reversal(old: str, new: str) -> None:
+    judgement = judge(old, new)
+    assert (judgement.relation, judgement.verdict, judgement.conflict) == (
+        Relation.SAME,
+        SKIP,
+        False,
+    )
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "old_value", "new_value"),
+    [
+        (
+            "Integration tests run against a Postgres container.",
+            "Integration tests run against a MySQL container.",
+            "Postgres",
+            "MySQL",
+        ),
+        (
+            "Run the integration suite nightly.",
+            "Run the integration suite hourly.",
+            "nightly",
+            "hourly",
+        ),
+        (
+            "Keep feature flag definitions in YAML files.",
+            "Keep feature flag definitions in JSON files.",
+            "YAML",
+            "JSON",
+        ),
+        (
+            "Deploy to production from the main branch.",
+            "Deploy to production from the release branch.",
+            "main",
+            "release",
+        ),
+        (
+            "Python 3.11 is the minimum supported version.",
+            "Python 3.12 is the minimum supported version.",
+            "3.11",
+            "3.12",
+        ),
+        (
+            "The staging database is wiped every Sunday.",
+            "The staging database is wiped every Friday.",
+            "Sunday",
+            "Friday",
+        ),
+        (
+            "Write commit messages as conventional commits.",
+            "Write commit messages as gitmoji commits.",
+            "conventional",
+            "gitmoji",
+        ),
+        (
+            "Sort imports with the linter plugin.",
+            "Sort imports with the formatter plugin.",
+            "linter",
+            "formatter",
+        ),
+        (
+            "Les messages de commit sont rédigés en français.",
+            "Les messages de commit sont rédigés en anglais.",
+            "français",
+            "anglais",
+        ),
+    ],
+)
+def test_one_word_swapped_where_the_rule_says_what_holds_is_a_changed_choice(
+    old: str, new: str, old_value: str, new_value: str
+) -> None:
+    judgement = judge(old, new)
+    assert judgement.relation in (Relation.CHANGED_CHOICE, Relation.CHANGED_VALUE)
+    assert (judgement.verdict, judgement.conflict) == (UPDATE, True)
+    assert (judgement.old_value, judgement.new_value) == (old_value, new_value)
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        # what the rule is about: its object, or a word that qualifies it, before what it says
+        ("Cache user sessions in Redis.", "Cache product pages in Redis."),
+        ("Run unit tests on every push.", "Run e2e tests on every push."),
+        ("The VPN covers the SF office.", "The VPN covers the LA office."),
+        ("Write integration tests for every new GraphQL mutation.", "... GraphQL subscription."),
+        # the subject of a fact that names no single holder
+        (
+            "Migration 0042 is irreversible on Postgres.",
+            "Migration 0043 is irreversible on Postgres.",
+        ),
+        # a look-alike: the same stem, another derivation
+        (
+            "Scale workers through the Kubernetes operator.",
+            "Scale workers through a Kubernetes operation.",
+        ),
+        # a place after the clause already chose, and another identifier
+        ("Use React Query in the admin app.", "Use React Query in the billing app."),
+        ("Set `RUST_BACKTRACE=1` in CI builds.", "Set `RUST_LOG=debug` in CI builds."),
+    ],
+)
+def test_one_word_swapped_in_what_the_rule_is_about_is_another_rule(old: str, new: str) -> None:
+    new = new.replace("...", old.rsplit(" ", 2)[0]) if new.startswith("...") else new
+    judgement = judge(old, new)
+    assert (judgement.verdict, judgement.conflict) == (STORE, False), judgement
+
+
+def test_a_frame_needs_three_shared_words_around_the_slot() -> None:
+    # two shared words are too little context to read the slot by its place
+    assert judge("Log failed logins.", "Log failed logouts.").verdict is STORE
+    assert judge("Max 3 retries.", "Max 3 replicas.").verdict is STORE
+    # nor is a slot read by its place when anything else changed too
+    changed = judge("Run the integration suite nightly.", "Run the smoke suite hourly.")
+    assert changed.conflict is False
+
+
+_FRAME_WORDS = [
+    "never",
+    "not",
+    "don't",
+    "do",
+    "use",
+    "with",
+    "the",
+    "to",
+    "in",
+    "over",
+    "instead",
+    "of",
+    "only",
+    "no",
+    "deploy",
+    "cache",
+    "tests",
+    "main",
+    "ci",
+    "redis",
+    "console.log",
+    "run",
+    "lint",
+    "before",
+    "after",
+    "enable",
+    "disable",
+    "is",
+    "must",
+    "may",
+]
+_MARKS_BEFORE = ("", "", "`", '"', "'", "(", "*")
+_MARKS_AFTER = ("", "", "", ",", ".", ";", ":", "!", "?")
+_CLOSING = {"`": "`", '"': '"', "'": "'", "(": ")", "*": "*"}
+
+
+@st.composite
+def _punctuated(draw: st.DrawFn, words: list[str]) -> str:
+    """`words` with ASCII case and punctuation drawn for each: a wrapping quote, backtick,
+    bracket or emphasis, and a mark after it."""
+    out = []
+    for word in words:
+        case = draw(st.sampled_from((str.lower, str.upper, str.title, str.capitalize)))
+        opening = draw(st.sampled_from(_MARKS_BEFORE))
+        closing = _CLOSING.get(opening, "")
+        out.append(opening + case(word) + closing + draw(st.sampled_from(_MARKS_AFTER)))
+    return " ".join(out)
+
+
+@given(st.data(), st.lists(st.sampled_from(_FRAME_WORDS), min_size=1, max_size=8))
+def test_case_and_punctuation_never_reverse_or_add_a_rule(
+    data: st.DataObject, words: list[str]
+) -> None:
+    entry, new = data.draw(_punctuated(words)), data.draw(_punctuated(words))
+    judgement = judge(entry, new)
+    assert judgement.relation is not Relation.REVERSED and not judgement.conflict
+    assert judgement.verdict is not STORE
+    match = dedup.find_match(new, [Entry(line=1, slug="e0", content=entry)])
+    assert match.verdict is not STORE and not match.conflict

@@ -8,7 +8,8 @@ the decision follows from those judgements.
 
 Rules:
 - An entry with the content's normal form (the same words, polarity and tags:
-  `wording.normal_form`) is a repeat: skip, matched with the first such entry in file order.
+  `wording.normal_form`) or its plain form (the same words but for case and punctuation:
+  `wording.plain_form`) is a repeat: skip, matched with the first such entry in file order.
 - Candidates: at most CANDIDATES entries, highest keyword Jaccard first, then file order, among
   the entries close to the content (`dedup_index.close`: sharing at least CONTAINMENT of the
   smaller keyword set; no skip or update of the labelled store pairs shares less, so the others
@@ -28,7 +29,7 @@ import msgspec
 from memd.core.format.mdformat import Entry
 from memd.core.writes.dedup_index import close
 from memd.core.writes.judge import Judgement, Relation, Verdict, judge
-from memd.core.writes.wording import analyse, index_terms, keywords, normal_form
+from memd.core.writes.wording import analyse, index_terms, keywords, normal_form, plain_form
 
 __all__ = [
     "CANDIDATES",
@@ -90,12 +91,13 @@ def ranked(content: str, entries: Iterable[Entry]) -> list[Entry]:
     """Return the candidates for `content` among `entries` (one category, in file order), best
     first: a normal-form repeat alone, else the CANDIDATES entries with the highest keyword
     Jaccard among those `close` to it (see the module rules). `dedup_index` gives the same
-    list."""
+    list (it finds a plain-form repeat by `wording.plain_key`)."""
     normal, words = index_terms(content)
+    plain = plain_form(content)
     scored: list[tuple[float, int, Entry]] = []
     for position, entry in enumerate(entries):
         other_normal, other = index_terms(entry.content)
-        if other_normal == normal:
+        if other_normal == normal or plain_form(entry.content) == plain:
             return [entry]
         if close(len(words & other), len(words), len(other)):
             scored.append((-jaccard(words, other), position, entry))
@@ -110,12 +112,14 @@ def find_match(content: str, entries: Iterable[Entry]) -> Match:
 
 def decide(content: str, candidates: Iterable[Entry]) -> Match:
     """Return the decision for `content` judged against `candidates`, best first (see the
-    module rules). Only a candidate holding every content word of `content` can be a skip, so
-    those are judged first; then the others in order, up to the first update."""
+    module rules). Only a candidate holding every content word of `content`, or with its plain
+    form (the same words punctuated otherwise can read as others: a quoted `not` is code), can
+    be a skip, so those are judged first; then the others in order, up to the first update."""
     ordered = list(candidates)
     if not ordered:
         return NO_MATCH
     words = analyse(content).content
+    plain = plain_form(content)
     judged: dict[int, Judgement] = {}
 
     def judgement(number: int) -> Judgement:
@@ -124,7 +128,8 @@ def decide(content: str, candidates: Iterable[Entry]) -> Match:
         return judged[number]
 
     for number, entry in enumerate(ordered):
-        if words <= analyse(entry.content).content and judgement(number).verdict is Verdict.SKIP:
+        holds = words <= analyse(entry.content).content or plain_form(entry.content) == plain
+        if holds and judgement(number).verdict is Verdict.SKIP:
             return Match.of(entry, judgement(number))
     for number, entry in enumerate(ordered):
         if judgement(number).verdict is Verdict.UPDATE:

@@ -10,7 +10,8 @@ keywords does each entry hold" is a bit-sliced sum of a few bit sets (whole-int 
 loop over entries), and the entries with the highest count and the smallest size come out first.
 
 Rules (the result is exactly `dedup.ranked`'s over the same entries in key order):
-- An entry with the content's normal form is a repeat and the only candidate: the smallest key
+- An entry with the content's normal form, or its plain form (`wording.plain_key`: the same
+  words but for case and punctuation), is a repeat and the only candidate: the smallest key
   among them.
 - Otherwise the candidates are the `limit` entries with the greatest Jaccard similarity among
   those close to the content (`close`: sharing CONTAINMENT of the smaller keyword set), ties by
@@ -34,7 +35,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from memd.core.writes.layers import Layers
-from memd.core.writes.wording import bulk_index_terms, index_terms
+from memd.core.writes.wording import bulk_index_terms, index_terms, plain_key
 
 CONTAINMENT = 0.5
 """The least share of the smaller keyword set two texts must share to be candidates for each
@@ -64,16 +65,17 @@ class _Tables:
     ) -> None:
         self.dense = dense  # keyword -> bit set of keys
         self.sparse = sparse  # keyword -> keys, ascending (fewer than DENSE_MIN)
-        self.normal = normal  # normalised text -> keys, ascending
+        self.normal = normal  # normal form or plain key -> keys, ascending
         self.sizes = sizes  # keyword-set size (>= 1) -> bit set of keys
         self.words = words  # key -> its keyword set
 
     def ranked(self, content: str, limit: int) -> list[int]:
         """Return the keys of the candidates for `content`, best first (see the module rules)."""
         normal, wanted = index_terms(content)
-        same = self.normal.get(normal)
-        if same:
-            return [same[0]]
+        same = self.normal.get(normal) or ()
+        twin = self.normal.get(plain_key(content)) or ()
+        if same or twin:
+            return [min((*same[:1], *twin[:1]))]
         if not wanted or limit < 1:
             return []
         return [key for _, key in _ranked_by_keywords(self, wanted, limit)]
@@ -203,7 +205,7 @@ class DedupIndex(_Tables):
         """Return the index of `(key, content)` pairs (keys ascending, as in the file)."""
         editor = IndexEditor(_EMPTY)
         for key, content in items:
-            editor.add_terms(key, *bulk_index_terms(content))
+            editor.add_terms(key, *bulk_index_terms(content), plain_key(content))
         built = editor.freeze()
         return DedupIndex(
             built.dense,
@@ -245,12 +247,13 @@ class IndexEditor(_Tables):
 
     def add(self, key: int, content: str) -> None:
         """Index entry `key` (not indexed yet) holding `content`."""
-        self.add_terms(key, *index_terms(content))
+        self.add_terms(key, *index_terms(content), plain_key(content))
 
-    def add_terms(self, key: int, normal: str, found: frozenset[str]) -> None:
-        """Index entry `key` (not indexed yet) by its normal form and keywords."""
+    def add_terms(self, key: int, normal: str, found: frozenset[str], plain: str) -> None:
+        """Index entry `key` (not indexed yet) by its normal form, keywords and `plain_key`."""
         self._own()
-        self.normal.set(normal, _with(self.normal.get(normal) or (), key))
+        for form in (normal, plain):
+            self.normal.set(form, _with(self.normal.get(form) or (), key))
         self.words.set(key, found)
         if not found:
             return
@@ -272,7 +275,8 @@ class IndexEditor(_Tables):
         """Forget entry `key`, indexed with `content`."""
         self._own()
         normal = index_terms(content)[0]  # an update's old text was just judged: cached
-        self.normal.set(normal, _without(self.normal.get(normal) or (), key) or None)
+        for form in (normal, plain_key(content)):
+            self.normal.set(form, _without(self.normal.get(form) or (), key) or None)
         found = self.words.get(key)
         self.words.set(key, None)
         if not found:

@@ -13,7 +13,11 @@ archive), store rather than update (both stay).
 
 Relations, checked in this order (the first that applies decides):
 1. SAME (skip): the same words with the same polarity and tags; formatting, articles, "always"
-   and small words other than opposites ("with" / "via", a dropped "to") do not count.
+   and small words other than opposites ("with" / "via", a dropped "to") do not count. Texts
+   with one `wording.plain_form` (equal but for case and punctuation) are the same whatever
+   their punctuation does to the reading: "Log errors with the structured logger, not
+   console.log." / "log errors with the structured logger not console.log" (a comma scopes a
+   "not"; without it the whole clause reads negated) is a repeat, never a reversal.
 2. UNRELATED (store): no content word in common, unless the texts differ in a single short
    phrase in the same frame, one phrase on each side ("Use pnpm." / "Use Bun."; not "Use tabs
    for indentation." / "Use pnpm.").
@@ -28,7 +32,30 @@ Relations, checked in this order (the first that applies decides):
    but an opposite ("Enable X" / "Disable X"). A phrase led by a tool preposition names a
    place, not a tool, after the clause already chose ("Use React Query in <the admin app>") or
    after a noun with an article ("an index on <X>"). A replaced phrase of more than MAX_SWAP
-   words on either side is read the same way.
+   words on either side is read the same way, and so is a look-alike: a word swapped for one
+   of its stem with another ending ("the Kubernetes <operator>" / "a Kubernetes <operation>").
+   One frame: when every word but one slot is the same on both sides (same order, same
+   polarity), the slot is at most FRAME_SLOT words a side and at least FRAME_SHARED content
+   words stand around it, the slot is read by its place in the sentence. A rule has a topic,
+   what it is about, and a comment, what it says holds; a slot in the comment holds an
+   alternative for one role (a tool, a format, a value, a time, a branch, a version, a
+   language) and is CHANGED_CHOICE or CHANGED_VALUE (rules 7, 8), not another subject. The
+   slot is in the comment (`_in_comment`) when:
+   - it is the subject of a clause that names the one holder of a role: before the auxiliary,
+     with a predicate that opens with a definite noun ("<Python 3.11> is the minimum version";
+     not "<Migration 0042> is irreversible", a fact about one of many);
+   - or nothing after it in its clause says more (only environments may follow: "in CI"), and
+     it is either a last bare word after a verb and its object or subject, not a noun of its
+     own ("Run the integration suite <nightly>", "is wiped every <Sunday>"; not "covers the
+     <SF> office", "Log failed <logins>": too few shared words), or a word qualifying a kept
+     noun that ends a phrase led by a tool, place or source preposition
+     (COMMENT_PREPOSITIONS: "from the <main> branch", "in <YAML> files", "as <conventional>
+     commits", "against a <Postgres> container"), unless the clause already chose ("Use React
+     Query in the <admin> app": a place) or the slot is a part of an identifier whose other
+     parts stay (`RUST_<BACKTRACE>` / `RUST_<LOG>`).
+   A slot followed by a phrase that still says something is the topic ("Cache <user
+   sessions> in Redis", "Run <unit> tests on every push": two rules). A swap under a ban, of
+   an environment, or of a look-alike stays another subject in a frame too.
 5. REVERSED (update, conflict): a shared word is negated in one text and not in the other,
    and the other text holds all of the negated clause ("Commit the lockfile" / "Don't commit
    the lockfile"; "Use UTC" / "Use local time, not UTC"; but not "Never log access tokens" /
@@ -74,18 +101,30 @@ from __future__ import annotations
 import difflib
 import enum
 import functools
+import itertools
 import re
 from collections.abc import Callable, Iterable, Sequence
 from typing import NamedTuple
 
 from memd.core.writes import lexicon
-from memd.core.writes.wording import Kind, Word, Wording, analyse, is_cjk
+from memd.core.writes.wording import Kind, Word, Wording, analyse, is_cjk, plain_form
 
 _ID = re.compile(r"v?\d+")
 MAX_SWAP = 3
 """A replaced phrase longer than this (content words, either side) is another subject."""
 REWORDED_OVERLAP = 0.5
 """Share of content words two texts must have in common to be read as one rule reworded."""
+FRAME_SHARED = 3
+"""Content words two texts must share around one swapped slot to be read as one frame."""
+FRAME_SLOT = 2
+"""The most content words a side that a frame's swapped slot holds."""
+COMMENT_PREPOSITIONS = (lexicon.INSTRUMENT - lexicon.ATTRIBUTIVE) | frozenset({"from", "against"})
+"""Prepositions whose phrase, ending a clause, says what a rule holds: a tool, a place, a
+source, a form ("with the <structured> logger", "from the <main> branch", "in <YAML> files",
+"against a <Postgres> container");
+not "on" / "to", whose object is more often a target the rule applies to ("Grant access to
+<analytics>")."""
+_QUANTIFIER_KEYS = frozenset(lexicon.QUANTIFIERS.values())
 MAX_WORDS = 200
 """Texts longer than this (words, either side) are compared only by their normal forms: a
 memory is one sentence, and aligning two essays word by word costs time a store must not."""
@@ -246,7 +285,7 @@ def _take(words: Sequence[Word], unplaced: dict[str, int]) -> tuple[Word, ...]:
 def judge(old: str, new: str) -> Judgement:
     """Return how `new` relates to the existing entry `old` (see the module rules)."""
     a, b = analyse(old), analyse(new)
-    if a.normal == b.normal:
+    if a.normal == b.normal or plain_form(old) == plain_form(new):
         return Judgement(Relation.SAME, 1.0)
     pair = _Pair(a, b)
     if len(a.words) > MAX_WORDS or len(b.words) > MAX_WORDS:
@@ -309,8 +348,9 @@ def _other_subject(pair: _Pair) -> Judgement | None:
     """Rule 4: a replaced phrase names another thing, or a word was added to or dropped from
     an identifier whose other words stay (`orders` / `orders_archive`, `API_URL` /
     `NEXT_PUBLIC_API_URL`: another table, another variable)."""
+    slot = _framed_slot(pair)
     for swap in pair.diff.swaps:
-        if _names_subject(swap):
+        if _names_subject(swap, comment=swap is slot and _in_comment(pair.old.words, swap)):
             return pair.judged(Relation.OTHER_SUBJECT, swap)
     part = _reshaped_identifier(pair)
     if part is not None and part.text.casefold() not in lexicon.NEGATING_PARTS:
@@ -558,16 +598,23 @@ def _unbroken(run: Sequence[Word], words: Sequence[Word]) -> bool:
     return where == list(range(where[0], where[0] + len(where))) if where else True
 
 
-def _names_subject(swap: _Swap) -> bool:
-    """True if the replaced phrase says which thing the rule is about (see the module rules)."""
+def _names_subject(swap: _Swap, *, comment: bool = False) -> bool:
+    """True if the replaced phrase says which thing the rule is about (see the module rules);
+    `comment`: it is the one slot of a frame, in the part of the sentence that says what the
+    rule holds (`_in_comment`), so only a look-alike, an environment, a ban's object or a
+    number naming a thing makes it another subject."""
     if len(swap.old) > MAX_SWAP or len(swap.new) > MAX_SWAP:
         return True
     if _is_opposite(swap):
         return False
+    if _look_alike(swap):
+        return True  # "the Kubernetes <operator>" / "a Kubernetes <operation>"
     first, after = swap.old[0], swap.after
-    if first.clause == 0 and not swap.leading and after is not None and after.clause == 0:
+    if comment:
+        pass
+    elif first.clause == 0 and not swap.leading and after is not None and after.clause == 0:
         return True  # the subject: "<Writer0> note: ..." / "<Writer1> note: ..."
-    if swap.declarative and not any(w.predicate for w in swap.old):
+    elif swap.declarative and not any(w.predicate for w in swap.old):
         return True  # before the clause's auxiliary: "Migration <0042> is irreversible"
     named = swap.before is not None and swap.before.kind is Kind.WORD
     if named and any(w.negative for w in swap.old):
@@ -582,7 +629,67 @@ def _names_subject(swap: _Swap) -> bool:
         return True
     if any(word.negative for word in swap.old):
         return True  # bans on two things both hold
-    return not _in_choice_slot(swap)
+    return not (comment or _in_choice_slot(swap))
+
+
+def _look_alike(swap: _Swap) -> bool:
+    """True if a word was swapped for another of its stem with another derivational ending
+    ("operator" / "operation", "product" / "production"): a look-alike names another thing."""
+    return any(
+        old.key != new.key and _stem_of(old.key) == _stem_of(new.key)
+        for old in swap.old
+        for new in swap.new
+    )
+
+
+def _framed_slot(pair: _Pair) -> _Swap | None:
+    """The one swap of a pair whose texts are one frame, else None: every word but the swap's
+    is the same on both sides, in the same order and with the same polarity, the swap is one
+    unbroken run of at most FRAME_SLOT content words a side, and at least FRAME_SHARED content
+    words stand around it ("Use a <Postgres> container for tests" / "... <MySQL> ...")."""
+    swaps = pair.diff.swaps
+    if len(swaps) != 1:
+        return None
+    swap = swaps[0]
+    if len(swap.old) > FRAME_SLOT or len(swap.new) > FRAME_SLOT:
+        return None
+    a, b = pair.old.words, pair.new.words
+    if not (_unbroken(swap.old, a) and _unbroken(swap.new, b)):
+        return None
+    i, j = _position(swap.old[0], a), _position(swap.new[0], b)
+    frame_a = (*a[:i], *a[i + len(swap.old) :])
+    frame_b = (*b[:j], *b[j + len(swap.new) :])
+    if i != j or [(w.key, w.negative) for w in frame_a] != [(w.key, w.negative) for w in frame_b]:
+        return None
+    return swap if sum(w.content for w in frame_a) >= FRAME_SHARED else None
+
+
+def _in_comment(words: Sequence[Word], swap: _Swap) -> bool:
+    """True if the swapped slot is in the part of its clause that says what the rule holds (its
+    comment), not in what the rule is about (its topic); see the module rules, rule 4."""
+    start = _position(swap.old[0], words)
+    clause = words[start].clause
+    after = [w for w in words[start + len(swap.old) :] if w.clause == clause]
+    tail = list(itertools.takewhile(lambda w: w.content, after))
+    if _identifies(swap, after):
+        return True  # "Python <3.11> is the minimum version"
+    if any(w.content and w.key not in lexicon.SCOPE_NOUNS for w in after[len(tail) :]):
+        return False  # a phrase after it says what holds: "Cache <user sessions> in Redis"
+    if any(w.group and w not in swap.old for w in words if w.group in _groups(swap.old)):
+        return False  # a part of an identifier whose other parts stay: another identifier
+    at = len(swap.leading) - 1
+    while at >= 0 and (swap.leading[at].content or swap.leading[at].key in _QUANTIFIER_KEYS):
+        at -= 1  # back over the phrase's kept words: "from the <main> branch", "every <Sunday>"
+    head = swap.leading[at] if at >= 0 else None
+    if head is None:
+        # a last word after a verb and its object or subject, not a noun of its own: "Run the
+        # suite <nightly>", "is wiped every <Sunday>" (but "covers the <SF> office")
+        content = sum(w.content for w in swap.leading)
+        return not tail and not swap.old[0].determined and content >= 2
+    if not tail or head.key not in COMMENT_PREPOSITIONS:
+        return False  # a phrase-final object is read by `_in_choice_slot`
+    earlier = swap.leading[:at]
+    return not (head.key in lexicon.PLACES and _chosen_earlier(earlier))
 
 
 def _in_choice_slot(swap: _Swap) -> bool:
@@ -626,11 +733,37 @@ def _is_id(swap: _Swap) -> bool:
 
 def _chosen_earlier(leading: Sequence[Word]) -> bool:
     """True if the clause names its choice or its scope before a place phrase ("Use React Query
-    for server state in <X>", "approval for changes to <X>": <X> is where, not what)."""
+    for server state in <X>", "approval for changes to <X>": <X> is where, not what). A word
+    joining a noun to its owner is no scope ("messages de commit en <français>")."""
     return any(
-        word.kind is Kind.CHOICE or (word.kind is Kind.RELATION and word.key in lexicon.SCOPE)
+        word.kind is Kind.CHOICE
+        or (
+            word.kind is Kind.RELATION
+            and word.key in lexicon.SCOPE
+            and word.key not in lexicon.GENITIVE
+        )
         for word in leading
     )
+
+
+def _groups(words: Iterable[Word]) -> set[int]:
+    """The identifiers (`Word.group`) that `words` are parts of."""
+    return {w.group for w in words if w.group}
+
+
+def _identifies(swap: _Swap, after: Sequence[Word]) -> bool:
+    """True if the slot is the subject of a clause that names the one thing holding a role:
+    before its auxiliary, whose predicate opens with a definite noun ("<Node 18> is the
+    minimum", "<Room 4B> is our war room"; not "<Migration 0042> is irreversible")."""
+    if not swap.declarative or any(w.predicate for w in swap.old):
+        return False
+    predicate = next((w for w in after if w.predicate), None)
+    return predicate is not None and predicate.definite
+
+
+def _position(word: Word, words: Sequence[Word]) -> int:
+    """Where `word` itself (not an equal word) stands in `words`."""
+    return next(i for i, other in enumerate(words) if other is word)
 
 
 def _is_value_change(swap: _Swap) -> bool:

@@ -174,6 +174,12 @@ constraint to X"), not a tool or a place."""
 ARTICLES = _words("a an the this these those its their our your")
 """Words that mark the next word as a noun."""
 
+DEFINITE = ARTICLES - _words("a an")
+"""Of `ARTICLES`, those that name one known thing: "X is the minimum" says which X holds."""
+
+GENITIVE = _words("of de des du del von")
+"""Words that join a noun to the noun it belongs to ("messages de commit"): not a scope."""
+
 SCOPE = _words(
     """
     for from of against about per between across except behind during outside before after

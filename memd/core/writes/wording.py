@@ -85,6 +85,8 @@ class Word(NamedTuple):
     """Words joined into one identifier ("feature-flags", `snake_case`) share a group (> 0)."""
     predicate: bool = False
     """An auxiliary, modal or choosing verb came earlier in the clause: not its subject."""
+    definite: bool = False
+    """Right after a definite article or a possessive ("the", "our"): a noun naming one thing."""
 
     @property
     def content(self) -> bool:
@@ -238,6 +240,7 @@ class _Reader:
         self.code_start = 0
         self.determiner = False
         self.determiner_used = False
+        self.definite = False
         self.last_slot = 0
         self.spans = 0
         self.without = False
@@ -318,6 +321,7 @@ class _Reader:
             self.determiner,
             group,
             self.predicate,
+            self.determiner and self.definite,
         )
         self.words.append(word)
         if kind is Kind.CHOICE or key in _MODAL_KEYS:
@@ -391,6 +395,7 @@ class _Reader:
             if reading.key in lexicon.AUXILIARIES:
                 self.predicate = True
             self.determiner = role is _Role.ARTICLE
+            self.definite = reading.key in lexicon.DEFINITE
             self.determiner_used = False
             return
         if role is _Role.NEGATE:
@@ -651,6 +656,37 @@ def _read(text: str) -> Wording:
     content = frozenset(word.key for word in words if word.content)
     cjk = not text.isascii() and _CJK_CHAR.search(text) is not None
     return Wording(words, content, tags, normal, cjk)
+
+
+_OPENING_MARKS = "\"'`*([{\u201c\u2018\u00ab\u300c\u300e"
+_CLOSING_MARKS = (
+    "\"'`*)]}\u201d\u2019\u00bb\u300d\u300f,.;:!?\u2026\u3002\u3001\uff0c\uff1b\uff1a\uff01\uff1f"
+)
+_DASHES = frozenset("-\u2013\u2014")
+
+
+def plain_form(text: str) -> str:
+    """Return `text` as its words alone: split at whitespace, case folded, each word stripped of
+    the formatting marks around it (quotes, backticks, brackets, `*` emphasis before it; those
+    and commas, full stops, semicolons, colons, "!", "?" after it), and a word of only such marks
+    or dashes dropped. Two texts with one plain form differ only in case and punctuation: the
+    same rule ("Use UTC, not local time." / "use utc not local time"), whatever their
+    punctuation does to the reading (a comma scopes a "not"). Marks that carry meaning stay: an
+    operator (`>=`), a sign, a flag's dashes, a `#`, a `_`, and any mark inside a word
+    (`console.log`, `3.11`, `don't`)."""
+    words = []
+    for word in text.casefold().split():
+        stripped = word.lstrip(_OPENING_MARKS).rstrip(_CLOSING_MARKS).lstrip(_OPENING_MARKS)
+        if stripped and not set(stripped) <= _DASHES:
+            words.append(stripped)
+    return " ".join(words)
+
+
+def plain_key(text: str) -> str:
+    """`plain_form(text)` kept apart from normal forms by its first character: what the dedup
+    index finds a repeat but for case and punctuation by, when the two read differently ("never
+    Never": a capitalised function word is a name) and no keyword would find it."""
+    return "\x01" + plain_form(text)
 
 
 def keywords(text: str) -> frozenset[str]:
