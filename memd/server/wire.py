@@ -215,9 +215,7 @@ def cleanup_result(
             score=x.score,
             why=prune_why(c, plan.limit, x),
             tied_with=None if x.tied_with is None else entry_info(c, x.tied_with),
-            contradicted_by=None
-            if x.contradicted_by is None
-            else entry_info(c, x.contradicted_by),
+            contradicted_by=None if x.contradicted_by is None else entry_info(c, x.contradicted_by),
         )
         for c, plan in plans.items()
         for x in plan.prunes
