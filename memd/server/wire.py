@@ -213,7 +213,7 @@ def cleanup_result(
             file=c.file,
             entry=entry_info(c, x.entry),
             score=x.score,
-            why=prune_why(c, plan.limit, x),
+            why=prune_why(c, plan.limit, x, sides_kept=bool(plan.kept_sides)),
             tied_with=None if x.tied_with is None else entry_info(c, x.tied_with),
             contradicted_by=None if x.contradicted_by is None else entry_info(c, x.contradicted_by),
         )
@@ -235,12 +235,15 @@ def cleanup_result(
     )
 
 
-def prune_why(category: Category, limit: int, prune: Prune) -> str:
-    """Why a pruned entry goes, in words; on a tie, which entry stays instead and why."""
+def prune_why(category: Category, limit: int, prune: Prune, *, sides_kept: bool = False) -> str:
+    """Why a pruned entry goes, in words; on a tie, which entry stays instead and why; and the
+    newer side of a contradiction that stays (`sides_kept`: the plan kept such entries, which
+    may score less)."""
     why = f"over the {category.value} limit of {limit}; it scores {prune.score}"
     tied = prune.tied_with
     if tied is None:
-        why = f"{why}, less than every entry that stays"
+        but = " by its score (a contradiction's newer side stays whatever it scores)"
+        why = f"{why}, less than every entry that stays{but if sides_kept else ''}"
     else:
         other = entry_ref(category.file, tied.line, tied.slug, tied.content)
         why = f"{why}, as does {other}, which stays as the newer entry (further down the file)"
@@ -250,8 +253,8 @@ def prune_why(category: Category, limit: int, prune: Prune) -> str:
     other = entry_ref(category.file, side.line, side.slug, side.content)
     how = _CONTRADICTS.get(prune.relation or Relation.REVERSED, "contradicts it")
     return (
-        f"{why}; {other} {how} and stays, although the limit would prune it too: one side of a "
-        "contradiction is kept, the newer (delete it if the older was right)"
+        f"{why}; {other} {how} and stays although the limit would prune it too: cleanup keeps "
+        "the newer side of a contradiction"
     )
 
 

@@ -546,21 +546,21 @@ def test_cleanup_loses_nothing(lines: list[str], newline: bool, limit: int) -> N
     pruned = [prune.entry for prune in plan.prunes]
     assert not any(_contradict(a, b) for a, b in itertools.combinations(pruned, 2))
     # Every entry that stays outranks every pruned one (a higher score, or the same score and
-    # further down the file: newer), or contradicts a pruned entry; a tie names the earliest
-    # entry with its score that stays.
+    # further down the file: newer), or is a kept side: it contradicts a pruned entry. A tie
+    # names the earliest entry with its score that stays by its score.
     staying = [e for e in before if e.line not in {r.line for r in _removed(plan)}]
-    kept_sides = [e for e in staying if any(_contradict(e, gone) for gone in pruned)]
+    kept_sides = list(plan.kept_sides)
+    assert all(e in staying and any(_contradict(e, gone) for gone in pruned) for e in kept_sides)
+    by_score = [e for e in staying if e not in kept_sides]
     for prune in plan.prunes:
-        tied = [e for e in staying if score_entry(Category.QUIRK, e.content) == prune.score]
-        outranked = [e for e in tied if e.line < prune.entry.line] + [
-            e for e in staying if score_entry(Category.QUIRK, e.content) < prune.score
-        ]
-        assert all(e in kept_sides for e in outranked)
+        tied = [e for e in by_score if score_entry(Category.QUIRK, e.content) == prune.score]
+        assert all(e.line > prune.entry.line for e in tied)
+        assert all(score_entry(Category.QUIRK, e.content) >= prune.score for e in by_score)
         assert prune.tied_with == (tied[0] if tied else None)
-        assert prune.contradicted_by is None or prune.contradicted_by in staying
-    # The limit is reached unless every entry left contradicts a pruned one; then (only then)
-    # a second cleanup still has something to do.
-    assert len(after) <= limit or all(e in kept_sides for e in staying)
+        assert prune.contradicted_by is None or prune.contradicted_by in kept_sides
+    # The limit is reached unless every entry left by its score is gone; then (only then) a
+    # second cleanup still has something to do.
+    assert len(after) <= limit or not by_score
     if len(after) <= limit:
         assert plan_cleanup(Category.QUIRK, new_doc, limit=limit).empty
 
@@ -619,6 +619,7 @@ def test_at_the_limit_each_contradiction_keeps_its_newer_side_and_others_go_inst
     assert enable.contradicted_by == Entry(line=6, slug="e6", content=DISABLE)
     assert enable.relation is Relation.REVERSED
     assert by_content["Sign git tags"].contradicted_by is None
+    assert [entry.content for entry in plan.kept_sides] == [DISABLE, RETRY_5]
     assert [record.reason for record in archived][:2] == [
         "pruned: over the Decision limit of 5 (score 29; the newer [e7] contradicting it stays)",
         "pruned: over the Decision limit of 5 (score 30; the newer [e6] contradicting it stays)",

@@ -166,6 +166,9 @@ class CleanupPlan(msgspec.Struct, frozen=True, kw_only=True):
         prunes: Pruned entries, in file order.
         slugs: Slug assignments for remaining slug-less entries (not merge winners), in file
             order.
+        kept_sides: The entries that stay only because each is the newer side of a
+            contradiction with a pruned entry (the limit alone would have pruned them), in
+            file order.
     """
 
     category: Category
@@ -173,6 +176,7 @@ class CleanupPlan(msgspec.Struct, frozen=True, kw_only=True):
     merges: tuple[Merge, ...] = ()
     prunes: tuple[Prune, ...] = ()
     slugs: tuple[SlugAssignment, ...] = ()
+    kept_sides: tuple[Entry, ...] = ()
 
     @property
     def empty(self) -> bool:
@@ -249,7 +253,7 @@ def plan_cleanup(category: Category, doc: Document, *, limit: int) -> CleanupPla
     if limit < 0:
         raise ValueError(f"A category limit cannot be negative, got {limit}.")
     items = [_item(category, entry) for entry in entries(doc)]
-    groups, pruned, sides = _merge_and_prune(items, limit)
+    groups, pruned, pruning = _merge_and_prune(items, limit)
     taken = {item.entry.slug for item in items if item.entry.slug is not None}
     merges = tuple(_merge(group, taken) for group in groups)
     gone = {loser.entry.line for group in groups for loser, _ in group.losers}
@@ -257,8 +261,16 @@ def plan_cleanup(category: Category, doc: Document, *, limit: int) -> CleanupPla
     staying = [item for item in items if item.entry.line not in gone]
     winners = {merge.kept.line for merge in merges}
     slugs = _assign_slugs([i.entry for i in staying if i.entry.line not in winners], taken)
-    prunes = _prunes(pruned, staying, sides)
-    return CleanupPlan(category=category, limit=limit, merges=merges, prunes=prunes, slugs=slugs)
+    kept = [item for item in staying if item.entry.line in pruning.kept]
+    prunes = _prunes(pruned, [item for item in staying if item not in kept], pruning.sides)
+    return CleanupPlan(
+        category=category,
+        limit=limit,
+        merges=merges,
+        prunes=prunes,
+        slugs=slugs,
+        kept_sides=tuple(item.entry for item in kept),
+    )
 
 
 def apply_cleanup(doc: Document, plan: CleanupPlan) -> tuple[Document, tuple[ArchivedEntry, ...]]:
@@ -305,9 +317,9 @@ def _item(category: Category, entry: Entry) -> _Item:
 
 def _merge_and_prune(
     items: Sequence[_Item], limit: int
-) -> tuple[list[_Cluster], list[_Item], dict[int, tuple[Entry, Relation]]]:
-    """Return the clusters that merge something, the pruned items and, by pruned line, the
-    newer entry contradicting it that stays (`_Pruning.sides`), repeated to a fixed point."""
+) -> tuple[list[_Cluster], list[_Item], _Pruning]:
+    """Return the clusters that merge something, the pruned items and the pruning (which
+    contradictions it kept a side of), repeated to a fixed point."""
     alive = list(items)
     groups: list[_Cluster] = []
     pruned: list[_Item] = []
@@ -325,7 +337,7 @@ def _merge_and_prune(
         pruned.extend(weakest)
     groups.sort(key=lambda group: group.winner.entry.line)
     pruned.sort(key=lambda item: item.entry.line)
-    return groups, pruned, pruning.sides
+    return groups, pruned, pruning
 
 
 def _specificity(item: _Item) -> tuple[int, int, int, int]:
@@ -391,6 +403,8 @@ class _Pruning:
         """The lines of the pruned items holding each keyword."""
         self.sides: dict[int, tuple[Entry, Relation]] = {}
         """By pruned line, the newer entry contradicting it that stays, and how."""
+        self.kept: set[int] = set()
+        """Lines of the items left in place because they contradict a pruned one."""
 
     def round(self, items: Sequence[_Item], limit: int) -> list[_Item]:
         """Return the items of `items` to prune down to `limit`: lowest score first, among
@@ -411,10 +425,12 @@ class _Pruning:
                 for other, relation in related:
                     if other.entry.line < line:
                         self.sides.setdefault(other.entry.line, (item.entry, relation))
+                self.kept.add(line)
                 continue
             for other, _ in related:
                 self._drop(other)
                 taken.remove(other.entry.line)
+                self.kept.add(other.entry.line)
             if related:
                 newest, relation = max(related, key=lambda pair: pair[0].entry.line)
                 self.sides[line] = (newest.entry, relation)
@@ -443,6 +459,7 @@ class _Pruning:
 
     def _add(self, item: _Item) -> None:
         self.chosen[item.entry.line] = item
+        self.kept.discard(item.entry.line)
         for word in item.words:
             self.by_word.setdefault(word, set()).add(item.entry.line)
 
@@ -457,7 +474,8 @@ def _prunes(
     pruned: Sequence[_Item], staying: Sequence[_Item], sides: dict[int, tuple[Entry, Relation]]
 ) -> tuple[Prune, ...]:
     """Return the prunes of `pruned` (in file order), each naming the earliest entry of
-    `staying` with its score, if any, and the newer entry contradicting it that stays."""
+    `staying` (those that stay by their score) with its score, if any, and the newer entry
+    contradicting it that stays."""
     first_with: dict[int, Entry] = {}
     for item in sorted(staying, key=lambda item: item.entry.line):
         first_with.setdefault(item.score, item.entry)
