@@ -206,7 +206,7 @@ def test_concurrent_slugged_stores_of_numbered_texts_all_stay(
     clients, each = 16, 50
 
     def store_all(number: int) -> list[str]:
-        actions = []
+        actions: list[str] = []
         with Client(daemon.socket_path, workspace=workspace) as client:
             for item in range(each):
                 n = number * each + item
