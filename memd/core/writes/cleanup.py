@@ -405,6 +405,9 @@ class _Pruning:
         """By pruned line, the newer entry contradicting it that stays, and how."""
         self.kept: set[int] = set()
         """Lines of the items left in place because they contradict a pruned one."""
+        self.judged: dict[tuple[int, int], Relation | None] = {}
+        """By (earlier line, later line), the conflict between two items judged, if any (a
+        later round asks again)."""
 
     def round(self, items: Sequence[_Item], limit: int) -> list[_Item]:
         """Return the items of `items` to prune down to `limit`: lowest score first, among
@@ -452,9 +455,13 @@ class _Pruning:
             if not close(count, len(item.words), len(other.words)):
                 continue
             old, new = sorted((other, item), key=lambda pair: pair.entry.line)
-            judgement = judge(old.entry.content, new.entry.content)
-            if judgement.conflict:
-                found.append((other, judgement.relation))
+            key = (old.entry.line, new.entry.line)
+            if key not in self.judged:
+                judgement = judge(old.entry.content, new.entry.content)
+                self.judged[key] = judgement.relation if judgement.conflict else None
+            relation = self.judged[key]
+            if relation is not None:
+                found.append((other, relation))
         return found
 
     def _add(self, item: _Item) -> None:
