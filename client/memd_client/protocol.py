@@ -154,12 +154,14 @@ StoreRelation = Literal[
     "different",
     "unrelated",
 ]
-"""How new content relates to the entry it was compared with (the README's store rules):
-skipped for "same" and "says_less" (stored instead when a new slug was given); updated for
-"tags", "adds_detail", "value_made_exact", "broadens", "reworded" and, with `conflict`,
-"changed_value", "changed_choice" and "reversed"; stored beside it for "narrows",
-"other_subject", "other_roles", "different" and "unrelated". A store whose slug names an
-existing entry updates that entry whatever the relation (unchanged text is skipped)."""
+"""How new content relates to the entry it was compared with (the README's store rules).
+Without a slug: skipped for "same" and "says_less"; updated for "tags", "adds_detail",
+"value_made_exact", "broadens", "reworded" and, with `conflict`, "changed_value",
+"changed_choice" and "reversed"; stored beside it for "narrows", "other_subject", "other_roles",
+"different" and "unrelated". A store whose slug names an existing entry updates that entry
+whatever the relation (unchanged text is skipped). A store with a new slug is always stored
+under it, beside the entry it relates to, whatever the relation (`conflict` when it contradicts
+that entry: both are kept)."""
 
 
 class StoreResult(_Result):
@@ -175,6 +177,9 @@ class StoreResult(_Result):
     matched: MatchedEntry | None
     message: str
     conflict: bool = False
+    """`matched` and the content contradict each other ("reversed", "changed_value",
+    "changed_choice"): an update replaced `matched` (its text is in the archive), or a store
+    under a new slug kept both (delete the one that is wrong)."""
     over_limit: bool = False
     dry_run: bool = False
     entries: int = 0
@@ -356,6 +361,10 @@ class PruneInfo(_Result):
     """Why this entry goes, in words: the limit, its score, and on a tie the entry that stays."""
     tied_with: EntryInfo | None = None
     """The earliest entry that stays with the same score (it stays as the newer one), if any."""
+    contradicted_by: EntryInfo | None = None
+    """The newer entry contradicting this one (a reversed rule, another value or choice) that
+    stays although the limit would have pruned it too: cleanup keeps one side of a
+    contradiction (from newer daemons)."""
 
 
 class SlugInfo(_Result):

@@ -339,11 +339,13 @@ def _write_tools(bridge: Bridge, resolver: Callable[..., Awaitable[Any]]) -> lis
         Call it when the user states a preference or rule (store it before acting), when the
         user corrects you, when a build or command failed and you found the cause and fix, and
         after a task for each new decision or convention it introduced. Write one sentence per
-        call. Pass a slug to update that entry later: same slug = update, not duplicate. A
-        text that says nothing new is skipped (with a new slug, it is stored under it); the
-        same rule with more detail, or with a new value, tool or polarity, updates its entry
-        (a contradiction is reported as a conflict naming the old value); anything else is
-        stored as a new entry. The result says which and why.
+        call. Pass a slug to update that entry later: same slug = update, not duplicate. A new
+        slug always makes its own entry (if another entry says the same or contradicts it, the
+        result names it, a contradiction as a conflict, and both are kept). Without a slug, a
+        text that says nothing new is skipped; the same rule with more detail, or with a new
+        value, tool or polarity, updates its entry (a contradiction is reported as a conflict
+        naming the old value); anything else is stored as a new entry. The result says which
+        and why.
         """
         result, ws = await bridge.call(
             roots,

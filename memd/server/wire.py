@@ -94,7 +94,14 @@ _STORE_WHY = {
     Relation.OTHER_ROLES: "the same words in other roles",
     Relation.DIFFERENT: "worded too differently to be sure they are one rule; if they are, "
     "delete one",
+    Relation.TAGS: "the same rule with other tags, stored under the slug you gave",
+    Relation.ADDS_DETAIL: "the same rule with more detail, stored under the slug you gave",
+    Relation.VALUE_MADE_EXACT: "the same value made exact, stored under the slug you gave",
+    Relation.BROADENS: "the same rule without its limit, stored under the slug you gave",
+    Relation.REWORDED: "read as the same rule reworded, stored under the slug you gave",
 }
+"""Why a store kept both entries; a store without a slug skips or updates for the relations
+named "under the slug you gave" (a new slug always makes its own entry)."""
 
 
 def store_message(category: Category, outcome: transitions.StoreOutcome, over_limit: bool) -> str:
@@ -121,8 +128,14 @@ def store_message(category: Category, outcome: transitions.StoreOutcome, over_li
         kept = _STORE_WHY.get(outcome.relation) if outcome.relation else None
         if outcome.relation is Relation.OTHER_SUBJECT:
             kept = _limit_why(outcome.old_value, outcome.new_value) or kept
-        if old is not None and kept is not None:
-            text += f' (kept beside [{old.slug}] "{old.content}": {kept}{_swap(outcome)})'
+        if old is not None and outcome.conflict:
+            text += (
+                f' (conflict: {_label(old)} says "{old.content}"; '
+                f"{_conflict_why(outcome, 'the new entry reverses it')}; both kept, delete the "
+                "one that is wrong)"
+            )
+        elif old is not None and kept is not None:
+            text += f' (kept beside {_label(old)} "{old.content}": {kept}{_swap(outcome)})'
     if outcome.normalized:
         text += " (line breaks and runs of whitespace became single spaces: one memory, one line)"
     if outcome.dry_run:
@@ -135,11 +148,19 @@ def store_message(category: Category, outcome: transitions.StoreOutcome, over_li
     return text
 
 
-def _conflict_why(outcome: transitions.StoreOutcome) -> str:
-    """What changed in a conflicting update, as a phrase."""
+def _label(entry: Entry) -> str:
+    """`[slug]`, or for an entry without one (written by hand or by HackLM) its line."""
+    return f"[{entry.slug}]" if entry.slug else f"the entry on line {entry.line}"
+
+
+def _conflict_why(
+    outcome: transitions.StoreOutcome, reversed_why: str = "it reverses the old rule"
+) -> str:
+    """What changed in a conflicting store or update, as a phrase (`reversed_why` for a
+    reversed rule)."""
     old, new = outcome.old_value, outcome.new_value
     if outcome.relation is Relation.REVERSED:
-        return "it reverses the old rule"
+        return reversed_why
     what = "value" if outcome.relation is Relation.CHANGED_VALUE else "choice"
     if old and new:
         return f'the {what} changed from "{old}" to "{new}"'
@@ -192,8 +213,9 @@ def cleanup_result(
             file=c.file,
             entry=entry_info(c, x.entry),
             score=x.score,
-            why=prune_why(c, plan.limit, x),
+            why=prune_why(c, plan.limit, x, sides_kept=bool(plan.kept_sides)),
             tied_with=None if x.tied_with is None else entry_info(c, x.tied_with),
+            contradicted_by=None if x.contradicted_by is None else entry_info(c, x.contradicted_by),
         )
         for c, plan in plans.items()
         for x in plan.prunes
@@ -213,14 +235,35 @@ def cleanup_result(
     )
 
 
-def prune_why(category: Category, limit: int, prune: Prune) -> str:
-    """Why a pruned entry goes, in words; on a tie, which entry stays instead and why."""
+def prune_why(category: Category, limit: int, prune: Prune, *, sides_kept: bool = False) -> str:
+    """Why a pruned entry goes, in words; on a tie, which entry stays instead and why; and the
+    newer side of a contradiction that stays (`sides_kept`: the plan kept such entries, which
+    may score less)."""
     why = f"over the {category.value} limit of {limit}; it scores {prune.score}"
     tied = prune.tied_with
     if tied is None:
-        return f"{why}, less than every entry that stays"
-    other = entry_ref(category.file, tied.line, tied.slug, tied.content)
-    return f"{why}, as does {other}, which stays as the newer entry (further down the file)"
+        but = " by its score (a contradiction's newer side stays whatever it scores)"
+        why = f"{why}, less than every entry that stays{but if sides_kept else ''}"
+    else:
+        other = entry_ref(category.file, tied.line, tied.slug, tied.content)
+        why = f"{why}, as does {other}, which stays as the newer entry (further down the file)"
+    side = prune.contradicted_by
+    if side is None:
+        return why
+    other = entry_ref(category.file, side.line, side.slug, side.content)
+    how = _CONTRADICTS.get(prune.relation or Relation.REVERSED, "contradicts it")
+    return (
+        f"{why}; {other} {how} and stays although the limit would prune it too: cleanup keeps "
+        "the newer side of a contradiction"
+    )
+
+
+_CONTRADICTS = {
+    Relation.REVERSED: "reverses it",
+    Relation.CHANGED_VALUE: "gives it another value",
+    Relation.CHANGED_CHOICE: "makes another choice",
+}
+"""How the entry kept beside a pruned one contradicts it, in words."""
 
 
 def cleanup_message(plans: Iterable[CleanupPlan], applied: bool) -> str:
@@ -238,6 +281,12 @@ def cleanup_message(plans: Iterable[CleanupPlan], applied: bool) -> str:
         (pruned, f"prune{'d' * applied} {_count(pruned, 'entry', 'entries')} over the limit"),
         (slugged, f"{'gave' if applied else 'give'} {_count(slugged, 'entry', 'entries')} a slug"),
     ]
+    sides = sum(1 for plan in plans for prune in plan.prunes if prune.contradicted_by)
+    if sides:
+        done[1] = (
+            pruned,
+            done[1][1] + f" (keeping the newer side of {_count(sides, 'contradiction')})",
+        )
     parts = [part for count, part in done if count]
     said = ", ".join(parts[:-1]) + (" and " if len(parts) > 1 else "") + parts[-1]
     if not applied:

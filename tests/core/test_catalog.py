@@ -75,12 +75,16 @@ def reference_store(doc: Document, command: Store) -> tuple[Document, StoreOutco
             old_value=judgement.old_value,
             new_value=judgement.new_value,
         )
-    match = dedup.find_match(content, current)
+    candidates = dedup.ranked(content, current)
+    match = dedup.decide(content, candidates)
+    if slug is not None and not match.conflict:  # a new slug names the first contradiction
+        judged = ((entry, judge(entry.content, content)) for entry in candidates)
+        match = next((dedup.Match.of(e, j) for e, j in judged if j.conflict), match)
     why = {"relation": match.relation, "old_value": match.old_value, "new_value": match.new_value}
-    if match.verdict is dedup.Verdict.SKIP and match.entry is not None and slug is None:
-        return doc, outcome("skipped", match.entry, match.similarity, **why)  # a new slug stores
-    if match.verdict is dedup.Verdict.UPDATE and match.entry is not None:
-        new_slug = slug or match.entry.slug or derive_slug(content, taken)
+    if slug is None and match.verdict is dedup.Verdict.SKIP and match.entry is not None:
+        return doc, outcome("skipped", match.entry, match.similarity, **why)
+    if slug is None and match.verdict is dedup.Verdict.UPDATE and match.entry is not None:
+        new_slug = match.entry.slug or derive_slug(content, taken)
         new = mdformat.replace_line(doc, match.entry.line, mdformat.format_entry(new_slug, content))
         written = Entry(line=match.entry.line, slug=new_slug, content=content)
         return new, outcome(
@@ -95,7 +99,13 @@ def reference_store(doc: Document, command: Store) -> tuple[Document, StoreOutco
     new, line = mdformat.insert_entry(doc, mdformat.format_entry(new_slug, content))
     written = Entry(line=line, slug=new_slug, content=content)
     return new, outcome(
-        "stored", written, match.similarity, matched=match.entry, entries=len(current) + 1, **why
+        "stored",
+        written,
+        match.similarity,
+        matched=match.entry,
+        conflict=match.conflict,  # a new slug beside an entry it contradicts (both kept)
+        entries=len(current) + 1,
+        **why,
     )
 
 

@@ -25,7 +25,9 @@ from memd.core.writes.cleanup import (
     plan_cleanup,
     score_entry,
 )
+from memd.core.writes.dedup_index import close
 from memd.core.writes.judge import Relation, Verdict, judge
+from memd.core.writes.wording import index_terms
 
 HACKLM_MEMORY = Path(__file__).resolve().parents[2].parent / "shared/data/hacklm-memory/.memory"
 
@@ -536,21 +538,41 @@ def test_cleanup_loses_nothing(lines: list[str], newline: bool, limit: int) -> N
         record.content for record in archived
     )
     assert len(archived) == plan.merged_count + plan.pruned_count
-    assert len(after) <= limit
     assert all(entry.slug is not None for entry in after)
     # Only slugs that were already duplicated before can be duplicated after.
     duplicated = {slug for slug, n in Counter(e.slug for e in before).items() if n > 1}
     assert all(n == 1 or slug in duplicated for slug, n in Counter(e.slug for e in after).items())
-    # Every entry that stays outranks every pruned one: a higher score, or the same score and
-    # further down the file (newer); a tie names the earliest entry with its score that stays.
+    # No two pruned entries contradict each other: one side of a contradiction stays.
+    pruned = [prune.entry for prune in plan.prunes]
+    assert not any(_contradict(a, b) for a, b in itertools.combinations(pruned, 2))
+    # Every entry that stays outranks every pruned one (a higher score, or the same score and
+    # further down the file: newer), or is a kept side: it contradicts a pruned entry. A tie
+    # names the earliest entry with its score that stays by its score.
     staying = [e for e in before if e.line not in {r.line for r in _removed(plan)}]
+    kept_sides = list(plan.kept_sides)
+    assert all(e in staying and any(_contradict(e, gone) for gone in pruned) for e in kept_sides)
+    by_score = [e for e in staying if e not in kept_sides]
     for prune in plan.prunes:
-        tied = [e for e in staying if score_entry(Category.QUIRK, e.content) == prune.score]
+        tied = [e for e in by_score if score_entry(Category.QUIRK, e.content) == prune.score]
         assert all(e.line > prune.entry.line for e in tied)
-        assert all(score_entry(Category.QUIRK, e.content) >= prune.score for e in staying)
+        assert all(score_entry(Category.QUIRK, e.content) >= prune.score for e in by_score)
         assert prune.tied_with == (tied[0] if tied else None)
-    # Idempotent: a second cleanup has nothing left to do.
-    assert plan_cleanup(Category.QUIRK, new_doc, limit=limit).empty
+        assert prune.contradicted_by is None or prune.contradicted_by in kept_sides
+    # The limit is reached unless every entry left by its score is gone; then (only then) a
+    # second cleanup still has something to do.
+    assert len(after) <= limit or not by_score
+    if len(after) <= limit:
+        assert plan_cleanup(Category.QUIRK, new_doc, limit=limit).empty
+
+
+def _contradict(a: Entry, b: Entry) -> bool:
+    """True if the later of two entries contradicts the earlier, as cleanup (and a store) reads
+    them: only entries close enough in keywords to be one rule are judged."""
+    old, new = sorted((a, b), key=lambda entry: entry.line)
+    (_, old_words), (_, new_words) = index_terms(old.content), index_terms(new.content)
+    if not close(len(old_words & new_words), len(old_words), len(new_words)):
+        return False
+    return judge(old.content, new.content).conflict
 
 
 def _removed(plan: CleanupPlan) -> list[Entry]:
@@ -566,3 +588,61 @@ def test_two_entries_merge_exactly_when_one_says_nothing_beyond_the_other(a: str
     for merge in plan.merges:  # and the one kept is the one that says it all
         (removed,) = merge.removed
         assert judge(merge.kept.content, removed.content).verdict is Verdict.SKIP
+
+
+# ---- contradictions at the limit -------------------------------------------------------------
+
+ENABLE = "Enable source maps in production builds."  # Decision: 15 + 15 = 30
+DISABLE = "Disable source maps in production builds."
+RETRY_3 = "Retry outgoing HTTP calls 3 times with exponential backoff before failing."  # 29
+RETRY_5 = "Retry outgoing HTTP calls 5 times with exponential backoff before failing."
+FILLERS = tuple(f"Pin {name} in requirements.txt with pip." for name in ("numpy", "scipy", "jax"))
+"""Unrelated entries scoring 37 (15 + 15 + a path 4 + a tool 3); "Sign git tags" scores 33 and
+"Vendor openssl 3.0" 36."""
+
+
+def test_at_the_limit_each_contradiction_keeps_its_newer_side_and_others_go_instead() -> None:
+    contents = [RETRY_3, ENABLE, *FILLERS, DISABLE, RETRY_5, "Vendor openssl 3.0", "Sign git tags"]
+    text = "".join(f"- [e{number}] {content}\n" for number, content in enumerate(contents, 1))
+    plan, new_text, archived = cleanup(text, limit=len(contents) - 4)
+
+    # Without the rule the four lowest (29, 29, 30, 30) would all go and both topics with them.
+    kept = [entry.content for entry in entries(parse(new_text))]
+    assert len(kept) == len(contents) - 4
+    assert DISABLE in kept and RETRY_5 in kept
+    assert RETRY_3 not in kept and ENABLE not in kept
+    by_content = {prune.entry.content: prune for prune in plan.prunes}
+    assert set(by_content) == {RETRY_3, ENABLE, "Vendor openssl 3.0", "Sign git tags"}
+    retry, enable = by_content[RETRY_3], by_content[ENABLE]
+    assert retry.contradicted_by == Entry(line=7, slug="e7", content=RETRY_5)
+    assert retry.relation is Relation.CHANGED_VALUE
+    assert enable.contradicted_by == Entry(line=6, slug="e6", content=DISABLE)
+    assert enable.relation is Relation.REVERSED
+    assert by_content["Sign git tags"].contradicted_by is None
+    assert [entry.content for entry in plan.kept_sides] == [DISABLE, RETRY_5]
+    assert [record.reason for record in archived][:2] == [
+        "pruned: over the Decision limit of 5 (score 29; the newer [e7] contradicting it stays)",
+        "pruned: over the Decision limit of 5 (score 30; the newer [e6] contradicting it stays)",
+    ]
+    assert plan_cleanup(Category.DECISION, parse(new_text), limit=5).empty
+
+
+def test_the_newer_side_stays_even_when_it_scores_less() -> None:
+    older = "Retry outgoing HTTP calls 3 times."  # 15 + 15 + 2 = 32
+    newer = "Retry outgoing HTTP calls 5 times, with exponential backoff between the attempts."
+    text = f"- [retry-3] {older}\n- [pin] Pin numpy in `requirements.txt`.\n- [retry-5] {newer}\n"
+    assert score_entry(Category.DECISION, newer) < score_entry(Category.DECISION, older) < 36
+    plan, new_text, _ = cleanup(text, limit=1)
+
+    # By score alone retry-5 and retry-3 would go; the newer stays and [pin] goes instead.
+    assert new_text == f"- [retry-5] {newer}\n"
+    assert [(p.entry.slug, p.contradicted_by) for p in plan.prunes] == [
+        ("retry-3", Entry(line=3, slug="retry-5", content=newer)),
+        ("pin", None),
+    ]
+
+
+def test_a_category_of_one_contradiction_stays_over_a_limit_it_cannot_reach() -> None:
+    plan, new_text, _ = cleanup(f"- [on] {ENABLE}\n- [off] {DISABLE}\n", limit=0)
+    assert [prune.entry.slug for prune in plan.prunes] == ["on"]
+    assert new_text == f"- [off] {DISABLE}\n"

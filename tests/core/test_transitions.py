@@ -9,6 +9,7 @@ from memd.core.format import mdformat
 from memd.core.format.categories import Category
 from memd.core.format.mdformat import Document
 from memd.core.writes import transitions
+from memd.core.writes.judge import Relation
 from memd.core.writes.transitions import Delete, DeleteOutcome, Store, StoreOutcome
 from memd_client.errors import InvalidEntry
 
@@ -191,3 +192,92 @@ def test_an_update_archives_the_text_it_replaces() -> None:
     ]
     dry = transitions.apply(CAT, doc, Store(content=detailed, dry_run=True))
     assert dry.archived == ()
+
+
+# ---------------------------------------------------------------------------- a new slug
+
+
+def _slugs(doc: Document | None) -> dict[str, str]:
+    return {str(e.slug): e.content for e in mdformat.entries(doc or Document())}
+
+
+def test_a_new_slug_that_contradicts_another_entry_keeps_both_and_names_it() -> None:
+    doc, _ = _store(None, "Use Node 20.", slug="node-version-web")
+    result = transitions.apply(CAT, doc, Store(content="Use Node 22.", slug="node-version-worker"))
+    outcome = result.outcome
+    assert isinstance(outcome, StoreOutcome)
+    assert outcome.action == "stored" and outcome.slug == "node-version-worker"
+    assert outcome.conflict and outcome.relation is Relation.CHANGED_VALUE
+    assert (outcome.old_value, outcome.new_value) == ("20", "22")
+    assert outcome.matched is not None and outcome.matched.slug == "node-version-web"
+    assert _slugs(result.doc) == {
+        "node-version-web": "Use Node 20.",
+        "node-version-worker": "Use Node 22.",
+    }
+    assert result.archived == () and outcome.entries == 2
+
+
+def test_a_new_slug_reversing_another_entry_is_a_conflict_and_both_stay() -> None:
+    doc, _ = _store(None, "Always squash commits.", slug="squash")
+    doc, outcome = _store(doc, "Never squash commits.", slug="no-squash")
+    assert outcome.action == "stored" and outcome.conflict
+    assert outcome.relation is Relation.REVERSED
+    assert list(_slugs(doc)) == ["squash", "no-squash"]
+
+
+def test_numbered_texts_each_under_its_own_slug_are_all_kept() -> None:
+    doc: Document | None = None
+    for number in range(4):
+        text = f"Use nginx{number} for the nginx{number} layer; decided in sprint {number}."
+        doc, outcome = _store(doc, text, slug=f"rule-{number}")
+        assert outcome.action == "stored" and outcome.slug == f"rule-{number}"
+    assert _slugs(doc) == {
+        f"rule-{n}": f"Use nginx{n} for the nginx{n} layer; decided in sprint {n}."
+        for n in range(4)
+    }
+
+
+def test_the_same_text_under_a_new_slug_is_stored_beside_its_twin() -> None:
+    doc, _ = _store(None, "Run make lint before pushing.", slug="lint-first")
+    doc, outcome = _store(doc, "run make lint before pushing", slug="lint-before-push")
+    assert outcome.action == "stored" and not outcome.conflict
+    assert outcome.relation is Relation.SAME
+    assert outcome.matched is not None and outcome.matched.slug == "lint-first"
+    assert list(_slugs(doc)) == ["lint-first", "lint-before-push"]
+
+
+def test_a_new_slug_names_a_contradiction_before_an_entry_that_says_more() -> None:
+    doc, _ = _store(None, "Wrap lines at 80 characters.", slug="wrap-80")
+    doc, _ = _store(doc, "Wrap lines at 100 characters in the editor.", slug="wrap-editor")
+    _, outcome = _store(doc, "Wrap lines at 100 characters.", slug="wrap")
+    assert outcome.action == "stored" and outcome.conflict
+    assert outcome.relation is Relation.CHANGED_VALUE
+    assert outcome.matched is not None and outcome.matched.slug == "wrap-80"
+
+
+def test_a_new_slug_with_a_twin_names_the_twin() -> None:
+    doc, _ = _store(None, "Wrap lines at 80 characters.", slug="wrap-80")
+    doc, _ = _store(doc, "Wrap lines at 100 characters.", slug="wrap-100")
+    doc, outcome = _store(doc, "Wrap lines at 100 characters.", slug="wrap")
+    assert outcome.action == "stored" and outcome.relation is Relation.SAME
+    assert outcome.matched is not None and outcome.matched.slug == "wrap-100"
+    assert list(_slugs(doc)) == ["wrap-80", "wrap-100", "wrap"]
+
+
+def test_a_new_slug_never_changes_another_entry_and_a_known_slug_still_upserts() -> None:
+    doc, _ = _store(None, "Store sessions in Redis.", slug="sessions")
+    doc, outcome = _store(doc, "Store sessions in Redis, not in the database.", slug="sessions-2")
+    assert outcome.action == "stored" and outcome.relation is Relation.ADDS_DETAIL
+    assert not outcome.conflict
+    doc, outcome = _store(doc, "Store sessions in Memcached.", slug="sessions")
+    assert outcome.action == "updated" and outcome.slug == "sessions"
+    assert _slugs(doc) == {
+        "sessions": "Store sessions in Memcached.",
+        "sessions-2": "Store sessions in Redis, not in the database.",
+    }
+
+
+def test_a_dry_run_under_a_new_slug_reports_the_conflict_and_writes_nothing() -> None:
+    doc, _ = _store(None, "Use Node 20.", slug="node-version-web")
+    same, outcome = _store(doc, "Use Node 22.", slug="node-version-worker", dry_run=True)
+    assert same is doc and outcome.action == "stored" and outcome.conflict and outcome.dry_run

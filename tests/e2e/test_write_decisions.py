@@ -7,10 +7,13 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
 
+from bench._text import word
 from memd.core.format import mdformat
 from memd_client import Client
 from tests.conftest import DaemonProcess
@@ -159,3 +162,102 @@ def test_the_command_line_says_why(daemon: DaemonProcess, workspace: Path) -> No
     with Client(daemon.socket_path, workspace=workspace) as client:
         (merge,) = client.cleanup().merged
     assert merge.why == ["the same words"]
+
+
+def test_a_new_slug_that_contradicts_another_keeps_both_on_the_command_line(
+    daemon: DaemonProcess, workspace: Path
+) -> None:
+    def memd(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "memd", "--socket", str(daemon.socket_path), *args],
+            cwd=workspace,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+
+    web = memd("store", "-c", "Decision", "--slug", "node-version-web", "Use Node 20.")
+    worker = memd("store", "-c", "Decision", "--slug", "node-version-worker", "Use Node 22.")
+    assert (web.returncode, worker.returncode) == (0, 0), worker.stderr
+    assert worker.stdout.splitlines()[0] == (
+        'Stored in decisions.md as [node-version-worker]: "Use Node 22." (conflict: '
+        '[node-version-web] says "Use Node 20."; the value changed from "20" to "22"; both '
+        "kept, delete the one that is wrong)"
+    )
+    for slug, content in (("node-version-web", "Use Node 20."), ("node-version-worker", "22.")):
+        got = memd("get", slug)
+        assert got.returncode == 0, got.stderr
+        assert content in got.stdout
+    shown = json.loads(
+        memd("store", "--json", "-c", "Decision", "--slug", "node", "Use Node 24.").stdout
+    )
+    assert (shown["action"], shown["conflict"], shown["relation"]) == (
+        "stored",
+        True,
+        "changed_value",
+    )
+    assert shown["matched"]["slug"] in {"node-version-web", "node-version-worker"}
+    assert not (workspace / ".memory" / "archive.md").exists()
+
+
+def test_concurrent_slugged_stores_of_numbered_texts_all_stay(
+    daemon: DaemonProcess, workspace: Path
+) -> None:
+    clients, each = 16, 50
+
+    def store_all(number: int) -> list[str]:
+        actions: list[str] = []
+        with Client(daemon.socket_path, workspace=workspace) as client:
+            for item in range(each):
+                n = number * each + item
+                result = client.store(
+                    category="Decision",
+                    content=f"Use nginx{n} for the nginx{n} layer; decided in sprint {n}.",
+                    slug=f"rule-{n}",
+                )
+                actions.append(result.action)
+        return actions
+
+    with ThreadPoolExecutor(max_workers=clients) as pool:
+        actions = [a for batch in pool.map(store_all, range(clients)) for a in batch]
+    assert Counter(actions) == {"stored": clients * each}
+    text = (workspace / ".memory" / "decisions.md").read_text()
+    slugs = Counter(e.slug for e in mdformat.entries(mdformat.parse(text)))
+    assert set(slugs) == {f"rule-{n}" for n in range(clients * each)}
+    assert set(slugs.values()) == {1}
+
+
+def test_cleanup_at_the_limit_keeps_one_side_of_each_contradiction(
+    daemon: DaemonProcess, workspace: Path
+) -> None:
+    memory = workspace / ".memory"
+    memory.mkdir()
+    others = [f"Keep {word(n, 1)} {word(n, 2)} in src/{word(n, 3)}.py with git." for n in range(40)]
+    sides = [
+        "Enable source maps in production builds.",
+        "Retry outgoing HTTP calls 3 times with exponential backoff before failing.",
+        "Disable source maps in production builds.",
+        "Retry outgoing HTTP calls 5 times with exponential backoff before failing.",
+    ]
+    lines = [*others[:20], *sides[:2], *others[20:], *sides[2:]]
+    (memory / "decisions.md").write_text("".join(f"- [d{n}] {c}\n" for n, c in enumerate(lines)))
+    applied = subprocess.run(
+        [sys.executable, "-m", "memd", "--socket", str(daemon.socket_path), "cleanup", "--apply"],
+        cwd=workspace,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert applied.returncode == 0, applied.stderr
+    assert applied.stdout.splitlines()[0] == (
+        "Cleanup pruned 4 entries over the limit (keeping the newer side of 2 contradictions); "
+        "the removed entries are kept in .memory/archive.md."
+    )
+    assert "[d42]" in applied.stdout and "reverses it and stays" in applied.stdout
+    kept = [
+        e.content for e in mdformat.entries(mdformat.parse((memory / "decisions.md").read_text()))
+    ]
+    assert len(kept) == 40 and sides[2] in kept and sides[3] in kept
+    assert sides[0] not in kept and sides[1] not in kept
+    archive = (memory / "archive.md").read_text()
+    assert "(score 30; the newer [d42] contradicting it stays) | [d20] Enable source" in archive

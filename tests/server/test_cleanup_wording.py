@@ -111,6 +111,30 @@ def test_a_pruned_entry_says_why_in_words_and_names_the_newer_entry_it_tied_with
     assert f'- prune decisions.md:2 [pin] "Pin numpy": {tied.why}' in mcp_text(shown)
 
 
+def test_a_pruned_side_of_a_contradiction_names_the_newer_side_that_stays() -> None:
+    text = (
+        "- [on] Enable source maps in production builds.\n"
+        "- [pin] Pin numpy in requirements.txt with pip.\n"
+        "- [off] Disable source maps in production builds.\n"
+    )
+    shown = result({Category.DECISION: text}, limit=1)
+    assert shown.message == (
+        "Cleanup would prune 2 entries over the limit (keeping the newer side of 1 "
+        "contradiction); nothing was written."
+    )
+    (on, pin) = shown.pruned
+    assert on.contradicted_by is not None and on.contradicted_by.slug == "off"
+    assert pin.contradicted_by is None
+    assert on.why == (
+        "over the Decision limit of 1; it scores 30, less than every entry that stays by its "
+        "score (a contradiction's newer side stays whatever it scores); decisions.md:3 [off] "
+        '"Disable source maps in production builds." reverses it and stays although the limit '
+        "would prune it too: cleanup keeps the newer side of a contradiction"
+    )
+    entry = f'decisions.md:1 [on] "Enable source maps in production builds.": {on.why}'
+    assert f"  prune  {entry}" in cli_text(shown) and f"- prune {entry}" in mcp_text(shown)
+
+
 def test_a_clean_memory_says_so_without_a_how_to_apply_line() -> None:
     shown = result({Category.QUIRK: "- [a] Watchfiles goes blind.\n"})
     assert (

@@ -202,9 +202,12 @@ class CatalogEditor:
 
     def match(self, content: str) -> dedup.Match:
         """Return `dedup.find_match(content, entries)`, its candidates found through the index."""
+        return dedup.decide(content, self.candidates(content))
+
+    def candidates(self, content: str) -> list[Entry]:
+        """Return `dedup.ranked(content, entries)`, found through the index."""
         keys = self._index.ranked(content, dedup.CANDIDATES)
-        entries = [self._entries[bisect.bisect_left(self._keys, key)] for key in keys]
-        return dedup.decide(content, entries)
+        return [self._entries[bisect.bisect_left(self._keys, key)] for key in keys]
 
     def next_line(self) -> int:
         """Return the line number `insert` would give a new entry now (changes nothing)."""

@@ -33,6 +33,15 @@ Rules:
   reason "pruned: over the <Category> limit of <n> (score <s>)". Merging and pruning repeat
   until neither changes anything (pruning an entry out of a group left alone above can make
   the rest of it mergeable).
+- A contradiction keeps one side: a plan never prunes two entries one of which contradicts the
+  other (`judge.judge` of the earlier against the later is a conflict: a reversed rule, a
+  changed value or choice; only pairs `dedup_index.close` to each other are judged, as in a
+  store). Of two such candidates the newer (further down the file) stays, even when it scores
+  less, and the next candidate in score order is pruned instead; the pruned one names it
+  (`Prune.contradicted_by`) and its archive reason says so. A candidate contradicting an entry
+  pruned in an earlier round of the same plan stays. So "Enable X" / "Disable X" at the limit
+  lose at most one side, and the topic stays in the file. If every candidate left contradicts
+  a pruned entry, the category stays over its limit.
 - Slugs: every remaining entry without a slug gets `slugs.derive_slug` of its content, unique
   against every slug the file has or this plan assigns. Its line is rewritten in place as
   `- [slug] content`. Existing slugs, even ones that are not kebab-case, are never changed.
@@ -127,11 +136,17 @@ class Prune(msgspec.Struct, frozen=True, kw_only=True):
         tied_with: When an entry that stays has the same score, the earliest such entry (it
             stays because it is further down the file, so newer); None when every entry that
             stays scores higher.
+        contradicted_by: See below (None unless the module's contradiction rule kept it).
     """
 
     entry: Entry
     score: int
     tied_with: Entry | None = None
+    contradicted_by: Entry | None = None
+    """The newer entry that contradicts this one (`relation`), left in the file although the
+    limit would have pruned it too: the plan keeps one side of a contradiction."""
+    relation: Relation | None = None
+    """How `contradicted_by` relates to this entry (reversed, a changed value or choice)."""
 
 
 class SlugAssignment(msgspec.Struct, frozen=True, kw_only=True):
@@ -151,6 +166,9 @@ class CleanupPlan(msgspec.Struct, frozen=True, kw_only=True):
         prunes: Pruned entries, in file order.
         slugs: Slug assignments for remaining slug-less entries (not merge winners), in file
             order.
+        kept_sides: The entries that stay only because each is the newer side of a
+            contradiction with a pruned entry (the limit alone would have pruned them), in
+            file order.
     """
 
     category: Category
@@ -158,6 +176,7 @@ class CleanupPlan(msgspec.Struct, frozen=True, kw_only=True):
     merges: tuple[Merge, ...] = ()
     prunes: tuple[Prune, ...] = ()
     slugs: tuple[SlugAssignment, ...] = ()
+    kept_sides: tuple[Entry, ...] = ()
 
     @property
     def empty(self) -> bool:
@@ -234,7 +253,7 @@ def plan_cleanup(category: Category, doc: Document, *, limit: int) -> CleanupPla
     if limit < 0:
         raise ValueError(f"A category limit cannot be negative, got {limit}.")
     items = [_item(category, entry) for entry in entries(doc)]
-    groups, pruned = _merge_and_prune(items, limit)
+    groups, pruned, pruning = _merge_and_prune(items, limit)
     taken = {item.entry.slug for item in items if item.entry.slug is not None}
     merges = tuple(_merge(group, taken) for group in groups)
     gone = {loser.entry.line for group in groups for loser, _ in group.losers}
@@ -242,8 +261,16 @@ def plan_cleanup(category: Category, doc: Document, *, limit: int) -> CleanupPla
     staying = [item for item in items if item.entry.line not in gone]
     winners = {merge.kept.line for merge in merges}
     slugs = _assign_slugs([i.entry for i in staying if i.entry.line not in winners], taken)
-    prunes = _prunes(pruned, staying)
-    return CleanupPlan(category=category, limit=limit, merges=merges, prunes=prunes, slugs=slugs)
+    kept = [item for item in staying if item.entry.line in pruning.kept]
+    prunes = _prunes(pruned, [item for item in staying if item not in kept], pruning.sides)
+    return CleanupPlan(
+        category=category,
+        limit=limit,
+        merges=merges,
+        prunes=prunes,
+        slugs=slugs,
+        kept_sides=tuple(item.entry for item in kept),
+    )
 
 
 def apply_cleanup(doc: Document, plan: CleanupPlan) -> tuple[Document, tuple[ArchivedEntry, ...]]:
@@ -288,17 +315,20 @@ def _item(category: Category, entry: Entry) -> _Item:
     )
 
 
-def _merge_and_prune(items: Sequence[_Item], limit: int) -> tuple[list[_Cluster], list[_Item]]:
-    """Return the clusters that merge something and the pruned items, repeated to a fixed
-    point."""
+def _merge_and_prune(
+    items: Sequence[_Item], limit: int
+) -> tuple[list[_Cluster], list[_Item], _Pruning]:
+    """Return the clusters that merge something, the pruned items and the pruning (which
+    contradictions it kept a side of), repeated to a fixed point."""
     alive = list(items)
     groups: list[_Cluster] = []
     pruned: list[_Item] = []
+    pruning = _Pruning()
     while True:
         new_groups = _clusters(alive)
         gone = {loser.entry.line for group in new_groups for loser, _ in group.losers}
         alive = [item for item in alive if item.entry.line not in gone]
-        weakest = _weakest(alive, limit)
+        weakest = pruning.round(alive, limit)
         gone = {item.entry.line for item in weakest}
         alive = [item for item in alive if item.entry.line not in gone]
         if not new_groups and not weakest:
@@ -307,7 +337,7 @@ def _merge_and_prune(items: Sequence[_Item], limit: int) -> tuple[list[_Cluster]
         pruned.extend(weakest)
     groups.sort(key=lambda group: group.winner.entry.line)
     pruned.sort(key=lambda item: item.entry.line)
-    return groups, pruned
+    return groups, pruned, pruning
 
 
 def _specificity(item: _Item) -> tuple[int, int, int, int]:
@@ -360,25 +390,115 @@ def _home(
     return None
 
 
-def _weakest(items: Sequence[_Item], limit: int) -> list[_Item]:
-    """Return the items beyond `limit` by score; among equal scores the earlier line goes first
-    (the later one is newer)."""
-    if len(items) <= limit:
-        return []
-    ranked = sorted(items, key=lambda item: (-item.score, -item.entry.line))
-    return ranked[limit:]
+class _Pruning:
+    """The entries a plan prunes, over its rounds, no two of them contradicting each other
+    (see the module rules)."""
+
+    def __init__(self) -> None:
+        self.chosen: dict[int, _Item] = {}
+        """The pruned items, by line."""
+        self.final: set[int] = set()
+        """Lines pruned in an earlier round (they stay pruned)."""
+        self.by_word: dict[str, set[int]] = {}
+        """The lines of the pruned items holding each keyword."""
+        self.sides: dict[int, tuple[Entry, Relation]] = {}
+        """By pruned line, the newer entry contradicting it that stays, and how."""
+        self.kept: set[int] = set()
+        """Lines of the items left in place because they contradict a pruned one."""
+        self.judged: dict[tuple[int, int], Relation | None] = {}
+        """By (earlier line, later line), the conflict between two items judged, if any (a
+        later round asks again)."""
+
+    def round(self, items: Sequence[_Item], limit: int) -> list[_Item]:
+        """Return the items of `items` to prune down to `limit`: lowest score first, among
+        equal scores the earlier line (the later one is newer), skipping an item that
+        contradicts a pruned one unless it is the older of them (then it is pruned instead of
+        them, and they stay)."""
+        excess = len(items) - limit
+        taken: list[int] = []
+        for item in sorted(items, key=lambda item: (item.score, item.entry.line)):
+            if len(taken) >= excess:
+                break
+            related = self._contradicted(item)
+            line = item.entry.line
+            if related and (
+                any(other.entry.line in self.final for other, _ in related)
+                or any(other.entry.line < line for other, _ in related)
+            ):
+                for other, relation in related:
+                    if other.entry.line < line:
+                        self.sides.setdefault(other.entry.line, (item.entry, relation))
+                self.kept.add(line)
+                continue
+            for other, _ in related:
+                self._drop(other)
+                taken.remove(other.entry.line)
+                self.kept.add(other.entry.line)
+            if related:
+                newest, relation = max(related, key=lambda pair: pair[0].entry.line)
+                self.sides[line] = (newest.entry, relation)
+            self._add(item)
+            taken.append(line)
+        self.final.update(taken)
+        return [self.chosen[line] for line in taken]
+
+    def _contradicted(self, item: _Item) -> list[tuple[_Item, Relation]]:
+        """The pruned items `item` contradicts, each with the relation of the later to the
+        earlier (only those `close` to it are judged)."""
+        shared: dict[int, int] = {}
+        for word in item.words:
+            for line in self.by_word.get(word, ()):
+                shared[line] = shared.get(line, 0) + 1
+        found: list[tuple[_Item, Relation]] = []
+        for line, count in sorted(shared.items()):
+            other = self.chosen[line]
+            if not close(count, len(item.words), len(other.words)):
+                continue
+            old, new = sorted((other, item), key=lambda pair: pair.entry.line)
+            key = (old.entry.line, new.entry.line)
+            if key not in self.judged:
+                judgement = judge(old.entry.content, new.entry.content)
+                self.judged[key] = judgement.relation if judgement.conflict else None
+            relation = self.judged[key]
+            if relation is not None:
+                found.append((other, relation))
+        return found
+
+    def _add(self, item: _Item) -> None:
+        self.chosen[item.entry.line] = item
+        self.kept.discard(item.entry.line)
+        for word in item.words:
+            self.by_word.setdefault(word, set()).add(item.entry.line)
+
+    def _drop(self, item: _Item) -> None:
+        del self.chosen[item.entry.line]
+        self.sides.pop(item.entry.line, None)
+        for word in item.words:
+            self.by_word[word].discard(item.entry.line)
 
 
-def _prunes(pruned: Sequence[_Item], staying: Sequence[_Item]) -> tuple[Prune, ...]:
+def _prunes(
+    pruned: Sequence[_Item], staying: Sequence[_Item], sides: dict[int, tuple[Entry, Relation]]
+) -> tuple[Prune, ...]:
     """Return the prunes of `pruned` (in file order), each naming the earliest entry of
-    `staying` with its score, if any."""
+    `staying` (those that stay by their score) with its score, if any, and the newer entry
+    contradicting it that stays."""
     first_with: dict[int, Entry] = {}
     for item in sorted(staying, key=lambda item: item.entry.line):
         first_with.setdefault(item.score, item.entry)
-    return tuple(
-        Prune(entry=item.entry, score=item.score, tied_with=first_with.get(item.score))
-        for item in pruned
-    )
+    prunes = []
+    for item in pruned:
+        side, relation = sides.get(item.entry.line, (None, None))
+        prunes.append(
+            Prune(
+                entry=item.entry,
+                score=item.score,
+                tied_with=first_with.get(item.score),
+                contradicted_by=side,
+                relation=relation,
+            )
+        )
+    return tuple(prunes)
 
 
 def _merge(group: _Cluster, taken: set[str]) -> Merge:
@@ -460,10 +580,7 @@ def _removals(plan: CleanupPlan, final_slugs: dict[int, str | None]) -> dict[int
         for merge in plan.merges
         for loser, relation in zip(merge.removed, _relations(merge), strict=True)
     ]
-    reasons += [
-        (p.entry, f"pruned: over the {plan.category.value} limit of {plan.limit} (score {p.score})")
-        for p in plan.prunes
-    ]
+    reasons += [(p.entry, _prune_reason(plan, p)) for p in plan.prunes]
     removals: dict[int, ArchivedEntry] = {}
     for entry, reason in reasons:
         if entry.line in removals:
@@ -475,3 +592,13 @@ def _removals(plan: CleanupPlan, final_slugs: dict[int, str | None]) -> dict[int
             reason=reason,
         )
     return removals
+
+
+def _prune_reason(plan: CleanupPlan, prune: Prune) -> str:
+    """The archive reason of a pruned entry (no " | ": the archive line's separator)."""
+    why = f"pruned: over the {plan.category.value} limit of {plan.limit} (score {prune.score}"
+    side = prune.contradicted_by
+    if side is None:
+        return why + ")"
+    named = f"[{side.slug}]" if side.slug else f"line {side.line}"
+    return f"{why}; the newer {named} contradicting it stays)"

@@ -15,15 +15,21 @@ Store rules (the public contract):
   character, or another character that can hide text from a person (`controls.first_refused`:
   terminal escapes, C1 controls, bidi overrides, tag characters), is refused whole.
 - A given slug upserts: an entry with that slug is replaced in place (unchanged text is
-  "skipped"); otherwise the content is decided like a slug-less store, and a new or replaced
-  line takes the given slug. A new slug is never skipped: the caller named an entry, so what
-  an entry already says is stored under that name beside it.
+  "skipped").
+- A new slug (one no entry has) always makes its own entry ("stored"): the caller named an
+  entry and will ask for it again by that name, so it is never skipped, never replaces another
+  entry and never renames one. It is still judged against the category's candidates, and the
+  outcome names the entry it relates to (`matched`, `relation`, the swapped values): the first
+  candidate it contradicts (a reversed rule, a changed value or choice: `conflict`, both kept
+  for a person to resolve), else the entry a slug-less store would have skipped for, updated
+  or named (its twin, for the same text).
 - Without a slug, `dedup.find_match`'s decision (candidates found through the dedup index, each
   judged by `judge.judge`): skip, update (replace the matched line in place, keeping its slug)
   or store (a new line with a derived, unique slug).
 - Every outcome says how the content relates to the entry it was compared with (`relation`,
   and the old and new words of a swap); an update that leaves the old entry wrong (a reversed
-  rule, a changed value or choice) is a `conflict`, for a slug upsert too.
+  rule, a changed value or choice) is a `conflict`, for a slug upsert too, and so is a new
+  slug's entry that contradicts the entry it names (both kept).
 - Stores never evict: a category over its limit is reported (`over_limit`) and left to cleanup.
 - The text an update replaces goes to the archive, like every other removed entry.
 - `dry_run` computes the same outcome and leaves the document unchanged.
@@ -45,7 +51,7 @@ from memd.core.format.limits import MAX_ENTRY_CHARS
 from memd.core.format.mdformat import Document, Entry
 from memd.core.writes.catalog import Catalog, CatalogEditor
 from memd.core.writes.cleanup import CleanupPlan, apply_cleanup, plan_cleanup
-from memd.core.writes.dedup import Match, Verdict
+from memd.core.writes.dedup import Match, Verdict, decide
 from memd.core.writes.judge import Relation, judge
 from memd.core.writes.slugs import derive_slug, validate_slug
 from memd_client.errors import InvalidEntry, RpcError
@@ -339,19 +345,43 @@ def _store_clean(
         existing = editor.first_with_slug(slug)
         if existing is not None:
             return _upsert_existing(category, editor, existing, content, command.dry_run)
+        return _store_new_slug(editor, slug, content, command)
     match = editor.match(content)
-    if match.verdict is Verdict.SKIP and match.entry is not None and slug is None:
+    if match.verdict is Verdict.SKIP and match.entry is not None:
         return _outcome(count, "skipped", match.entry, match, command), ()
     if match.verdict is Verdict.UPDATE and match.entry is not None:
-        new_slug = slug or match.entry.slug or derive_slug(content, editor.taken)
+        new_slug = match.entry.slug or derive_slug(content, editor.taken)
         if not command.dry_run:
             editor.replace(match.entry, new_slug, content)
         written = Entry(line=match.entry.line, slug=new_slug, content=content)
         outcome = _outcome(count, "updated", written, match, command)
         return outcome, _replaced(category, outcome)
-    new_slug = slug or derive_slug(content, editor.taken)
-    line = editor.next_line() if command.dry_run else editor.insert(new_slug, content).line
-    written = Entry(line=line, slug=new_slug, content=content)
+    return _insert(editor, derive_slug(content, editor.taken), content, match, command)
+
+
+def _store_new_slug(
+    editor: CatalogEditor, slug: str, content: str, command: Store
+) -> tuple[StoreOutcome, tuple[ArchivedEntry, ...]]:
+    """Store `content` as a new entry under `slug`, which no entry has (see the module rules),
+    reporting the first candidate it contradicts, else the store decision's match."""
+    candidates = editor.candidates(content)
+    match = decide(content, candidates)
+    if not match.conflict:
+        for entry in candidates:
+            judgement = judge(entry.content, content)
+            if judgement.conflict:
+                match = Match.of(entry, judgement)
+                break
+    return _insert(editor, slug, content, match, command)
+
+
+def _insert(
+    editor: CatalogEditor, slug: str, content: str, match: Match, command: Store
+) -> tuple[StoreOutcome, tuple[ArchivedEntry, ...]]:
+    """Append `content` under `slug` (unless a dry run); `match` is what it was compared with."""
+    count = editor.count
+    line = editor.next_line() if command.dry_run else editor.insert(slug, content).line
+    written = Entry(line=line, slug=slug, content=content)
     return _outcome(count + 1, "stored", written, match, command), ()
 
 
@@ -383,7 +413,7 @@ def _outcome(
         content=entry.content,
         similarity=round(match.similarity, 4),
         matched=match.entry,
-        conflict=match.conflict and action == "updated",
+        conflict=match.conflict,
         entries=count,
         dry_run=command.dry_run,
         relation=match.relation,
