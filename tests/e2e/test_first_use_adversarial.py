@@ -24,6 +24,7 @@ import pytest
 
 from memd.server import inotify
 from memd_client import Client
+from memd_client.errors import InvalidParams
 from tests.conftest import DaemonProcess, start_daemon, wait_for_log
 from tests.hacklm_standin import HackLMWriter, store_header
 from tests.polling_sync import wait_until
@@ -335,4 +336,64 @@ def test_a_root_swapped_away_and_back_serves_the_original_again(
         os.rename(short_tmp / "app.away", project)
         stored = client.store(category="Quirk", content="The CI runner has no network.")
         assert stored.action == "stored"
-        assert sorted(e.slug or "" for e in client.list().entries) == sorted(["db", stored.slug])
+        assert sorted(e.slug or "" for e in client.list().entries) == sorted(
+            ["db", stored.slug or ""]
+        )
+
+
+def test_an_in_place_edit_to_hacklms_header_that_rewords_an_entry_is_not_undone(
+    daemon: DaemonProcess, workspace: Path, decisions: Path
+) -> None:
+    """vim with backupcopy=yes saves in place: the person retitles the file to HackLM's
+    first-use header and rewords memd's entry in one save. The old wording never comes back."""
+    with Client(daemon.socket_path, workspace=workspace) as client:
+        store(client, DEPLOY, "deploy")
+        store(client, "Use SQLite for storage.", "db")
+        write_in_place(
+            decisions,
+            HACKLM_HEADER
+            + "- [deploy] Deploy with canary releases.\n- [db] Use SQLite for storage.\n",
+        )
+        settle(client)
+        contents = {e.slug: e.content for e in client.list(category="Decision").entries}
+    assert contents == {
+        "deploy": "Deploy with canary releases.",
+        "db": "Use SQLite for storage.",
+        "ci": CI,
+    }
+
+
+def test_the_user_wide_memorys_root_replaced_is_loaded_afresh_and_gets_no_old_entry(
+    daemon: DaemonProcess, short_tmp: Path, workspace: Path
+) -> None:
+    user_wide = Path(os.environ["XDG_DATA_HOME"]) / "memd" / "global"
+    with Client(daemon.socket_path, workspace=workspace) as client:
+        client.store(category="Instruction", content="Answer in English.", scope="global")
+        os.rename(user_wide, short_tmp / "global.old")
+        user_wide.mkdir()  # restored from elsewhere: another directory
+        stored = client.store(category="Instruction", content="Write tests first.", scope="global")
+        assert stored.action == "stored"
+        listed = [e.content for e in client.list(sources=["global"]).entries]
+    assert listed == ["Write tests first."]
+    held = "".join(p.read_text() for p in (user_wide / ".memory").glob("*.md"))
+    assert "Answer in English." not in held
+
+
+def test_a_project_swapped_for_a_link_into_the_user_wide_memory_writes_nothing_there(
+    daemon: DaemonProcess, short_tmp: Path
+) -> None:
+    """Inside counts as the user-wide memory too (a link to a directory within it), also while
+    the project's path is still remembered as apart from it."""
+    user_wide = Path(os.environ["XDG_DATA_HOME"]) / "memd" / "global"
+    project = short_tmp / "app"
+    (project / ".git").mkdir(parents=True)
+    with Client(daemon.socket_path, workspace=project) as client:
+        client.store(category="Instruction", content="Answer in English.", scope="global")
+        client.store(category="Decision", content="A real project rule.", slug="real")
+        inside = user_wide / "notes"
+        inside.mkdir()
+        shutil.rmtree(project)
+        project.symlink_to(inside)
+        with pytest.raises(InvalidParams):
+            client.store(category="Decision", content="Land in the user-wide memory.")
+    assert not (inside / ".memory").exists()
