@@ -128,7 +128,12 @@ class CategoryActor:
         self._kept_key = ""  # the key of the text whose index is kept on disk, if known
         self._decides = False  # a write came: versions read get their dedup index built
         self._waiting: set[Envelope] = set()
-        self._vanished_at: float | None = None  # time.monotonic() when the file was seen gone
+        # time.monotonic() when the file was seen gone, or emptied in place (an in-place writer,
+        # HackLM's `writeFile`, between its truncate and its write)
+        self._vanished_at: float | None = None
+        # The version (catalog, fingerprint) seen before the file was emptied in place: what
+        # the version after the empty moment is compared with (`_restore_overwritten`).
+        self._before_empty: tuple[Catalog | None, storage.Fingerprint | None] | None = None
         # The entries this daemon acknowledged into the file, as long as the file holds them
         # (bounded by the file): what a re-store after HackLM's first use may write.
         self._acknowledged: set[first_use.Key] = set()
@@ -422,6 +427,7 @@ class CategoryActor:
         self.snapshot = Snapshot(written.catalog, self._clock(), previous=base)
         if written.wrote:
             self.commits += 1
+            self._before_empty = None  # memd replaced the emptied file: nothing to compare
         self._on_change(self.category, self.snapshot, "memd" if written.wrote else "external")
 
     async def _must_wait(self) -> bool:
@@ -496,16 +502,19 @@ class CategoryActor:
         """Read the file and apply `live` to it (blocking, under the write lock).
 
         Raises:
-            ChangedOnDisk: the file vanished, holds conflict markers, HackLM's first-use header
-                wrote over acknowledged entries or the batch would pass the size cap: the event
-                loop's path deals with those.
+            ChangedOnDisk: the file vanished, was emptied in place, holds conflict markers,
+                HackLM's first-use header wrote over acknowledged entries or the batch would
+                pass the size cap: the event loop's path deals with those.
         """
         loaded = storage.read_text(self.path, follow_links=False, max_bytes=self.max_file_bytes)
         if loaded is None or merge_markers.conflict_lines(loaded[0]):
             raise storage.ChangedOnDisk(self.path)
         text, read = loaded
         catalog = Catalog.from_text(text)
-        if self._lost_to_first_use(self.snapshot.catalog, self._fingerprint, catalog, read):
+        before, known = self._base()
+        if _emptied_in_place(known, read):
+            raise storage.ChangedOnDisk(self.path)  # the event loop's re-read waits for the rest
+        if self._lost_to_first_use(before, known, catalog, read):
             raise storage.ChangedOnDisk(self.path)  # the event loop's re-read stores them again
         batch = transitions.apply_batch(
             self.category, catalog, [envelope.command for envelope in live]
@@ -524,13 +533,20 @@ class CategoryActor:
 
     async def _reread(self) -> None:
         logger.info("%s changed on disk; re-reading it", self.path)
-        before, known = self.snapshot, self._fingerprint
+        shown = self.snapshot
+        before, known = self._base()
+        self._before_empty = None
         try:
             await self._reload()
         finally:
-            if _differs(before, self.snapshot):
+            if _differs(shown, self.snapshot):
                 self._on_change(self.category, self.snapshot, "external")
         self._restore_overwritten(before, known)
+
+    def _base(self) -> tuple[Catalog | None, storage.Fingerprint | None]:
+        """The version a new one is compared with for HackLM's first use: the last one read,
+        or the one before the file was emptied in place if that is the last one read."""
+        return self._before_empty or (self.snapshot.catalog, self._fingerprint)
 
     def _note_acknowledged(self, results: _Results) -> None:
         """Remember the entries a commit acknowledged (stored, updated or put back)."""
@@ -556,17 +572,28 @@ class CategoryActor:
             return []  # another file: a rename (git, an editor), never HackLM's header write
         return first_use.lost_to_first_use(self.category, before, after, self._acknowledged)
 
-    def _restore_overwritten(self, before: Snapshot, known: storage.Fingerprint | None) -> None:
+    def _restore_overwritten(
+        self, before: Catalog | None, known: storage.Fingerprint | None
+    ) -> None:
         """Store again, word for word, the entries this daemon acknowledged that HackLM's
         first-use header wrote over (see `core.writes.first_use`: no time window; a delete,
         update or hand edit by anyone is never undone). The re-store goes through the mailbox
         like any write, so it checks the workspace root's identity under the lock first and
-        only ever lands in this file."""
+        only ever lands in this file.
+
+        A file emptied in place is the moment between an in-place writer's truncate and its
+        write (HackLM's `writeFile`): the next version is compared with the one before it, and
+        no store writes into it for VANISH_SETTLE seconds, as for a file that vanished."""
         after = self.snapshot
+        if _emptied_in_place(known, self._fingerprint):
+            self._before_empty = (before, known)
+            if self._vanished_at is None:
+                self._vanished_at = time.monotonic()
+            return
         lost = (
             []
             if after.conflict is not None
-            else self._lost_to_first_use(before.catalog, known, after.catalog, self._fingerprint)
+            else self._lost_to_first_use(before, known, after.catalog, self._fingerprint)
         )
         # Bounded by the file: forget what it no longer holds (deleted by someone: never back).
         held = {first_use.key_of(entry) for entry in after.entries}
@@ -622,6 +649,17 @@ class _Written(NamedTuple):
     catalog: Catalog
     results: list[transitions.Outcome | RpcError] | None
     wrote: bool
+
+
+def _emptied_in_place(known: storage.Fingerprint | None, now: storage.Fingerprint | None) -> bool:
+    """Return True if the file `known` (with content) is now the same file, empty."""
+    return (
+        known is not None
+        and now is not None
+        and known.size > 0
+        and now.size == 0
+        and (known.dev, known.ino) == (now.dev, now.ino)
+    )
 
 
 def _conflict_error(path: str, markers: tuple[int, ...]) -> MergeConflict:

@@ -141,12 +141,14 @@ class Scopes:
         """The project workspace at `path` (checked before it is loaded).
 
         Raises:
-            InvalidParams: `path` is the user-wide memory (by any spelling).
+            InvalidParams: `path` is the user-wide memory or inside it (by any spelling).
         """
         if os.path.isabs(path) and await self._user_wide_path(path):
             raise _user_wide_error(path)
         workspace = await self.registry.get(path)
-        if workspace.root == self._anchor:  # resolved there since it was last found apart
+        root = workspace.root
+        if root == self._anchor or root.startswith(self._anchor + os.sep):
+            # resolved there (or inside it) since it was last found apart
             self._apart.pop(path, None)
             raise _user_wide_error(path)
         return workspace

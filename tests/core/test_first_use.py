@@ -77,3 +77,19 @@ def test_any_edit_that_keeps_the_header_gives_nothing_back(
     after = catalog(top, *(line for line, keep in zip(lines, kept, strict=False) if keep))
     acknowledged = {key_of(entry) for entry in before.entries}
     assert lost_to_first_use(category, before, after, acknowledged) == []
+
+
+def test_memds_header_with_its_description_normalised_by_hacklms_cleanup_is_still_memds() -> None:
+    """HackLM's cleanup (§4.1) makes the description line an entry; the late first-use header
+    over that file still takes memd's entries, and only they come back."""
+    description = DECISION.header.splitlines()[2]
+    before = catalog(f"# {DECISION.header.split()[1]}\n\n", f"- {description}", "- [a] Ours.")
+    after = catalog(first_use_header(DECISION))
+    lost = lost_to_first_use(DECISION, before, after, {key_of(before.entries[1])})
+    assert [e.slug for e in lost] == ["a"]
+
+
+def test_a_title_alone_without_the_description_entry_is_not_memds_header() -> None:
+    before = catalog(f"# {DECISION.header.split()[1]}\n\n", "- [a] Ours.")
+    after = catalog(first_use_header(DECISION))
+    assert lost_to_first_use(DECISION, before, after, {key_of(before.entries[0])}) == []

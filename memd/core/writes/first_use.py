@@ -9,7 +9,9 @@ lands (an extension host stalled for seconds).
 Rule: a new version of a category file is that overwrite when
 - its header (every non-blank line that is not an entry) is exactly HackLM's first-use header,
   and the version before it had memd's own header (`Category.header`, the one memd writes when
-  it creates a file: HackLM's activation form, `# Decisions` and a description line), and
+  it creates a file: HackLM's activation form, `# Decisions` and a description line), or that
+  header after HackLM's cleanup turned its description line into an entry (hacklm-spec.md
+  §4.1: `# Decisions` alone, and `- Architectural commitments made in this project.`), and
 - it is the same file (device and inode: HackLM's `writeFile` truncates in place, while git,
   `mv` and editors that save through a temp file make a new one).
 Every other rewrite keeps the header as it was: HackLM's delete, upsert, append, cleanup and
@@ -67,9 +69,21 @@ def _lines(header: str) -> tuple[str, ...]:
 def is_first_use_overwrite(category: Category, before: Catalog, after: Catalog) -> bool:
     """Return True if `after`'s header is HackLM's first-use header and `before`'s was memd's
     (the caller checks that both are the same file: see the module rule)."""
-    return header_lines(after) == _lines(first_use_header(category)) and header_lines(
-        before
-    ) == _lines(category.header)
+    return header_lines(after) == _lines(first_use_header(category)) and _has_memds_header(
+        category, before
+    )
+
+
+def _has_memds_header(category: Category, catalog: Catalog) -> bool:
+    """Return True if `catalog`'s header is memd's, as memd wrote it or with its description
+    line made an entry by HackLM's cleanup (§4.1)."""
+    header, memds = header_lines(catalog), _lines(category.header)
+    if header == memds:
+        return True
+    title, described = memds[:1], memds[1:]
+    return header == title and all(
+        any(entry.content == line for entry in catalog.entries) for line in described
+    )
 
 
 def lost_to_first_use(
