@@ -15,14 +15,17 @@ Rules:
   refuses to run until it is removed): memd does not wait for it, and says so once per lock.
 - `.git` files are read without blocking and only if regular (a hostile repository may plant a
   FIFO), at most `MAX_GITFILE_BYTES`.
-- Blocking: call it in a worker thread (it stats a few paths: microseconds on a local disk).
+- Blocking: call it in a worker thread (it stats a few paths: microseconds on a local disk;
+  `staged_as` runs git, for a rare decision only).
 """
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import os
 import stat
+import subprocess
 import time
 
 logger = logging.getLogger(__name__)
@@ -111,3 +114,41 @@ def index_changed_since(root: str, since_ns: int) -> bool:
         return os.stat(os.path.join(directory, "index")).st_mtime_ns >= since_ns
     except OSError:
         return False
+
+
+INDEX_TIMEOUT = 5.0
+"""The longest `staged_as` waits for git."""
+
+
+def staged_as(root: str, path: str, data: bytes) -> bool:
+    """Return True if git's index holds exactly `data` for `path` (a file in the working tree
+    of the repository `root` is in): git put that version there (a checkout, stash, reset or
+    merge writes the index and the file alike). False when it does not, when `root` is in no
+    repository, or when git cannot tell within INDEX_TIMEOUT seconds.
+
+    Runs `git ls-files --stage` (a process: call it only for a rare decision) and compares the
+    staged object's id with `data`'s, in the repository's own hash (SHA-1, or SHA-256).
+    """
+    if git_dir(root) is None:
+        return False
+    try:
+        listed = subprocess.run(
+            ["git", "-C", root, "ls-files", "--stage", "-z", "--", os.path.relpath(path, root)],
+            capture_output=True,
+            timeout=INDEX_TIMEOUT,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    if listed.returncode != 0:
+        return False
+    header = b"blob %d\0" % len(data)
+    for record in listed.stdout.split(b"\0"):
+        fields = record.split(b"\t", 1)[0].split()
+        if len(fields) != 3:
+            continue
+        staged = fields[1].decode("ascii", "replace")
+        digest = hashlib.sha256 if len(staged) == 64 else hashlib.sha1
+        if digest(header + data).hexdigest() == staged:
+            return True
+    return False

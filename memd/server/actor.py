@@ -61,7 +61,7 @@ from memd.core.format.mdformat import Entry
 from memd.core.search import ranking
 from memd.core.writes import first_use, size_cap, transitions
 from memd.core.writes.catalog import Catalog
-from memd.fs import index_cache, storage
+from memd.fs import git_state, index_cache, storage
 from memd.fs.lock_file import BUSY, Busy, LockCheck
 from memd.server.envelope import Envelope
 from memd.server.lock_wait import Backoff
@@ -137,6 +137,7 @@ class CategoryActor:
         # The entries this daemon acknowledged into the file, as long as the file holds them
         # (bounded by the file): what a re-store after HackLM's first use may write.
         self._acknowledged: set[first_use.Key] = set()
+        self._pending_restores: list[Envelope] = []  # re-stores the mailbox had no room for
         self.snapshot = Snapshot(None, clock())
         self.commits = 0
         self.max_file_bytes = MAX_FILE_BYTES
@@ -158,7 +159,8 @@ class CategoryActor:
                 tg.start_soon(self._watch_replies)
                 async with self._receive:
                     async for first in self._receive:
-                        batch = [first]
+                        batch = [*self._pending_restores, first]
+                        self._pending_restores.clear()
                         while len(batch) < MAX_BATCH:
                             try:
                                 batch.append(self._receive.receive_nowait())
@@ -166,6 +168,10 @@ class CategoryActor:
                                 break
                         await self._prepare_decisions()
                         await self._commit(batch)
+                while self._pending_restores:  # found while the last batches were written
+                    batch = self._pending_restores[:MAX_BATCH]
+                    del self._pending_restores[:MAX_BATCH]
+                    await self._commit(batch)
                 tg.cancel_scope.cancel()
         finally:
             with anyio.CancelScope(shield=True), anyio.move_on_after(KEEP_INDEX_TIMEOUT):
@@ -541,7 +547,7 @@ class CategoryActor:
         finally:
             if _differs(shown, self.snapshot):
                 self._on_change(self.category, self.snapshot, "external")
-        self._restore_overwritten(before, known)
+        await self._restore_overwritten(before, known)
 
     def _base(self) -> tuple[Catalog | None, storage.Fingerprint | None]:
         """The version a new one is compared with for HackLM's first use: the last one read,
@@ -572,14 +578,16 @@ class CategoryActor:
             return []  # another file: a rename (git, an editor), never HackLM's header write
         return first_use.lost_to_first_use(self.category, before, after, self._acknowledged)
 
-    def _restore_overwritten(
+    async def _restore_overwritten(
         self, before: Catalog | None, known: storage.Fingerprint | None
     ) -> None:
         """Store again, word for word, the entries this daemon acknowledged that HackLM's
         first-use header wrote over (see `core.writes.first_use`: no time window; a delete,
         update or hand edit by anyone is never undone). The re-store goes through the mailbox
         like any write, so it checks the workspace root's identity under the lock first and
-        only ever lands in this file.
+        only ever lands in this file. A version that is exactly what git's index holds for the
+        file is git's (a checkout, stash or reset may reuse the inode just freed), never
+        HackLM's: it is left alone.
 
         A file emptied in place is the moment between an in-place writer's truncate and its
         write (HackLM's `writeFile`): the next version is compared with the one before it, and
@@ -595,6 +603,14 @@ class CategoryActor:
             if after.conflict is not None
             else self._lost_to_first_use(before, known, after.catalog, self._fingerprint)
         )
+        if lost and after.catalog is not None:
+            root = os.path.dirname(os.path.dirname(self.path))
+            text = after.catalog.render().encode("utf-8")
+            if await anyio.to_thread.run_sync(git_state.staged_as, root, self.path, text):
+                logger.info(
+                    "%s is the version git's index holds; leaving it as git wrote it", self.path
+                )
+                lost = []
         # Bounded by the file: forget what it no longer holds (deleted by someone: never back).
         held = {first_use.key_of(entry) for entry in after.entries}
         self._acknowledged &= held | {first_use.key_of(entry) for entry in lost}
@@ -610,9 +626,13 @@ class CategoryActor:
             if entry.slug is None:
                 continue  # never acknowledged by memd, which gives every entry a slug
             command = transitions.Restore(slug=entry.slug, content=entry.content)
-            with contextlib.suppress(anyio.WouldBlock, anyio.ClosedResourceError):
-                # Nobody waits for this reply: the actor applies it like any queued store.
-                self._send.send_nowait(Envelope(command, anyio.current_time() + REPLY_TIMEOUT))
+            # Nobody waits for this reply: the actor applies it like any queued store (with the
+            # next batch if the mailbox is full or closing).
+            envelope = Envelope(command, anyio.current_time() + REPLY_TIMEOUT)
+            try:
+                self._send.send_nowait(envelope)
+            except (anyio.WouldBlock, anyio.ClosedResourceError, anyio.BrokenResourceError):
+                self._pending_restores.append(envelope)
 
 
 _Results = list[tuple[Envelope, transitions.Outcome | RpcError]]

@@ -198,12 +198,6 @@ def _git(workspace: Path, *args: str) -> None:
     )
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="undoes git's change: git replaces a file by unlink and create, and ext4 often gives "
-    "the new file the inode just freed (git stash here), so (device, inode) does not tell git's "
-    "new file from HackLM's in-place write; memd re-stores into the version git put back",
-)
 def test_git_bringing_back_a_first_use_version_is_not_undone_even_with_a_reused_inode(
     daemon: DaemonProcess, workspace: Path, decisions: Path
 ) -> None:
