@@ -84,6 +84,54 @@ def test_missing_files_are_created_at_load_so_hacklm_never_bootstraps_over_memd(
     assert "The CI runner has no network." in (memory / "quirks.md").read_text()
 
 
+class StoringClients:
+    """Four clients, each in a thread of its own, storing 25 new decisions (slugs
+    `c<client>-<n>`); what each store answered, and every error of any type."""
+
+    def __init__(self, daemon: DaemonProcess, workspace: Path) -> None:
+        self.daemon, self.workspace = daemon, workspace
+        self.slugs = [f"c{c}-{n}" for c in range(4) for n in range(25)]
+        self.acknowledged: dict[str, str] = {}
+        self.failures: list[str] = []
+        self._threads = [
+            threading.Thread(target=self._store, args=(c,), daemon=True) for c in range(4)
+        ]
+
+    def start(self) -> None:
+        """Start the four clients."""
+        for thread in self._threads:
+            thread.start()
+
+    def finish(self, timeout: float) -> None:
+        """Wait for all four within `timeout` seconds in all; fail if one is still storing."""
+        deadline = time.monotonic() + timeout
+        for thread in self._threads:
+            thread.join(max(0.0, deadline - time.monotonic()))
+        running = sum(thread.is_alive() for thread in self._threads)
+        assert running == 0, (
+            f"{running} of 4 clients were still storing after {timeout:g} s "
+            f"({len(self.acknowledged)} of {len(self.slugs)} stores acknowledged)"
+        )
+
+    def _store(self, c: int) -> None:
+        try:
+            with Client(self.daemon.socket_path, workspace=self.workspace) as client:
+                for n in range(25):
+                    slug = f"c{c}-{n}"
+                    try:
+                        stored = client.store(
+                            category="Decision",
+                            content=f"Decision {word(c, n)} about {word(n, c, 1)}.",  # all new
+                            slug=slug,
+                        )
+                    except RpcError as exc:
+                        self.failures.append(f"{slug}: {exc.message}")
+                    else:
+                        self.acknowledged[slug] = stored.action
+        except Exception as exc:  # a timeout or a lost connection ends this client
+            self.failures.append(f"client {c}: {type(exc).__name__}: {exc}")
+
+
 def test_stores_under_sustained_hacklm_writing_all_succeed_and_stay(
     daemon: DaemonProcess, workspace: Path
 ) -> None:
@@ -107,44 +155,14 @@ def test_stores_under_sustained_hacklm_writing_all_succeed_and_stay(
         Subprocess(memory, "upsert", "Decision", f"h{n}", f"HackLM decision {n}.", *sustained)
         for n in (1, 2)
     ]
-    slugs = [f"c{c}-{n}" for c in range(4) for n in range(25)]
-    acknowledged: dict[str, str] = {}
-    failures: list[str] = []
-
-    def store(c: int) -> None:
-        try:
-            with Client(daemon.socket_path, workspace=workspace) as client:
-                for n in range(25):
-                    slug = f"c{c}-{n}"
-                    try:
-                        stored = client.store(
-                            category="Decision",
-                            content=f"Decision {word(c, n)} about {word(n, c, 1)}.",  # all new
-                            slug=slug,
-                        )
-                    except RpcError as exc:
-                        failures.append(f"{slug}: {exc.message}")
-                    else:
-                        acknowledged[slug] = stored.action
-        except Exception as exc:  # a timeout or a lost connection ends this client
-            failures.append(f"client {c}: {type(exc).__name__}: {exc}")
-
+    clients = StoringClients(daemon, workspace)
     try:
         for writer in writers:  # HackLM is writing before the first store
             writer.wait_for("upsert-read", timeout=60)
-        clients = [threading.Thread(target=store, args=(n,), daemon=True) for n in range(4)]
-        for thread in clients:
-            thread.start()
-        deadline = time.monotonic() + STORES_WAIT
-        for thread in clients:
-            thread.join(max(0.0, deadline - time.monotonic()))
-        running = sum(thread.is_alive() for thread in clients)
-        assert running == 0, (
-            f"{running} of 4 clients were still storing after {STORES_WAIT:g} s "
-            f"({len(acknowledged)} of 100 stores acknowledged)"
-        )
-        assert failures == []
-        assert acknowledged == dict.fromkeys(slugs, "stored")
+        clients.start()
+        clients.finish(timeout=STORES_WAIT)
+        assert clients.failures == []
+        assert clients.acknowledged == dict.fromkeys(clients.slugs, "stored")
         for writer in writers:
             writer.stop()
     finally:
@@ -155,7 +173,7 @@ def test_stores_under_sustained_hacklm_writing_all_succeed_and_stay(
         for line in (memory / "decisions.md").read_text().splitlines()
         if line.startswith("- [")
     ]
-    assert sorted(entries) == sorted([*slugs, "h1", "h2"])  # HackLM's two stay, once each
+    assert sorted(entries) == sorted([*clients.slugs, "h1", "h2"])  # HackLM's two stay, once
 
 
 def test_a_sustained_writer_told_to_stop_mid_upsert_finishes_it_first(workspace: Path) -> None:
