@@ -61,6 +61,10 @@ Options: `--hold SECONDS` (hold the lock that long), `--stop-at POINT` (print th
 stop itself with SIGSTOP there: the test resumes it with SIGCONT; `stopped_at` below waits until
 the kernel shows it stopped), `--count N` (do it N times, for sustained writing), `--pause S`
 (wait S seconds between two of them, as a user between two stores).
+SIGTERM ends sustained writing after the write under way (`done` is printed, exit 0): a test
+that is through with a writer stops it with `Subprocess.stop`, never with SIGKILL, which can land
+between an upsert's truncate and its write and leave the file empty (HackLM crashing mid-write, a
+loss no memd test is about).
 `Subprocess` wraps such a process for tests.
 """
 
@@ -72,6 +76,7 @@ import json
 import os
 import re
 import signal
+import subprocess
 import sys
 import threading
 import time
@@ -377,6 +382,25 @@ class Subprocess(LineProcess):
         """SIGCONT: let a stopped stand-in go on."""
         os.kill(self.pid, signal.SIGCONT)
 
+    def stop(self, timeout: float = 30.0) -> list[str]:
+        """SIGTERM: let it finish the write under way and exit (see the module docstring);
+        return the lines it printed since the last read, its last line (`done ...` or
+        `lock-error ...`) included. Fails if it has not exited within `timeout` seconds, or
+        died of a signal. (SIGCONT follows: one stopped at a point takes the SIGTERM as it
+        goes on.)"""
+        if self.process.poll() is None:  # not gone already (a `lock-error`)
+            self.process.send_signal(signal.SIGTERM)
+            self.process.send_signal(signal.SIGCONT)
+        try:
+            self.process.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            raise AssertionError(
+                f"the stand-in (pid {self.pid}) did not stop within {timeout} s of SIGTERM"
+            ) from None
+        code = self.process.returncode
+        assert code >= 0, f"the stand-in (pid {self.pid}) was killed by signal {-code}"
+        return self.lines_left()
+
 
 def _state(pid: int) -> str:
     try:
@@ -415,11 +439,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     writer = HackLMWriter(
         options.memory_dir, hook=_printing_hook(options.stop_at), hold=options.hold
     )
+    stopping = threading.Event()
+    signal.signal(signal.SIGTERM, lambda signum, frame: stopping.set())  # see the docstring
     result = ""
     try:
         for number in range(options.count):
             if number and options.pause:
                 time.sleep(options.pause)  # HackLM between two stores: others get a turn
+            if stopping.is_set():
+                break
             if options.action == "append":
                 category, content = options.args
                 result = writer.append(category, content)

@@ -33,7 +33,8 @@ class LineProcess:
             env=env,
         )
         self._lines: queue.Queue[str] = queue.Queue()
-        threading.Thread(target=self._read_lines, daemon=True).start()
+        self._reader = threading.Thread(target=self._read_lines, daemon=True)
+        self._reader.start()
 
     def _read_lines(self) -> None:
         assert self.process.stdout is not None
@@ -61,6 +62,16 @@ class LineProcess:
         while (got := self.read_line(max(0.0, deadline - time.monotonic()))) != line:
             before.append(got)
         return before
+
+    def lines_left(self, timeout: float = WAIT) -> list[str]:
+        """Once it has exited: every line it printed that was not read yet (up to its last)."""
+        assert self.process.poll() is not None, f"{self.name} still runs"
+        self._reader.join(timeout)  # its stdout is closed: the reader reaches the end
+        assert not self._reader.is_alive(), f"{self.name}'s output did not end in {timeout} s"
+        lines = []
+        while not self._lines.empty():
+            lines.append(self._lines.get_nowait())
+        return lines
 
     def finish(self, timeout: float = 2 * WAIT) -> int:
         """Wait for it to exit; return its exit code."""
