@@ -319,14 +319,58 @@ class CategoryActor:
         except RpcError as error:
             # The lock could not be taken, or the file could not be read or written: nothing
             # in this batch took effect.
-            for envelope in batch:
-                envelope.fail(error)
-            return
+            results = [(envelope, error) for envelope in batch]
         for envelope, result in results:
             if isinstance(result, RpcError):
                 envelope.fail(result)
             else:
                 envelope.set(result)
+        unrestored = [
+            envelope.command
+            for envelope, result in results
+            if isinstance(result, RpcError) and isinstance(envelope.command, transitions.Restore)
+        ]
+        if unrestored:
+            await self._archive_unrestored(unrestored)
+
+    async def _archive_unrestored(self, commands: list[transitions.Restore]) -> None:
+        """Keep in the archive each re-store that could not be written back (the file at its
+        size cap, the lock held for too long): nobody waits for its reply, and the entry must
+        not be lost. If even the archive cannot take it, its text goes to the log."""
+        records = [
+            ArchivedEntry(
+                category=self.category,
+                slug=command.slug,
+                content=command.content,
+                reason="written over by HackLM's first-use header; memd could not put it back",
+            )
+            for command in commands
+        ]
+        backoff = Backoff(anyio.current_time() + self._write_lock.lock_timeout)
+        try:
+            while isinstance(
+                await self._write_lock.try_write(
+                    lambda check: self._archive(records), deadline=backoff.deadline
+                ),
+                Busy,
+            ):
+                await backoff.pause(self._write_lock.lock_timeout_error)
+        except RpcError as error:
+            logger.error(
+                "could not put back or archive %d entries of %s that HackLM's first-use header "
+                "wrote over (%s); their text: %s",
+                len(records),
+                self.path,
+                error.message,
+                " / ".join(f"[{r.slug}] {r.content}" for r in records),
+            )
+            return
+        logger.warning(
+            "%d entries of %s that HackLM's first-use header wrote over could not be put back; "
+            "they are in the archive",
+            len(records),
+            self.path,
+        )
 
     async def _apply_and_write(self, batch: list[Envelope]) -> _Results:
         """Apply the batch to the current file and write it once; back off while another
