@@ -30,6 +30,7 @@ Rules (inotify mode):
 - IN_Q_OVERFLOW (the kernel dropped events): every workspace re-watches and rescans.
 - While `.memory` is missing the root's watch sees it appear; while the root is missing too, it
   is tried again every MISSING_POLL seconds (only that workspace, only while it stays loaded).
+- Events are read GATHER seconds after the first of a burst is queued, all at once.
 - Changes are batched per workspace: a batch is reported once its directory has been quiet for
   STEP_MS, or DEBOUNCE_MS after its first change, so a change shows up within a few hundred ms.
 - Out of watches (ENOSPC: `fs.inotify.max_user_watches`): ONE warning for the daemon's life;
@@ -72,6 +73,10 @@ FALLBACK_WATCHERS = 32
 RETRY_UNWATCHED = 30.0
 """Seconds between a workspace's quiet tries for a watch while the user's watches are used up."""
 OVERFLOW_LOG_INTERVAL = 60.0
+GATHER = 0.01
+"""Seconds the hub lets events gather once some are queued, before it reads them: one commit of
+memd's own makes about ten (its lock, its temp file, the swap), and a wake-up for each cost the
+write path a loop turn and a contended worker thread."""
 
 ChangeCallback = Callable[[frozenset[Category]], Awaitable[None]]
 WatchMode = Literal["starting", "inotify", "watchfiles", "on-access", "stopped"]
@@ -129,6 +134,7 @@ class WatchHub:
                     return
                 while True:
                     await anyio.wait_readable(instance.fd)
+                    await anyio.sleep(GATHER)  # one wake-up for a burst (a commit is ~10 events)
                     for event in instance.read_events():
                         self._dispatch(event)
             finally:

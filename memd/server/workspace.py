@@ -384,6 +384,8 @@ class Workspace:
         `GIT_WAIT_MAX` seconds), then look at every file: a checkout, merge, rebase, stash or
         reset is then seen as one change a file, never as a file half-written or missing, and
         its notifications say `git`."""
+        if not self._any_stale(categories):
+            return  # the echo of memd's own commits: nothing to read, no git to wait for
         by_git = await self._wait_for_git()
         if by_git:
             categories = frozenset(CATEGORIES)
@@ -394,6 +396,17 @@ class Workspace:
             logger.warning("cannot check %s after a change: %s", self.memory_dir, error.message)
         finally:
             self._git_changes -= by_git
+
+    def _any_stale(self, categories: Iterable[Category]) -> bool:
+        """Return True if any of `categories`' files differs from its snapshot, or cannot be
+        checked (stat'ed on the event loop, as `refresh` does)."""
+        try:
+            return any(
+                actor.is_stale(storage.current_fingerprint(actor.path))
+                for actor in (self.actors[category] for category in categories)
+            )
+        except RpcError:
+            return True
 
     async def _wait_for_git(self) -> bool:
         """Wait while git holds the repository's index lock (until the workspace closes); True
