@@ -157,6 +157,7 @@ class CategoryActor:
                 tg.start_soon(self._watch_replies)
                 async with self._receive:
                     async for first in self._receive:
+                        await self._write_lock.wait_turn()  # HackLM waiting: its turn first
                         batch = [first]
                         while len(batch) < MAX_BATCH:
                             try:

@@ -31,6 +31,7 @@ Rules (inotify mode):
 - While `.memory` is missing the root's watch sees it appear; while the root is missing too, it
   is tried again every MISSING_POLL seconds (only that workspace, only while it stays loaded).
 - Events are read GATHER seconds after the first of a burst is queued, all at once.
+- Events on `.memory/.lock` go to the workspace's `on_lock` (it gives way to HackLM with them).
 - Changes are batched per workspace: a batch is reported once its directory has been quiet for
   STEP_MS, or DEBOUNCE_MS after its first change, so a change shows up within a few hundred ms.
 - Out of watches (ENOSPC: `fs.inotify.max_user_watches`): ONE warning for the daemon's life;
@@ -39,6 +40,9 @@ Rules (inotify mode):
 - A workspace's watches are removed when it unloads (a watch that two workspaces share, when the
   last one lets go); closing the hub closes the instance, which drops every watch.
 - A watcher failure never takes the daemon down.
+
+Size: the hub and the workspace watcher share one event protocol (placing watches, reading,
+dispatching by role and name), told once.
 """
 
 from __future__ import annotations
@@ -79,6 +83,8 @@ memd's own makes about ten (its lock, its temp file, the swap), and a wake-up fo
 write path a loop turn and a contended worker thread."""
 
 ChangeCallback = Callable[[frozenset[Category]], Awaitable[None]]
+LockCallback = Callable[[int], None]
+"""Told the inotify mask of each event on `.memory/.lock` (see `Workspace.give_way`)."""
 WatchMode = Literal["starting", "inotify", "watchfiles", "on-access", "stopped"]
 Role = Literal["memory", "root"]
 Placement = Literal["watched", "waiting", "missing", "full", "failed"]
@@ -88,6 +94,7 @@ nothing to watch (no root); out of watches; another error."""
 _ALL = frozenset(CATEGORIES)
 _BY_NAME = {os.fsencode(category.file): category for category in CATEGORIES}
 _MEMORY_NAME = os.fsencode(MEMORY_DIR)
+_LOCK_NAME = b".lock"
 _POLLING_OFF = {"", "false", "disable", "disabled"}
 _MISSING = {errno.ENOENT, errno.ENOTDIR}
 
@@ -274,11 +281,17 @@ class WorkspaceWatcher:
     changed."""
 
     def __init__(
-        self, root: str, memory_dir: str, on_change: ChangeCallback, hub: WatchHub
+        self,
+        root: str,
+        memory_dir: str,
+        on_change: ChangeCallback,
+        hub: WatchHub,
+        on_lock: LockCallback | None = None,
     ) -> None:
         self.root = root
         self.memory_dir = memory_dir
         self._on_change = on_change
+        self._on_lock = on_lock
         self._hub = hub
         self._stop = anyio.Event()
         self._wake = anyio.Event()
@@ -312,6 +325,9 @@ class WorkspaceWatcher:
         """Take one event for one of this workspace's watches (called by the hub)."""
         if event.mask & inotify.SELF_GONE or (role == "root" and event.name == _MEMORY_NAME):
             self.request_rewatch()
+            return
+        if role == "memory" and event.name == _LOCK_NAME and self._on_lock is not None:
+            self._on_lock(event.mask)
             return
         category = _BY_NAME.get(event.name) if role == "memory" else None
         if category is None:

@@ -33,6 +33,11 @@ Rules:
   had just created with an acknowledged entry; this way it can only overwrite a bare header.
   (If a bare header still replaces a fresh commit, its entries are stored again: see
   `actor.RESTORE_WINDOW`.)
+- HackLM gets its turn: a commit during which someone read `.memory/.lock` (HackLM does each
+  time it finds it held: see `lock_file`, `waiter_seen`) is followed by no other hold until that
+  waiter's own lock has appeared and gone (its record written into `.lock`, then `.lock`
+  removed, as the watcher sees them), or GIVE_WAY_MAX seconds have passed; memd's stores queue
+  meanwhile and share the next commit (`wait_turn`). Without inotify only the bound ends it.
 - Nothing is written while git is working in the workspace's repository (its `index.lock`
   exists: see `git_state`): a write then backs off like one that finds `.memory/.lock` held.
 - Outside changes are read once git is done (`_external_change`): a checkout, merge, rebase,
@@ -49,6 +54,7 @@ from __future__ import annotations
 import datetime
 import functools
 import logging
+import math
 import os
 import time
 from collections.abc import Callable, Iterable
@@ -72,6 +78,7 @@ from memd.fs.lock_file import (
     MemoryDirLock,
 )
 from memd.paths import MEMORY_DIR
+from memd.server import inotify
 from memd.server.actor import CategoryActor, Snapshot
 from memd.server.lock_wait import Backoff
 from memd.server.session import Session, notification_frame
@@ -91,6 +98,10 @@ FIRST_USE_SETTLE = 0.1
 """Seconds the category files memd creates exist before a store writes into them."""
 
 T = TypeVar("T")
+
+GIVE_WAY_MAX = 1.2
+"""The longest memd gives way to a writer seen waiting for `.memory/.lock`, in seconds: longer
+than HackLM's longest sleep between two attempts (1 s), so it tries once meanwhile."""
 
 GIT_WAIT_MAX = 30.0
 """The longest an outside change waits for git to finish before it is read anyway (a git that
@@ -129,8 +140,13 @@ class Workspace:
         self._sweep_scope = anyio.CancelScope()
         self._subscribers: set[Session] = set()
         self._own_hub = WatchHub() if watches is None else None
+        self._give_way: _GiveWay | None = None  # a waiter seen: its turn comes first
         self.watcher = WorkspaceWatcher(
-            root, self.memory_dir, self._external_change, watches or self._own_hub or WatchHub()
+            root,
+            self.memory_dir,
+            self._external_change,
+            watches or self._own_hub or WatchHub(),
+            on_lock=self._lock_event,
         )
         self.in_use = 0
         """Requests holding this workspace now (`Registry.leases`)."""
@@ -263,6 +279,7 @@ class Workspace:
             LockTimeout: memd's own writers kept the in-process lock until `deadline`.
             Exception: whatever `work` raises.
         """
+        await self.wait_turn(deadline)
         try:
             self._mutex.acquire_nowait()
         except anyio.WouldBlock:
@@ -285,8 +302,36 @@ class Workspace:
             return BUSY
         finally:
             self._mutex.release()
+            if self._dir_lock.waiter_seen:  # someone read our lock: a writer is waiting
+                self._dir_lock.waiter_seen = False
+                self._give_way = _GiveWay(anyio.current_time() + GIVE_WAY_MAX)
         self._git_lock = None
         return done
+
+    async def wait_turn(self, deadline: float = math.inf) -> None:
+        """Return once a writer seen waiting for `.memory/.lock` has had its turn, or
+        GIVE_WAY_MAX seconds after it was seen (or at `deadline`, anyio's clock); at once if
+        none was seen."""
+        way = self._give_way
+        if way is None:
+            return
+        if not way.done.is_set():
+            with anyio.move_on_at(min(way.until, deadline)):
+                await way.done.wait()
+        if self._give_way is way:
+            self._give_way = None
+
+    def _lock_event(self, mask: int) -> None:
+        """An event on `.memory/.lock` (from the watcher): a record written into it is another
+        writer's lock (memd links its lock into place, written beforehand); its removal after
+        that ends memd's giving way."""
+        way = self._give_way
+        if way is None:
+            return
+        if mask & inotify.IN_CLOSE_WRITE:
+            way.appeared = True
+        elif way.appeared and mask & (inotify.IN_DELETE | inotify.IN_MOVED_FROM):
+            way.done.set()
 
     def _prepared_first(self, work: Callable[[LockCheck], T], check: LockCheck) -> T:
         """Run `work` under the lock, with a check that also stops it while git works; first
@@ -492,6 +537,16 @@ class Workspace:
         frame = notification_frame("changed", changed)
         for session in list(self._subscribers):
             session.offer(self.root, frame)
+
+
+class _GiveWay:
+    """memd giving way to a writer seen waiting for the lock: until `done` (its lock appeared
+    and went) or `until` (anyio's clock)."""
+
+    def __init__(self, until: float) -> None:
+        self.until = until
+        self.appeared = False
+        self.done = anyio.Event()
 
 
 class Limits(NamedTuple):

@@ -33,6 +33,11 @@ class WriteLock(Protocol):
     def lock_timeout_error(self) -> RpcError:
         """Return the error for a batch that waited `lock_timeout` seconds."""
 
+    async def wait_turn(self) -> None:
+        """Return once another writer seen waiting for the lock has had its turn (at once if
+        none is): an actor calls it before it takes a batch, so stores queued meanwhile share
+        the next commit."""
+
 
 class Unlocked:
     """A `WriteLock` that locks nothing (a directory no other writer uses; tests): `check` runs
@@ -50,6 +55,9 @@ class Unlocked:
     def lock_timeout_error(self) -> RpcError:
         """Never used: nothing is ever held."""
         return LockTimeout("No lock is held here.")
+
+    async def wait_turn(self) -> None:
+        """Nobody else takes this lock: nobody to give way to."""
 
 
 def _lock_still_held() -> None:

@@ -64,6 +64,9 @@ class HackLMFirst:
     def lock_timeout_error(self) -> RpcError:
         return LockTimeout("never")
 
+    async def wait_turn(self) -> None:
+        pass
+
 
 async def _store_once(actor: CategoryActor, command: transitions.Command) -> transitions.Outcome:
     """Run `actor`, submit `command`, stop the actor; return the outcome or raise its error."""
