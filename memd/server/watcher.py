@@ -30,7 +30,8 @@ Rules (inotify mode):
 - IN_Q_OVERFLOW (the kernel dropped events): every workspace re-watches and rescans.
 - While `.memory` is missing the root's watch sees it appear; while the root is missing too, it
   is tried again every MISSING_POLL seconds (only that workspace, only while it stays loaded).
-- Events are read GATHER seconds after the first of a burst is queued, all at once.
+- Events are read GATHER seconds after the first of a burst is queued, all at once (at most
+  GATHER_HURRIED while a workspace waits for another writer's lock to come and go: `hurry`).
 - Events on `.memory/.lock` go to the workspace's `on_lock` (it gives way to HackLM with them).
 - Changes are batched per workspace: a batch is reported once its directory has been quiet for
   STEP_MS, or DEBOUNCE_MS after its first change, so a change shows up within a few hundred ms.
@@ -77,10 +78,14 @@ FALLBACK_WATCHERS = 32
 RETRY_UNWATCHED = 30.0
 """Seconds between a workspace's quiet tries for a watch while the user's watches are used up."""
 OVERFLOW_LOG_INTERVAL = 60.0
-GATHER = 0.01
+GATHER = 0.05
 """Seconds the hub lets events gather once some are queued, before it reads them: one commit of
 memd's own makes about ten (its lock, its temp file, the swap), and a wake-up for each cost the
-write path a loop turn and a contended worker thread."""
+write path a loop turn and a contended worker thread. (A change is reported once its directory
+has been quiet for STEP_MS anyway.)"""
+GATHER_HURRIED = 0.002
+"""The gather while a workspace is giving way to a writer waiting for `.memory/.lock`: memd's
+next commit waits for that writer's lock events."""
 
 ChangeCallback = Callable[[frozenset[Category]], Awaitable[None]]
 LockCallback = Callable[[int], None]
@@ -117,6 +122,8 @@ class WatchHub:
         self._warned_full = False
         self._last_overflow_log = -OVERFLOW_LOG_INTERVAL
         self._scope = anyio.CancelScope()
+        self._hurried = 0  # workspaces waiting for another writer's lock events
+        self._hurry = anyio.Event()  # set: cut the current gather short
 
     @property
     def watched(self) -> int:
@@ -141,7 +148,11 @@ class WatchHub:
                     return
                 while True:
                     await anyio.wait_readable(instance.fd)
-                    await anyio.sleep(GATHER)  # one wake-up for a burst (a commit is ~10 events)
+                    # One wake-up for a burst (a commit is ~10 events), unless someone waits.
+                    with anyio.move_on_after(GATHER_HURRIED if self._hurried else GATHER):
+                        await self._hurry.wait()
+                    if self._hurry.is_set():
+                        self._hurry = anyio.Event()
                     for event in instance.read_events():
                         self._dispatch(event)
             finally:
@@ -154,6 +165,13 @@ class WatchHub:
     def stop(self) -> None:
         """Stop delivering events and close the instance."""
         self._scope.cancel()
+
+    def hurry(self, hurried: bool) -> None:
+        """Read events within GATHER_HURRIED from now on (`hurried`), or again within GATHER
+        (calls are counted: each True is ended by one False)."""
+        self._hurried += 1 if hurried else -1
+        if hurried:
+            self._hurry.set()
 
     def _dispatch(self, event: Event) -> None:
         if event.mask & inotify.IN_Q_OVERFLOW:

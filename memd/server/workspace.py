@@ -141,12 +141,9 @@ class Workspace:
         self._subscribers: set[Session] = set()
         self._own_hub = WatchHub() if watches is None else None
         self._give_way: _GiveWay | None = None  # a waiter seen: its turn comes first
+        self._hub = watches or self._own_hub or WatchHub()
         self.watcher = WorkspaceWatcher(
-            root,
-            self.memory_dir,
-            self._external_change,
-            watches or self._own_hub or WatchHub(),
-            on_lock=self._lock_event,
+            root, self.memory_dir, self._external_change, self._hub, on_lock=self._lock_event
         )
         self.in_use = 0
         """Requests holding this workspace now (`Registry.leases`)."""
@@ -316,8 +313,12 @@ class Workspace:
         if way is None:
             return
         if not way.done.is_set():
-            with anyio.move_on_at(min(way.until, deadline)):
-                await way.done.wait()
+            self._hub.hurry(True)  # the lock's events, as they come
+            try:
+                with anyio.move_on_at(min(way.until, deadline)):
+                    await way.done.wait()
+            finally:
+                self._hub.hurry(False)
         if self._give_way is way:
             self._give_way = None
 
