@@ -382,6 +382,8 @@ class MemoryDirLock:
         self.waiter_seen = False
         """Whether someone read our lock while we held it last (a writer waiting for it: see
         the module docstring); set by `release`."""
+        self.waiter_read_ns = 0
+        """When (epoch ns, the lock's access time) that waiter read it."""
         # Serialises refresh (from another thread) with the holder's checks and release.
         self._guard = threading.Lock()
 
@@ -570,6 +572,7 @@ class MemoryDirLock:
                 logger.warning("%s was replaced by another writer; leaving it in place", self.path)
             else:
                 self.waiter_seen = found[1] != self._atime_ns
+                self.waiter_read_ns = found[1]
                 with contextlib.suppress(OSError):
                     os.unlink(LOCK_FILE, dir_fd=dir_fd)
         finally:

@@ -33,11 +33,13 @@ Rules:
   had just created with an acknowledged entry; this way it can only overwrite a bare header.
   (If a bare header still replaces a fresh commit, its entries are stored again: see
   `actor.RESTORE_WINDOW`.)
-- HackLM gets its turn: a commit during which someone read `.memory/.lock` (HackLM does each
-  time it finds it held: see `lock_file`, `waiter_seen`) is followed by no other hold until that
-  waiter's own lock has appeared and gone (its record written into `.lock`, then `.lock`
-  removed, as the watcher sees them), or GIVE_WAY_MAX seconds have passed; memd's stores queue
-  meanwhile and share the next commit (`wait_turn`). Without inotify only the bound ends it.
+- HackLM gets its turn: after a commit during which someone read `.memory/.lock` (HackLM does
+  each time it finds it held: see `lock_file`, `waiter_seen`), memd takes the lock again only
+  until just before that waiter's first retry (HACKLM_FIRST_SLEEP after its read, by the lock's
+  access time), and from then on not until the waiter's own lock has appeared and gone (its
+  record written into `.lock`, then `.lock` removed, as the watcher sees them), or GIVE_WAY_MAX
+  seconds have passed; memd's stores queue meanwhile and share the next commit (`wait_turn`).
+  Without inotify only the bound ends it.
 - Nothing is written while git is working in the workspace's repository (its `index.lock`
   exists: see `git_state`): a write then backs off like one that finds `.memory/.lock` held.
 - Outside changes are read once git is done (`_external_change`): a checkout, merge, rebase,
@@ -102,6 +104,10 @@ T = TypeVar("T")
 GIVE_WAY_MAX = 1.2
 """The longest memd gives way to a writer seen waiting for `.memory/.lock`, in seconds: longer
 than HackLM's longest sleep between two attempts (1 s), so it tries once meanwhile."""
+HACKLM_FIRST_SLEEP = 0.05
+"""HackLM's sleep after its first failed attempt (50 ms x attempt, hacklm-spec.md §5.3)."""
+GIVE_WAY_AHEAD = 0.015
+"""How long before a waiter's first retry memd stops taking the lock (a commit's hold)."""
 
 GIT_WAIT_MAX = 30.0
 """The longest an outside change waits for git to finish before it is read anyway (a git that
@@ -301,17 +307,30 @@ class Workspace:
             self._mutex.release()
             if self._dir_lock.waiter_seen:  # someone read our lock: a writer is waiting
                 self._dir_lock.waiter_seen = False
-                self._give_way = _GiveWay(anyio.current_time() + GIVE_WAY_MAX)
+                self._saw_waiter(self._dir_lock.waiter_read_ns)
         self._git_lock = None
         return done
 
+    def _saw_waiter(self, read_ns: int) -> None:
+        """A writer read our lock at `read_ns` (epoch ns) and is waiting: it retries
+        HACKLM_FIRST_SLEEP later at the soonest, so memd may still commit until GIVE_WAY_AHEAD
+        before that, and then gives way (a waiter seen again after that moment finds memd
+        giving way already)."""
+        if self._give_way is not None and not self._give_way.done.is_set():
+            return  # giving way to an earlier one: its moment stands
+        read_ago = min(max(0.0, (time.time_ns() - read_ns) / 1e9), HACKLM_FIRST_SLEEP)
+        begin = anyio.current_time() - read_ago + HACKLM_FIRST_SLEEP - GIVE_WAY_AHEAD
+        self._give_way = _GiveWay(begin, begin + GIVE_WAY_MAX)
+
     async def wait_turn(self, deadline: float = math.inf) -> None:
         """Return once a writer seen waiting for `.memory/.lock` has had its turn, or
-        GIVE_WAY_MAX seconds after it was seen (or at `deadline`, anyio's clock); at once if
-        none was seen."""
+        GIVE_WAY_MAX seconds after memd began giving way (or at `deadline`, anyio's clock); at
+        once if none was seen, or while it still sleeps before its retry."""
         way = self._give_way
         if way is None:
             return
+        if not way.done.is_set() and anyio.current_time() < way.begin:
+            return  # it is still asleep: this commit ends before it retries
         if not way.done.is_set():
             self._hub.hurry(True)  # the lock's events, as they come
             try:
@@ -541,10 +560,11 @@ class Workspace:
 
 
 class _GiveWay:
-    """memd giving way to a writer seen waiting for the lock: until `done` (its lock appeared
-    and went) or `until` (anyio's clock)."""
+    """memd giving way to a writer seen waiting for the lock: from `begin` until `done` (its
+    lock appeared and went) or `until` (anyio's clock)."""
 
-    def __init__(self, until: float) -> None:
+    def __init__(self, begin: float, until: float) -> None:
+        self.begin = begin
         self.until = until
         self.appeared = False
         self.done = anyio.Event()
