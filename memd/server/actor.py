@@ -404,9 +404,10 @@ class CategoryActor:
             rest = [envelope for envelope in live if not envelope.abandoned]
             return await self._attempt(rest, deadline, reread=reread) if rest else []
         planned = _Planned(text, batch.catalog, batch.archived, read, reread=reread)
-        work = functools.partial(self._write_file, planned, live)
+        staging = _Staging(self.path, text)  # written and fsynced before the lock is taken
+        work = functools.partial(self._write_file, planned, live, staging)
         try:
-            written = await self._write_lock.try_write(work, deadline=deadline)
+            written = await self._write_lock.try_write(work, deadline=deadline, staging=staging)
         except (storage.ChangedOnDisk, _Retry) as exc:
             if isinstance(exc, storage.ChangedOnDisk):
                 logger.info("%s changed while memd was writing it; applying again", self.path)
@@ -456,10 +457,13 @@ class CategoryActor:
             text, limit=self.max_file_bytes, read_size=None if read is None else read.size
         )
 
-    def _write_file(self, planned: _Planned, live: list[Envelope], check: LockCheck) -> _Written:
+    def _write_file(
+        self, planned: _Planned, live: list[Envelope], staging: _Staging, check: LockCheck
+    ) -> _Written:
         """Write the planned text (blocking, under the write lock) if the file is still the
         version it was made from; with `planned.reread`, a file that changed is read and the
-        batch applied to it again right here, under the lock.
+        batch applied to it again right here, under the lock. The planned text, staged before
+        the lock, is only renamed into place here (`staging` makes it durable after).
 
         Raises:
             ChangedOnDisk: the file is no longer the version the batch was applied to.
@@ -491,9 +495,13 @@ class CategoryActor:
             if storage.current_fingerprint(self.path) != read_as:
                 raise storage.ChangedOnDisk(self.path)
 
-        fingerprint = storage.write_atomic(
-            self.path, text, before_replace=still_safe, follow_links=False, expected=read_as
-        )
+        staged = staging.staged if redone is None else None
+        if staged is not None:
+            fingerprint = staged.put_in_place(before_replace=still_safe, expected=read_as)
+        else:  # applied again here (or not staged): the whole write under the lock
+            fingerprint = storage.write_atomic(
+                self.path, text, before_replace=still_safe, follow_links=False, expected=read_as
+            )
         return _Written(fingerprint, catalog, redone, wrote=True)
 
     def _apply_again(self, live: list[Envelope]) -> _Again:
@@ -582,6 +590,30 @@ class _Planned(NamedTuple):
     read: storage.Fingerprint | None
     reread: bool
     """Apply the batch again under the lock if the file is no longer `read`."""
+
+
+class _Staging:
+    """A commit's text written and fsynced at a temp name before the lock is taken, renamed
+    under it by `_write_file`, the rename made durable (or the temp file removed) once the lock
+    is released: the hold HackLM waits for is the checks and the rename (`write_lock.Staging`)."""
+
+    def __init__(self, path: str, text: str) -> None:
+        self.path = path
+        self.text = text
+        self.staged: storage.Staged | None = None
+
+    def before(self) -> None:
+        self.staged = storage.stage(self.path, self.text, follow_links=False)
+
+    def after(self) -> None:
+        staged, self.staged = self.staged, None
+        if staged is None:
+            return
+        try:
+            if staged.placed:
+                staged.sync()  # the reply waits for this: a store is durable when answered
+        finally:
+            staged.close()
 
 
 class _Again(NamedTuple):

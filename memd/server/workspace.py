@@ -33,13 +33,16 @@ Rules:
   had just created with an acknowledged entry; this way it can only overwrite a bare header.
   (If a bare header still replaces a fresh commit, its entries are stored again: see
   `actor.RESTORE_WINDOW`.)
-- HackLM gets its turn: after a commit during which someone read `.memory/.lock` (HackLM does
-  each time it finds it held: see `lock_file`, `waiter_seen`), memd takes the lock again only
-  until just before that waiter's first retry (HACKLM_FIRST_SLEEP after its read, by the lock's
-  access time), and from then on not until the waiter's own lock has appeared and gone (its
-  record written into `.lock`, then `.lock` removed, as the watcher sees them), or GIVE_WAY_MAX
-  seconds have passed; memd's stores queue meanwhile and share the next commit (`wait_turn`).
-  Without inotify only the bound ends it.
+- HackLM gets its turn. A commit holds `.memory/.lock` only to check and rename (its file is
+  written and fsynced before, the rename made durable after), so most of a waiting HackLM's
+  retries find it free. And once writers have been seen waiting for PATIENCE seconds in a row
+  (someone read `.memory/.lock` during memd's holds: HackLM does each time it finds it held,
+  see `lock_file`, `waiter_seen`), memd takes the lock again only until just before the
+  waiter's next retry (HACKLM_FIRST_SLEEP after its read, by the lock's access time), and then
+  not until a waiter's own lock has appeared and gone (its record written into `.lock`, then
+  `.lock` removed, as the watcher sees them) or GIVE_WAY_MAX seconds have passed; memd's
+  stores queue meanwhile and share the next commit (`wait_turn`). Without inotify only the
+  bound ends it.
 - Nothing is written while git is working in the workspace's repository (its `index.lock`
   exists: see `git_state`): a write then backs off like one that finds `.memory/.lock` held.
 - Outside changes are read once git is done (`_external_change`): a checkout, merge, rebase,
@@ -88,6 +91,7 @@ from memd.server.sources import WorkspaceSources
 from memd.server.usage_store import UsageStore
 from memd.server.watcher import WatchHub, WorkspaceWatcher
 from memd.server.wire import entry_info
+from memd.server.write_lock import Staging, staged_run
 from memd_client import protocol as p
 from memd_client.errors import (
     LockTimeout,
@@ -107,7 +111,11 @@ than HackLM's longest sleep between two attempts (1 s), so it tries once meanwhi
 HACKLM_FIRST_SLEEP = 0.05
 """HackLM's sleep after its first failed attempt (50 ms x attempt, hacklm-spec.md §5.3)."""
 GIVE_WAY_AHEAD = 0.015
-"""How long before a waiter's first retry memd stops taking the lock (a commit's hold)."""
+"""How long before a waiter's retry memd stops taking the lock (a commit's hold)."""
+PATIENCE = 0.3
+"""memd gives way once writers have been seen waiting for this many seconds in a row (HackLM
+has then failed 3 of its 20 attempts): a short hold lets most of their retries in by itself,
+and giving way at every sighting would idle memd through every one of their sleeps."""
 
 GIT_WAIT_MAX = 30.0
 """The longest an outside change waits for git to finish before it is read anyway (a git that
@@ -147,6 +155,8 @@ class Workspace:
         self._subscribers: set[Session] = set()
         self._own_hub = WatchHub() if watches is None else None
         self._give_way: _GiveWay | None = None  # a waiter seen: its turn comes first
+        self._waiting_since: float | None = None  # writers seen waiting since (anyio's clock)
+        self._last_sighting = 0.0
         self._hub = watches or self._own_hub or WatchHub()
         self.watcher = WorkspaceWatcher(
             root, self.memory_dir, self._external_change, self._hub, on_lock=self._lock_event
@@ -268,11 +278,14 @@ class Workspace:
             data={"path": self._git_lock},
         )
 
-    async def try_write(self, work: Callable[[LockCheck], T], *, deadline: float) -> T | Busy:
+    async def try_write(
+        self, work: Callable[[LockCheck], T], *, deadline: float, staging: Staging | None = None
+    ) -> T | Busy:
         """Run blocking `work(check)` in one worker thread while holding the write lock; `check`
         raises if another process broke `.memory/.lock` meanwhile (call it right before each
         rename). The in-process lock is waited for until `deadline` (anyio's clock); HackLM's
         lock is tried once. Debris left by a crash is removed under the lock first, once.
+        `staging` runs around the hold, in the same call (`write_lock.Staging`).
 
         Returns:
             What `work` returned, or BUSY (without running `work`) if another process holds
@@ -298,7 +311,10 @@ class Workspace:
                 # sweep never makes it: only a write does).
                 return None  # type: ignore[return-value]
             done = await anyio.to_thread.run_sync(
-                self._dir_lock.try_run, functools.partial(self._prepared_first, work)
+                staged_run,
+                staging,
+                self._dir_lock.try_run,
+                functools.partial(self._prepared_first, work),
             )
         except storage.NotNow as busy:
             self._git_lock = busy.args[0]  # None: waiting for new files to settle
@@ -312,14 +328,22 @@ class Workspace:
         return done
 
     def _saw_waiter(self, read_ns: int) -> None:
-        """A writer read our lock at `read_ns` (epoch ns) and is waiting: it retries
-        HACKLM_FIRST_SLEEP later at the soonest, so memd may still commit until GIVE_WAY_AHEAD
-        before that, and then gives way (a waiter seen again after that moment finds memd
-        giving way already)."""
+        """A writer read our lock at `read_ns` (epoch ns) and is waiting. Writers seen waiting
+        for PATIENCE seconds in a row (no pause of GIVE_WAY_MAX between two sightings, no turn
+        given meanwhile) get memd to give way: it still commits until GIVE_WAY_AHEAD before the
+        waiter's soonest retry (HACKLM_FIRST_SLEEP after its read), then takes no lock until a
+        waiter's lock has come and gone."""
+        now = anyio.current_time()
+        read_at = now - min(max(0.0, (time.time_ns() - read_ns) / 1e9), GIVE_WAY_MAX)
+        if self._waiting_since is None or read_at - self._last_sighting > GIVE_WAY_MAX:
+            self._waiting_since = read_at
+        self._last_sighting = read_at
         if self._give_way is not None and not self._give_way.done.is_set():
-            return  # giving way to an earlier one: its moment stands
-        read_ago = min(max(0.0, (time.time_ns() - read_ns) / 1e9), HACKLM_FIRST_SLEEP)
-        begin = anyio.current_time() - read_ago + HACKLM_FIRST_SLEEP - GIVE_WAY_AHEAD
+            return  # giving way already: its moment stands
+        if read_at - self._waiting_since < PATIENCE:
+            return
+        self._waiting_since = None  # a turn is given: the next wait counts afresh
+        begin = max(now, read_at + HACKLM_FIRST_SLEEP - GIVE_WAY_AHEAD)
         self._give_way = _GiveWay(begin, begin + GIVE_WAY_MAX)
 
     async def wait_turn(self, deadline: float = math.inf) -> None:
