@@ -4,10 +4,12 @@ Theory of operation: writers send commands to the actor's bounded mailbox and wa
 reply. The actor takes the first command plus everything queued behind it (group commit),
 applies them in order to its current version of the file with the pure
 `transitions.apply_batch` (a `Catalog`: the change costs what it touches), and, if the file
-changed, writes it once: in one worker-thread call that takes the workspace's write lock
-(memd's own writers and HackLM's `.memory/.lock`), checks that the file on disk is still the
-version the batch was applied to, archives removed entries, writes the file (atomic and durable)
-and releases the lock. It then publishes the new snapshot, and only then replies to each command.
+changed, writes it once: in one worker-thread call that writes and fsyncs the new file at a
+temp name, takes the workspace's write lock (memd's own writers and HackLM's `.memory/.lock`),
+checks that the file on disk is still the version the batch was applied to, archives removed
+entries, renames the new file into place, releases the lock and fsyncs the directory (so the
+hold is the checks and the rename: `_Staging`). It then publishes the new snapshot, and only
+then replies to each command.
 So a reply means the change is on disk, and any read that starts after a reply sees it. A batch
 that changes nothing still checks that its version is the file on disk before it replies.
 

@@ -15,7 +15,8 @@ Rules:
 - Every write to a file in `.memory/` holds the write lock: first an in-process lock (so memd's
   five actors never contend through the lock file), then HackLM's `.memory/.lock` (so HackLM and
   other tools never interleave with memd). `try_write` takes `.memory/.lock`, writes and releases
-  it in one worker-thread call, so a commit costs one thread hop; an actor whose `try_write`
+  it in one worker-thread call (a `Staging` writing the file before and syncing after it), so a
+  commit costs one thread hop; an actor whose `try_write`
   finds it held (BUSY) backs off and tries again until the lock timeout. The archive is only
   appended under it. While a write is in progress, `keep_lock_fresh` rewrites the lock's `ts`
   every REFRESH_INTERVAL seconds, so HackLM never breaks a long hold as stale.
