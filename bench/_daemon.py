@@ -20,7 +20,11 @@ STARTUP_TIMEOUT = 20.0
 
 @contextlib.contextmanager
 def running_daemon(
-    *, private_state: bool = False, config: str | None = None, semantic: bool = False
+    *,
+    private_state: bool = False,
+    config: str | None = None,
+    semantic: bool = False,
+    executable: str | None = None,
 ) -> Iterator[tuple[Path, Path]]:
     """Run a daemon on a temp socket; yield (socket path, empty workspace); stop and clean up.
 
@@ -29,6 +33,10 @@ def running_daemon(
     text of a settings file (TOML) the daemon reads instead of the user's. Semantic search is off
     unless `semantic` (then with its vector cache in the temp root): a lexical benchmark must
     not turn hybrid halfway through when the model finishes loading.
+
+    `executable` names another `memd` program to run (an older release, to compare against in
+    the same run) instead of this tree's; one too old to know a setting it is given (such as
+    `semantic`, which it then does not have) is started again with none.
     """
     root = Path(tempfile.mkdtemp(prefix="memd-bench-", dir="/tmp"))
     workspace = root / "ws"
@@ -38,22 +46,35 @@ def running_daemon(
     if private_state:
         (root / "state").mkdir()
         environ["XDG_STATE_HOME"] = str(root / "state")
-    command = [sys.executable, "-m", "memd", "serve", "--socket", str(socket_path)]
+    program = [sys.executable, "-m", "memd"] if executable is None else [executable]
+    command = [*program, "serve", "--socket", str(socket_path)]
     settings = (config or "") + ("" if semantic else "\nsemantic = false\n")
     environ["XDG_CACHE_HOME"] = str(root / "cache")
     environ["XDG_DATA_HOME"] = str(root / "data")  # no user-wide memory of the user's
     (root / "config.toml").write_text(settings, encoding="utf-8")
-    command += ["--config", str(root / "config.toml")]
-    daemon = subprocess.Popen(
-        [*command, "--log-level", "WARNING"], stderr=subprocess.DEVNULL, env=environ
-    )
+    command += ["--config", str(root / "config.toml"), "--log-level", "WARNING"]
+    log = root / "daemon.log"
+    # Not from this tree's directory: another executable must import its own memd.
+    daemon = _start(command, environ, log)
     try:
-        wait_until_serving(str(socket_path), daemon)
+        try:
+            wait_until_serving(str(socket_path), daemon)
+        except RuntimeError:
+            if executable is None or "Unknown setting" not in log.read_text(errors="replace"):
+                raise
+            (root / "config.toml").write_text(config or "", encoding="utf-8")
+            daemon = _start(command, environ, log)
+            wait_until_serving(str(socket_path), daemon)
         yield socket_path, workspace
     finally:
         daemon.terminate()
         daemon.wait(timeout=30)
         shutil.rmtree(root, ignore_errors=True)
+
+
+def _start(command: list[str], environ: dict[str, str], log: Path) -> subprocess.Popen[bytes]:
+    with log.open("wb") as stderr:
+        return subprocess.Popen(command, stderr=stderr, env=environ, cwd=tempfile.gettempdir())
 
 
 def wait_until_serving(socket_path: str, daemon: subprocess.Popen[bytes]) -> None:

@@ -23,10 +23,18 @@ tokens unique to each, so dedup never skips or updates one: see UNIQUE_TOKENS) a
 files; the benchmark fails otherwise.
 `--quick` runs a tiny version (seconds) for the smoke test. Results: a Markdown table on stdout and
 `bench/results/store.json` (`store-quick.json` with `--quick`).
+
+`--baseline-daemon PATH` names another `memd` executable (say, the previous release, installed in
+a venv of its own) and compares it with this tree's daemon in the same run: both daemons run at
+once, and in each of `rounds` rounds each stores `compare_stores` entries with one client into a
+fresh workspace, the order of the two swapped every round, each store followed by the floor
+rewrite of the text its file then holds; p50/p99 and stores/s for each, beside the floor.
+`--compare-only` runs just that comparison.
 """
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import functools
 import json
@@ -47,7 +55,7 @@ from typing import Any
 import msgspec
 
 from bench._daemon import percentile, running_daemon
-from bench._report import commit, save, settings_main
+from bench._report import RESULTS_DIR, commit, save
 from memd.core.format import mdformat
 from memd.core.format.categories import CATEGORIES, Category
 from memd_client import Client
@@ -77,10 +85,20 @@ class Settings:
     clients: tuple[int, ...] = (1, 8, 32, 64)
     spread_clients: tuple[int, ...] = (8, 32, 64)
     workspaces: int = 4
+    rounds: int = 5  # of the comparison with a baseline daemon
+    compare_stores: int = 300  # each daemon's stores in each round
 
 
 FULL = Settings()
-QUICK = Settings(latency_stores=12, warmup=2, duration=0.2, clients=(1, 3), spread_clients=(3,))
+QUICK = Settings(
+    latency_stores=12,
+    warmup=2,
+    duration=0.2,
+    clients=(1, 3),
+    spread_clients=(3,),
+    rounds=2,
+    compare_stores=12,
+)
 
 
 @dataclass(frozen=True)
@@ -491,20 +509,21 @@ def _count_entries(files: list[Path]) -> int:
     )
 
 
-def measure_latency(
-    socket_path: Path, workspace: Path, floor_dir: Path, settings: Settings
-) -> dict[str, Any]:
-    """One client storing sequentially, each store followed by the floor rewrite of the text
-    memd's file then holds."""
+def store_beside_floor(
+    socket_path: Path, workspace: Path, floor_dir: Path, *, stores: int, warmup: int, tag: str
+) -> tuple[list[float], list[float], int]:
+    """One client storing `warmup + stores` entries sequentially, each store followed by the
+    floor rewrite of the text memd's file then holds; return the store times and the floor
+    times (seconds, warm-up left out) and the file's final size in bytes."""
     category = LATENCY_CATEGORY
     memd_file = workspace / ".memory" / category.file
     floor_dir.mkdir(parents=True)
-    rng = random.Random("latency")
+    rng = random.Random(tag)
     memd_times: list[float] = []
     floor_times: list[float] = []
     with Client(socket_path, workspace=workspace, timeout=CLIENT_TIMEOUT) as client:
-        for number in range(settings.warmup + settings.latency_stores):
-            content = sentence(rng, "latency", number)
+        for number in range(warmup + stores):
+            content = sentence(rng, tag, number)
             began = time.perf_counter()
             action = client.store(category=category.value, content=content).action
             elapsed = time.perf_counter() - began
@@ -514,9 +533,26 @@ def measure_latency(
             began = time.perf_counter()
             atomic_rewrite(str(floor_dir), category.file, data)
             floor_elapsed = time.perf_counter() - began
-            if number >= settings.warmup:
+            if number >= warmup:
                 memd_times.append(elapsed)
                 floor_times.append(floor_elapsed)
+    return memd_times, floor_times, memd_file.stat().st_size
+
+
+def measure_latency(
+    socket_path: Path, workspace: Path, floor_dir: Path, settings: Settings
+) -> dict[str, Any]:
+    """One client storing sequentially, each store followed by the floor rewrite of the text
+    memd's file then holds."""
+    memd_times, floor_times, _ = store_beside_floor(
+        socket_path,
+        workspace,
+        floor_dir,
+        stores=settings.latency_stores,
+        warmup=settings.warmup,
+        tag="latency",
+    )
+    memd_file = workspace / ".memory" / LATENCY_CATEGORY.file
     memd_times.sort()
     floor_times.sort()
     memd_p50, memd_p99 = percentile(memd_times, 0.5) * 1000, percentile(memd_times, 0.99) * 1000
@@ -532,6 +568,75 @@ def measure_latency(
         "p50_over_floor": memd_p50 / floor_p50,
         "p99_over_floor": memd_p99 / floor_p99,
     }
+
+
+def _latency_figures(store_times: list[float]) -> dict[str, Any]:
+    times = sorted(store_times)
+    return {
+        "stores": len(times),
+        "p50_ms": percentile(times, 0.5) * 1000,
+        "p99_ms": percentile(times, 0.99) * 1000,
+        "stores_per_s": len(times) / sum(times),
+    }
+
+
+def _daemon_pid(socket_path: Path) -> int:
+    """The pid a daemon reports in `status` (0 if it cannot be told: its CPU is then 0)."""
+    try:
+        with Client(socket_path, timeout=CLIENT_TIMEOUT) as client:
+            return int(client.status().pid)
+    except Exception:  # an older daemon's status this client cannot read
+        return 0
+
+
+def compare_daemons(baseline: str, settings: Settings) -> dict[str, Any]:
+    """This tree's daemon and the `baseline` executable, both running, storing in interleaved
+    rounds (see the module docstring); per daemon p50/p99 and stores/s, pooled and per round,
+    beside the floor (pooled over every store of both)."""
+    names = ("now", "baseline")
+    times: dict[str, list[float]] = {name: [] for name in names}
+    per_round: dict[str, list[dict[str, Any]]] = {name: [] for name in names}
+    floor: list[float] = []
+    with (
+        running_daemon(private_state=True) as now,
+        running_daemon(private_state=True, executable=baseline) as before,
+    ):
+        daemons = {"now": now, "baseline": before}
+        pids = {name: _daemon_pid(socket_path) for name, (socket_path, _) in daemons.items()}
+        cpu = dict.fromkeys(names, 0.0)
+        for number in range(settings.rounds):
+            order = names if number % 2 == 0 else names[::-1]
+            for name in order:
+                socket_path, workspace = daemons[name]
+                place = workspace.parent / f"round{number}"
+                (place / "ws").mkdir(parents=True)
+                began = _cpu_seconds(pids[name])
+                stored, floor_times, _ = store_beside_floor(
+                    socket_path,
+                    place / "ws",
+                    place / "floor",
+                    stores=settings.compare_stores,
+                    warmup=settings.warmup,
+                    tag=f"compare{number}",
+                )
+                cpu[name] += _cpu_seconds(pids[name]) - began
+                times[name] += stored
+                floor += floor_times
+                per_round[name].append(_latency_figures(stored))
+    floor_figures = _latency_figures(floor)
+    result: dict[str, Any] = {
+        "baseline_daemon": baseline,
+        "rounds": settings.rounds,
+        "floor": floor_figures,
+    }
+    for name in names:
+        pooled = _latency_figures(times[name])
+        result[name] = pooled | {
+            "p50_over_floor": pooled["p50_ms"] / floor_figures["p50_ms"],
+            "daemon_cpu_ms_per_store": cpu[name] * 1000 / max(pooled["stores"], 1),
+            "rounds": per_round[name],
+        }
+    return result
 
 
 def measure_sequential_baseline(directory: Path, duration: float) -> RunFigures:
@@ -630,10 +735,33 @@ SYSTEMS = {
 }
 
 
-def run(settings: Settings = FULL, *, output: Path | None = None) -> dict[str, Any]:
-    """Run every measurement, print the tables, write the JSON report to `output`."""
+def run_comparison(
+    settings: Settings, baseline: str, *, output: Path | None = None
+) -> dict[str, Any]:
+    """Only the comparison with `baseline` (`--compare-only`): print it, save it."""
+    began = time.perf_counter()
+    report: dict[str, Any] = {
+        "benchmark": "store-compare",
+        "commit": commit(),
+        "quick": settings != FULL,
+        "machine": _machine(),
+        "comparison": compare_daemons(baseline, settings),
+    }
+    report["seconds"] = time.perf_counter() - began
+    print(comparison_markdown(report["comparison"]))
+    print()
+    save(report, output)
+    return report
+
+
+def run(
+    settings: Settings = FULL, *, output: Path | None = None, baseline_daemon: str | None = None
+) -> dict[str, Any]:
+    """Run every measurement (and the comparison with `baseline_daemon`, if named), print the
+    tables, write the JSON report to `output`."""
     began = time.perf_counter()
     machine = _machine()  # the load average before this run: was anything else running?
+    comparison = None if baseline_daemon is None else compare_daemons(baseline_daemon, settings)
     rows: list[dict[str, Any]] = []
     with running_daemon(private_state=True) as (socket_path, workspace):
         root = workspace.parent
@@ -690,8 +818,13 @@ def run(settings: Settings = FULL, *, output: Path | None = None) -> dict[str, A
         "targets": _verdicts(latency, rows),
         "seconds": time.perf_counter() - began,
     }
+    if comparison is not None:
+        report["comparison"] = comparison
     print(markdown(report))
     print()
+    if comparison is not None:
+        print(comparison_markdown(comparison))
+        print()
     save(report, output)
     return report
 
@@ -812,20 +945,68 @@ def markdown(report: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def comparison_markdown(comparison: dict[str, Any]) -> str:
+    """The comparison with a baseline daemon as Markdown: pooled figures, then each round."""
+    floor = comparison["floor"]
+    lines = [
+        f"Store latency, this tree's daemon against {comparison['baseline_daemon']}: one client, "
+        f"{comparison['rounds']} rounds interleaved (order swapped each round), "
+        f"{comparison['now']['rounds'][0]['stores']} stores a round each",
+        "",
+        "| daemon | p50 ms | p99 ms | stores/s | p50 ÷ floor | daemon CPU ms/store "
+        "| p50 ms by round |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for name, label in (("now", "this tree"), ("baseline", "baseline")):
+        figures = comparison[name]
+        by_round = ", ".join(f"{r['p50_ms']:.2f}" for r in figures["rounds"])
+        lines.append(
+            f"| {label} | {figures['p50_ms']:.2f} | {figures['p99_ms']:.2f} | "
+            f"{figures['stores_per_s']:.0f} | {figures['p50_over_floor']:.2f}× | "
+            f"{figures['daemon_cpu_ms_per_store']:.2f} | {by_round} |"
+        )
+    lines.append(
+        f"| floor: atomic rewrite in-process | {floor['p50_ms']:.2f} | {floor['p99_ms']:.2f} | "
+        f"{floor['stores_per_s']:.0f} | 1.00× | | |"
+    )
+    return "\n".join(lines)
+
+
 def _met(flag: bool) -> str:
     return "met" if flag else "NOT met"
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Run the benchmark from the command line (`--quick`: a few seconds)."""
-    settings_main(
-        argv,
-        name="store",
-        description=__doc__,
-        quick_help="tiny counts, for the smoke test",
-        run=run,
-        full=FULL,
-        quick=QUICK,
+    """Run the benchmark from the command line (`--quick`: a few seconds; `--baseline-daemon
+    PATH`: compare with another memd executable in the same run)."""
+    parser = argparse.ArgumentParser(prog="python -m bench.store", description=__doc__)
+    parser.add_argument("--quick", action="store_true", help="tiny counts, for the smoke test")
+    parser.add_argument(
+        "--baseline-daemon",
+        metavar="PATH",
+        help="another memd executable to compare with, interleaved in the same run",
+    )
+    parser.add_argument(
+        "--compare-only",
+        action="store_true",
+        help="with --baseline-daemon: run only the comparison",
+    )
+    args = parser.parse_args(argv)
+    if args.compare_only and not args.baseline_daemon:
+        parser.error("--compare-only needs --baseline-daemon PATH")
+    if args.baseline_daemon and not os.access(args.baseline_daemon, os.X_OK):
+        parser.error(f"{args.baseline_daemon} is not an executable; name a memd program")
+    settings = QUICK if args.quick else FULL
+    suffix = "-quick" if args.quick else ""
+    if args.compare_only:
+        run_comparison(
+            settings, args.baseline_daemon, output=RESULTS_DIR / f"store-compare{suffix}.json"
+        )
+        return
+    run(
+        settings,
+        output=RESULTS_DIR / f"store{suffix}.json",
+        baseline_daemon=args.baseline_daemon,
     )
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import random
+import sys
 from pathlib import Path
 
 import pytest
@@ -77,3 +78,22 @@ def test_watch_latency_benchmark_runs_and_sees_every_edit() -> None:
     figures = watch_latency.run(edits=4)
     assert figures["edits"] == 4
     assert figures["max_ms"] >= figures["p95_ms"] >= figures["p50_ms"] > 0
+
+
+@pytest.mark.e2e
+def test_the_comparison_with_another_daemon_runs_both_interleaved() -> None:
+    """`--baseline-daemon`: here this tree's own `memd` program stands in for the other one."""
+    program = Path(sys.executable).parent / "memd"
+    if not program.exists():
+        pytest.skip("no memd program installed beside this Python")
+    comparison = store.compare_daemons(str(program), store.QUICK)
+    for name in ("now", "baseline"):
+        figures = comparison[name]
+        assert figures["stores"] == store.QUICK.rounds * store.QUICK.compare_stores
+        assert [r["stores"] for r in figures["rounds"]] == [store.QUICK.compare_stores] * 2
+        assert figures["p99_ms"] >= figures["p50_ms"] > 0
+        assert figures["stores_per_s"] > 0
+    assert comparison["floor"]["stores"] == 2 * store.QUICK.rounds * store.QUICK.compare_stores
+    table = store.comparison_markdown(comparison)
+    for row in ("| this tree |", "| baseline |", "| floor: atomic rewrite in-process |"):
+        assert row in table

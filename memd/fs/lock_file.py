@@ -41,6 +41,12 @@ Files, never through a link:
   breaks any lock whose `ts` is older than `STALE_MS`, however long the holder has been busy.
   After `MAX_HOLD` memd stops refreshing it (memd is stuck; HackLM may then break it).
 - Release deletes the file only if it is still the one this process created.
+- A waiter is seen by the lock's access time: HackLM reads `.lock` each time its exclusive create
+  fails (and before each append, to sweep a stale one), while memd reads a lock with O_NOATIME
+  (its own user's files), so a lock of memd's whose access time moved while memd held it was
+  read by someone else, who is waiting for it (`waiter_seen`, set at release). On a file system
+  mounted noatime, or without fine-grained timestamps for a read within the same clock tick as
+  the lock's creation, a waiter may go unseen.
 
 How memd holds it: `try_run(work)` takes the lock, runs blocking `work` and releases it, all in
 one worker-thread call (memd's writes; the caller waits between attempts with a
@@ -92,6 +98,7 @@ _NO_HARD_LINKS = {errno.EPERM, errno.EOPNOTSUPP, errno.ENOTSUP, errno.EMLINK}
 _CREATE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
 _READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 _REWRITE_FLAGS = os.O_RDWR | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+_NO_ATIME = getattr(os, "O_NOATIME", 0)  # Linux: a read that leaves the access time alone
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 
 logger = logging.getLogger(__name__)
@@ -257,8 +264,25 @@ class _Seen(NamedTuple):
 
 def _look(dir_fd: int, name: str = LOCK_FILE) -> _Seen | None:
     """Return what is at `name` in `dir_fd` now, or None if nothing is there."""
+    found = _look_with_atime(dir_fd, name)
+    return None if found is None else found[0]
+
+
+def _open_unseen(name: str, flags: int, dir_fd: int) -> int:
+    """Open `name` without moving its access time where this user may (O_NOATIME), else
+    plainly (EPERM: another user's file)."""
+    if _NO_ATIME:
+        try:
+            return os.open(name, flags | _NO_ATIME, dir_fd=dir_fd)
+        except PermissionError:
+            pass
+    return os.open(name, flags, dir_fd=dir_fd)
+
+
+def _look_with_atime(dir_fd: int, name: str = LOCK_FILE) -> tuple[_Seen, int] | None:
+    """`_look`, with the file's access time (ns) as found, before this read."""
     try:
-        fd = os.open(name, _READ_FLAGS, dir_fd=dir_fd)
+        fd = _open_unseen(name, _READ_FLAGS, dir_fd)
     except FileNotFoundError:
         return None
     except OSError:  # ELOOP (a symlink), EACCES, ENXIO (a socket): judged by lstat alone
@@ -266,7 +290,7 @@ def _look(dir_fd: int, name: str = LOCK_FILE) -> _Seen | None:
             st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
         except FileNotFoundError:
             return None
-        return _Seen(st.st_dev, st.st_ino, st.st_mtime_ns, None)
+        return _Seen(st.st_dev, st.st_ino, st.st_mtime_ns, None), st.st_atime_ns
     try:
         st = os.fstat(fd)
         data = os.read(fd, MAX_RECORD_BYTES) if stat.S_ISREG(st.st_mode) else None
@@ -274,7 +298,7 @@ def _look(dir_fd: int, name: str = LOCK_FILE) -> _Seen | None:
         data = None
     finally:
         os.close(fd)
-    return _Seen(st.st_dev, st.st_ino, st.st_mtime_ns, data)
+    return _Seen(st.st_dev, st.st_ino, st.st_mtime_ns, data), st.st_atime_ns
 
 
 def _same_lock(seen: _Seen | None, mine: _Seen) -> bool:
@@ -354,6 +378,12 @@ class MemoryDirLock:
         self._key_held: DirKey = (0, 0)  # the `_IN_PROCESS` key counted for the lock we hold
         self._taken_at = 0.0  # time.monotonic() when the lock was taken
         self._held_since = 0.0  # time.monotonic() when the lock was taken or last refreshed
+        self._atime_ns = 0  # our lock file's access time when we created it
+        self.waiter_seen = False
+        """Whether someone read our lock while we held it last (a writer waiting for it: see
+        the module docstring); set by `release`."""
+        self.waiter_read_ns = 0
+        """When (epoch ns, the lock's access time) that waiter read it."""
         # Serialises refresh (from another thread) with the holder's checks and release.
         self._guard = threading.Lock()
 
@@ -503,7 +533,7 @@ class MemoryDirLock:
         if mine is None or dir_fd is None:
             return
         try:
-            fd = os.open(LOCK_FILE, _REWRITE_FLAGS, dir_fd=dir_fd)
+            fd = _open_unseen(LOCK_FILE, _REWRITE_FLAGS, dir_fd)
         except OSError as exc:
             logger.warning("cannot refresh %s: %s", self.path, exc)
             return
@@ -532,13 +562,17 @@ class MemoryDirLock:
             dir_fd, self._dir_fd = self._dir_fd, None
         if mine is None or dir_fd is None:
             return
+        self.waiter_seen = False
         try:
-            seen = _look(dir_fd)
-            if seen is None:
+            found = _look_with_atime(dir_fd)
+            seen = None if found is None else found[0]
+            if found is None or seen is None:
                 logger.warning("%s was removed by another writer while memd held it", self.path)
             elif not _same_lock(seen, mine):
                 logger.warning("%s was replaced by another writer; leaving it in place", self.path)
             else:
+                self.waiter_seen = found[1] != self._atime_ns
+                self.waiter_read_ns = found[1]
                 with contextlib.suppress(OSError):
                     os.unlink(LOCK_FILE, dir_fd=dir_fd)
         finally:
@@ -637,6 +671,7 @@ class MemoryDirLock:
             except OSError as exc2:
                 raise storage_error("create", self.path, exc2) from None
         self._mine = _Seen(st.st_dev, st.st_ino, 0, data)
+        self._atime_ns = st.st_atime_ns
         self._taken_at = self._held_since = time.monotonic()
         return True
 

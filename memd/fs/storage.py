@@ -225,6 +225,93 @@ def write_atomic(
     return fingerprint_of(st)
 
 
+class Staged:
+    """A file's new text, durable at a temp name beside it, not yet in place (`stage`): so
+    a writer can do the slow part (write, fsync) before it takes the lock, and under the lock
+    only check and rename (`put_in_place`), then make the rename durable after (`sync`).
+    `close` removes the temp file if it was never put in place."""
+
+    def __init__(self, path: str, dir_fd: int, name: str, temp: str, st: os.stat_result) -> None:
+        self.path = path
+        self._dir_fd = dir_fd
+        self._name = name
+        self._temp = temp
+        self._st = st
+        self.placed = False
+
+    def put_in_place(
+        self,
+        *,
+        before_replace: Callable[[], None] | None = None,
+        expected: Fingerprint | Literal["any"] | None = "any",
+    ) -> Fingerprint:
+        """Rename the staged file to its name, replacing only `expected` (see `write_atomic`);
+        return its fingerprint. Not durable until `sync`.
+
+        Raises:
+            ChangedOnDisk: the file at its name is not `expected`; nothing was replaced.
+            StorageError: the rename failed.
+        """
+        try:
+            if before_replace is not None:
+                before_replace()
+            _put_in_place(self._dir_fd, self._temp, self._name, self._st, expected)
+        except (RpcError, ChangedOnDisk, NotNow):
+            raise
+        except OSError as exc:
+            raise storage_error("write", self.path, exc) from None
+        self.placed = True
+        return fingerprint_of(self._st)
+
+    def sync(self) -> None:
+        """Make the rename durable (fsync the directory).
+
+        Raises:
+            StorageError: the fsync failed.
+        """
+        try:
+            os.fsync(self._dir_fd)
+        except OSError as exc:
+            raise storage_error("write", self.path, exc) from None
+
+    def close(self) -> None:
+        """Remove the temp file if it was not put in place (and is still ours); close."""
+        if self._dir_fd < 0:
+            return
+        if not self.placed:
+            _discard(self._dir_fd, self._temp, self._st)
+        os.close(self._dir_fd)
+        self._dir_fd = -1
+
+
+def stage(path: str, text: str, *, follow_links: bool = True) -> Staged:
+    """Write `text` durably to a temp file beside `path` (see `Staged`); a symbolic link is
+    handled as `write_atomic` handles it.
+
+    Raises:
+        FileFormatError: with `follow_links=False`, `path` or its directory is a link.
+        StorageError: the file system refused the write.
+    """
+    data = text.encode("utf-8")
+    try:
+        if follow_links:
+            target, mode = _target_of(path)
+        else:
+            target, mode = path, _mode_of_no_follow(path)
+        directory, name = os.path.split(target)
+        dir_fd = _open_directory(directory or os.curdir, follow=follow_links)
+        try:
+            temp, st = _write_temp(dir_fd, name, data, mode)
+        except BaseException:
+            os.close(dir_fd)
+            raise
+    except OSError as exc:
+        if not follow_links and exc.errno in (errno.ELOOP, errno.ENOTDIR):
+            raise symlink_error(path) from None
+        raise storage_error("write", path, exc) from None
+    return Staged(path, dir_fd, name, temp, st)
+
+
 def _mode_of_no_follow(path: str) -> int:
     """The permission bits a rewrite of `path` keeps; raises ELOOP if `path` is a link."""
     try:
@@ -452,10 +539,24 @@ def _write_replace(
     before_replace: Callable[[], None] | None,
     expected: Fingerprint | Literal["any"] | None,
 ) -> os.stat_result:
+    temp, st = _write_temp(dir_fd, name, data, mode)
+    try:
+        if before_replace is not None:
+            before_replace()
+        _put_in_place(dir_fd, temp, name, st, expected)
+    except BaseException:
+        _discard(dir_fd, temp, st)
+        raise
+    os.fsync(dir_fd)
+    return st
+
+
+def _write_temp(dir_fd: int, name: str, data: bytes, mode: int) -> tuple[str, os.stat_result]:
+    """Write `data` durably to a new temp file for `name` with `mode`; return its name and
+    stat. A failed write leaves no temp file."""
     temp = f".{name}.memd-{secrets.token_hex(6)}.tmp"  # see _TEMP_NAME
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
     fd = os.open(temp, flags, 0o600, dir_fd=dir_fd)
-    mine = os.fstat(fd)
     try:
         try:
             _write_all(fd, data)
@@ -464,14 +565,11 @@ def _write_replace(
             st = os.fstat(fd)
         finally:
             os.close(fd)
-        if before_replace is not None:
-            before_replace()
-        _put_in_place(dir_fd, temp, name, st, expected)
     except BaseException:
-        _discard(dir_fd, temp, mine)
+        with contextlib.suppress(OSError):
+            os.unlink(temp, dir_fd=dir_fd)
         raise
-    os.fsync(dir_fd)
-    return st
+    return temp, st
 
 
 def _discard(dir_fd: int, temp: str, mine: os.stat_result) -> None:

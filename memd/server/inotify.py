@@ -6,6 +6,8 @@ Rules:
   memd never holds more than one, however many workspaces it serves.
 - The descriptor is non-blocking and close-on-exec; `read_events` drains what is queued, at most
   READ_LIMIT bytes a call, and never blocks (the caller waits for readability on the event loop).
+  It reads into one buffer kept by the instance: a fresh READ_LIMIT-byte buffer a call would be
+  an mmap and munmap for every wake-up.
 - Every watch is added with IN_MASK_ADD, so two workspaces whose directories are one inode (a
   bind mount, a workspace inside another's `.memory`) never narrow each other's mask; the
   watcher filters events by role and name.
@@ -80,7 +82,7 @@ class Event(NamedTuple):
     name: bytes
 
 
-def parse_events(data: bytes) -> list[Event]:
+def parse_events(data: bytes | memoryview) -> list[Event]:
     """Return the events in a buffer read from an inotify descriptor (a truncated tail, which
     the kernel never produces, is ignored)."""
     events: list[Event] = []
@@ -90,7 +92,7 @@ def parse_events(data: bytes) -> list[Event]:
         start = offset + _HEADER.size
         if start + length > len(data):
             break
-        name = data[start : start + length].split(b"\0", 1)[0]
+        name = bytes(data[start : start + length]).split(b"\0", 1)[0]
         events.append(Event(wd, mask, name))
         offset = start + length
     return events
@@ -139,6 +141,7 @@ class Inotify:
 
     def __init__(self, fd: int) -> None:
         self.fd = fd
+        self._buffer = bytearray(READ_LIMIT)
 
     @classmethod
     def open(cls) -> Inotify:
@@ -175,10 +178,10 @@ class Inotify:
     def read_events(self) -> list[Event]:
         """Return the events queued now (none if there are none); never blocks."""
         try:
-            data = os.read(self.fd, READ_LIMIT)
+            size = os.readv(self.fd, [self._buffer])
         except BlockingIOError:
             return []
-        return parse_events(data)
+        return parse_events(memoryview(self._buffer)[:size])
 
     def close(self) -> None:
         """Close the instance; the kernel drops every watch with it."""

@@ -30,6 +30,9 @@ Rules (inotify mode):
 - IN_Q_OVERFLOW (the kernel dropped events): every workspace re-watches and rescans.
 - While `.memory` is missing the root's watch sees it appear; while the root is missing too, it
   is tried again every MISSING_POLL seconds (only that workspace, only while it stays loaded).
+- Events are read GATHER seconds after the first of a burst is queued, all at once (at most
+  GATHER_HURRIED while a workspace waits for another writer's lock to come and go: `hurry`).
+- Events on `.memory/.lock` go to the workspace's `on_lock` (it gives way to HackLM with them).
 - Changes are batched per workspace: a batch is reported once its directory has been quiet for
   STEP_MS, or DEBOUNCE_MS after its first change, so a change shows up within a few hundred ms.
 - Out of watches (ENOSPC: `fs.inotify.max_user_watches`): ONE warning for the daemon's life;
@@ -38,6 +41,9 @@ Rules (inotify mode):
 - A workspace's watches are removed when it unloads (a watch that two workspaces share, when the
   last one lets go); closing the hub closes the instance, which drops every watch.
 - A watcher failure never takes the daemon down.
+
+Size: the hub and the workspace watcher share one event protocol (placing watches, reading,
+dispatching by role and name), told once.
 """
 
 from __future__ import annotations
@@ -72,8 +78,18 @@ FALLBACK_WATCHERS = 32
 RETRY_UNWATCHED = 30.0
 """Seconds between a workspace's quiet tries for a watch while the user's watches are used up."""
 OVERFLOW_LOG_INTERVAL = 60.0
+GATHER = 0.05
+"""Seconds the hub lets events gather once some are queued, before it reads them: one commit of
+memd's own makes about ten (its lock, its temp file, the swap), and a wake-up for each cost the
+write path a loop turn and a contended worker thread. (A change is reported once its directory
+has been quiet for STEP_MS anyway.)"""
+GATHER_HURRIED = 0.002
+"""The gather while a workspace is giving way to a writer waiting for `.memory/.lock`: memd's
+next commit waits for that writer's lock events."""
 
 ChangeCallback = Callable[[frozenset[Category]], Awaitable[None]]
+LockCallback = Callable[[int], None]
+"""Told the inotify mask of each event on `.memory/.lock` (see `Workspace.give_way`)."""
 WatchMode = Literal["starting", "inotify", "watchfiles", "on-access", "stopped"]
 Role = Literal["memory", "root"]
 Placement = Literal["watched", "waiting", "missing", "full", "failed"]
@@ -83,6 +99,7 @@ nothing to watch (no root); out of watches; another error."""
 _ALL = frozenset(CATEGORIES)
 _BY_NAME = {os.fsencode(category.file): category for category in CATEGORIES}
 _MEMORY_NAME = os.fsencode(MEMORY_DIR)
+_LOCK_NAME = b".lock"
 _POLLING_OFF = {"", "false", "disable", "disabled"}
 _MISSING = {errno.ENOENT, errno.ENOTDIR}
 
@@ -105,6 +122,8 @@ class WatchHub:
         self._warned_full = False
         self._last_overflow_log = -OVERFLOW_LOG_INTERVAL
         self._scope = anyio.CancelScope()
+        self._hurried = 0  # workspaces waiting for another writer's lock events
+        self._hurry = anyio.Event()  # set: cut the current gather short
 
     @property
     def watched(self) -> int:
@@ -129,6 +148,11 @@ class WatchHub:
                     return
                 while True:
                     await anyio.wait_readable(instance.fd)
+                    # One wake-up for a burst (a commit is ~10 events), unless someone waits.
+                    with anyio.move_on_after(GATHER_HURRIED if self._hurried else GATHER):
+                        await self._hurry.wait()
+                    if self._hurry.is_set():
+                        self._hurry = anyio.Event()
                     for event in instance.read_events():
                         self._dispatch(event)
             finally:
@@ -141,6 +165,13 @@ class WatchHub:
     def stop(self) -> None:
         """Stop delivering events and close the instance."""
         self._scope.cancel()
+
+    def hurry(self, hurried: bool) -> None:
+        """Read events within GATHER_HURRIED from now on (`hurried`), or again within GATHER
+        (calls are counted: each True is ended by one False)."""
+        self._hurried += 1 if hurried else -1
+        if hurried:
+            self._hurry.set()
 
     def _dispatch(self, event: Event) -> None:
         if event.mask & inotify.IN_Q_OVERFLOW:
@@ -268,11 +299,17 @@ class WorkspaceWatcher:
     changed."""
 
     def __init__(
-        self, root: str, memory_dir: str, on_change: ChangeCallback, hub: WatchHub
+        self,
+        root: str,
+        memory_dir: str,
+        on_change: ChangeCallback,
+        hub: WatchHub,
+        on_lock: LockCallback | None = None,
     ) -> None:
         self.root = root
         self.memory_dir = memory_dir
         self._on_change = on_change
+        self._on_lock = on_lock
         self._hub = hub
         self._stop = anyio.Event()
         self._wake = anyio.Event()
@@ -306,6 +343,9 @@ class WorkspaceWatcher:
         """Take one event for one of this workspace's watches (called by the hub)."""
         if event.mask & inotify.SELF_GONE or (role == "root" and event.name == _MEMORY_NAME):
             self.request_rewatch()
+            return
+        if role == "memory" and event.name == _LOCK_NAME and self._on_lock is not None:
+            self._on_lock(event.mask)
             return
         category = _BY_NAME.get(event.name) if role == "memory" else None
         if category is None:

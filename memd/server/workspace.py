@@ -15,7 +15,8 @@ Rules:
 - Every write to a file in `.memory/` holds the write lock: first an in-process lock (so memd's
   five actors never contend through the lock file), then HackLM's `.memory/.lock` (so HackLM and
   other tools never interleave with memd). `try_write` takes `.memory/.lock`, writes and releases
-  it in one worker-thread call, so a commit costs one thread hop; an actor whose `try_write`
+  it in one worker-thread call (a `Staging` writing the file before and syncing after it), so a
+  commit costs one thread hop; an actor whose `try_write`
   finds it held (BUSY) backs off and tries again until the lock timeout. The archive is only
   appended under it. While a write is in progress, `keep_lock_fresh` rewrites the lock's `ts`
   every REFRESH_INTERVAL seconds, so HackLM never breaks a long hold as stale.
@@ -38,6 +39,16 @@ Rules:
   another directory, or by a link, perhaps to the user-wide memory) gets nothing written
   through it: the write is refused (1006, retry), `replaced` is set, and the registry loads the
   path afresh on the next request (refused there if it now names the user-wide memory).
+- HackLM gets its turn. A commit holds `.memory/.lock` only to check and rename (its file is
+  written and fsynced before, the rename made durable after), so most of a waiting HackLM's
+  retries find it free. And once writers have been seen waiting for PATIENCE seconds in a row
+  (someone read `.memory/.lock` during memd's holds: HackLM does each time it finds it held,
+  see `lock_file`, `waiter_seen`), memd takes the lock again only until just before the
+  waiter's next retry (HACKLM_FIRST_SLEEP after its read, by the lock's access time), and then
+  not until a waiter's own lock has appeared and gone (its record written into `.lock`, then
+  `.lock` removed, as the watcher sees them) or GIVE_WAY_MAX seconds have passed; memd's
+  stores queue meanwhile and share the next commit (`wait_turn`). Without inotify only the
+  bound ends it.
 - Nothing is written while git is working in the workspace's repository (its `index.lock`
   exists: see `git_state`): a write then backs off like one that finds `.memory/.lock` held.
 - Outside changes are read once git is done (`_external_change`): a checkout, merge, rebase,
@@ -55,6 +66,7 @@ import contextlib
 import datetime
 import functools
 import logging
+import math
 import os
 import stat
 import time
@@ -79,6 +91,7 @@ from memd.fs.lock_file import (
     MemoryDirLock,
 )
 from memd.paths import MEMORY_DIR
+from memd.server import inotify
 from memd.server.actor import CategoryActor, Snapshot
 from memd.server.lock_wait import Backoff
 from memd.server.session import Session, notification_frame
@@ -86,6 +99,7 @@ from memd.server.sources import WorkspaceSources
 from memd.server.usage_store import UsageStore
 from memd.server.watcher import WatchHub, WorkspaceWatcher
 from memd.server.wire import entry_info
+from memd.server.write_lock import Staging, staged_run
 from memd_client import protocol as p
 from memd_client.errors import (
     LockTimeout,
@@ -99,6 +113,18 @@ FIRST_USE_SETTLE = 0.1
 """Seconds the category files memd creates exist before a store writes into them."""
 
 T = TypeVar("T")
+
+GIVE_WAY_MAX = 1.2
+"""The longest memd gives way to a writer seen waiting for `.memory/.lock`, in seconds: longer
+than HackLM's longest sleep between two attempts (1 s), so it tries once meanwhile."""
+HACKLM_FIRST_SLEEP = 0.05
+"""HackLM's sleep after its first failed attempt (50 ms x attempt, hacklm-spec.md §5.3)."""
+GIVE_WAY_AHEAD = 0.015
+"""How long before a waiter's retry memd stops taking the lock (a commit's hold)."""
+PATIENCE = 0.3
+"""memd gives way once writers have been seen waiting for this many seconds in a row (HackLM
+has then failed 3 of its 20 attempts): a short hold lets most of their retries in by itself,
+and giving way at every sighting would idle memd through every one of their sleeps."""
 
 GIT_WAIT_MAX = 30.0
 """The longest an outside change waits for git to finish before it is read anyway (a git that
@@ -140,8 +166,12 @@ class Workspace:
         self._sweep_scope = anyio.CancelScope()
         self._subscribers: set[Session] = set()
         self._own_hub = WatchHub() if watches is None else None
+        self._give_way: _GiveWay | None = None  # a waiter seen: its turn comes first
+        self._waiting_since: float | None = None  # writers seen waiting since (anyio's clock)
+        self._last_sighting = 0.0
+        self._hub = watches or self._own_hub or WatchHub()
         self.watcher = WorkspaceWatcher(
-            root, self.memory_dir, self._external_change, watches or self._own_hub or WatchHub()
+            root, self.memory_dir, self._external_change, self._hub, on_lock=self._lock_event
         )
         self.in_use = 0
         """Requests holding this workspace now (`Registry.leases`)."""
@@ -260,11 +290,14 @@ class Workspace:
             data={"path": self._git_lock},
         )
 
-    async def try_write(self, work: Callable[[LockCheck], T], *, deadline: float) -> T | Busy:
+    async def try_write(
+        self, work: Callable[[LockCheck], T], *, deadline: float, staging: Staging | None = None
+    ) -> T | Busy:
         """Run blocking `work(check)` in one worker thread while holding the write lock; `check`
         raises if another process broke `.memory/.lock` meanwhile (call it right before each
         rename). The in-process lock is waited for until `deadline` (anyio's clock); HackLM's
         lock is tried once. Debris left by a crash is removed under the lock first, once.
+        `staging` runs around the hold, in the same call (`write_lock.Staging`).
 
         Returns:
             What `work` returned, or BUSY (without running `work`) if another process holds
@@ -274,6 +307,7 @@ class Workspace:
             LockTimeout: memd's own writers kept the in-process lock until `deadline`.
             Exception: whatever `work` raises.
         """
+        await self.wait_turn(deadline)
         try:
             self._mutex.acquire_nowait()
         except anyio.WouldBlock:
@@ -289,15 +323,71 @@ class Workspace:
                 # sweep never makes it: only a write does).
                 return None  # type: ignore[return-value]
             done = await anyio.to_thread.run_sync(
-                self._dir_lock.try_run, functools.partial(self._prepared_first, work)
+                staged_run,
+                staging,
+                self._dir_lock.try_run,
+                functools.partial(self._prepared_first, work),
             )
         except storage.NotNow as busy:
             self._git_lock = busy.args[0]  # None: waiting for new files to settle
             return BUSY
         finally:
             self._mutex.release()
+            if self._dir_lock.waiter_seen:  # someone read our lock: a writer is waiting
+                self._dir_lock.waiter_seen = False
+                self._saw_waiter(self._dir_lock.waiter_read_ns)
         self._git_lock = None
         return done
+
+    def _saw_waiter(self, read_ns: int) -> None:
+        """A writer read our lock at `read_ns` (epoch ns) and is waiting. Writers seen waiting
+        for PATIENCE seconds in a row (no pause of GIVE_WAY_MAX between two sightings, no turn
+        given meanwhile) get memd to give way: it still commits until GIVE_WAY_AHEAD before the
+        waiter's soonest retry (HACKLM_FIRST_SLEEP after its read), then takes no lock until a
+        waiter's lock has come and gone."""
+        now = anyio.current_time()
+        read_at = now - min(max(0.0, (time.time_ns() - read_ns) / 1e9), GIVE_WAY_MAX)
+        if self._waiting_since is None or read_at - self._last_sighting > GIVE_WAY_MAX:
+            self._waiting_since = read_at
+        self._last_sighting = read_at
+        if self._give_way is not None and not self._give_way.done.is_set():
+            return  # giving way already: its moment stands
+        if read_at - self._waiting_since < PATIENCE:
+            return
+        self._waiting_since = None  # a turn is given: the next wait counts afresh
+        begin = max(now, read_at + HACKLM_FIRST_SLEEP - GIVE_WAY_AHEAD)
+        self._give_way = _GiveWay(begin, begin + GIVE_WAY_MAX)
+
+    async def wait_turn(self, deadline: float = math.inf) -> None:
+        """Return once a writer seen waiting for `.memory/.lock` has had its turn, or
+        GIVE_WAY_MAX seconds after memd began giving way (or at `deadline`, anyio's clock); at
+        once if none was seen, or while it still sleeps before its retry."""
+        way = self._give_way
+        if way is None:
+            return
+        if not way.done.is_set() and anyio.current_time() < way.begin:
+            return  # it is still asleep: this commit ends before it retries
+        if not way.done.is_set():
+            self._hub.hurry(True)  # the lock's events, as they come
+            try:
+                with anyio.move_on_at(min(way.until, deadline)):
+                    await way.done.wait()
+            finally:
+                self._hub.hurry(False)
+        if self._give_way is way:
+            self._give_way = None
+
+    def _lock_event(self, mask: int) -> None:
+        """An event on `.memory/.lock` (from the watcher): a record written into it is another
+        writer's lock (memd links its lock into place, written beforehand); its removal after
+        that ends memd's giving way."""
+        way = self._give_way
+        if way is None:
+            return
+        if mask & inotify.IN_CLOSE_WRITE:
+            way.appeared = True
+        elif way.appeared and mask & (inotify.IN_DELETE | inotify.IN_MOVED_FROM):
+            way.done.set()
 
     def _prepared_first(self, work: Callable[[LockCheck], T], check: LockCheck) -> T:
         """Run `work` under the lock, with a check that also stops it while git works; first
@@ -424,6 +514,8 @@ class Workspace:
         `GIT_WAIT_MAX` seconds), then look at every file: a checkout, merge, rebase, stash or
         reset is then seen as one change a file, never as a file half-written or missing, and
         its notifications say `git`."""
+        if not self._any_stale(categories):
+            return  # the echo of memd's own commits: nothing to read, no git to wait for
         by_git = await self._wait_for_git()
         if by_git:
             categories = frozenset(CATEGORIES)
@@ -434,6 +526,17 @@ class Workspace:
             logger.warning("cannot check %s after a change: %s", self.memory_dir, error.message)
         finally:
             self._git_changes -= by_git
+
+    def _any_stale(self, categories: Iterable[Category]) -> bool:
+        """Return True if any of `categories`' files differs from its snapshot, or cannot be
+        checked (stat'ed on the event loop, as `refresh` does)."""
+        try:
+            return any(
+                actor.is_stale(storage.current_fingerprint(actor.path))
+                for actor in (self.actors[category] for category in categories)
+            )
+        except RpcError:
+            return True
 
     async def _wait_for_git(self) -> bool:
         """Wait while git holds the repository's index lock (until the workspace closes); True
@@ -519,6 +622,17 @@ class Workspace:
         frame = notification_frame("changed", changed)
         for session in list(self._subscribers):
             session.offer(self.root, frame)
+
+
+class _GiveWay:
+    """memd giving way to a writer seen waiting for the lock: from `begin` until `done` (its
+    lock appeared and went) or `until` (anyio's clock)."""
+
+    def __init__(self, begin: float, until: float) -> None:
+        self.begin = begin
+        self.until = until
+        self.appeared = False
+        self.done = anyio.Event()
 
 
 class Limits(NamedTuple):

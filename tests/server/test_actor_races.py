@@ -22,7 +22,7 @@ from memd.fs.lock_file import Busy, LockCheck
 from memd.server import actor as actor_module
 from memd.server.actor import CategoryActor
 from memd.server.workspace import Workspace
-from memd.server.write_lock import Unlocked
+from memd.server.write_lock import Staging, Unlocked
 from memd_client.errors import LockTimeout, RpcError, ServerBusy
 from tests.polling import until
 
@@ -54,7 +54,9 @@ class HackLMFirst:
         self.path = path
         self.times = times
 
-    async def try_write(self, work: Callable[[LockCheck], T], *, deadline: float) -> T | Busy:
+    async def try_write(
+        self, work: Callable[[LockCheck], T], *, deadline: float, staging: Staging | None = None
+    ) -> T | Busy:
         if self.times > 0:
             self.times -= 1
             text = self.path.read_text()
@@ -63,6 +65,9 @@ class HackLMFirst:
 
     def lock_timeout_error(self) -> RpcError:
         return LockTimeout("never")
+
+    async def wait_turn(self) -> None:
+        pass
 
 
 async def _store_once(actor: CategoryActor, command: transitions.Command) -> transitions.Outcome:

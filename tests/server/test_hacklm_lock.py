@@ -19,6 +19,7 @@ from memd.fs import lock_file as hacklm_lock, processes, storage
 from memd.fs.lock_file import (
     STALE_MS,
     Holder,
+    LockCheck,
     LockRecord,
     encode_record,
     is_stale,
@@ -294,6 +295,27 @@ def test_second_lock_in_same_process_waits_for_the_first(memory: Path) -> None:
     first.release()
     assert second.try_acquire()
     second.release()
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="O_NOATIME is Linux's")
+@given(reads=st.lists(st.booleans(), min_size=1, max_size=6))
+def test_a_hold_during_which_another_reader_read_the_lock_saw_a_waiter(
+    tmp_path_factory: pytest.TempPathFactory, reads: list[bool]
+) -> None:
+    """HackLM reads `.lock` each time its create fails; memd's own looks (the checks before
+    each rename, the release) leave the access time alone, so only the other reader counts."""
+    memory = tmp_path_factory.mktemp("ws") / ".memory"
+    lock = MemoryDirLock(str(memory))
+    for read in reads:
+
+        def work(check: LockCheck, read: bool = read) -> None:
+            check()
+            if read:
+                (memory / ".lock").read_bytes()  # a HackLM waiter, reading the record
+            check()
+
+        lock.try_run(work)
+        assert lock.waiter_seen is read
 
 
 def test_release_leaves_a_lock_that_replaced_ours(memory: Path, live_pid: int) -> None:

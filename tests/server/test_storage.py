@@ -126,3 +126,47 @@ def test_a_file_over_its_size_cap_is_refused_unread(tmp_path: Path) -> None:
     assert raised.value.data == {"path": str(path), "size": 207, "limit": 100}
     assert storage.read_text(str(path), max_bytes=207) is not None  # the cap itself is allowed
     assert storage.read_text(str(path)) is not None  # without a cap (not a workspace's file)
+
+
+# --- a write staged before the lock ---------------------------------------------------------
+
+
+def _memory_file(tmp_path: Path, text: str | None) -> tuple[Path, storage.Fingerprint | None]:
+    memory = tmp_path / ".memory"
+    memory.mkdir()
+    path = memory / "decisions.md"
+    if text is None:
+        return path, None
+    path.write_text(text)
+    return path, storage.current_fingerprint(str(path))
+
+
+def test_a_staged_write_lands_only_when_put_in_place(tmp_path: Path) -> None:
+    path, read = _memory_file(tmp_path, "# Decisions\n")
+    staged = storage.stage(str(path), "# Decisions\n\n- [a] New.\n", follow_links=False)
+    assert path.read_text() == "# Decisions\n"  # staged: durable beside it, not yet in place
+    fingerprint = staged.put_in_place(expected=read)
+    staged.sync()
+    staged.close()
+    assert path.read_text() == "# Decisions\n\n- [a] New.\n"
+    assert fingerprint == storage.current_fingerprint(str(path))
+    assert os.listdir(path.parent) == ["decisions.md"]
+
+
+def test_a_staged_write_never_replaces_a_version_it_was_not_made_from(tmp_path: Path) -> None:
+    path, read = _memory_file(tmp_path, "# Decisions\n")
+    staged = storage.stage(str(path), "# Decisions\n\n- [a] Mine.\n", follow_links=False)
+    path.write_text("# Decisions\n\n- [b] Written by hand meanwhile.\n")
+    with pytest.raises(storage.ChangedOnDisk):
+        staged.put_in_place(expected=read)
+    staged.close()  # not placed: the temp file goes, the hand edit stays
+    assert path.read_text() == "# Decisions\n\n- [b] Written by hand meanwhile.\n"
+    assert os.listdir(path.parent) == ["decisions.md"]
+
+
+def test_a_staged_write_given_up_leaves_nothing(tmp_path: Path) -> None:
+    path, _ = _memory_file(tmp_path, None)
+    staged = storage.stage(str(path), "# Decisions\n", follow_links=False)
+    staged.close()
+    staged.close()  # idempotent
+    assert os.listdir(path.parent) == []
