@@ -197,7 +197,7 @@ def test_a_sustained_writer_told_to_stop_mid_upsert_finishes_it_first(workspace:
     writer = Subprocess(memory, *args)
     try:
         writer.stopped_at("upsert-read")
-        assert writer.stop() == ["done updated"]
+        assert writer.stop() == ["upsert-written", "done updated"]
     finally:
         writer.kill()
     assert (
