@@ -206,12 +206,7 @@ def write_atomic(
     """
     data = text.encode("utf-8")
     try:
-        if follow_links:
-            target, mode = _target_of(path)
-        else:
-            target, mode = path, _mode_of_no_follow(path)
-        directory, name = os.path.split(target)
-        dir_fd = _open_directory(directory or os.curdir, follow=follow_links)
+        dir_fd, name, mode = _open_target(path, follow_links)
         try:
             st = _write_replace(dir_fd, name, data, mode, before_replace, expected)
         finally:
@@ -294,12 +289,7 @@ def stage(path: str, text: str, *, follow_links: bool = True) -> Staged:
     """
     data = text.encode("utf-8")
     try:
-        if follow_links:
-            target, mode = _target_of(path)
-        else:
-            target, mode = path, _mode_of_no_follow(path)
-        directory, name = os.path.split(target)
-        dir_fd = _open_directory(directory or os.curdir, follow=follow_links)
+        dir_fd, name, mode = _open_target(path, follow_links)
         try:
             temp, st = _write_temp(dir_fd, name, data, mode)
         except BaseException:
@@ -310,6 +300,18 @@ def stage(path: str, text: str, *, follow_links: bool = True) -> Staged:
             raise symlink_error(path) from None
         raise storage_error("write", path, exc) from None
     return Staged(path, dir_fd, name, temp, st)
+
+
+def _open_target(path: str, follow_links: bool) -> tuple[int, str, int]:
+    """Open the directory a write to `path` lands in (creating `.memory/` if missing); return
+    its descriptor, the file's name in it and the permission bits the file keeps. A link at
+    `path` is written through to its target, or (`follow_links` False) raises ELOOP."""
+    if follow_links:
+        target, mode = _target_of(path)
+    else:
+        target, mode = path, _mode_of_no_follow(path)
+    directory, name = os.path.split(target)
+    return _open_directory(directory or os.curdir, follow=follow_links), name, mode
 
 
 def _mode_of_no_follow(path: str) -> int:

@@ -426,28 +426,19 @@ def restore(editor: CatalogEditor, command: Restore) -> StoreOutcome:
     """Append `command`'s entry as it was acknowledged, unless its slug or text is back."""
     count = editor.count
     present = editor.first_with_slug(command.slug) or editor.holding(command.content)
-    if present is not None:
-        return StoreOutcome(
-            action="skipped",
-            line=present.line,
-            slug=present.slug,
-            content=present.content,
-            similarity=1.0,
-            matched=present,
-            conflict=False,
-            entries=count,
-            dry_run=False,
-        )
-    entry = editor.insert(command.slug, command.content)
+    if present is None:
+        entry, count = editor.insert(command.slug, command.content), count + 1
+    else:
+        entry = present
     return StoreOutcome(
-        action="stored",
+        action="stored" if present is None else "skipped",
         line=entry.line,
         slug=entry.slug,
         content=entry.content,
-        similarity=0.0,
-        matched=None,
+        similarity=0.0 if present is None else 1.0,
+        matched=present,
         conflict=False,
-        entries=count + 1,
+        entries=count,
         dry_run=False,
     )
 
