@@ -117,7 +117,11 @@ class CategoryActor:
         clock: Callable[[], float],
         write_lock: WriteLock | None = None,
         on_change: ChangeListener = _ignore_change,
+        handed: Handover | None = None,
     ) -> None:
+        """`handed`: what this file's actor in an earlier load of the workspace acknowledged
+        (see `handover`)."""
+        self._handed = handed
         self.category = category
         self.path = os.path.join(memory_dir, category.file)
         self._archive = archive
@@ -155,6 +159,7 @@ class CategoryActor:
             await self._reload()
         except RpcError as error:
             logger.warning("cannot load %s: %s", self.path, error.message)
+        await self._take_over()
         task_status.started()
         try:
             async with anyio.create_task_group() as tg:
@@ -179,6 +184,33 @@ class CategoryActor:
         finally:
             with anyio.CancelScope(shield=True), anyio.move_on_after(KEEP_INDEX_TIMEOUT):
                 await self._keep_index()
+
+    def handover(self) -> Handover | None:
+        """What the next load of this file needs from this one (the workspace is unloaded):
+        the entries this daemon acknowledged that the file holds, and the file's identity, so a
+        HackLM first-use header that lands in between is still caught. None when nothing could
+        be lost that way (or the set is over HANDOVER_MAX entries: bounded memory)."""
+        catalog, known = self.snapshot.catalog, self._fingerprint
+        if catalog is None or known is None or not self._acknowledged:
+            return None
+        if not first_use.has_memds_header(self.category, catalog):
+            return None  # only a file with memd's header can be taken for HackLM's first use
+        held = {first_use.key_of(entry) for entry in catalog.entries} & self._acknowledged
+        if not held or len(held) > HANDOVER_MAX:
+            return None
+        return Handover(known, frozenset(held))
+
+    async def _take_over(self) -> None:
+        """Take what an earlier load of this file handed over: its acknowledged entries, and
+        if the file was written over in place meanwhile, compare it with what that load saw."""
+        handed, self._handed = self._handed, None
+        if handed is None:
+            return
+        self._acknowledged = set(handed.acknowledged)
+        now = self._fingerprint
+        if now is not None and now != handed.fingerprint:
+            before = first_use.stand_in(self.category, handed.acknowledged)
+            await self._restore_overwritten(before, handed.fingerprint)
 
     async def _watch_replies(self) -> None:
         """Fail every command whose sender has waited REPLY_TIMEOUT seconds (checked every
@@ -690,6 +722,18 @@ class CategoryActor:
 
 
 _Results = list[tuple[Envelope, transitions.Outcome | RpcError]]
+
+HANDOVER_MAX = 4096
+"""The most acknowledged entries of one file handed from one load of a workspace to the next."""
+
+
+class Handover(NamedTuple):
+    """What one load of a file hands the next (`CategoryActor.handover`)."""
+
+    fingerprint: storage.Fingerprint
+    """The file as the earlier load last saw it."""
+    acknowledged: frozenset[first_use.Key]
+    """The entries it acknowledged that the file held then."""
 
 
 class _Planned(NamedTuple):

@@ -8,6 +8,7 @@ Rule: the registry owns the workspaces' lifetimes; what a workspace does is `wor
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import contextvars
 import logging
@@ -17,6 +18,8 @@ from collections.abc import Callable, Iterator
 import anyio
 from anyio.abc import TaskGroup, TaskStatus
 
+from memd.core.format.categories import Category
+from memd.server.actor import Handover
 from memd.server.spellings import SpellingCache
 from memd.server.watcher import WatchHub
 from memd.server.workspace import DEFAULT_LIMITS, Limits, Workspace
@@ -24,6 +27,10 @@ from memd_client.errors import InvalidParams, ShuttingDown, WorkspaceNotFound
 
 logger = logging.getLogger(__name__)
 
+
+HANDED_ROOTS = 256
+"""The most unloaded workspaces whose acknowledged entries are kept for their next load (see
+`core.writes.first_use`)."""
 
 MAX_IDLE_CHECK = 30.0
 """The longest wait between two looks for idle workspaces, in seconds."""
@@ -59,6 +66,10 @@ class Registry:
         self._background: anyio.Event | None = None
         self._background_scope = anyio.CancelScope()
         self._unloads: TaskGroup | None = None  # the background task group, where unloads run
+        # What unloaded workspaces acknowledged, for their next load (bounded: HANDED_ROOTS).
+        self._handed: collections.OrderedDict[str, dict[Category, Handover]] = (
+            collections.OrderedDict()
+        )
         self._limits_changed = anyio.Event()
         self.unloaded = 0
         """How many times a workspace was unloaded for being idle."""
@@ -163,7 +174,9 @@ class Registry:
             if root in self._loading:
                 await self._loading[root][1].wait()
                 continue
-            workspace = Workspace(root, clock=self._clock, watches=self.watches)
+            workspace = Workspace(
+                root, clock=self._clock, watches=self.watches, handed=self._handed.pop(root, None)
+            )
             workspace.apply(self.limits)
             loaded = anyio.Event()
             self._loading[root] = (workspace, loaded)
@@ -236,6 +249,10 @@ class Registry:
         try:
             # Bounded by the actors' own limits: a queued write waits at most its lock timeout.
             await workspace.stopped.wait()
+            if not workspace.replaced and (handed := workspace.handovers()):
+                self._handed[workspace.root] = handed
+                while len(self._handed) > HANDED_ROOTS:
+                    self._handed.popitem(last=False)
             self.unloaded += 1
             logger.info("unloaded idle workspace %s", workspace.root)
         finally:

@@ -70,7 +70,7 @@ import math
 import os
 import stat
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from typing import NamedTuple, TypeVar
 
 import anyio
@@ -92,7 +92,7 @@ from memd.fs.lock_file import (
 )
 from memd.paths import MEMORY_DIR
 from memd.server import inotify
-from memd.server.actor import CategoryActor, Snapshot
+from memd.server.actor import CategoryActor, Handover, Snapshot
 from memd.server.lock_wait import Backoff
 from memd.server.session import Session, notification_frame
 from memd.server.sources import WorkspaceSources
@@ -145,8 +145,10 @@ class Workspace:
         clock: Callable[[], float],
         lock_timeout: float = DEFAULT_TIMEOUT,
         watches: WatchHub | None = None,
+        handed: Mapping[Category, Handover] | None = None,
     ) -> None:
-        """`watches` is the daemon's hub; without one the workspace runs a hub of its own."""
+        """`watches` is the daemon's hub; without one the workspace runs a hub of its own.
+        `handed`: what an earlier load of this root's files acknowledged (`handovers`)."""
         self.root = root
         self.memory_dir = os.path.join(root, MEMORY_DIR)
         self.archive_path = os.path.join(self.memory_dir, ARCHIVE_FILE)
@@ -192,6 +194,7 @@ class Workspace:
                 clock=clock,
                 write_lock=self,
                 on_change=self._publish,
+                handed=(handed or {}).get(category),
             )
             for category in CATEGORIES
         }
@@ -270,6 +273,12 @@ class Workspace:
         self._keeper_scope.cancel()  # writes in progress are short; a stuck one is not refreshed
         for actor in self.actors.values():
             actor.close()
+
+    def handovers(self) -> dict[Category, Handover]:
+        """What each file's next load needs from this one (`CategoryActor.handover`); call it
+        once the workspace has stopped."""
+        handed = {category: actor.handover() for category, actor in self.actors.items()}
+        return {category: handover for category, handover in handed.items() if handover}
 
     def idle_for(self, now: float) -> float:
         """Return how long the workspace has been idle at `now` (anyio's clock): 0 while a

@@ -228,12 +228,6 @@ def test_git_bringing_back_a_first_use_version_is_not_undone_even_with_a_reused_
 # ---------------------------------------------------------------- the daemon lets go meanwhile
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="data loss: what memd acknowledged lives in the actor's memory only; a workspace "
-    "unloaded for being idle (or a daemon restart) before HackLM's late header lands forgets "
-    "it, so 'however late' holds only while the workspace stays loaded",
-)
 def test_the_late_header_after_an_idle_unload_loses_nothing(
     short_tmp: Path, workspace: Path, decisions: Path
 ) -> None:

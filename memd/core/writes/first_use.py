@@ -23,6 +23,10 @@ What comes back: only entries this daemon acknowledged (`Acknowledged`), present
 before, whose slug and text the new version both lack (HackLM's own entry written behind its
 header stays as it is, beside them).
 
+A workspace unloaded for being idle hands its acknowledged entries (and the file's identity)
+on to its next load (`stand_in`), so a header that lands meanwhile is still caught; a daemon
+restart forgets them.
+
 Not recognised (said in the README): HackLM's activation (`ensureMemoryFiles`) writing its
 header over a file memd created a moment before, since that header is memd's own; and a
 first-use header written over a file that already had one.
@@ -69,12 +73,12 @@ def _lines(header: str) -> tuple[str, ...]:
 def is_first_use_overwrite(category: Category, before: Catalog, after: Catalog) -> bool:
     """Return True if `after`'s header is HackLM's first-use header and `before`'s was memd's
     (the caller checks that both are the same file: see the module rule)."""
-    return header_lines(after) == _lines(first_use_header(category)) and _has_memds_header(
+    return header_lines(after) == _lines(first_use_header(category)) and has_memds_header(
         category, before
     )
 
 
-def _has_memds_header(category: Category, catalog: Catalog) -> bool:
+def has_memds_header(category: Category, catalog: Catalog) -> bool:
     """Return True if `catalog`'s header is memd's, as memd wrote it or with its description
     line made an entry by HackLM's cleanup (§4.1)."""
     header, memds = header_lines(catalog), _lines(category.header)
@@ -84,6 +88,14 @@ def _has_memds_header(category: Category, catalog: Catalog) -> bool:
     return header == title and all(
         any(entry.content == line for entry in catalog.entries) for line in described
     )
+
+
+def stand_in(category: Category, entries: Iterable[Key]) -> Catalog:
+    """A version of a file with memd's header and just `entries` (slugged): what a file memd
+    let go of is compared with when it is loaded again (its acknowledged entries are all that
+    matters of it here)."""
+    lines = "".join(f"- [{slug}] {content}\n" for slug, content in entries if slug is not None)
+    return Catalog.from_text(category.header + lines)
 
 
 def lost_to_first_use(
