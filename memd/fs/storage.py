@@ -18,8 +18,9 @@ Rules:
   all or nothing (a failed write is truncated away), never glued onto a line without its
   newline. Once it would pass its cap it is moved aside to a dated file, never deleted.
 - Temp files are named `.<name>.memd-<12 hex digits>.tmp`. One left by a crash is debris: it is
-  never read as data, and `remove_debris` deletes it (the caller holds the write lock, so no
-  write of memd's is in flight).
+  never read as data, and `remove_debris` deletes it (the caller holds the write lock, and only
+  debris older than the process's first look at the directory goes: a commit's file is written
+  at its temp name before the lock is taken, so a newer one is a write in flight).
 
 Size: every blocking operation on a workspace's files, so that one module owns the no-follow, non-
 blocking, regular-file and atomic-write rules.
@@ -486,9 +487,12 @@ def has_debris(directory: str, *, lock_file: str) -> bool:
         os.close(dir_fd)
 
 
-def remove_debris(directory: str) -> list[str]:
+def remove_debris(directory: str, *, before_ns: int | None = None) -> list[str]:
     """Delete the debris in `directory` (call it under the write lock); return what was removed.
-    A `directory` that is a symbolic link is left alone (it is a workspace's `.memory/`)."""
+    With `before_ns` (epoch ns: when this process began serving the directory), only debris
+    last written before then goes: a newer temp file is a write in flight (memd writes and syncs
+    a commit's file before it takes the lock). A `directory` that is a symbolic link is left
+    alone (it is a workspace's `.memory/`)."""
     removed = []
     try:
         dir_fd = os.open(directory, _NO_FOLLOW_DIR)
@@ -498,6 +502,10 @@ def remove_debris(directory: str) -> list[str]:
         for name in os.listdir(dir_fd):
             if is_debris(name):
                 with contextlib.suppress(OSError):  # gone already, or not ours to delete
+                    if before_ns is not None:
+                        st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+                        if st.st_mtime_ns >= before_ns:
+                            continue  # written since: a write in flight, not a crash's
                     os.unlink(name, dir_fd=dir_fd)
                     removed.append(name)
     finally:

@@ -160,6 +160,7 @@ class Workspace:
         self._settled_at = 0.0  # time.monotonic() from which files memd created may be written
         self._memory_at_load = False  # `.memory/` was a real directory when the workspace loaded
         self._root_id: tuple[int, int] | None = None  # the root's (device, inode) at load
+        self._loaded_ns = time.time_ns()  # debris older than this is a crash's, not in flight
         self.replaced = False
         """Set once a write found the root replaced: the registry then loads the path afresh."""
         self._git_lock: str | None = None  # the git index lock the last write waited for
@@ -412,7 +413,7 @@ class Workspace:
         check_git_too()
         self._check_root()
         if not self._swept:
-            for name in storage.remove_debris(self.memory_dir):
+            for name in storage.remove_debris(self.memory_dir, before_ns=self._loaded_ns):
                 logger.warning("removed %s left behind by a crash", name)
             self._swept = True
         if not self._created:

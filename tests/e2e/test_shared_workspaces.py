@@ -170,6 +170,17 @@ def test_crash_debris_is_removed_at_load_and_never_read(short_tmp: Path, workspa
         assert server.stop() == 0
 
 
+def test_a_first_store_never_takes_its_own_file_for_crash_debris(
+    daemon: DaemonProcess, workspace: Path
+) -> None:
+    """A commit's file is written at its temp name before the lock is taken, and the first hold
+    of the lock sweeps debris: only debris older than the workspace's load goes."""
+    with Client(daemon.socket_path, workspace=workspace) as client:
+        client.store(category="Security", content="Never commit the .env file.", slug="no-env")
+        assert [e.slug for e in client.list(category="Security").entries] == ["no-env"]
+    assert "left behind by a crash" not in daemon.stderr()
+
+
 CRASH_ROUNDS = 3
 CRASH_CLIENTS = 32
 
