@@ -161,8 +161,7 @@ class Workspace:
         self._memory_at_load = False  # `.memory/` was a real directory when the workspace loaded
         self._root_id: tuple[int, int] | None = None  # the root's (device, inode) at load
         self._loaded_ns = time.time_ns()  # debris older than this is a crash's, not in flight
-        self.replaced = False
-        """Set once a write found the root replaced: the registry then loads the path afresh."""
+        self.replaced = False  # a write found the root replaced: the registry loads it afresh
         self._git_lock: str | None = None  # the git index lock the last write waited for
         self._git_changes = 0  # outside changes being read after git worked: they say `git`
         self._closed = anyio.Event()  # set by `close`: a wait for git ends there
