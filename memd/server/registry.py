@@ -66,6 +66,8 @@ class Registry:
         self._background: anyio.Event | None = None
         self._background_scope = anyio.CancelScope()
         self._unloads: TaskGroup | None = None  # the background task group, where unloads run
+        self.resolving = anyio.CapacityLimiter(RESOLVERS)
+        """What every workspace path resolution runs under (see RESOLVERS)."""
         # What unloaded workspaces acknowledged, for their next load (bounded: HANDED_ROOTS).
         self._handed: collections.OrderedDict[str, dict[Category, Handover]] = (
             collections.OrderedDict()
@@ -138,7 +140,8 @@ class Registry:
             self._forget_replaced(known)  # its directory is another one now: load that
             known = None
         if known is None:
-            root = await anyio.to_thread.run_sync(resolve_root, path)
+            check_spelling(path)
+            root = await anyio.to_thread.run_sync(resolve_root, path, limiter=self.resolving)
             known = self._workspaces.get(root)
             if known is None:
                 known = await self._load(root)
@@ -269,6 +272,29 @@ class Registry:
 
 SYSTEM_TREES = ("/proc", "/sys", "/dev")
 """Kernel file systems: never a workspace, whatever a client asks."""
+
+
+PATH_MAX = 4096
+"""The longest workspace path accepted, in bytes (Linux's PATH_MAX): a longer one is refused
+before it is resolved."""
+
+RESOLVERS = 4
+"""Worker threads that resolve workspace paths at once (`Registry.resolving`): resolving (a
+`stat` a component) never takes the whole pool that file reads and writes share."""
+
+
+def check_spelling(path: str) -> None:
+    """Refuse a workspace path too long to be one, before any work is spent on it.
+
+    Raises:
+        InvalidParams: `path` is longer than PATH_MAX bytes.
+    """
+    size = len(path.encode("utf-8", "surrogatepass"))
+    if size > PATH_MAX:
+        raise InvalidParams(
+            f"workspace path is {size:,} bytes long, over the {PATH_MAX:,}-byte limit (PATH_MAX); "
+            "pass the project root's real path."
+        )
 
 
 def resolve_root(path: str) -> str:

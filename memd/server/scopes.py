@@ -33,7 +33,7 @@ from memd.core.search import ranking
 from memd.core.search.index import CategoryIndex
 from memd.core.search.shelves import Key, Shelf, origin
 from memd.paths import MEMORY_DIR
-from memd.server.registry import Registry
+from memd.server.registry import Registry, check_spelling
 from memd.server.selection import readable
 from memd.server.snapshot import Snapshot
 from memd.server.sources import Look, SourceFile, SourcesIndex
@@ -143,6 +143,7 @@ class Scopes:
         Raises:
             InvalidParams: `path` is the user-wide memory or inside it (by any spelling).
         """
+        check_spelling(path)
         if os.path.isabs(path) and await self._user_wide_path(path):
             raise _user_wide_error(path)
         workspace = await self.registry.get(path)
@@ -161,7 +162,9 @@ class Scopes:
         checked = self._apart.get(path)
         if checked is not None and now - checked < CHECKED_SECONDS:
             return False
-        inside = await anyio.to_thread.run_sync(self.is_user_wide, path)
+        inside = await anyio.to_thread.run_sync(
+            self.is_user_wide, path, limiter=self.registry.resolving
+        )
         self._apart.pop(path, None)
         if not inside:
             self._apart[path] = now

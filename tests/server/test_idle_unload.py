@@ -11,16 +11,18 @@ import weakref
 from pathlib import Path
 
 import anyio
+import pytest
 from hypothesis import given, strategies as st
 
 from memd.core.format.categories import Category
 from memd.core.writes import transitions
 from memd.server.handlers import Methods
-from memd.server.registry import Registry
+from memd.server.registry import PATH_MAX, Registry
 from memd.server.session import Session
 from memd.server.spellings import ENTRY_OVERHEAD, SpellingCache
 from memd.server.workspace import Limits, Workspace
 from memd_client import protocol as p
+from memd_client.errors import InvalidParams
 from tests.polling import until
 
 
@@ -175,15 +177,18 @@ async def test_requests_racing_unloads_never_get_a_closed_workspace(tmp_path: Pa
     assert all(content in on_disk for content in stored) and len(stored) == 150
 
 
-async def test_a_huge_spelling_is_not_kept(tmp_path: Path) -> None:
+async def test_a_spelling_past_path_max_is_refused_before_it_is_resolved(tmp_path: Path) -> None:
+    """A 200 KB spelling used to cost seconds of a worker thread each (quadratic in its
+    length); it is refused at once, and nothing is loaded or kept for it."""
     spelling = str(tmp_path) + "/." * 100_000
     async with anyio.create_task_group() as services:
         registry = Registry(services, clock=time.time)
-        workspace = await registry.get(spelling)
+        with pytest.raises(InvalidParams, match="PATH_MAX"):
+            await registry.get(spelling)
+        assert len(registry._spellings) == 0 and registry.roots == []
+        longest = str(tmp_path) + "/." * ((PATH_MAX - len(str(tmp_path))) // 2)
+        workspace = await registry.get(longest)  # as long as a path can be: still served
         assert workspace.root == str(tmp_path)
-        assert len(registry._spellings) == 0
-        await registry.get(str(tmp_path))
-        assert len(registry._spellings) == 1
         registry.close()
 
 
