@@ -31,6 +31,10 @@ def anyio_backend() -> str:
     return "asyncio"
 
 
+CALLERS_MEMD_ENV = ("MEMD_SOCKET", "MEMD_LOG_LEVEL")
+"""The environment variables memd reads that a user sets for their own daemon."""
+
+
 @pytest.fixture(autouse=True)
 def _private_state(
     tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
@@ -38,7 +42,10 @@ def _private_state(
     """Keep every test's memd state (usage history, kept indexes, vectors, the user-wide
     memory) out of the user's home, and semantic search off in daemons that read the default
     config file (loading the model costs every daemon that queries; the tests that need it
-    turn it on)."""
+    turn it on). The caller's own memd settings (`MEMD_SOCKET`, `MEMD_LOG_LEVEL`: the README
+    has users export them) never reach a test, its daemons or the commands it runs."""
+    for name in CALLERS_MEMD_ENV:
+        monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path_factory.mktemp("state")))
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("cache")))
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path_factory.mktemp("data")))  # global memory

@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import CALLERS_MEMD_ENV
+
 ROOT = Path(__file__).resolve().parent.parent
 pytestmark = pytest.mark.skipif(shutil.which("make") is None, reason="needs GNU make")
 
@@ -105,3 +107,9 @@ def test_make_serve_says_how_to_reach_the_daemon_from_a_second_terminal(tmp_path
     assert f"  {venv_bin / 'memd'} store " in advice  # the very program to run, by its full path
     elsewhere = _make(tree, fake_bin, "serve", "MEMD_SOCKET=/tmp/m/s.sock")
     assert f"  MEMD_SOCKET=/tmp/m/s.sock {venv_bin / 'memd'} store " in elsewhere.stdout
+
+
+def test_the_callers_memd_environment_never_reaches_a_test() -> None:
+    """`MEMD_SOCKET=/path make test` (the README has users export it) runs every test as if
+    it were unset: no test's daemon, client or command sees the caller's socket."""
+    assert not any(name in os.environ for name in CALLERS_MEMD_ENV)
