@@ -9,7 +9,8 @@ Rules:
   (links, `..`, a bind mount: compared by device and inode too), is refused as a project
   before it loads (a path found apart is trusted for `CHECKED_SECONDS`); a store goes to the
   user-wide memory only when it says `scope` "global".
-- The directory is made (mode 0700) by the first store that needs it; a read never makes it,
+- The directory is made (mode 0700), or made private if it exists, by every store into it
+  (a link there is refused, never followed); a read never makes it,
   and there is nothing to search until it holds `.memory/`.
 - A search reads the project's categories (keyed by `Category`), the user-wide memory's (keyed
   by `Shelf("global", ...)`) and the project's read-only source files (keyed by
@@ -19,7 +20,9 @@ Rules:
 
 from __future__ import annotations
 
+import contextlib
 import os
+import stat
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import NamedTuple, TypeVar
 
@@ -39,7 +42,7 @@ from memd.server.snapshot import Snapshot
 from memd.server.sources import Look, SourceFile, SourcesIndex
 from memd.server.workspace import Workspace
 from memd_client import protocol as p
-from memd_client.errors import InvalidParams
+from memd_client.errors import FileFormatError, InvalidParams
 
 ORIGINS: tuple[p.Origin, ...] = ("memory", "global", "file")
 CHECKED_SECONDS = 10.0
@@ -271,7 +274,25 @@ def recalled(searched: dict[Key, Shelved], found: Iterable[tuple[Key, Entry]]) -
 
 
 def _make_private_dir(path: str) -> None:
-    os.makedirs(path, mode=0o700, exist_ok=True)
+    """Make the user-wide memory's directory, or make an existing one private (0700), on each
+    store into it (blocking).
+
+    Raises:
+        FileFormatError: it is a symbolic link (never followed, like a project's `.memory`),
+            or not a directory.
+    """
+    os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
+    with contextlib.suppress(FileExistsError):
+        os.mkdir(path, 0o700)
+    st = os.lstat(path)
+    if not stat.S_ISDIR(st.st_mode):
+        raise FileFormatError(
+            f"memd's user-wide memory {path} is a symbolic link or not a directory; memd never "
+            "follows a link there: replace it with a directory of your own (or remove it).",
+            data={"path": path},
+        )
+    if stat.S_IMODE(st.st_mode) & 0o077:
+        os.chmod(path, 0o700, follow_symlinks=False)
 
 
 def query_hit(key: Key, shelved: Shelved, entry: Entry, score: float, match: p.Match) -> p.QueryHit:

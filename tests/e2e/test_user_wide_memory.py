@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from memd_client import Client
-from memd_client.errors import InvalidParams
+from memd_client.errors import FileFormatError, InvalidParams
 from tests.conftest import DaemonProcess
 from tests.e2e.test_cli import memd
 
@@ -165,3 +165,31 @@ def test_a_user_wide_hit_is_read_back_by_its_lines(daemon: DaemonProcess, short_
         with pytest.raises(InvalidParams) as refused:
             client.query("uv", category="Instruction", sources=["file"])
         assert "leave out one of the two" in refused.value.message
+
+
+def test_a_user_wide_directory_made_beforehand_is_made_private_by_a_store(
+    daemon: DaemonProcess, short_tmp: Path
+) -> None:
+    project = _project(short_tmp, "app")
+    _user_wide().mkdir(parents=True)
+    _user_wide().chmod(0o777)
+    with Client(daemon.socket_path, workspace=project) as client:
+        client.store(category="Instruction", content=RULE, scope="global")
+    assert _user_wide().stat().st_mode & 0o777 == 0o700
+
+
+def test_a_user_wide_directory_that_is_a_link_is_never_followed(
+    daemon: DaemonProcess, short_tmp: Path
+) -> None:
+    project = _project(short_tmp, "app")
+    target = short_tmp / "elsewhere"
+    target.mkdir()
+    _user_wide().parent.mkdir(parents=True)
+    _user_wide().symlink_to(target)
+    with (
+        Client(daemon.socket_path, workspace=project) as client,
+        pytest.raises(FileFormatError) as refused,
+    ):
+        client.store(category="Instruction", content=RULE, scope="global")
+    assert "symbolic link" in refused.value.message
+    assert list(target.iterdir()) == []
