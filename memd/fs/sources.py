@@ -17,7 +17,8 @@ Rules:
   is never opened (only its path is resolved). A directory link that leaves is followed only
   when an absolute rule could match a file below its target, and each file there must match.
 - Bounded: at most `max_files` files and `max_dirs` directory listings; past either the scan
-  stops and says so. A file too big, not regular or outside is reported in `refused`, never
+  stops and says so. A walk goes at most MAX_SOURCE_DEPTH directories down; a deeper directory
+  is left out and said, and the rest of the scan goes on. A file too big, not regular or outside is reported in `refused`, never
   read; so is a directory that cannot be listed. A broken link is skipped.
 - The first way a file is found wins (rules in order, names sorted): a file reached twice (by
   two patterns, or through a link) is one source, shown by the first path.
@@ -58,10 +59,12 @@ MAX_SOURCE_FILES = 500
 """The most source files one workspace has; past it the scan stops and says so."""
 MAX_SOURCE_DIRS = 5000
 """The most directories one scan lists (a `**` lists every directory below it)."""
+MAX_SOURCE_DEPTH = 64
+"""The deepest a walk goes below its base, in directories; a deeper one is left out and said."""
 MAX_PROJECT_CONFIG_BYTES = 64 * 1024
 """The largest `.memory/memd.toml` read."""
 
-RefusalKind = Literal["outside", "too_big", "not_regular", "unreadable", "too_many"]
+RefusalKind = Literal["outside", "too_big", "not_regular", "unreadable", "too_many", "too_deep"]
 
 
 class SourceFile(NamedTuple):
@@ -196,6 +199,15 @@ class _Scan:
                 self._descend(walk, directory, (*shown, name), place + 1)
 
     def _descend(self, walk: _Walk, directory: str, shown: tuple[str, ...], place: int) -> None:
+        if len(shown) > MAX_SOURCE_DEPTH:
+            where = _shown(walk, shown[:-1])
+            self._refuse(
+                where,
+                "too_deep",
+                f"refused: {where} is {MAX_SOURCE_DEPTH} directories deep; memd looks no "
+                "further down for sources (the rest of the scan goes on).",
+            )
+            return
         child = self._enter(walk, os.path.join(directory, shown[-1]), shown)
         if child is not None:
             self._step(walk, child, shown, place)

@@ -434,3 +434,19 @@ def test_a_linked_project_file_or_memory_directory_is_refused(
     (workspace / ".memory").symlink_to(elsewhere.parent)
     with pytest.raises(ConfigError, match="is a symbolic link"):
         read_project_config(str(workspace))
+
+
+def test_a_tree_deeper_than_the_depth_bound_keeps_the_rest_of_the_scan(workspace: Path) -> None:
+    """A 600-level directory under a `**` rule raised RecursionError and dropped the whole
+    look (CLAUDE.md too): the walk stops at MAX_SOURCE_DEPTH and says so."""
+    _write(workspace / "CLAUDE.md")
+    _write(workspace / "docs" / "guide.md")
+    deep = workspace / "docs"
+    for _ in range(600):
+        deep = deep / "d"
+    _write(deep / "bottom.md")
+    scan = _scan(workspace, ("docs/**/*.md",))
+    assert "CLAUDE.md" in _paths(scan) and "docs/guide.md" in _paths(scan)
+    assert not any(path.endswith("bottom.md") for path in _paths(scan))
+    assert [r.kind for r in scan.refused] == ["too_deep"]
+    assert scan.refused[0].message.startswith("refused: docs/")
