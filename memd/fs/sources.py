@@ -18,8 +18,9 @@ Rules:
   when an absolute rule could match a file below its target, and each file there must match.
 - Bounded: at most `max_files` files and `max_dirs` directory listings; past either the scan
   stops and says so. A walk goes at most MAX_SOURCE_DEPTH directories down; a deeper directory
-  is left out and said, and the rest of the scan goes on. A file too big, not regular or outside is reported in `refused`, never
-  read; so is a directory that cannot be listed. A broken link is skipped.
+  is left out and said, and the rest of the scan goes on. A file too big, not regular or
+  outside is reported in `refused`, never read; so is a directory that cannot be listed. A
+  broken link is skipped.
 - The first way a file is found wins (rules in order, names sorted): a file reached twice (by
   two patterns, or through a link) is one source, shown by the first path.
 - `read_source` opens every component of the real path with O_NOFOLLOW (it holds no link, so a
