@@ -445,8 +445,9 @@ def not_regular_error(path: str) -> FileFormatError:
     """The error for a file memd appends to or reads beside the memory files (the archive)
     that is not a regular file: a FIFO, a socket or a directory, as a repository could plant."""
     return FileFormatError(
-        f"{path} is not a regular file (a FIFO, socket or directory); memd keeps removed "
-        "entries there, so nothing was removed: replace it with a regular file or delete it.",
+        f"{path} is not a regular file (a FIFO, socket or directory); memd keeps removed and "
+        "replaced entries there, so no entry was removed or replaced (a store that would update "
+        "one was not made either): replace it with a regular file or delete it.",
         data={"path": path},
     )
 

@@ -41,6 +41,11 @@ def test_a_fifo_at_the_archive_fails_archiving_writes_only(
                 "stored"
             )
             assert client.query("semver").total == 1
+            # An update would archive the text it replaces: it is not made, and says so.
+            with pytest.raises(FileFormatError) as update:
+                client.store(category="Decision", content="Deploy on Thursdays.", slug="old-rule")
+            assert "no entry was removed or replaced" in update.value.message
+            assert "not made" in update.value.message
         daemon.process.send_signal(signal.SIGTERM)
         assert daemon.process.wait(timeout=STOP_TIMEOUT) == 0, daemon.stderr()
     finally:
