@@ -54,7 +54,8 @@ from memd.mcp_bridge.text import (
     unexpected,
 )
 from memd.mcp_bridge.workspace import Workspace, WorkspaceSource, pick_workspace, roots_resolver
-from memd_client import CategoryNotFound, MemdError, protocol as p
+from memd_client import DEFAULT_MAX_FRAME, CategoryNotFound, MemdError, protocol as p
+from memd_client.errors import InvalidParams
 
 if TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer
@@ -129,6 +130,26 @@ def output_schema(result: type[msgspec.Struct], *, omit: Iterable[str] = ()) -> 
 
 
 # ---------------------------------------------------------------------------- plumbing
+
+
+MAX_CONTENT_BYTES = DEFAULT_MAX_FRAME // 2
+"""The most content, JSON-encoded, that the bridge sends in one store: a longer one would not
+fit in one request to memd (its frame cap, 1 MiB by default), whose connection would break."""
+
+
+def check_content_size(content: str) -> None:
+    """Refuse content too long to send, with what one memory may hold.
+
+    Raises:
+        InvalidParams: its JSON encoding is over MAX_CONTENT_BYTES.
+    """
+    size = len(msgspec.json.encode(content))
+    if size > MAX_CONTENT_BYTES:
+        raise InvalidParams(
+            f"Argument `content` is {len(content):,} characters, far more than one memory holds "
+            f"(max_entry_chars, 2,000 by default) and more than one request to memd carries "
+            f"({DEFAULT_MAX_FRAME // 1024:,} KiB); store the lesson itself, in one sentence."
+        )
 
 
 class Bridge:
@@ -347,10 +368,12 @@ def _write_tools(bridge: Bridge, resolver: Callable[..., Awaitable[Any]]) -> lis
         naming the old value); anything else is stored as a new entry. The result says which
         and why.
         """
-        result, ws = await bridge.call(
-            roots,
-            lambda client: client.store(category=category, content=content, slug=slug, scope=scope),
-        )
+
+        async def store(client: "AsyncClient") -> p.StoreResult:
+            check_content_size(content)
+            return await client.store(category=category, content=content, slug=slug, scope=scope)
+
+        result, ws = await bridge.call(roots, store)
         data = structured(result, ws)
         data.pop("dry_run", None)
         return bridge.reply(render_store(result, ws), data)

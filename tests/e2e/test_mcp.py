@@ -503,6 +503,20 @@ async def test_argument_errors_are_one_sentence_any_case_category_and_delete_arc
         )
 
 
+async def test_content_too_long_for_one_request_says_so_and_the_bridge_goes_on(
+    daemon: DaemonProcess, short_tmp: Path, env: dict[str, str], workspace: Path
+) -> None:
+    """A 3 MB content broke the connection ("retry the request", which failed the same way):
+    the bridge says what is wrong and what one memory may hold."""
+    args = ("--socket", str(daemon.socket_path), "--workspace", str(workspace))
+    async with bridge(short_tmp, env, *args) as c:
+        message = await fails(c, "storeMemory", category="Quirk", content="x" * 3_000_000)
+        assert "Argument `content` is 3,000,000 characters" in message
+        assert "max_entry_chars" in message and "retry" not in message
+        _, stored = await call(c, "storeMemory", category="Quirk", content="Gate 9 sticks.")
+        assert stored["action"] == "stored"
+
+
 async def test_an_unexpected_error_is_one_sentence_and_a_logged_traceback(
     daemon: DaemonProcess, short_tmp: Path, env: dict[str, str]
 ) -> None:
