@@ -95,10 +95,16 @@ def bad_arguments(tool: str, errors: Iterable[Mapping[str, Any]]) -> str:
     return " ".join(sentences)
 
 
-def render_store(result: p.StoreResult, workspace: Workspace) -> str:
+def render_store(result: p.StoreResult, workspace: Workspace, scope: str = "project") -> str:
     """The daemon's sentence about the store (naming cleanupMemory when over the limit), then
     the workspace used when it came from the current directory (no --workspace, no client root)
-    or the store created its `.memory/`."""
+    or the store created its `.memory/`; a store with scope "global" says it went to the
+    user's own memory instead (no workspace was used)."""
+    if scope == "global":
+        where = f" ({result.workspace})" if result.workspace else ""
+        return printable(
+            f"{name_tools(result.message)} This call used your user-wide memory{where}."
+        )
     if workspace.source != "current directory" and not result.created_memory_dir:
         return name_tools(result.message)
     used = msgspec.structs.replace(workspace, path=result.workspace or workspace.path)  # real path

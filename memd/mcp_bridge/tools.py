@@ -376,7 +376,7 @@ def _write_tools(bridge: Bridge, resolver: Callable[..., Awaitable[Any]]) -> lis
         result, ws = await bridge.call(roots, store)
         data = structured(result, ws)
         data.pop("dry_run", None)
-        return bridge.reply(render_store(result, ws), data)
+        return bridge.reply(render_store(result, ws, scope), data)
 
     async def cleanup_memory(
         roots: Roots,

@@ -517,6 +517,19 @@ async def test_content_too_long_for_one_request_says_so_and_the_bridge_goes_on(
         assert stored["action"] == "stored"
 
 
+async def test_a_global_store_says_it_went_to_the_users_own_memory(
+    daemon: DaemonProcess, short_tmp: Path, env: dict[str, str], workspace: Path
+) -> None:
+    args = ("--socket", str(daemon.socket_path), "--workspace", str(workspace))
+    async with bridge(short_tmp, env, *args) as c:
+        said, stored = await call(
+            c, "storeMemory", category="Preference", content="Answer in English.", scope="global"
+        )
+    assert stored["action"] == "stored"
+    assert "This call used your user-wide memory" in said
+    assert "from --workspace" not in said
+
+
 async def test_an_unexpected_error_is_one_sentence_and_a_logged_traceback(
     daemon: DaemonProcess, short_tmp: Path, env: dict[str, str]
 ) -> None:
