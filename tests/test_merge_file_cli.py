@@ -141,3 +141,21 @@ def test_output_takes_the_result_and_ours_stays(short_tmp: Path) -> None:
     assert (done.returncode, done.stderr) == (0, "")
     assert (short_tmp / "out").read_text() == BASE + "\n- [a] Ours.\n\n- [b] Theirs.\n"
     assert (short_tmp / "ours").read_text() == ours
+
+
+def test_ours_or_the_output_as_a_symbolic_link_is_refused_and_its_target_untouched(
+    short_tmp: Path,
+) -> None:
+    target = short_tmp / "elsewhere.md"
+    target.write_text("Not a memory file.\n")
+    write(short_tmp, base=BASE, theirs=BASE + "\n- [b] Theirs.\n")
+    (short_tmp / "ours").symlink_to(target)
+    done = memd("merge-file", "base", "ours", "theirs", "decisions.md", cwd=short_tmp)
+    assert done.returncode == 2
+    assert "symbolic link" in done.stderr and done.stderr.count("\n") == 1
+    (short_tmp / "ours").unlink()
+    write(short_tmp, ours=BASE)
+    (short_tmp / "out").symlink_to(target)
+    done = memd("merge-file", "base", "ours", "theirs", "decisions.md", "-o", "out", cwd=short_tmp)
+    assert done.returncode == 2 and "symbolic link" in done.stderr
+    assert target.read_text() == "Not a memory file.\n"

@@ -9,6 +9,7 @@ Rules:
   category file, the archive's union, or (any other file, or no PATH) the plain line merge.
 - The result replaces OURS atomically (`memd.fs.storage.write_atomic`), as git expects; with
   `--output FILE` it goes to FILE instead and OURS is left as it is (Jujutsu's `$output`).
+  Either is refused if it is a symbolic link (exit 2): memd writes through no link.
 - Exit 0: merged cleanly. Exit 1: merged with conflict markers, and one line on stderr says
   where. Exit 2: an input could not be read (missing, not UTF-8, not a file) or OURS could not
   be written; one sentence on stderr says which, and OURS is unchanged.
@@ -17,6 +18,7 @@ Rules:
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 from memd.cli.exit_codes import EXIT_ERROR, EXIT_OK, EXIT_USAGE
@@ -77,6 +79,13 @@ def run_merge_file(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     result = merge_file(args.path, base, ours, theirs)
     target, role = (args.ours, "OURS") if args.output is None else (args.output, "the output")
+    if os.path.islink(target):
+        print(
+            f"memd: merge-file will not write {role} through a symbolic link ({visible(target)}); "
+            "pass the file itself (git never passes a link).",
+            file=sys.stderr,
+        )
+        return EXIT_USAGE
     try:
         write_atomic(target, result.text)
     except MemdError as exc:
