@@ -278,3 +278,17 @@ def test_files_are_merged_by_their_name() -> None:
     ours, theirs = BASE + "\n- [a] A.\n", BASE + "\n- [b] B.\n"
     assert merge_file("notes.md", BASE, ours, theirs).conflicted
     assert not merge_file(".memory/decisions.md", BASE, ours, theirs).conflicted
+
+
+def test_theirs_new_entry_goes_after_a_hunk_ours_left_open_not_inside_it() -> None:
+    """Ours still holds an unresolved hunk at its end: theirs' new entry goes after the hunk,
+    so resolving the hunk either way keeps it."""
+    hunk = "<<<<<<< ours\n- [m] Use Redis 7.\n=======\n- [m] Use Valkey 8.\n>>>>>>> theirs\n"
+    base = HEAD + "- [a] Keep a.\n"
+    ours = base + hunk
+    theirs = base + "\n- [n] New from theirs.\n"
+    result = merge_entries(base, ours, theirs)
+    lines = result.text.split("\n")
+    closing = max(n for n, line in enumerate(lines) if line.startswith(">>>>>>>"))
+    assert lines.index("- [n] New from theirs.") > closing
+    assert result.text.count("New from theirs.") == 1

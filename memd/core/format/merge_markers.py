@@ -16,6 +16,11 @@ import re
 _MARKER = re.compile(r"(?:<{7}|\|{7}|>{7})(?: .*)?|={7}")
 
 
+def is_marker(line: str) -> bool:
+    """Return True if `line` (without its line ending) is a conflict-marker line."""
+    return _MARKER.fullmatch(line.rstrip()) is not None
+
+
 def conflict_lines(text: str) -> tuple[int, ...]:
     """Return the 1-based numbers of the conflict-marker lines of `text`, or () if it is not
     mid-merge."""

@@ -54,6 +54,7 @@ from collections.abc import Hashable, Iterable, Iterator
 
 import msgspec
 
+from memd.core.format import merge_markers
 from memd.core.format.mdformat import (
     Document,
     Entry,
@@ -310,7 +311,7 @@ class Writer:
         ]
         tail = Output(self.out.eol)
         lines = self.out.lines
-        position = self.after_last_entry or len(lines)
+        position = _past_open_hunk(lines, self.after_last_entry or len(lines))
         tight = position >= 2 and all(
             parse_entry_line(line.text) is not None for line in lines[position - 2 : position]
         )
@@ -327,6 +328,26 @@ class Writer:
             previous = tail.lines[-1]
         self.out.splice(position, tail)
         return self.out.finish()
+
+
+def _past_open_hunk(lines: list[Line], position: int) -> int:
+    """`position`, or just past the closing marker of a conflict hunk left open there (a side
+    that already held an unresolved hunk): a new entry written inside it would go with the
+    side a person drops when they resolve it."""
+    opened = False
+    for line in lines[:position]:
+        text = line.text.rstrip()
+        if text.startswith("<<<<<<<") and merge_markers.is_marker(text):
+            opened = True
+        elif text.startswith(">>>>>>>") and merge_markers.is_marker(text):
+            opened = False
+    if not opened:
+        return position
+    for index in range(position, len(lines)):
+        text = lines[index].text.rstrip()
+        if text.startswith(">>>>>>>") and merge_markers.is_marker(text):
+            return index + 1
+    return position
 
 
 def _shape(version: Version, span: range) -> list[object]:
