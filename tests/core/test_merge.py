@@ -292,3 +292,14 @@ def test_theirs_new_entry_goes_after_a_hunk_ours_left_open_not_inside_it() -> No
     closing = max(n for n, line in enumerate(lines) if line.startswith(">>>>>>>"))
     assert lines.index("- [n] New from theirs.") > closing
     assert result.text.count("New from theirs.") == 1
+
+
+def test_an_append_after_a_last_line_without_newline_merges_with_a_change_to_that_line() -> None:
+    """Ours' only change to the last entry is the newline its append needed; theirs changed
+    its text: a clean merge, not a conflict."""
+    base = HEAD + "- [a] A."
+    ours = base + "\n- [b] B.\n"
+    theirs = HEAD + "- [a] A changed."
+    result = merge_entries(base, ours, theirs)
+    assert not result.conflicted, result.text
+    assert entry_lines(result.text) == ["- [a] A changed.", "- [b] B."]

@@ -147,6 +147,12 @@ def plan(base: Version, ours: Version, theirs: Version) -> Plan:
             chosen = b
         elif b in (o, a) or (a is not None and b is not None and a.text == b.text):
             chosen = a
+        elif o is not None and a is not None and b is not None and o.text in (a.text, b.text):
+            # One side changed only the line's ending (a last line that gained the newline an
+            # append after it needed): the other side's text, each part merged on its own.
+            chosen = Line(
+                b.text if a.text == o.text else a.text, a.eol if a.eol != o.eol else b.eol
+            )
         else:
             conflicts[ident] = (() if a is None else (a,), () if b is None else (b,))
             continue
