@@ -221,7 +221,20 @@ def _query(query: argparse.ArgumentParser) -> None:
         help="auto (default): by meaning too once the daemon's model is ready, else by words; "
         "lexical: by words only; semantic: by meaning too, or an error saying why not",
     )
+    _sources(query, ("memory", "global", "file"))
     query.add_argument("query", nargs="*", help="words to search for (none: list entries)")
+
+
+def _sources(parser: argparse.ArgumentParser, choices: tuple[str, ...]) -> None:
+    parser.add_argument(
+        "--source",
+        "-s",
+        action="append",
+        dest="sources",
+        choices=choices,
+        help="search only these (repeatable): memory (the project's), global (your user-wide "
+        "memory)" + (", file (read-only sources such as CLAUDE.md)" if "file" in choices else ""),
+    )
 
 
 def _cleanup(cleanup: argparse.ArgumentParser) -> None:
@@ -240,12 +253,14 @@ def _user_wide(parser: argparse.ArgumentParser, help: str) -> None:
 def _list(listing: argparse.ArgumentParser) -> None:
     listing.add_argument("--category", "-c", help=CATEGORY_FILTER_HELP)
     listing.add_argument("--tag", "-t", action="append", dest="tags", metavar="TAG", help=TAG_HELP)
+    _sources(listing, ("memory", "global"))
 
 
 def _get(get: argparse.ArgumentParser) -> None:
     get.add_argument("--category", "-c", help="default: look in every category")
     get.add_argument("--file", help="category file name, with --lines")
     get.add_argument("--lines", help="line range 'a-b', with --file")
+    _user_wide(get, "look in your user-wide memory instead of the project's")
     get.add_argument(
         "slug",
         nargs="?",

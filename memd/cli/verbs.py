@@ -112,6 +112,7 @@ def _query(client: Client, args: argparse.Namespace) -> Outcome:
         min_score=args.min_score,
         tags=args.tags,
         mode=args.mode,
+        sources=args.sources,
     )
     return Outcome(
         result, lambda r: render_query(r, text, args.tags), unreadable_lines(result.unreadable)
@@ -136,7 +137,7 @@ def _scope(args: argparse.Namespace) -> p.Scope:
 
 
 def _list(client: Client, args: argparse.Namespace) -> Outcome:
-    result = client.list(category=args.category, tags=args.tags)
+    result = client.list(category=args.category, tags=args.tags, sources=args.sources)
     return Outcome(
         result, lambda r: render_entries(r, args.tags), unreadable_lines(result.unreadable)
     )
@@ -144,9 +145,9 @@ def _list(client: Client, args: argparse.Namespace) -> Outcome:
 
 def _get(client: Client, args: argparse.Namespace) -> Outcome:
     if args.slug is None:
-        result = client.get(file=args.file, lines=args.lines)
+        result = client.get(file=args.file, lines=args.lines, scope=_scope(args))
     else:
-        result = client.get(category=args.category, slug=args.slug)
+        result = client.get(category=args.category, slug=args.slug, scope=_scope(args))
     if result.text:  # lines of a read-only source: as they are
         return Outcome(result, lambda r: r.text, [])
     return Outcome(result, render_entries, unreadable_lines(result.unreadable))

@@ -193,3 +193,24 @@ def test_a_user_wide_directory_that_is_a_link_is_never_followed(
         client.store(category="Instruction", content=RULE, scope="global")
     assert "symbolic link" in refused.value.message
     assert list(target.iterdir()) == []
+
+
+def test_the_cli_gets_searches_and_lists_the_user_wide_memory_alone(
+    daemon: DaemonProcess, short_tmp: Path
+) -> None:
+    """`memd list` showed a user-wide entry that `memd get` could not fetch, and `memd query`
+    could not search the user-wide memory alone."""
+    project = _project(short_tmp, "app")
+    sock = daemon.socket_path
+    user_wide = memd("store", "--global", "--slug", "pip", RULE, cwd=project, socket=sock)
+    assert user_wide.returncode == 0, user_wide.stderr
+    stored = memd("store", "Use uv in CI too.", "--slug", "ci-uv", cwd=project, socket=sock)
+    assert stored.returncode == 0, stored.stderr
+    got = memd("get", "--global", "pip", cwd=project, socket=sock)
+    assert got.returncode == 0, got.stderr
+    assert RULE in got.stdout
+    found = memd("query", "--source", "global", "uv", cwd=project, socket=sock)
+    assert found.returncode == 0, found.stderr
+    assert "(global:instructions.md:" in found.stdout and "Use uv in CI too." not in found.stdout
+    listed = memd("list", "--source", "memory", cwd=project, socket=sock)
+    assert "Use uv in CI too." in listed.stdout and RULE not in listed.stdout
