@@ -697,9 +697,10 @@ class CategoryActor:
                     "%s is the version git's index holds; leaving it as git wrote it", self.path
                 )
                 lost = []
-        # Bounded by the file: forget what it no longer holds (deleted by someone: never back).
-        held = {first_use.key_of(entry) for entry in after.entries}
-        self._acknowledged &= held | {first_use.key_of(entry) for entry in lost}
+        if self._acknowledged:  # else nothing to keep: no pass over a file memd never wrote
+            # Bounded by the file: forget what it no longer holds (deleted: never back).
+            held = {first_use.key_of(entry) for entry in after.entries}
+            self._acknowledged &= held | {first_use.key_of(entry) for entry in lost}
         if not lost:
             return
         logger.warning(

@@ -120,8 +120,7 @@ class Scopes:
             real = os.path.realpath(path)
         except ValueError:  # a NUL in it: not a path at all (the registry says so)
             return False
-        anchor = os.path.realpath(self.root)
-        if real == anchor or real.startswith(anchor + os.sep):
+        if _inside(real, os.path.realpath(self.root)):
             return True
         try:
             target = os.stat(self.root)
@@ -150,8 +149,7 @@ class Scopes:
         if os.path.isabs(path) and await self._user_wide_path(path):
             raise _user_wide_error(path)
         workspace = await self.registry.get(path)
-        root = workspace.root
-        if root == self._anchor or root.startswith(self._anchor + os.sep):
+        if _inside(workspace.root, self._anchor):
             # resolved there (or inside it) since it was last found apart
             self._apart.pop(path, None)
             raise _user_wide_error(path)
@@ -334,6 +332,11 @@ def query_hit(key: Key, shelved: Shelved, entry: Entry, score: float, match: p.M
         ),
         lines=f"{entry.line}-{entry.line}",
     )
+
+
+def _inside(real: str, anchor: str) -> bool:
+    """Return True if the real path `real` is `anchor` or below it."""
+    return real == anchor or real.startswith(anchor + os.sep)
 
 
 def _user_wide_error(path: str) -> InvalidParams:
