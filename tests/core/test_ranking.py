@@ -287,6 +287,59 @@ def test_identifier_parts_match_their_words() -> None:
     assert found[0] == "Call sendLmRequest only from the worker thread"
 
 
+PRODUCTS = (
+    "Deploys run on GitHub Actions with a cache per branch",
+    "Set the session cookie HttpOnly and Secure",
+    "Our queue is RabbitMQ behind the load balancer",
+    "Serve the assets through CloudFront",
+    "Write a follow-up note after each incident",
+    "Review code on gitlab before merging",
+)
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ("github", PRODUCTS[0]),
+        ("github actions", PRODUCTS[0]),
+        ("httponly", PRODUCTS[1]),
+        ("rabbitmq", PRODUCTS[2]),
+        ("cloudfront", PRODUCTS[3]),
+        ("followup", PRODUCTS[4]),
+        ("GitLab", PRODUCTS[5]),  # the reverse: an identifier finds the word written whole
+        ("Follow-Up", PRODUCTS[4]),
+    ],
+)
+def test_a_word_matches_its_identifier_spelling_and_the_reverse(query: str, expected: str) -> None:
+    hits = search(_one(PRODUCTS), query, limit=3).hits
+    assert hits and hits[0].entry.content == expected
+
+
+_WORD = st.text(alphabet="abcdefghijklmnopqrstuvwxyz", min_size=3, max_size=8)
+
+
+@settings(max_examples=200, deadline=None)
+@given(parts=st.lists(_WORD, min_size=2, max_size=3), lower_in_entry=st.booleans())
+def test_a_camel_case_identifier_and_its_lower_case_joined_form_find_each_other(
+    parts: list[str], lower_in_entry: bool
+) -> None:
+    camel = "".join(part.capitalize() for part in parts)
+    joined = camel.lower()
+    written, asked = (joined, camel) if lower_in_entry else (camel, joined)
+    entries = (f"Deploy the service with {written} tonight", "Unrelated rule about tabs")
+    hits = search(_one(entries), asked, limit=3).hits
+    assert [hit.entry.content for hit in hits][:1] == [entries[0]]
+
+
+def test_the_other_spelling_is_no_partial_match() -> None:
+    """A query matched through its other spelling scores like a match of its own words, not
+    like a query whose word was found nowhere."""
+    entries = ("Deploys run on GitHub Actions", "Review code on github before merging")
+    hits = search(_one(entries), "github", limit=3).hits
+    by_word = {hit.entry.content: hit.score for hit in hits}
+    assert by_word[entries[0]] > 0.5 * by_word[entries[1]]
+
+
 def test_a_partial_word_matches_by_prefix_below_a_whole_word() -> None:
     partial = search(_one(CODE), "deplo", limit=5).hits
     assert [hit.entry.content for hit in partial] == [

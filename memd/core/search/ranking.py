@@ -20,6 +20,10 @@ Rules:
   longer entry usually says more, and weak normalisation lets it; where they differ by an order
   of magnitude, a long entry matches many query words by its size alone and would bury the
   short one that holds the answer.
+- A query word or identifier written the other way in an entry (`terms.spelling_alternatives`:
+  "github" / "GitHub") matches through its alternative term, planned at the weight of the terms
+  it stands for; the ideal entry then holds whichever spelling gains more, so a match through
+  the other spelling is not partial.
 - Each distinct query term counts once, however often the query repeats it. Each adjacent
   pair of query terms that is also a phrase term of an entry adds `BIGRAM_WEIGHT` times its
   own BM25 score.
@@ -83,6 +87,7 @@ from memd.core.search.terms import (
     bigrams,
     identifiers,
     is_word,
+    spelling_alternatives,
     split_terms,
     tokenize,
 )
@@ -201,7 +206,12 @@ def search(
     weights = query_weights(query)
     if not weights:
         return _list_all(ordered, limit, keep)
-    plan = _Plan(ordered, weights, smallest=max(_UNIT, min_score or 0.0))
+    plan = _Plan(
+        ordered,
+        weights,
+        smallest=max(_UNIT, min_score or 0.0),
+        alternatives=spelling_alternatives(query),
+    )
     if keep is not None or sum(map(is_word, weights)) > _WALK_MOST:
         return _search_every_match(plan, limit, boost, keep)
     return _search_best(plan, limit, boost)
@@ -265,22 +275,37 @@ class _Plan:
         weights: dict[str, float],
         *,
         smallest: float,
+        alternatives: dict[str, tuple[str, ...]] | None = None,
     ) -> None:
         self.ordered = ordered
         self.smallest = smallest
         count = sum(len(index) for _, index in ordered)
         self.terms: list[list[tuple[float, str]]] = [[] for _ in ordered]
         highest_idf = math.log(1.0 + (count + 0.5) / 0.5)
-        ideal = 0.0
+        ideals: dict[str, float] = {}  # each query term's part of the ideal entry's score
+        found: set[str] = set()
         for term, weight in weights.items():
             idf = self._add_term(term, weight, count)
             if idf:
-                ideal += weight * idf * (K1 + 1.0)
+                ideals[term] = weight * idf * (K1 + 1.0)
+                found.add(term)
             elif is_word(term):  # a missing word makes every match partial; a phrase does not
-                ideal += weight * highest_idf * (K1 + 1.0)
+                ideals[term] = weight * highest_idf * (K1 + 1.0)
                 if len(term) >= PREFIX_MIN:
                     for longer in _expansions(ordered, term):
                         self._add_term(longer, PREFIX_WEIGHT * weight, count)
+        for alternative, members in (alternatives or {}).items():
+            stands_for = [member for member in members if member in weights]
+            weight = sum(weights[member] for member in stands_for)
+            if alternative in weights or not weight:
+                continue
+            idf = self._add_term(alternative, weight, count)
+            if idf:  # the ideal entry holds whichever spelling gains more
+                spelled = sum(ideals.pop(member, 0.0) for member in stands_for if member in found)
+                for member in stands_for:
+                    ideals.pop(member, None)
+                ideals[alternative] = max(spelled, weight * idf * (K1 + 1.0))
+        ideal = math.fsum(ideals.values())
         self.scales = [
             shelves.priority(category) / ideal if ideal else 0.0 for category, _ in ordered
         ]

@@ -9,6 +9,9 @@ Rules:
   ("sendLmRequest" is send + lm + request), and the whole identifier is also one term
   ("=sendlmrequest", at `IDENTIFIER_WEIGHT`), so `snake_case`, `kebab-case` and `file.ts` match
   their parts and, better, themselves.
+- A query word also matches the same letters written as an identifier, and the reverse
+  (`spelling_alternatives`): "github" finds "GitHub" (its whole term "=github") and "GitHub"
+  finds "github" (the joined word's stem), as "followup" finds "follow-up".
 - An entry is indexed as its content terms plus its slug's terms (the slug split on "-") at
   `SLUG_WEIGHT`: a slug term adds that much to the term's frequency and the entry's length.
   Two terms that are adjacent in the content (after stop words are dropped) also form a phrase
@@ -110,6 +113,36 @@ def _camel_parts(run: str) -> list[str]:
     if not run.isascii() or run.islower() or run.isupper() or run.isdigit():
         return [run]  # case changes split ASCII identifiers only, never words like "Straße"
     return _CAMEL.findall(run) or [run]
+
+
+def spelling_alternatives(text: str) -> dict[str, tuple[str, ...]]:
+    """Return each other spelling of the words of a query `text`, with the terms it stands for.
+
+    A single word ("github") may be written as an identifier elsewhere ("GitHub", "git-hub"):
+    its alternative is that identifier's whole term ("=github"), standing for the word's stem.
+    An identifier ("GitHub", "follow-up") may be written as one word elsewhere: its
+    alternative is the joined word's stem ("github"), standing for the identifier's word terms
+    and whole term. Stop words have none.
+
+    Args:
+        text: A query.
+
+    Returns:
+        Each alternative term mapped to the query terms it stands for; empty when none.
+    """
+    if not text.isascii():
+        folded = unicodedata.normalize("NFKD", text)
+        text = "".join(ch for ch in folded if not unicodedata.combining(ch))
+    alternatives: dict[str, tuple[str, ...]] = {}
+    for compound in _COMPOUND.findall(text):
+        stems, whole = _compound_terms(compound)
+        if whole:
+            joined = stem(whole.removeprefix(WHOLE_PREFIX))
+            if joined not in stems:
+                alternatives.setdefault(joined, (*stems, whole))
+        elif stems:
+            alternatives.setdefault(WHOLE_PREFIX + compound.lower(), stems)
+    return alternatives
 
 
 def bigrams(terms: Sequence[str]) -> list[str]:
