@@ -31,8 +31,16 @@ def anyio_backend() -> str:
     return "asyncio"
 
 
-CALLERS_MEMD_ENV = ("MEMD_SOCKET", "MEMD_LOG_LEVEL")
-"""The environment variables memd reads that a user sets for their own daemon."""
+CALLERS_MEMD_ENV = (
+    "MEMD_SOCKET",
+    "MEMD_LOG_LEVEL",
+    "NOTIFY_SOCKET",
+    "LISTEN_PID",
+    "LISTEN_FDS",
+    "LISTEN_FDNAMES",
+)
+"""The environment variables memd reads that a user sets for their own daemon, or that a
+service manager sets when `make test` runs inside a unit."""
 
 
 @pytest.fixture(autouse=True)
@@ -43,12 +51,14 @@ def _private_state(
     memory) out of the user's home, and semantic search off in daemons that read the default
     config file (loading the model costs every daemon that queries; the tests that need it
     turn it on). The caller's own memd settings (`MEMD_SOCKET`, `MEMD_LOG_LEVEL`: the README
-    has users export them) never reach a test, its daemons or the commands it runs."""
+    has users export them), XDG directories and service manager's variables never reach a
+    test, its daemons or the commands it runs."""
     for name in CALLERS_MEMD_ENV:
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path_factory.mktemp("state")))
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("cache")))
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path_factory.mktemp("data")))  # global memory
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path_factory.mktemp("run")))  # default socket
     config = tmp_path_factory.mktemp("config")
     (config / "memd").mkdir()
     (config / "memd" / "config.toml").write_text("semantic = false\n")

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -113,3 +114,5 @@ def test_the_callers_memd_environment_never_reaches_a_test() -> None:
     """`MEMD_SOCKET=/path make test` (the README has users export it) runs every test as if
     it were unset: no test's daemon, client or command sees the caller's socket."""
     assert not any(name in os.environ for name in CALLERS_MEMD_ENV)
+    for name in ("XDG_RUNTIME_DIR", "XDG_CONFIG_HOME", "XDG_STATE_HOME", "XDG_DATA_HOME"):
+        assert os.environ[name].startswith(tempfile.gettempdir())  # a private directory
