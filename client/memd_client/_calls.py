@@ -125,7 +125,7 @@ def list_entries(
         tags=tag_list(tags),
         sources=None if sources is None else list(sources),
     )
-    return Call("list", params, p.EntriesResult)
+    return Call("list", params, p.ListResult)
 
 
 def tag_list(tags: Iterable[str] | None) -> list[str] | None:

@@ -263,13 +263,13 @@ class AsyncClient(ClientBase):
         tags: Iterable[str] | None = None,
         workspace: str | os.PathLike[str] | None = None,
         sources: Iterable[Literal["memory", "global"]] | None = None,
-    ) -> p.EntriesResult:
+    ) -> p.ListResult:
         """List every entry, or those of one category; with `tags`, only the entries carrying
         every one of those #tags; the project's, then the user-wide memory's (`sources`
         narrows it)."""
         ws = _calls.workspace_path(workspace, self.workspace)
         call = _calls.list_entries(ws, category, tags, sources)
-        result: p.EntriesResult = await self.call(call)
+        result: p.ListResult = await self.call(call)
         return result
 
 

@@ -79,9 +79,11 @@ Tags = Annotated[
 ]
 
 
-class EntryInfo(msgspec.Struct, kw_only=True, omit_defaults=True):
+class EntryInfo(msgspec.Struct, kw_only=True):
     """A memory as the daemon reports it; `tags` are its inline #tags, folded, without the
-    `#`, sorted (left out of the message when there are none)."""
+    `#`, sorted. Every field is sent, defaults too (a reader of the JSON sees one shape); the
+    defaults are for older daemons, which left out `tags` when empty and `source` when
+    "memory"."""
 
     category: str
     file: str
@@ -90,7 +92,8 @@ class EntryInfo(msgspec.Struct, kw_only=True, omit_defaults=True):
     content: str
     tags: list[str] = []
     source: Literal["memory", "global"] = "memory"
-    """"global": an entry of the user-wide memory (from `list`, which shows both)."""
+    """Where it lives: "memory" (the workspace's `.memory/`) or "global" (the user-wide
+    memory)."""
 
 
 class FileProblem(msgspec.Struct, kw_only=True):
@@ -223,8 +226,9 @@ class QueryParams(_Params):
     memory), "file" (its read-only sources; not with `category`); None: all three."""
 
 
-class QueryHit(_Result, omit_defaults=True):
-    """One search result; `tags` as in `EntryInfo`."""
+class QueryHit(_Result):
+    """One search result; `tags` as in `EntryInfo`. Every field is sent, defaults too (older
+    daemons left out `tags`, `match` and `source` at their defaults)."""
 
     category: str
     file: str
@@ -258,6 +262,18 @@ class QueryResult(_Result):
     """The real path of the project root this call used (empty from older daemons)."""
     mode: Literal["lexical", "hybrid"] = "lexical"
     """How it was ranked: "lexical" (words only) or "hybrid" (words and the model)."""
+    semantic_loading: SemanticLoading | None = None
+    """Set when mode auto ranked this query by words alone because semantic search is still
+    loading (its model, or the searched entries' vectors); None when it ranked by meaning too,
+    when semantic search is off or not installed, for mode lexical, and from older daemons."""
+
+
+class SemanticLoading(_Result):
+    """Semantic search is still loading: `ready` of the `total` entries searched have a vector
+    it can use (0 while the model itself loads); until all do, queries rank by words alone."""
+
+    ready: int
+    total: int
 
 
 # ---------------------------------------------------------------------------- get / list / delete
@@ -279,14 +295,20 @@ class GetParams(_Params):
     """"global": from the user-wide memory (for a hit whose `source` is "global")."""
 
 
-class EntriesResult(_Result):
-    """A list of entries, in category then file order."""
+class ListResult(_Result):
+    """A list of entries, in category then file order (`list`; older daemons also sent an
+    empty `text`, which is ignored)."""
 
     entries: list[EntryInfo]
     unreadable: list[FileProblem] = []
     """The category files that could not be read, so were not searched (from newer daemons)."""
     workspace: str = ""
     """The real path of the project root this call used (empty from older daemons)."""
+
+
+class EntriesResult(ListResult):
+    """The entries `get` found, in category then file order."""
+
     text: str = ""
     """For `get` by `file` and `lines` of a read-only source: those lines as they are (the
     `entries` are then its chunks within them, with an empty `category`)."""
@@ -563,6 +585,9 @@ class ContextResult(_Result):
     """The category files that could not be read, so gave nothing (from newer daemons)."""
     workspace: str = ""
     """The real path of the project root this call used (empty from older daemons)."""
+    semantic_loading: SemanticLoading | None = None
+    """Set when the relevant layer was ranked by words alone because semantic search is still
+    loading (as in `QueryResult`); the block itself does not say so."""
 
 
 # ---------------------------------------------------------------------------- extract

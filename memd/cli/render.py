@@ -12,7 +12,14 @@ from __future__ import annotations
 
 import datetime
 
-from memd.core.format.render import cleanup_actions, entry_text, match_label, search_mode
+from memd.core.format.render import (
+    cleanup_actions,
+    entry_text,
+    loading_note,
+    loading_progress,
+    match_label,
+    search_mode,
+)
 from memd_client import protocol as p
 
 
@@ -41,11 +48,17 @@ def unreadable_lines(problems: list[p.FileProblem], shown: str = "") -> list[str
 
 
 def render_query(result: p.QueryResult, text: str, tags: list[str] | None = None) -> str:
-    """Return query results as readable lines (the files left out: `unreadable_lines`)."""
+    """Return query results as readable lines, ending with a `loading_note` when they were
+    ranked by words alone because semantic search is still loading (the files left out:
+    `unreadable_lines`)."""
+    loading = result.semantic_loading
     if not result.results:
         tagged = f" tagged {tag_words(tags)}" if tags else ""
         if text.strip():
-            return f'No memories{tagged} match "{text}".'
+            missed = f'No memories{tagged} match "{text}".'
+            if loading is not None:
+                return f"{missed} {loading_note(loading.ready, loading.total, found=False)}"
+            return missed
         return f"No memories{tagged}." if tags else "No memories stored yet."
     lines = [
         f"{hit.score:7.3f}  {_text(hit)}  ({_where(hit)}){_matched(hit.match)}"
@@ -54,6 +67,8 @@ def render_query(result: p.QueryResult, text: str, tags: list[str] | None = None
     shown = len(result.results)
     if result.total > shown:
         lines.append(f"({shown} of {result.total} matches; raise --limit to see more)")
+    if loading is not None:
+        lines.append(loading_note(loading.ready, loading.total, found=True))
     return "\n".join(lines)
 
 
@@ -83,7 +98,7 @@ def tag_words(tags: list[str]) -> str:
     return " and ".join(words)
 
 
-def render_entries(result: p.EntriesResult, tags: list[str] | None = None) -> str:
+def render_entries(result: p.ListResult, tags: list[str] | None = None) -> str:
     """Return entries grouped by file (the files left out: `unreadable_lines`)."""
     if not result.entries:
         return f"No entries tagged {tag_words(tags)}." if tags else "No entries."
@@ -137,6 +152,13 @@ def render_stats(result: p.StatsResult, origin: str = "") -> str:
     if mode:
         lines.append(f"  {mode}")
     return "\n".join(lines)
+
+
+def context_loading_note(loading: p.SemanticLoading) -> str:
+    """The stderr line of `memd context` while semantic search is still loading (the block
+    itself, which goes into a prompt, does not say so)."""
+    progress = loading_progress(loading.ready, loading.total)
+    return f"{progress}; the block's relevant entries are word matches only."
 
 
 def render_context(result: p.ContextResult) -> str:

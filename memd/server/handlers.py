@@ -158,7 +158,8 @@ class Methods:
         # words lists them, as it lists every entry without tags).
         snapshots = {key: shelved.snapshot for key, shelved in searched.items()}
         keep = within(tagged_lines(snapshots, wanted)) if wanted else None
-        hits, total, mode = await self._rank(params, searched, scopes.booster(searched), keep)
+        ranked = await self._rank(params, searched, scopes.booster(searched), keep)
+        hits, total, mode, loading = ranked
         # A listing (score 0) is not a recall.
         scopes.recalled(searched, ((key, entry) for key, entry, score, _ in hits if score > 0))
         results = []
@@ -170,6 +171,7 @@ class Methods:
             unreadable=unreadable,
             workspace=workspace.root,
             mode=mode,
+            semantic_loading=loading,
         )
 
     async def _rank(
@@ -178,17 +180,18 @@ class Methods:
         searched: dict[Key, Shelved],
         boost: ranking.Boost[Key],
         keep: ranking.Keep[Key] | None,
-    ) -> tuple[list[_Hit], int, Literal["lexical", "hybrid"]]:
-        """The hits of a query, how many matched, and the mode that ranked them (see `query`):
+    ) -> tuple[list[_Hit], int, Literal["lexical", "hybrid"], p.SemanticLoading | None]:
+        """The hits of a query, how many matched, the mode that ranked them (see `query`):
         hybrid when the searched entries' vectors are ready and the model has something to say
-        about the query (`memd.semantic.nearest`), lexical otherwise.
+        about the query (`memd.semantic.nearest`), lexical otherwise; and for a lexical ranking
+        because semantic search is still loading, how far it is.
 
         Raises:
             SemanticSearchUnavailable: mode semantic, and no hybrid ranking (saying why).
         """
-        layout = None
+        layout, loading = None, None
         if params.mode != "lexical" and ranking.query_weights(params.query):
-            layout = await self._layout(params.mode, searched)
+            layout, loading = await self._layout(params.mode, searched)
         if layout is not None:
             # Taken after the wait: a store meanwhile may have moved an index on to its next
             # version (the snapshot then builds its own).
@@ -212,7 +215,7 @@ class Methods:
                 keep,
             )
             if fused is not None:
-                return fused[0], fused[1], "hybrid"
+                return fused[0], fused[1], "hybrid", None
             if params.mode == "semantic":
                 raise SemanticSearchUnavailable(NO_USABLE_VECTORS)
         searchable = scopes.Searchable(searched)  # after the waits (see above)
@@ -228,7 +231,7 @@ class Methods:
             (hit.category, hit.entry, hit.score, "keyword")
             for hit in map(searchable.hit, found.hits)
         ]
-        return hits, found.total, "lexical"
+        return hits, found.total, "lexical", loading
 
     async def _scoped(self, path: str, scope: p.Scope) -> Workspace:
         """The workspace a management call acts on: the project at `path` (never the
@@ -245,10 +248,13 @@ class Methods:
         assert self.semantic is not None
         return self.semantic
 
-    async def _layout(self, mode: str, searched: Mapping[Key, Shelved]) -> Any:
+    async def _layout(
+        self, mode: str, searched: Mapping[Key, Shelved]
+    ) -> tuple[Any, p.SemanticLoading | None]:
         """The vectors of the searched entries (`memd.semantic.nearest.Layout`) for a hybrid
-        ranking, or None when it cannot run now and `mode` is auto: asks for what is missing
-        (and for the model, until it is loaded), never waits for it.
+        ranking, or None when it cannot run now and `mode` is auto, with how far semantic
+        search is when it is still loading (`SemanticService.loading`): asks for what is
+        missing (and for the model, until it is loaded), never waits for it.
 
         Raises:
             SemanticSearchUnavailable: mode semantic, and no layout (saying why).
@@ -257,13 +263,15 @@ class Methods:
         if semantic is None:
             if mode == "semantic":
                 raise SemanticSearchUnavailable("Semantic search is off.")
-            return None
+            return None, None
         files = {key: (s.workspace.root, s.snapshot.entries) for key, s in searched.items()}
         layout, missing = await semantic.layout(files)
-        if layout is None and mode == "semantic":
-            total = sum(len(entries) for _, entries in files.values())
+        if layout is not None:
+            return layout, None
+        total = sum(len(entries) for _, entries in files.values())
+        if mode == "semantic":
             raise SemanticSearchUnavailable(semantic.unavailable(total - missing, total))
-        return layout
+        return None, semantic.loading(missing, total)
 
     async def _fuse(
         self,
@@ -327,7 +335,7 @@ class Methods:
                 )
             workspace.usage.recalled(found)
             return p.EntriesResult(
-                entries=[entry_info(c, entry) for c, entry in found],
+                entries=[entry_info(c, entry, source=params.scope) for c, entry in found],
                 unreadable=unreadable,
                 workspace=workspace.root,
             )
@@ -344,7 +352,11 @@ class Methods:
         await workspace.refresh((category,))
         entries = loaded(workspace, category).entries
         return p.EntriesResult(
-            entries=[entry_info(category, e) for e in entries if first <= e.line <= last],
+            entries=[
+                entry_info(category, e, source=params.scope)
+                for e in entries
+                if first <= e.line <= last
+            ],
             workspace=workspace.root,
         )
 
@@ -435,7 +447,7 @@ class Methods:
             text=text,
         )
 
-    async def list(self, params: p.ListParams, session: Session) -> p.EntriesResult:
+    async def list(self, params: p.ListParams, session: Session) -> p.ListResult:
         """Return every entry of the workspace, or of one category; with `tags`, only those
         carrying them all."""
         wanted = wanted_tags(params.tags)
@@ -450,10 +462,9 @@ class Methods:
             for entry in shelved.snapshot.entries:
                 tags = shelved.snapshot.tags.get(entry.line, _NO_TAGS)
                 if wanted <= tags:
-                    info = entry_info(shelved.category, entry, tags)
-                    info.source = "global" if origin(key) == "global" else "memory"
-                    entries.append(info)
-        return p.EntriesResult(entries=entries, unreadable=unreadable, workspace=workspace.root)
+                    scope: p.Scope = "global" if origin(key) == "global" else "project"
+                    entries.append(entry_info(shelved.category, entry, tags, source=scope))
+        return p.ListResult(entries=entries, unreadable=unreadable, workspace=workspace.root)
 
     async def delete(self, params: p.DeleteParams, session: Session) -> p.DeleteResult:
         """Delete one entry by slug, archiving it."""
@@ -470,7 +481,7 @@ class Methods:
             )
         return p.DeleteResult(
             deleted=True,
-            entry=entry_info(category, outcome.entry),
+            entry=entry_info(category, outcome.entry, source=params.scope),
             message=f"Deleted [{params.slug}] from {category.file}; it is kept in {ARCHIVE_FILE}.",
             workspace=workspace.root,
         )
@@ -496,16 +507,15 @@ class Methods:
                 tg.start_soon(run, category)
         if errors:
             raise errors[0]
-        result = cleanup_result(
-            workspace.archive_path, {c: outcomes[c].plan for c in CATEGORIES}, params.apply
-        )
+        plans = {c: outcomes[c].plan for c in CATEGORIES}
+        result = cleanup_result(workspace.archive_path, plans, params.apply, params.scope)
         result.workspace = workspace.root
         present = [(c, e) for c in CATEGORIES for e in workspace.actor(c).snapshot.entries]
         workspace.usage.forget_missing(present)
         # Security and Instruction entries go into every prompt block, which is use that no
         # recall count sees: they are never reported as unused.
         result.unused = [
-            entry_info(c, e)
+            entry_info(c, e, source=params.scope)
             for c, e in present
             if c not in prompt_block.ALWAYS and workspace.usage.unused(c, e)
         ]
@@ -560,17 +570,18 @@ class Methods:
 
     async def _relevant(
         self, workspace: Workspace, snapshots: dict[Category, Snapshot], query: str
-    ) -> Sequence[tuple[Category, Entry, float]]:
+    ) -> tuple[Sequence[tuple[Category, Entry, float]], p.SemanticLoading | None]:
         """Layer B of a prompt's block: the entries of the other categories ranked against the
-        prompt, with the same search as `query` in mode auto."""
+        prompt, with the same search as `query` in mode auto (and, as there, how far semantic
+        search is when it is still loading)."""
         searched: dict[Key, Shelved] = {
             c: Shelved(workspace, snapshots[c], c)
             for c in CATEGORIES
             if c not in prompt_block.ALWAYS and snapshots[c].error is None
         }
-        layout = None
+        layout, loading = None, None
         if query.strip():
-            layout = await self._layout("auto", searched)
+            layout, loading = await self._layout("auto", searched)
         limit = prompt_block.RELEVANT_LIMIT
 
         async def rank(strong: int | None) -> list[ranking.Hit[Key]]:
@@ -604,11 +615,12 @@ class Methods:
             ranked = [(key, entry, score) for key, entry, score, _ in fused[0]]
         else:  # lexical, as `query` is when the model has nothing to say
             ranked = [(hit.category, hit.entry, hit.score) for hit in await rank(strong=None)]
-        return [
+        relevant = [
             (category, entry, score)
             for key, entry, score in ranked
             if (category := searched[key].category) is not None
         ]
+        return relevant, loading
 
     async def context(self, params: p.ContextParams, session: Session) -> p.ContextResult:
         """A prompt's memory block (see `memd.core.search.context` for the layers and the budget).
@@ -624,7 +636,7 @@ class Methods:
         unreadable = [c for c in prompt_block.ALWAYS if snapshots[c].error is not None]
         text = params.text[: prompt_block.MAX_QUERY_CHARS]
         query = " ".join(part for part in (text, prompt_block.path_words(params.file)) if part)
-        relevant = await self._relevant(workspace, snapshots, query)
+        relevant, loading = await self._relevant(workspace, snapshots, query)
         chunks = await self._source_chunks(workspace, query, params.agent_loads)
         rules, user_unreadable = await self.scopes.user_wide_rules(prompt_block.ALWAYS)
         block = prompt_block.build(
@@ -659,6 +671,7 @@ class Methods:
                 file_problem(c, snapshots[c]) for c in CATEGORIES if snapshots[c].error is not None
             ],
             workspace=workspace.root,
+            semantic_loading=loading,
         )
 
     async def extract(self, params: p.ExtractParams, session: Session) -> p.ExtractResult:

@@ -5,7 +5,9 @@ Rules:
   the first query asks for mode auto or semantic, never at start; a daemon that only stores
   never pays for it. `semantic = false` in the settings keeps it off.
 - States: "off" (with the one-sentence reason: the setting, or why the model cannot load),
-  "unloaded", "loading", "ready". Until ready, queries answer lexically.
+  "unloaded", "loading", "ready". Until ready, queries answer lexically, and a query of mode
+  auto says it is still loading and how far (`loading`: entries with a vector of those
+  searched); one answered lexically because semantic search is off says nothing of it.
 - One task (`run`, in the daemon's services task group) owns the model and the cache: it loads
   the model, then embeds the texts the cache lacks of each workspace a query asked for, in
   batches of `BATCH` (one worker-thread call each), and saves the cache in a worker thread.
@@ -126,6 +128,20 @@ class SemanticService:
             "done); retry in a few seconds, or query with mode auto to get lexical results "
             "meanwhile."
         )
+
+    def loading(self, missing: int, total: int) -> p.SemanticLoading | None:
+        """What a query that `layout` answered with no layout (`missing` of its `total` entries
+        without a vector) says of semantic search still loading: how many entries are ready (0
+        until the model is); None when it is not loading but off (by the setting, or not
+        installed: the install hint says so elsewhere), for a search with no entries or more
+        than the cache keeps, and once every entry has a vector."""
+        if not self.enabled or self.state == "off" or not 0 < total <= MAX_ROWS:
+            return None
+        if not self.ready:
+            return p.SemanticLoading(ready=0, total=total)
+        if missing == 0:
+            return None
+        return p.SemanticLoading(ready=total - missing, total=total)
 
     async def layout(self, files: Mapping[Key, tuple[str, Sequence[Entry]]]) -> tuple[Any, int]:
         """The vectors of `files` (each key's workspace root and entries, as of one version of

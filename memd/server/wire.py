@@ -21,9 +21,15 @@ from memd.paths import MEMORY_DIR
 from memd_client import protocol as p
 
 
-def entry_info(category: Category, entry: Entry, tags: frozenset[str] | None = None) -> p.EntryInfo:
-    """Return the wire form of `entry`; `tags` are its tags when already known (a snapshot's
-    `tags`), else they are read from its content."""
+def entry_info(
+    category: Category,
+    entry: Entry,
+    tags: frozenset[str] | None = None,
+    source: p.Scope = "project",
+) -> p.EntryInfo:
+    """Return the wire form of `entry` of the memory `source` names (the workspace's, or the
+    user-wide one); `tags` are its tags when already known (a snapshot's `tags`), else they are
+    read from its content."""
     if tags is None:
         tags = tags_of(entry.content)
     return p.EntryInfo(
@@ -33,6 +39,7 @@ def entry_info(category: Category, entry: Entry, tags: frozenset[str] | None = N
         slug=entry.slug,
         content=entry.content,
         tags=sorted(tags) if tags else [],
+        source="global" if source == "global" else "memory",
     )
 
 
@@ -189,17 +196,24 @@ def _count(number: int, one: str, many: str | None = None) -> str:
 
 
 def cleanup_result(
-    archive_path: str, plans: dict[Category, CleanupPlan], applied: bool
+    archive_path: str,
+    plans: dict[Category, CleanupPlan],
+    applied: bool,
+    scope: p.Scope = "project",
 ) -> p.CleanupResult:
-    """Return the wire form of the per-category cleanup plans; its sentence says what the plan
-    does and whether anything was written, never how to apply it (each front end says that in
-    its own terms: `memd cleanup --apply`, `apply: true`)."""
+    """Return the wire form of the per-category cleanup plans of the memory `scope` names; its
+    sentence says what the plan does and whether anything was written, never how to apply it
+    (each front end says that in its own terms: `memd cleanup --apply`, `apply: true`)."""
+
+    def info(category: Category, entry: Entry) -> p.EntryInfo:
+        return entry_info(category, entry, source=scope)
+
     merged = [
         p.MergeInfo(
             category=c.value,
             file=c.file,
-            kept=entry_info(c, m.kept),
-            removed=[entry_info(c, e) for e in m.removed],
+            kept=info(c, m.kept),
+            removed=[info(c, e) for e in m.removed],
             content=m.content,
             slug=m.slug,
             why=[MERGE_REASONS.get(relation, relation.value) for relation in m.relations],
@@ -211,17 +225,17 @@ def cleanup_result(
         p.PruneInfo(
             category=c.value,
             file=c.file,
-            entry=entry_info(c, x.entry),
+            entry=info(c, x.entry),
             score=x.score,
             why=prune_why(c, plan.limit, x, sides_kept=bool(plan.kept_sides)),
-            tied_with=None if x.tied_with is None else entry_info(c, x.tied_with),
-            contradicted_by=None if x.contradicted_by is None else entry_info(c, x.contradicted_by),
+            tied_with=None if x.tied_with is None else info(c, x.tied_with),
+            contradicted_by=None if x.contradicted_by is None else info(c, x.contradicted_by),
         )
         for c, plan in plans.items()
         for x in plan.prunes
     ]
     slugged = [
-        p.SlugInfo(category=c.value, file=c.file, entry=entry_info(c, s.entry), slug=s.slug)
+        p.SlugInfo(category=c.value, file=c.file, entry=info(c, s.entry), slug=s.slug)
         for c, plan in plans.items()
         for s in plan.slugs
     ]

@@ -6,6 +6,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -130,3 +131,39 @@ def test_unreachable_daemon_exits_3_and_says_how_to_start_it(
     too_long = memd("status", cwd=workspace, socket=short_tmp / ("x" * 120))
     assert too_long.returncode == 3
     assert "too long" in too_long.stderr
+
+
+def test_json_entries_and_hits_always_say_their_source_and_list_has_no_text(
+    daemon: DaemonProcess, workspace: Path
+) -> None:
+    sock = daemon.socket_path
+    (workspace / ".git").mkdir()
+    stored = memd(
+        "store",
+        "-c",
+        "Decision",
+        "--slug",
+        "pool",
+        "Keep the pool at 20.",
+        cwd=workspace,
+        socket=sock,
+    )
+    assert stored.returncode == 0, stored.stderr
+
+    def run(*args: str) -> Any:
+        done = memd(*args, "--json", cwd=workspace, socket=sock)
+        assert done.returncode == 0, done.stderr
+        return json.loads(done.stdout)
+
+    listed = run("list")
+    assert "text" not in listed
+    assert [(e["slug"], e["source"], e["tags"]) for e in listed["entries"]] == [
+        ("pool", "memory", [])
+    ]
+    hits = run("query", "pool")["results"]
+    assert [(h["slug"], h["source"], h["match"]) for h in hits] == [("pool", "memory", "keyword")]
+    got = run("get", "pool")
+    assert [e["source"] for e in got["entries"]] == ["memory"]
+    assert got["text"] == ""  # documented for `get`: a read-only source's lines
+    block = run("context", "pool")
+    assert [e["source"] for e in block["entries"]] == ["memory"]

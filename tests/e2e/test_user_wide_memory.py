@@ -5,6 +5,7 @@ project file, nor the other way round."""
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -161,7 +162,9 @@ def test_a_user_wide_hit_is_read_back_by_its_lines(daemon: DaemonProcess, short_
         hit = client.query("python packages", sources=["global"]).results[0]
         for name in (hit.file, hit.path):  # its bare name, or its path as results give it
             got = client.get(file=name, lines=hit.lines, scope="global")
-            assert [entry.content for entry in got.entries] == [RULE], name
+            assert [(entry.content, entry.source) for entry in got.entries] == [(RULE, "global")], (
+                name
+            )
         with pytest.raises(InvalidParams) as refused:
             client.query("uv", category="Instruction", sources=["file"])
         assert "leave out one of the two" in refused.value.message
@@ -208,7 +211,9 @@ def test_the_cli_gets_searches_and_lists_the_user_wide_memory_alone(
     assert stored.returncode == 0, stored.stderr
     got = memd("get", "--global", "pip", cwd=project, socket=sock)
     assert got.returncode == 0, got.stderr
-    assert RULE in got.stdout
+    assert RULE in got.stdout and "your user-wide memory" in got.stdout
+    as_json = json.loads(memd("get", "--global", "--json", "pip", cwd=project, socket=sock).stdout)
+    assert [entry["source"] for entry in as_json["entries"]] == ["global"]
     found = memd("query", "--source", "global", "uv", cwd=project, socket=sock)
     assert found.returncode == 0, found.stderr
     assert "(global:instructions.md:" in found.stdout and "Use uv in CI too." not in found.stdout

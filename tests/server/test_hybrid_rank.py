@@ -125,7 +125,8 @@ def test_the_hybrid_path_ranks_as_fusing_every_entry(seed: int) -> None:
     params = p.QueryParams(
         workspace="/w", query=query, limit=limit, min_score=min_score, mode="semantic"
     )
-    hits, total, mode = anyio.run(methods._rank, params, _searched(snapshots), boost, keep)
+    hits, total, mode, loading = anyio.run(methods._rank, params, _searched(snapshots), boost, keep)
+    assert loading is None
 
     indexes = [(c, snapshot.index) for c, snapshot in snapshots.items()]
     every = ranking.search(indexes, query, limit=max(1, layout.size), boost=boost, keep=keep)
@@ -162,7 +163,8 @@ def test_when_the_model_has_nothing_to_say_a_query_is_answered_lexically(
     boost = lambda c, e: 1.0 + (ranking.MAX_BOOST - 1.0) * (e.line % 2)  # noqa: E731
     methods = Methods(None, started=0.0, socket_path="x", semantic=Model(layout, question))  # type: ignore[arg-type]
     auto = p.QueryParams(workspace="/w", query=query, limit=limit, min_score=min_score)
-    hits, total, mode = anyio.run(methods._rank, auto, _searched(snapshots), boost, keep)
+    hits, total, mode, loading = anyio.run(methods._rank, auto, _searched(snapshots), boost, keep)
+    assert loading is None  # the model had nothing to say: not loading
 
     indexes = [(c, snapshot.index) for c, snapshot in snapshots.items()]
     lexical = ranking.search(

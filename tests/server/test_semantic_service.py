@@ -14,6 +14,7 @@ from memd.core.format.mdformat import Entry
 from memd.core.search.shelves import Key
 from memd.server import semantic
 from memd.server.semantic import SemanticService
+from memd_client import protocol as p
 
 
 @contextmanager
@@ -113,8 +114,8 @@ def test_without_the_extra_it_is_off_from_the_start_saying_what_to_install(
         importlib.util, "find_spec", lambda name, *a: None if name == "onnxruntime" else real(name)
     )
     assert embedder.missing_extra() == (
-        "semantic search needs the semantic extra (onnxruntime is missing): "
-        "pip install 'memd-daemon[semantic]'"
+        f"semantic search needs the semantic extra (onnxruntime is missing): "
+        f"{embedder.install_hint()}"
     )
     with service_of(enabled=True) as service:
         assert (service.state, service.reason) == ("off", embedder.missing_extra())
@@ -135,3 +136,24 @@ def test_a_search_larger_than_the_cache_is_never_embedded_and_says_so(
         message = service.unavailable(0, 2)
         assert "keeps vectors for 1 entries and this search has 2" in message
         assert "mode auto or lexical" in message
+
+
+def test_a_query_answered_by_words_says_how_far_loading_is_and_nothing_when_off() -> None:
+    with service_of(enabled=True) as service:
+        entries = _entries("a", "b", "c")
+        layout, missing = anyio.run(service.layout, _files(entries))
+        assert layout is None
+        assert service.loading(missing, 3) == p.SemanticLoading(ready=0, total=3)
+        service.state = "loading"
+        assert service.loading(3, 3) == p.SemanticLoading(ready=0, total=3)
+        service.state = "ready"  # the model is loaded; 1 entry still lacks a vector
+        assert service.loading(1, 3) == p.SemanticLoading(ready=2, total=3)
+        assert service.loading(0, 3) is None
+        assert service.loading(0, 0) is None  # nothing searched: nothing to say
+        service.state = "unloaded"
+        assert service.loading(semantic.MAX_ROWS + 1, semantic.MAX_ROWS + 1) is None  # too big
+        service.configure(enabled=False, model_dir=None)
+        assert service.loading(3, 3) is None  # off: the setting says so elsewhere
+    with service_of(enabled=True) as service:
+        service.state, service.reason = "off", "the extra is missing"
+        assert service.loading(3, 3) is None  # not installed: the install hint's job

@@ -135,6 +135,26 @@ def search_mode(semantic: SearchState | None, ready: int, entries: int) -> str:
     return f"Search: by words and meaning ({entries} of {entries} entries embedded)."
 
 
+def loading_progress(ready: int, total: int) -> str:
+    """Return "Semantic search is still loading (N of M entries ready)": `ready` of the `total`
+    entries searched have a vector (0 while the model itself loads)."""
+    return f"Semantic search is still loading ({ready} of {total} entries ready)"
+
+
+def loading_note(ready: int, total: int, *, found: bool, again: str = "retry") -> str:
+    """Return the sentence a result ranked by words alone adds while semantic search is still
+    loading: after its word matches (`found`), that they are word matches; after none, that
+    only words were matched, and to `again` (a verb phrase: "retry", "call memoryContext
+    again") in a few seconds."""
+    progress = loading_progress(ready, total)
+    if found:
+        return f"{progress}; showing word matches."
+    return (
+        f"{progress}, so only words were matched; {again} in a few seconds to search by "
+        "meaning too."
+    )
+
+
 def quote(content: str, width: int = 48) -> str:
     """Return `content` in double quotes, cut at a word boundary to at most about `width`
     characters (then ending in "...") so that a line naming several entries stays readable."""
