@@ -83,8 +83,8 @@ from memd.core.format.mdformat import Entry
 from memd.core.search import ranking
 from memd.core.search.shelves import Key, Shelf
 from memd.core.sources.chunks import chunk
-from memd.server.scopes import SOURCES
-from memd.server.sources import FRESH_SECONDS, NOTHING, SourcesIndex, _look
+from memd.server.scopes import Searchable
+from memd.server.sources import FRESH_SECONDS, SourcesIndex, look_at
 from memd_client import Client, protocol as p
 
 SEED = 20240621
@@ -823,15 +823,15 @@ def breakdown(data: SpeedSet, mixed: Path) -> dict[str, Any]:
     (what a query pays once a second), the first look (find, read, chunk and index the
     prose) and indexing every chunk again (what an edit to any source costs)."""
     started = time.perf_counter()
-    look = _look(str(mixed), (), MAX_FILE_BYTES, NOTHING)
+    look = look_at(str(mixed), (), MAX_FILE_BYTES)
     first_look_ms = (time.perf_counter() - started) * 1000.0
     started = time.perf_counter()
-    SourcesIndex(look.files)
+    SourcesIndex(list(look.files.values()))
     index_ms = (time.perf_counter() - started) * 1000.0
     looks = []
     for _ in range(20):
         started = time.perf_counter()
-        _look(str(mixed), (), MAX_FILE_BYTES, look)
+        look_at(str(mixed), (), MAX_FILE_BYTES, look)
         looks.append((time.perf_counter() - started) * 1000.0)
     per_file: list[tuple[Key, ranking.CategoryIndex]] = [
         (Shelf("file", path), ranking.build_index(source.entries))
@@ -848,7 +848,9 @@ def breakdown(data: SpeedSet, mixed: Path) -> dict[str, Any]:
         "look_unchanged_ms": statistics.median(looks),
         "ranking_p50_ms": {
             "memories": _ranking_p50(memories, questions),
-            "mixed": _ranking_p50([*memories, (SOURCES, look.merged.index)], questions),
+            "mixed": _ranking_p50(
+                [*memories, *Searchable.of_sources(look.segments).indexes], questions
+            ),
             "index_a_file": _ranking_p50([*memories, *per_file], questions),
             "as_many_memories": _ranking_p50(as_many, questions),
         },
