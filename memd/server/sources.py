@@ -197,11 +197,9 @@ class WorkspaceSources:
     def stale(self, asked: Asked) -> bool:
         """Whether the last look may be out of date (see the module rules)."""
         look = self.current
-        if look is NOTHING or look.asked != asked:
+        if look is NOTHING or look.asked != asked or self._touched is None or self._touched:
             return True
-        if not self._watched:
-            return time.monotonic() - look.at >= FRESH_SECONDS
-        return self._touched is None or bool(self._touched)
+        return not self._watched and time.monotonic() - look.at >= FRESH_SECONDS
 
     async def refresh(self, configured: Sequence[str], max_bytes: int) -> Look:
         """The last look at the sources (the first is taken here, and waited for); asks `run`
@@ -329,11 +327,12 @@ def look_at(root: str, configured: Sequence[str], max_bytes: int, previous: Look
             files[read.path] = read
             chunked.append(read.path)
     directories = {*scan.directories, *(os.path.dirname(f.real_path) for f in files.values())}
+    indexed = _segments(files, previous)
     return Look(
         files,
         refused,
-        time.monotonic(),
-        _segments(files, previous),
+        time.monotonic(),  # once indexed: its age says how long it has been served
+        indexed,
         tuple(sorted(directories)),
         (tuple(configured), max_bytes),
         capped,
@@ -368,11 +367,9 @@ def look_again(previous: Look, touched: frozenset[str], max_bytes: int) -> Look 
         return None
     if not chunked:
         return previous._replace(at=time.monotonic(), chunked=())
+    indexed = _segments(files, previous)
     return previous._replace(
-        files=files,
-        at=time.monotonic(),
-        segments=_segments(files, previous),
-        chunked=tuple(chunked),
+        files=files, at=time.monotonic(), segments=indexed, chunked=tuple(chunked)
     )
 
 

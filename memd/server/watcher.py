@@ -411,6 +411,13 @@ class WorkspaceWatcher:
         self._rewatch = True
         self._wake.set()
 
+    def serve_sources(
+        self, on_source: SourceCallback
+    ) -> Callable[[Sequence[str]], tuple[bool, bool]]:
+        """Report changes where the sources are watched to `on_source`; return `watch_sources`."""
+        self.on_source = on_source
+        return self.watch_sources
+
     def watch_sources(self, directories: Sequence[str]) -> tuple[bool, bool]:
         """Watch the directories of a look at the sources (see `WatchHub.watch_sources`)."""
         return self._hub.watch_sources(self, directories)

@@ -172,18 +172,11 @@ class Workspace:
         self._waiting_since: float | None = None  # writers seen waiting since (anyio's clock)
         self._last_sighting = 0.0
         self._hub = watches or self._own_hub or WatchHub()
-        self.sources = WorkspaceSources(root)
-        """The read-only sources, as searches see them (read on first use, then kept up to
-        date by the watcher's reports and a builder task)."""
+        self.sources = WorkspaceSources(root)  # as searches see them (the watcher reports)
         self.watcher = WorkspaceWatcher(
-            root,
-            self.memory_dir,
-            self._external_change,
-            self._hub,
-            on_lock=self._lock_event,
-            on_source=self.sources.changed,
+            root, self.memory_dir, self._external_change, self._hub, on_lock=self._lock_event
         )
-        self.sources.watch = self.watcher.watch_sources
+        self.sources.watch = self.watcher.serve_sources(self.sources.changed)
         self.in_use = 0
         """Requests holding this workspace now (`Registry.leases`)."""
         self.last_used = anyio.current_time()

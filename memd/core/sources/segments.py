@@ -14,7 +14,6 @@ Rules:
 
 from __future__ import annotations
 
-import zlib
 from collections.abc import Sequence
 
 OWN_SEGMENT_BYTES = 256 * 1024
@@ -38,9 +37,17 @@ def segments(files: Sequence[tuple[str, int]]) -> list[list[str]]:
             found.append([path])
             continue
         group.append(path)
-        if len(group) >= MAX_GROUP_FILES or zlib.crc32(path.encode()) % GROUP_SPREAD == 0:
+        if len(group) >= MAX_GROUP_FILES or _path_hash(path) % GROUP_SPREAD == 0:
             found.append(group)
             group = []
     if group:
         found.append(group)
     return found
+
+
+def _path_hash(path: str) -> int:
+    """FNV-1a (32-bit) of `path`'s UTF-8 bytes: the same on every run and machine."""
+    value = 0x811C9DC5
+    for byte in path.encode():
+        value = ((value ^ byte) * 0x01000193) & 0xFFFFFFFF
+    return value
