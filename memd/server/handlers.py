@@ -382,11 +382,10 @@ class Methods:
             return []
         limit = prompt_block.RELEVANT_LIMIT
         searchable = scopes.Searchable.of_sources(look.segments)
+        skipped = {Shelf("file", path) for path in loaded}
 
         def kept(key: Key, entry: Entry) -> bool:
             return searchable.owner(key, entry)[0] not in skipped
-
-        skipped = {Shelf("file", path) for path in loaded}
 
         # A look and its indexes never change, and while held (`reading`) a search in a worker
         # thread and one on the loop leave their caches alone. The files the agent loads still
