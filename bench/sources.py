@@ -51,9 +51,11 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import random
 import sqlite3
 import statistics
+import sys
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -61,7 +63,7 @@ from pathlib import Path
 from typing import Any, Literal, NamedTuple
 
 from bench._daemon import percentile, running_daemon
-from bench._report import commit, print_verdicts, save, settings_main
+from bench._report import RESULTS_DIR, commit, print_verdicts, save, settings_main
 from bench.big_file import StallProbe
 from bench.query import (
     _DETAILS,
@@ -83,8 +85,8 @@ from memd.core.format.mdformat import Entry
 from memd.core.search import ranking
 from memd.core.search.shelves import Key, Shelf
 from memd.core.sources.chunks import chunk
-from memd.server.scopes import SOURCES
-from memd.server.sources import FRESH_SECONDS, NOTHING, SourcesIndex, _look
+from memd.server.scopes import Searchable
+from memd.server.sources import FRESH_SECONDS, SourcesIndex, look_at
 from memd_client import Client, protocol as p
 
 SEED = 20240621
@@ -823,15 +825,15 @@ def breakdown(data: SpeedSet, mixed: Path) -> dict[str, Any]:
     (what a query pays once a second), the first look (find, read, chunk and index the
     prose) and indexing every chunk again (what an edit to any source costs)."""
     started = time.perf_counter()
-    look = _look(str(mixed), (), MAX_FILE_BYTES, NOTHING)
+    look = look_at(str(mixed), (), MAX_FILE_BYTES)
     first_look_ms = (time.perf_counter() - started) * 1000.0
     started = time.perf_counter()
-    SourcesIndex(look.files)
+    SourcesIndex(list(look.files.values()))
     index_ms = (time.perf_counter() - started) * 1000.0
     looks = []
     for _ in range(20):
         started = time.perf_counter()
-        _look(str(mixed), (), MAX_FILE_BYTES, look)
+        look_at(str(mixed), (), MAX_FILE_BYTES, look)
         looks.append((time.perf_counter() - started) * 1000.0)
     per_file: list[tuple[Key, ranking.CategoryIndex]] = [
         (Shelf("file", path), ranking.build_index(source.entries))
@@ -848,7 +850,9 @@ def breakdown(data: SpeedSet, mixed: Path) -> dict[str, Any]:
         "look_unchanged_ms": statistics.median(looks),
         "ranking_p50_ms": {
             "memories": _ranking_p50(memories, questions),
-            "mixed": _ranking_p50([*memories, (SOURCES, look.merged.index)], questions),
+            "mixed": _ranking_p50(
+                [*memories, *Searchable.of_sources(look.segments).indexes], questions
+            ),
             "index_a_file": _ranking_p50([*memories, *per_file], questions),
             "as_many_memories": _ranking_p50(as_many, questions),
         },
@@ -1028,10 +1032,207 @@ def breakdown_table(found: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+# ---------------------------------------------------------------------------- churn (issue 30)
+
+
+@dataclass(frozen=True)
+class ChurnSettings:
+    """The sizes of the two churn cases (`run_churn`)."""
+
+    source_bytes: int
+    """Changing source: the size of each of the two `memory/*.md` sources."""
+    seconds: float
+    """Changing source: how long one source is appended to while queried."""
+    append_every: float
+    query_every: float
+    directories: int
+    """Tree: how many directories `**/*.md` walks."""
+    idle_queries: int
+    """Tree: how many queries, each more than `FRESH_SECONDS` after the last."""
+
+
+CHURN_FULL = ChurnSettings(7 * 1024 * 1024, 30.0, 0.5, 0.3, 3_000, 8)
+CHURN_QUICK = ChurnSettings(200_000, 2.0, 0.5, 0.3, 60, 2)
+
+
+def _daemon_pid(socket_path: Path) -> int:
+    """The pid of the daemon serving `socket_path` (its command line names it)."""
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            with contextlib.suppress(OSError):
+                if str(socket_path).encode() in (entry / "cmdline").read_bytes():
+                    return int(entry.name)
+    raise RuntimeError(f"no process serves {socket_path}")
+
+
+def _cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _rss_mb(pid: int, field: str = "VmRSS") -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith(field + ":"):
+            return int(line.split()[1]) / 1024.0
+    return 0.0
+
+
+def _prose(size: int, rng: random.Random) -> str:
+    parts, total = [], 0
+    while total < size:
+        paragraph = " ".join(filler_sentence(rng) for _ in range(2))
+        parts.append(paragraph + "\n\n")
+        total += len(parts[-1])
+    return "".join(parts)
+
+
+def _changing(settings: ChurnSettings, executable: str | None) -> dict[str, Any]:
+    """Two sources, one appended every `append_every` s while a client queries every
+    `query_every` s: query latency, the daemon's CPU and RSS over the run."""
+    rng = random.Random(SEED)
+    with running_daemon(private_state=True, executable=executable) as (socket_path, workspace):
+        (workspace / "memory").mkdir()
+        for name in ("a", "b"):
+            (workspace / "memory" / f"{name}.md").write_text(_prose(settings.source_bytes, rng))
+        pid = _daemon_pid(socket_path)
+        with Client(str(socket_path), timeout=QUERY_TIMEOUT) as client:
+            started = time.perf_counter()
+            client.query("billing service cache", workspace=str(workspace), sources=["file"])
+            first_s = time.perf_counter() - started
+            rss_before, cpu_before = _rss_mb(pid), _cpu_seconds(pid)
+            latencies: list[float] = []
+            appended = 0
+            began = time.monotonic()
+            next_append = began
+            target = workspace / "memory" / "a.md"
+            while time.monotonic() - began < settings.seconds:
+                if time.monotonic() >= next_append:
+                    with target.open("a", encoding="utf-8") as out:
+                        out.write(f"Appended note {appended}: {filler_sentence(rng)}\n\n")
+                    appended += 1
+                    next_append += settings.append_every
+                started = time.perf_counter()
+                client.query(
+                    "billing service cache timeout", workspace=str(workspace), sources=["file"]
+                )
+                latencies.append(time.perf_counter() - started)
+                time.sleep(settings.query_every)
+            elapsed = time.monotonic() - began
+            cpu = (_cpu_seconds(pid) - cpu_before) / elapsed
+            latencies.sort()
+            return {
+                "first_query_s": first_s,
+                "queries": len(latencies),
+                "appends": appended,
+                "query_p50_ms": percentile(latencies, 0.5) * 1000.0,
+                "query_max_ms": latencies[-1] * 1000.0,
+                "cpu_share": cpu,
+                "rss_before_mb": rss_before,
+                "rss_after_mb": _rss_mb(pid),
+                "rss_peak_mb": _rss_mb(pid, "VmHWM"),
+            }
+
+
+def _tree(settings: ChurnSettings, executable: str | None) -> dict[str, Any]:
+    """`sources = ["**/*.md"]` over `directories` directories, nothing changing: each query
+    more than `FRESH_SECONDS` after the last."""
+    config = 'sources = ["**/*.md"]\n'
+    with running_daemon(private_state=True, config=config, executable=executable) as (
+        socket_path,
+        workspace,
+    ):
+        width = max(1, round(settings.directories ** (1 / 3)))
+        made = 0
+        for a in range(width):
+            for b in range(width):
+                for c in range(width):
+                    leaf = workspace / "tree" / f"d{a}" / f"e{b}" / f"f{c}"
+                    leaf.mkdir(parents=True)
+                    made += 1
+                    if (a + b + c) % 7 == 0:
+                        (leaf / "notes.md").write_text(f"- Note {a}.{b}.{c} on the deploy.\n")
+        with Client(str(socket_path), timeout=QUERY_TIMEOUT) as client:
+            client.query("deploy", workspace=str(workspace))
+            time.sleep(FRESH_SECONDS + 0.2)
+            client.query("deploy", workspace=str(workspace))  # the watches are in place
+            samples = []
+            for _ in range(settings.idle_queries):
+                time.sleep(FRESH_SECONDS + 0.2)
+                started = time.perf_counter()
+                client.query("deploy", workspace=str(workspace))
+                samples.append(time.perf_counter() - started)
+        samples.sort()
+        return {
+            "directories": made,
+            "queries": len(samples),
+            "query_p50_ms": percentile(samples, 0.5) * 1000.0,
+            "query_max_ms": samples[-1] * 1000.0,
+        }
+
+
+def run_churn(
+    settings: ChurnSettings, *, baseline: str | None = None, output: Path | None = None
+) -> dict[str, Any]:
+    """The two churn cases for this tree's daemon and, in the same run, for `baseline` (another
+    `memd` executable, say c6143c4's); print one table, write the JSON report."""
+    daemons: dict[str, str | None] = {"this tree": None}
+    if baseline is not None:
+        daemons[f"baseline ({baseline})"] = baseline
+    report: dict[str, Any] = {"benchmark": "sources-churn", "commit": commit(), "daemons": {}}
+    report["settings"] = settings.__dict__
+    for name, executable in daemons.items():
+        report["daemons"][name] = {
+            "changing": _changing(settings, executable),
+            "tree": _tree(settings, executable),
+        }
+    print(churn_table(settings, report["daemons"]))
+    save(report, output)
+    return report
+
+
+def churn_table(settings: ChurnSettings, daemons: dict[str, Any]) -> str:
+    """One row per daemon: the changing source's and the tree's figures."""
+    lines = [
+        f"Changing source: 2 x {settings.source_bytes / 2**20:.1f} MiB `memory/*.md`, one "
+        f"appended every {settings.append_every:g} s while queried every "
+        f"{settings.query_every:g} s for {settings.seconds:g} s. Tree: `**/*.md` over "
+        f"{next(iter(daemons.values()))['tree']['directories']:,} directories, nothing "
+        "changing, each query > 1 s after the last.",
+        "",
+        "| daemon | first query s | query p50 ms | query max ms | daemon CPU | RSS MB before "
+        "-> after (peak) | tree query p50 ms | tree max ms |",
+        "|---|---:|---:|---:|---:|---|---:|---:|",
+    ]
+    for name, found in daemons.items():
+        changing, tree = found["changing"], found["tree"]
+        lines.append(
+            f"| {name} | {changing['first_query_s']:.2f} | {changing['query_p50_ms']:.1f} | "
+            f"{changing['query_max_ms']:.0f} | {changing['cpu_share']:.0%} | "
+            f"{changing['rss_before_mb']:.0f} -> {changing['rss_after_mb']:.0f} "
+            f"({changing['rss_peak_mb']:.0f}) | {tree['query_p50_ms']:.1f} | "
+            f"{tree['query_max_ms']:.1f} |"
+        )
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> None:
-    """`python -m bench.sources [--quick]`."""
+    """`python -m bench.sources [--quick]`; `--churn [--baseline-daemon PATH]` runs the issue
+    30 cases instead (a changing source, a big tree; `bench/results/sources-churn.json`)."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    if "--churn" in args:
+        quick = "--quick" in args
+        baseline = None
+        if "--baseline-daemon" in args:
+            baseline = args[args.index("--baseline-daemon") + 1]
+        suffix = "-quick" if quick else ""
+        run_churn(
+            CHURN_QUICK if quick else CHURN_FULL,
+            baseline=baseline,
+            output=RESULTS_DIR / f"sources-churn{suffix}.json",
+        )
+        return
     settings_main(
-        argv,
+        args,
         name="sources",
         description=__doc__,
         quick_help="tiny workspaces, short budgets",

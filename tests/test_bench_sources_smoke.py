@@ -89,3 +89,21 @@ def test_a_chunk_hit_counts_when_its_lines_hold_the_answer() -> None:
     assert not sources.is_answer(sources.Unit(".memory/quirks.md", 7, 7), memory_answer)
     ranked = [sources.Unit("x.md", 1, 1), sources.Unit("memory/a.md", 12, 12)]
     assert sources.score(ranked, chunk_answer) == {"r@1": 0.0, "r@5": 1.0, "mrr": 0.5}
+
+
+@pytest.mark.e2e
+def test_sources_churn_benchmark_runs_quick(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    output = tmp_path / "sources-churn.json"
+    report = sources.run_churn(sources.CHURN_QUICK, output=output)
+    out = capsys.readouterr().out
+    assert "| daemon | first query s | query p50 ms |" in out
+    assert "| this tree |" in out
+    found = report["daemons"]["this tree"]
+    assert found["changing"]["queries"] > 0
+    assert found["changing"]["appends"] > 0
+    assert found["changing"]["rss_after_mb"] > 0
+    assert found["tree"]["queries"] == sources.CHURN_QUICK.idle_queries
+    assert found["tree"]["directories"] > 0
+    assert json.loads(output.read_text())["benchmark"] == "sources-churn"

@@ -34,7 +34,7 @@ from memd.core.format.categories import (
 )
 from memd.core.format.mdformat import Entry
 from memd.core.search import context as prompt_block, fusion, ranking
-from memd.core.search.shelves import Key, origin
+from memd.core.search.shelves import Key, Shelf, origin
 from memd.core.sources.selection import MAX_SOURCE_ENTRIES, parse_entry, pattern_matches
 from memd.core.writes import transitions
 from memd.paths import MEMORY_DIR
@@ -393,20 +393,23 @@ class Methods:
         if len(loaded) == len(look.files):
             return []
         limit = prompt_block.RELEVANT_LIMIT
-        sources = look.merged
+        searchable = scopes.Searchable.of_sources(look.segments)
+        skipped = {Shelf("file", path) for path in loaded}
 
         def kept(key: Key, entry: Entry) -> bool:
-            return sources.owner(entry)[0] not in loaded
+            return searchable.owner(key, entry)[0] not in skipped
 
-        # A look and its index never change, and while held (`reading`) a search in a worker
-        # thread and one on the loop leave its cache alone. The files the agent loads still
+        # A look and its indexes never change, and while held (`reading`) a search in a worker
+        # thread and one on the loop leave their caches alone. The files the agent loads still
         # shape the statistics (they are the project's words too); none of their chunks is a
         # hit.
-        with sources.index.reading():
+        with contextlib.ExitStack() as held:
+            for _, index in searchable.indexes:
+                held.enter_context(index.reading())
             found = await anyio.to_thread.run_sync(
                 lambda: (
                     ranking.search(
-                        [(scopes.SOURCES, sources.index)],
+                        searchable.indexes,
                         query,
                         limit=limit,
                         keep=kept if loaded else None,
@@ -414,8 +417,9 @@ class Methods:
                 )
             )
         chunks = []
-        for hit in found:
-            path, entry = sources.owner(hit.entry)
+        for hit in map(searchable.hit, found):
+            assert isinstance(hit.category, Shelf)
+            path, entry = hit.category.path, hit.entry
             part = look.files[path].chunk_at[entry.line]
             chunks.append(
                 prompt_block.SourceChunk(path, part.start, part.end, part.text, hit.score)

@@ -52,46 +52,59 @@ CHECKED_PATHS = 1024
 
 class Shelved(NamedTuple):
     """One searched file: its workspace, its snapshot and its category (None for a source, and
-    then `sources`, the index of every source of its workspace)."""
+    then `sources`, the indexes of every source of its workspace, a segment each)."""
 
     workspace: Workspace
     snapshot: Snapshot | SourceFile
     category: Category | None
-    sources: SourcesIndex | None = None
+    sources: tuple[SourcesIndex, ...] | None = None
 
 
-SOURCES = Shelf("file", "")
-"""The key under which a workspace's read-only sources are ranked, as one index."""
+def segment_key(segment: SourcesIndex) -> Shelf:
+    """The key under which a segment of a workspace's sources is ranked: its first file's, so
+    that equal scores go by path across segments (the ranking never sees a file's own key)."""
+    return Shelf("file", segment.paths[0])
+
 
 Value = TypeVar("Value")
 
 
 class Searchable:
     """What one search ranks for `searched`: each memory file's own index, and the sources as
-    one (`memd.server.sources.SourcesIndex`, under `SOURCES`). `hit` gives a source's hit back
-    under its file's own key, with the chunk's own entry; `per_file` does the same for a
-    filter or a boost, so each sees what it would see with one index a file."""
+    a few (`memd.server.sources.SourcesIndex`, a segment of files each, under `segment_key`).
+    `hit` gives a source's hit back under its file's own key, with the chunk's own entry;
+    `per_file` does the same for a filter or a boost, so each sees what it would see with one
+    index a file."""
 
     def __init__(self, searched: Mapping[Key, Shelved]) -> None:
         self.indexes: list[tuple[Key, CategoryIndex]] = []
-        self.sources: SourcesIndex | None = None
+        self.segments: dict[Key, SourcesIndex] = {}
         for key, shelved in searched.items():
             if isinstance(shelved.snapshot, Snapshot):
                 self.indexes.append((key, shelved.snapshot.index))
-            elif shelved.sources is not None and self.sources is None:
-                self.sources = shelved.sources
-                self.indexes.append((SOURCES, shelved.sources.index))
+            elif shelved.sources is not None and not self.segments:
+                self.segments = {segment_key(found): found for found in shelved.sources}
+                self.indexes += [(key, found.index) for key, found in self.segments.items()]
+
+    @classmethod
+    def of_sources(cls, segments: Sequence[SourcesIndex]) -> Searchable:
+        """What one search ranks for a workspace's sources alone."""
+        searchable = cls({})
+        searchable.segments = {segment_key(found): found for found in segments}
+        searchable.indexes = [(key, found.index) for key, found in searchable.segments.items()]
+        return searchable
 
     def owner(self, key: Key, entry: Entry) -> tuple[Key, Entry]:
         """The key and entry of a hit as one index a file would have given them."""
-        if key != SOURCES or self.sources is None:
+        segment = self.segments.get(key)
+        if segment is None:
             return key, entry
-        path, own = self.sources.owner(entry)
+        path, own = segment.owner(entry)
         return Shelf("file", path), own
 
     def hit(self, found: ranking.Hit[Key]) -> ranking.Hit[Key]:
         """A hit under its own file's key (see `owner`)."""
-        if found.category != SOURCES:
+        if found.category not in self.segments:
             return found
         key, entry = self.owner(found.category, found.entry)
         return ranking.Hit(category=key, entry=entry, score=found.score)
@@ -245,7 +258,7 @@ class Scopes:
         if "file" in wanted and categories == CATEGORIES:
             look = await self.look(workspace)
             for path, source in look.files.items():
-                found[Shelf("file", path)] = Shelved(workspace, source, None, look.merged)
+                found[Shelf("file", path)] = Shelved(workspace, source, None, look.segments)
         return found, problems
 
 

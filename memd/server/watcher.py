@@ -41,6 +41,14 @@ Rules (inotify mode):
 - A workspace's watches are removed when it unloads (a watch that two workspaces share, when the
   last one lets go); closing the hub closes the instance, which drops every watch.
 - A watcher failure never takes the daemon down.
+- Read-only sources (`memd.server.sources`): the hub also watches the directories a look at a
+  workspace's sources found (`watch_sources`, at most MAX_SOURCE_WATCHES a workspace; the ones
+  it holds already are kept), on the event loop. Each event there goes to the workspace's
+  `on_source` as the directory's real path, the name and whether only a file's content changed;
+  `.memory/memd.toml` changing, a watched directory going, or lost events (IN_Q_OVERFLOW) as
+  "anything may have changed". Where sources cannot all be watched (another mode, too many
+  directories, out of watches) `watch_sources` says so and the sources are looked at again
+  by age.
 
 Size: the hub and the workspace watcher share one event protocol (placing watches, reading,
 dispatching by role and name), told once.
@@ -51,12 +59,13 @@ from __future__ import annotations
 import errno
 import logging
 import os
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Literal
 
 import anyio
 from anyio.abc import TaskStatus
 
+from memd.config import PROJECT_CONFIG_NAME
 from memd.core.format.categories import CATEGORIES, Category
 from memd.paths import MEMORY_DIR
 from memd.server import inotify
@@ -88,10 +97,18 @@ GATHER_HURRIED = 0.002
 next commit waits for that writer's lock events."""
 
 ChangeCallback = Callable[[frozenset[Category]], Awaitable[None]]
+SourceCallback = Callable[[str | None, str, bool], None]
+"""Told of a change where the sources are watched: the directory (None: anything may have
+changed), the name and whether only that file's content changed."""
+MAX_SOURCE_WATCHES = 8192
+"""The most directories watched for one workspace's read-only sources; past it they are looked
+at again by age instead."""
+CONTENT_ONLY = inotify.IN_MODIFY | inotify.IN_CLOSE_WRITE | inotify.IN_ATTRIB
+"""The events that change a file's content or metadata, never which names exist."""
 LockCallback = Callable[[int], None]
 """Told the inotify mask of each event on `.memory/.lock` (see `Workspace.give_way`)."""
 WatchMode = Literal["starting", "inotify", "watchfiles", "on-access", "stopped"]
-Role = Literal["memory", "root"]
+Role = Literal["memory", "root", "sources"]
 Placement = Literal["watched", "waiting", "missing", "full", "failed"]
 """What a (re)watch achieved: `.memory` watched; only the root watched (no `.memory` yet);
 nothing to watch (no root); out of watches; another error."""
@@ -99,6 +116,7 @@ nothing to watch (no root); out of watches; another error."""
 _ALL = frozenset(CATEGORIES)
 _BY_NAME = {os.fsencode(category.file): category for category in CATEGORIES}
 _MEMORY_NAME = os.fsencode(MEMORY_DIR)
+_PROJECT_CONFIG_NAME = os.fsencode(PROJECT_CONFIG_NAME)
 _LOCK_NAME = b".lock"
 _POLLING_OFF = {"", "false", "disable", "disabled"}
 _MISSING = {errno.ENOENT, errno.ENOTDIR}
@@ -184,6 +202,7 @@ class WatchHub:
                 )
             for watcher in self._watchers:
                 watcher.request_rewatch()
+                watcher.sources_lost()
             return
         holders = self._by_wd.get(event.wd)
         if not holders:
@@ -239,7 +258,55 @@ class WatchHub:
     def release(self, watcher: WorkspaceWatcher) -> None:
         """Remove every watch `watcher` holds (those no other workspace shares)."""
         self._hold(watcher, {})
+        self._hold_sources(watcher, {})
         self._watchers.discard(watcher)
+
+    def watch_sources(
+        self, watcher: WorkspaceWatcher, directories: Sequence[str]
+    ) -> tuple[bool, bool]:
+        """Watch `directories` (real paths) for `watcher`'s sources, and no others; return
+        whether every one is watched and whether some were not before. On the event loop (see
+        `place`); a directory watched already costs nothing."""
+        if self._inotify is None or watcher not in self._watchers:
+            return False, False
+        if len(directories) > MAX_SOURCE_WATCHES:
+            self._hold_sources(watcher, {})
+            return False, False
+        wanted: dict[str, int] = {}
+        every, added = True, False
+        for path in directories:
+            wd = watcher.source_wds.get(path)
+            if wd is not None and (watcher, "sources") in self._by_wd.get(wd, ()):
+                wanted[path] = wd
+                continue
+            try:
+                wanted[path] = self._inotify.add_watch(path)
+                added = True
+            except OSError as exc:
+                every = False
+                if exc.errno == errno.ENOSPC:
+                    self._hold_sources(watcher, {})
+                    return False, False
+        self._hold_sources(watcher, wanted)
+        return every, added
+
+    def _hold_sources(self, watcher: WorkspaceWatcher, wanted: dict[str, int]) -> None:
+        for wd in wanted.values():
+            self._by_wd.setdefault(wd, set()).add((watcher, "sources"))
+        kept = set(wanted.values())
+        for wd in watcher.source_wds.values():
+            if wd in kept:
+                continue
+            holders = self._by_wd.get(wd)
+            if holders is None:
+                continue
+            holders.discard((watcher, "sources"))
+            if not holders:
+                del self._by_wd[wd]
+                if self._inotify is not None:
+                    self._inotify.rm_watch(wd)
+        watcher.source_wds = dict(wanted)
+        watcher.source_dirs = {wd: path for path, wd in wanted.items()}
 
     def _hold(self, watcher: WorkspaceWatcher, wanted: dict[Role, int]) -> None:
         for role, wd in wanted.items():
@@ -305,8 +372,10 @@ class WorkspaceWatcher:
         on_change: ChangeCallback,
         hub: WatchHub,
         on_lock: LockCallback | None = None,
+        on_source: SourceCallback | None = None,
     ) -> None:
         self.root = root
+        self.on_source = on_source
         self.memory_dir = memory_dir
         self._on_change = on_change
         self._on_lock = on_lock
@@ -319,6 +388,9 @@ class WorkspaceWatcher:
         self._threaded: ThreadedWatch | None = None
         self.wds: dict[Role, int] = {}
         """The watch descriptors held, by role (kept by the hub)."""
+        self.source_wds: dict[str, int] = {}
+        """The watches on the sources' directories, by real path (kept by the hub)."""
+        self.source_dirs: dict[int, str] = {}
         self.placement: Placement | Literal["idle", "threaded", "on access"] = "idle"
         self.failure = ""
 
@@ -339,8 +411,30 @@ class WorkspaceWatcher:
         self._rewatch = True
         self._wake.set()
 
+    def serve_sources(
+        self, on_source: SourceCallback
+    ) -> Callable[[Sequence[str]], tuple[bool, bool]]:
+        """Report changes where the sources are watched to `on_source`; return `watch_sources`."""
+        self.on_source = on_source
+        return self.watch_sources
+
+    def watch_sources(self, directories: Sequence[str]) -> tuple[bool, bool]:
+        """Watch the directories of a look at the sources (see `WatchHub.watch_sources`)."""
+        return self._hub.watch_sources(self, directories)
+
+    def sources_lost(self) -> None:
+        """Events were lost: the sources may have changed anywhere."""
+        if self.on_source is not None:
+            self.on_source(None, "", False)
+
     def notice(self, role: Role, event: Event) -> None:
         """Take one event for one of this workspace's watches (called by the hub)."""
+        if role == "sources":
+            self._notice_source(event)
+            return
+        if role == "memory" and event.name == _PROJECT_CONFIG_NAME:
+            self.sources_lost()  # the project's own sources may be others now
+            return
         if event.mask & inotify.SELF_GONE or (role == "root" and event.name == _MEMORY_NAME):
             self.request_rewatch()
             return
@@ -356,6 +450,16 @@ class WorkspaceWatcher:
         self._last = now
         self._pending.add(category)
         self._wake.set()
+
+    def _notice_source(self, event: Event) -> None:
+        directory = self.source_dirs.get(event.wd)
+        if self.on_source is None or directory is None:
+            return
+        if event.mask & inotify.SELF_GONE:
+            self.sources_lost()
+            return
+        content = not event.mask & inotify.IN_ISDIR and not event.mask & ~CONTENT_ONLY
+        self.on_source(directory, os.fsdecode(event.name), content)
 
     async def run(self, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
         """Watch until stopped; report ready once the first watch is in place (or once it is

@@ -172,9 +172,11 @@ class Workspace:
         self._waiting_since: float | None = None  # writers seen waiting since (anyio's clock)
         self._last_sighting = 0.0
         self._hub = watches or self._own_hub or WatchHub()
+        self.sources = WorkspaceSources(root)  # as searches see them (the watcher reports)
         self.watcher = WorkspaceWatcher(
             root, self.memory_dir, self._external_change, self._hub, on_lock=self._lock_event
         )
+        self.sources.watch = self.watcher.serve_sources(self.sources.changed)
         self.in_use = 0
         """Requests holding this workspace now (`Registry.leases`)."""
         self.last_used = anyio.current_time()
@@ -182,8 +184,6 @@ class Workspace:
         self.stopped = anyio.Event()
         """Set once `run` has returned: every actor drained and stopped."""
         self.usage = UsageStore(root, clock=clock)
-        self.sources = WorkspaceSources(root)
-        """The read-only sources, as searches see them (read on first use)."""
         self._usage_scope = anyio.CancelScope()
         self._keeper_scope = anyio.CancelScope()
         self.actors = {
@@ -246,6 +246,7 @@ class Workspace:
                 for actor in self.actors.values():
                     loading.start_soon(tg.start, actor.run)
             await tg.start(self.watcher.run)
+            tg.start_soon(self.sources.run)
             tg.start_soon(self._sweep_at_load)
             tg.start_soon(self._keep_usage)
             tg.start_soon(self._keep_lock_fresh)
@@ -271,6 +272,7 @@ class Workspace:
         self._sweep_scope.cancel()
         self._usage_scope.cancel()  # saves the usage history once more
         self._keeper_scope.cancel()  # writes in progress are short; a stuck one is not refreshed
+        self.sources.stop()  # a look in progress is left to its worker thread
         for actor in self.actors.values():
             actor.close()
 

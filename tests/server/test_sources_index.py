@@ -1,5 +1,5 @@
-"""All of a workspace's sources ranked as one index (`scopes.Searchable`,
-`sources.SourcesIndex`) give the hits, scores, tie order and total of one index a file, with
+"""A workspace's sources ranked as a few indexes, runs of files in path order (`scopes.Searchable`,
+`sources.SourcesIndex`), give the hits, scores, tie order and total of one index a file, with
 filters and boosts that see each file's own key and entry (random workspaces from a seed)."""
 
 from __future__ import annotations
@@ -67,7 +67,7 @@ def _markdown(rng: random.Random) -> str:
 
 @settings(max_examples=300, deadline=None)
 @given(st.integers(0, 2**32 - 1))
-def test_one_index_for_every_source_ranks_as_one_index_a_file(seed: int) -> None:
+def test_segments_of_sources_rank_as_one_index_a_file(seed: int) -> None:
     rng = random.Random(seed)
     searched: dict[Key, Shelved] = {}
     for category in rng.sample(CATEGORIES, rng.randint(0, 3)):
@@ -81,9 +81,13 @@ def test_one_index_for_every_source_ranks_as_one_index_a_file(seed: int) -> None
         path: SourceFile(path, "/nowhere/" + path, None, _chunks(_markdown(rng)))  # type: ignore[arg-type]
         for path in rng.sample(_PATHS, rng.randint(0, 6))
     }
-    merged = SourcesIndex(files)
+    # Runs of files in path order, cut at random (one index for all, one a file, or between).
+    ordered = [files[path] for path in sorted(files)]
+    cuts = sorted(rng.sample(range(1, len(ordered)), rng.randint(0, max(0, len(ordered) - 1))))
+    runs = [ordered[a:b] for a, b in zip([0, *cuts], [*cuts, len(ordered)], strict=True)]
+    segments = tuple(SourcesIndex(run) for run in runs if run)
     for path, source in files.items():
-        searched[Shelf("file", path)] = Shelved(None, source, None, merged)  # type: ignore[arg-type]
+        searched[Shelf("file", path)] = Shelved(None, source, None, segments)  # type: ignore[arg-type]
     query = rng.choice(["", "the", _words(rng, rng.randint(1, 6)), "loc", _words(rng, 12)])
     limit, min_score = rng.randint(1, 12), rng.choice([None, None, 0.05, 0.2, 0.5])
     salt = rng.random()

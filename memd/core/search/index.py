@@ -139,6 +139,7 @@ class CategoryIndex:
         "_entries",
         "_lengths",
         "_moments",
+        "_owned",
         "_postings",
         "_readers",
         "_retired",
@@ -171,6 +172,7 @@ class CategoryIndex:
         self._saturations: tuple[tuple[float, float, int], Saturations] | None = None
         self._readers = 0
         self._retired = False
+        self._owned: set[str] | None = None  # a fork's own postings (None: all its own)
 
     @property
     def entries(self) -> tuple[Entry, ...]:
@@ -355,7 +357,7 @@ class CategoryIndex:
         counts, length = entry_terms(entry)
         for term, tf in counts.items():
             value = self._class(tf, length) << CLASS_SHIFT | doc
-            postings = self._listed(term)
+            postings = self._writable(term)
             if postings is None:
                 self._postings[term] = array.array("q", (value,))
                 if is_word(term):
@@ -372,7 +374,7 @@ class CategoryIndex:
         counts, length = entry_terms(entry)
         for term, tf in counts.items():
             value = self._class(tf, length) << CLASS_SHIFT | doc
-            postings = self._listed(term)
+            postings = self._writable(term)
             assert postings is not None, "an indexed entry's terms have postings"
             self._drop_view(term)
             del postings[bisect.bisect_left(postings, value)]
@@ -388,6 +390,35 @@ class CategoryIndex:
         else:
             del self._lengths[length]
         self._moments = None
+
+    def _writable(self, term: str) -> Postings | None:
+        """`term`'s postings, to change: a fork copies those it still shares first."""
+        postings = self._listed(term)
+        if postings is None or self._owned is None or term in self._owned:
+            return postings
+        copied = array.array("q", postings)
+        self._postings[term] = copied
+        self._owned.add(term)
+        return copied
+
+    def forked(self) -> CategoryIndex:
+        """A copy of this index for `build_index` to take over, leaving this one as it is (it
+        may be searched meanwhile, even in another thread): the copy shares the postings and
+        copies each one before it changes it, so an update costs its own terms plus copying
+        the term table, not a rebuild."""
+        self._check()
+        fork = CategoryIndex()
+        fork._entries = self._entries
+        fork._docs = list(self._docs)
+        fork._slots = list(self._slots)
+        fork._postings = dict(self._postings)
+        fork._classes = list(self._classes)
+        fork._class_ids = {length: dict(by_tf) for length, by_tf in self._class_ids.items()}
+        fork._vocabulary = list(self._vocabulary)
+        fork._total_length = self._total_length
+        fork._lengths = dict(self._lengths)
+        fork._owned = set()
+        return fork
 
     def _drop_view(self, term: str) -> None:
         dropped = self._views.pop(term, None)
