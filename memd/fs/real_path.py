@@ -3,9 +3,12 @@ answers, without its quadratic cost.
 
 Python 3.11's `realpath` copies the rest of the path at every component and `lstat`s the whole
 prefix at every component, so a 4 KB spelling of many components (`/.` or `a/..` repeated, or
-a deep tree) costs the square of its length. Here the path is split once, and each step hands
-the kernel one component relative to the directory reached so far (an `O_PATH` descriptor on
-Linux), so every step costs about the same whatever the path's length.
+a deep tree) costs the square of its length, much of it holding the GIL that the daemon's event
+loop needs. Here, on Linux, the kernel walks the path in one `open` (`kernel_resolve`: linear,
+in C, the GIL released) and says where it landed. Where it cannot (a missing component, which
+`realpath` spells on past), the path is split once and walked one component a step, relative
+to the directory reached so far (an `O_PATH` descriptor), so every step costs about the same
+whatever the path's length.
 
 Rules:
 - The answer is `realpath`'s for a path without a symbolic-link loop: `.` and empty components
@@ -24,6 +27,7 @@ Rules:
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 from dataclasses import dataclass
@@ -172,14 +176,72 @@ class PathWalk:
         pass
 
 
+def kernel_resolve(path: str, *, identities: bool = True) -> Resolved | None:
+    """`path`'s real path found by the kernel in one `open` (its own walk: linear, in C, with
+    Linux's limit of 40 links), read back from `/proc/self/fd` and checked to name the same
+    directory; None when the kernel cannot answer that way (a component missing or not a
+    directory, where `realpath` goes on by spelling; no `O_PATH` or `/proc`; a path longer
+    than PATH_MAX), for the component walk to answer. With `identities`, the directory's and
+    its parents' (up to `/`, at most MAX_STEPS) are read going up through `..`.
+
+    Raises:
+        Unresolvable: the kernel found a link loop (ELOOP).
+    """
+    flags = getattr(os, "O_PATH", 0)
+    if not flags:
+        return None
+    try:
+        handle = os.open(path, flags | os.O_DIRECTORY | os.O_CLOEXEC)
+    except OSError as error:
+        if error.errno == errno.ELOOP:
+            raise Unresolvable(
+                f"it goes through more than {MAX_LINKS} symbolic links (a loop?)"
+            ) from None
+        return None
+    except ValueError:  # a NUL or a lone surrogate: not a path
+        return None
+    try:
+        real = os.readlink(f"/proc/self/fd/{handle}")
+        found = os.fstat(handle)
+        named = os.stat(real) if real.startswith("/") else None
+        if named is None or (named.st_dev, named.st_ino) != (found.st_dev, found.st_ino):
+            return None  # not a path of this process's view (unreachable, deleted, moved)
+        chain = _parents(handle, (found.st_dev, found.st_ino)) if identities else ()
+    except OSError:
+        return None
+    finally:
+        os.close(handle)
+    return Resolved(real, True, chain)
+
+
+def _parents(handle: int, identity: Identity) -> tuple[Identity, ...]:
+    """The identities of directory `handle` and of its parents up to `/`, outermost first."""
+    chain = [identity]
+    here = os.dup(handle)
+    try:
+        for _ in range(MAX_STEPS):
+            parent = os.open("..", FdWalk.FLAGS, dir_fd=here)
+            os.close(here)
+            here = parent
+            found = os.fstat(here)
+            if (found.st_dev, found.st_ino) == chain[-1]:
+                break  # `/`: its own parent
+            chain.append((found.st_dev, found.st_ino))
+    finally:
+        os.close(here)
+    chain.reverse()
+    return tuple(chain)
+
+
 def default_walk() -> FdWalk | PathWalk:
     """`FdWalk` where the platform has `O_PATH` (Linux), else `PathWalk`."""
     return FdWalk() if hasattr(os, "O_PATH") else PathWalk()
 
 
-def resolve(path: str, walk: Walk[Any] | None = None) -> Resolved:
-    """The real path of absolute `path` (see the module rules), walked through `walk`
-    (`default_walk()` when None).
+def resolve(path: str, walk: Walk[Any] | None = None, *, identities: bool = True) -> Resolved:
+    """The real path of absolute `path` (see the module rules), walked through `walk`; with
+    no `walk`, the kernel's own walk first (`kernel_resolve`), then `default_walk()` if that
+    cannot answer. Without `identities`, `Resolved.identities` may be left empty.
 
     A directory found is entered (a handle opened) only when something is looked up in it, so
     `name/..` costs one look.
@@ -187,6 +249,10 @@ def resolve(path: str, walk: Walk[Any] | None = None) -> Resolved:
     Raises:
         Unresolvable: more than MAX_LINKS links, or more than MAX_STEPS components.
     """
+    if walk is None:
+        answer = kernel_resolve(path, identities=identities)
+        if answer is not None:
+            return answer
     chosen: Walk[Any] = walk if walk is not None else default_walk()
     pending = path.split("/")
     pending.reverse()  # the next component last: each step pops it in constant time

@@ -322,7 +322,7 @@ def resolve_root(path: str, walk: Walk[Any] | None = None) -> str:
             "project root's real path."
         )
     try:
-        resolved = real_path.resolve(path, walk)
+        resolved = real_path.resolve(path, walk, identities=False)
     except Unresolvable as error:
         raise InvalidParams(
             f"workspace {_shown(path)} cannot be resolved: {error}; pass the project root's "

@@ -1,6 +1,7 @@
 """Resolving workspace paths (`memd.fs.real_path`, `registry.resolve_root`): `realpath`'s answer,
-in work linear in the path's length (counted at the file-system seam, never timed), bounded for
-links and loops, no descriptor left open; and what the registry says for a loop."""
+by the kernel's walk and by ours alike, in work linear in the path's length (calls counted at
+the file-system seam, never timed), bounded for links and loops, no descriptor left open; and
+what the registry says for a loop."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import itertools
 import os
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
@@ -20,6 +22,7 @@ from memd.fs.real_path import (
     Found,
     PathWalk,
     Unresolvable,
+    kernel_resolve,
     resolve,
 )
 from memd.server.registry import PATH_MAX, Registry, check_spelling, resolve_root
@@ -111,7 +114,8 @@ def test_the_answer_is_realpaths(tree: Path, components: list[str], slash: bool)
     else:
         assert found.path == expected
         assert found.exists == os.path.isdir(expected)
-        assert resolve(path, PathWalk()) == found  # the fallback agrees
+        assert resolve(path, FdWalk()) == found  # the kernel's walk and ours agree
+        assert resolve(path, PathWalk()) == found  # so does the fallback
     assert _open_fds() == before
 
 
@@ -162,6 +166,44 @@ def test_the_work_is_linear_in_the_paths_length(tmp_path: Path, family: str) -> 
     for (calls, name_bytes), (twice_calls, twice_bytes) in itertools.pairwise(work):
         assert twice_calls <= 2 * calls + 2
         assert twice_bytes <= 2 * name_bytes + 4
+
+
+@pytest.mark.parametrize("family", list(HOSTILE))
+def test_the_kernels_walk_costs_a_few_calls_whatever_the_length(
+    tmp_path: Path, family: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Where the kernel answers (every component there), a spelling costs the same few calls
+    at any length: the kernel walks it, in C, without the GIL; the identities cost a few
+    calls a level of the real path, not of the spelling."""
+    root = tmp_path / "w"
+    root.mkdir()
+    (root / "la").symlink_to("a")
+    _deep_tree(root, 900)
+    calls: list[str] = []
+    for name in ("open", "readlink", "stat", "fstat", "close", "dup"):
+        real = getattr(os, name)
+
+        def counted(*args: Any, _real: Callable[..., Any] = real, **kwargs: Any) -> Any:
+            calls.append(_real.__name__)
+            return _real(*args, **kwargs)
+
+        monkeypatch.setattr(os, name, counted)
+    depth = len(root.parts)
+    for n in (100, 200, 400):
+        path = HOSTILE[family](str(root), n)
+        calls.clear()
+        try:
+            answer = kernel_resolve(path, identities=False)
+        except Unresolvable:
+            assert family == "down the links"  # ELOOP, from the kernel itself
+        else:
+            assert (answer is None) == (family == "missing")  # then walked, as realpath does
+        assert len(calls) <= 5
+        if family in ("dots", "slashes", "up and down"):
+            calls.clear()
+            answer = kernel_resolve(path)
+            assert answer is not None and len(answer.identities) == depth
+            assert len(calls) <= 6 + 3 * (depth + 1)  # a level: .., fstat, close
 
 
 def test_links_are_bounded_and_a_loop_is_said(tree: Path) -> None:
