@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import itertools
 import os
-from collections.abc import Callable
+import subprocess
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -80,6 +81,18 @@ def _deep_tree(base: Path, depth: int) -> None:
 
 
 @pytest.fixture
+def deep(tmp_path: Path) -> Iterator[Path]:
+    """A directory holding `a/a/.../a`, 900 deep, and a link `la` to `a`; removed with
+    `rm -rf` after (`shutil.rmtree`, pytest's clean-up, recurses once a level)."""
+    root = tmp_path / "w"
+    root.mkdir()
+    (root / "la").symlink_to("a")
+    _deep_tree(root, 900)
+    yield root
+    subprocess.run(["rm", "-rf", "--", str(root)], check=False)
+
+
+@pytest.fixture
 def tree(tmp_path: Path) -> Path:
     """A small tree with directories, a file, relative and absolute links, and loops."""
     root = tmp_path / "w"
@@ -144,17 +157,13 @@ HOSTILE: dict[str, Callable[[str, int], str]] = {
 
 
 @pytest.mark.parametrize("family", list(HOSTILE))
-def test_the_work_is_linear_in_the_paths_length(tmp_path: Path, family: str) -> None:
+def test_the_work_is_linear_in_the_paths_length(deep: Path, family: str) -> None:
     """Twice the components cost at most twice the calls and twice the bytes handed to the
     kernel (each call one component): linear, where `realpath` hands the kernel the whole
     prefix at every component."""
-    root = tmp_path / "w"
-    root.mkdir()
-    (root / "la").symlink_to("a")
-    _deep_tree(root, 900)
     work: list[tuple[int, int]] = []
     for n in (100, 200, 400):
-        path = HOSTILE[family](str(root), n)
+        path = HOSTILE[family](str(deep), n)
         check_spelling(path)  # within PATH_MAX: these are accepted spellings
         walk = CountingWalk()
         try:
@@ -170,15 +179,11 @@ def test_the_work_is_linear_in_the_paths_length(tmp_path: Path, family: str) -> 
 
 @pytest.mark.parametrize("family", list(HOSTILE))
 def test_the_kernels_walk_costs_a_few_calls_whatever_the_length(
-    tmp_path: Path, family: str, monkeypatch: pytest.MonkeyPatch
+    deep: Path, family: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Where the kernel answers (every component there), a spelling costs the same few calls
     at any length: the kernel walks it, in C, without the GIL; the identities cost a few
     calls a level of the real path, not of the spelling."""
-    root = tmp_path / "w"
-    root.mkdir()
-    (root / "la").symlink_to("a")
-    _deep_tree(root, 900)
     calls: list[str] = []
     for name in ("open", "readlink", "stat", "fstat", "close", "dup"):
         real = getattr(os, name)
@@ -188,9 +193,9 @@ def test_the_kernels_walk_costs_a_few_calls_whatever_the_length(
             return _real(*args, **kwargs)
 
         monkeypatch.setattr(os, name, counted)
-    depth = len(root.parts)
+    depth = len(deep.parts)
     for n in (100, 200, 400):
-        path = HOSTILE[family](str(root), n)
+        path = HOSTILE[family](str(deep), n)
         calls.clear()
         try:
             answer = kernel_resolve(path, identities=False)
