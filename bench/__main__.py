@@ -28,6 +28,7 @@ from bench import (
     semantic_dedup,
     soak,
     sources,
+    spellings,
     store,
     watch_latency,
     write_decisions,
@@ -51,6 +52,7 @@ BENCHMARKS: tuple[ModuleType, ...] = (
     lifecycle,
     watch_latency,
     load,
+    spellings,
     big_file,
     merge,
 )

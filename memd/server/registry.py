@@ -14,11 +14,14 @@ import contextvars
 import logging
 import os
 from collections.abc import Callable, Iterator
+from typing import Any
 
 import anyio
 from anyio.abc import TaskGroup, TaskStatus
 
 from memd.core.format.categories import Category
+from memd.fs import real_path
+from memd.fs.real_path import Unresolvable, Walk
 from memd.server.actor import Handover
 from memd.server.spellings import SpellingCache
 from memd.server.watcher import WatchHub
@@ -280,7 +283,8 @@ before it is resolved."""
 
 RESOLVERS = 4
 """Worker threads that resolve workspace paths at once (`Registry.resolving`): resolving (a
-`stat` a component) never takes the whole pool that file reads and writes share."""
+`stat` a component, linear in the path's length and bounded: see `memd.fs.real_path`) never
+takes the whole pool that file reads and writes share."""
 
 
 def check_spelling(path: str) -> None:
@@ -297,44 +301,65 @@ def check_spelling(path: str) -> None:
         )
 
 
-def resolve_root(path: str) -> str:
-    """Return the real path of workspace `path`.
+def resolve_root(path: str, walk: Walk[Any] | None = None) -> str:
+    """Return the real path of workspace `path`, in time linear in its length
+    (`memd.fs.real_path`, through `walk` if given).
 
     Raises:
-        InvalidParams: `path` is not absolute, holds a control character or resolves into
+        InvalidParams: `path` is not absolute, holds a control character, goes through more
+            than 40 symbolic links (a loop) or more than 4,096 components, or resolves into
             /proc, /sys or /dev.
         WorkspaceNotFound: `path` is not an existing directory.
     """
     if not os.path.isabs(path):
         raise InvalidParams(
-            f"workspace must be an absolute path, got {path!r}; pass the project root's full path."
+            f"workspace must be an absolute path, got {_shown(path)}; pass the project root's "
+            "full path."
         )
     if any(ord(character) < 32 or character == "\x7f" for character in path):
         raise InvalidParams(
-            f"workspace {path!r} holds a control character (NUL, newline...); pass the project "
-            "root's real path."
+            f"workspace {_shown(path)} holds a control character (NUL, newline...); pass the "
+            "project root's real path."
         )
-    real = os.path.realpath(path)
+    try:
+        resolved = real_path.resolve(path, walk, identities=False)
+    except Unresolvable as error:
+        raise InvalidParams(
+            f"workspace {_shown(path)} cannot be resolved: {error}; pass the project root's "
+            "real path."
+        ) from None
     given = os.path.normpath(path)  # /proc/self/cwd resolves to a real directory: check both
     system = next(
         (
             tree
             for tree in SYSTEM_TREES
-            for checked in (given, real)
+            for checked in (given, resolved.path)
             if (checked + "/").startswith(tree + "/")
         ),
         None,
     )
     if system is not None:
         raise InvalidParams(
-            f"workspace {path!r} is under {system}, a kernel file system, not a project; pass "
-            "a project root."
+            f"workspace {_shown(path)} is under {system}, a kernel file system, not a project; "
+            "pass a project root."
         )
-    if not os.path.isdir(real):
+    if not resolved.exists:
         raise WorkspaceNotFound(
-            f"Workspace {path} is not an existing directory; pass a project root that exists."
+            f"Workspace {_shown(path, quoted=False)} is not an existing directory; pass a "
+            "project root that exists."
         )
-    return real
+    return resolved.path
+
+
+SHOWN_CHARS = 120
+"""The most characters of a workspace path an error message quotes."""
+
+
+def _shown(path: str, *, quoted: bool = True) -> str:
+    """`path` for an error message: whole when short, else its start and its length."""
+    start = path[:SHOWN_CHARS]
+    text = repr(start) if quoted else start
+    return text if len(path) <= SHOWN_CHARS else f"{text}... ({len(path):,} characters)"
 
 
 @contextlib.contextmanager

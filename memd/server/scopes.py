@@ -35,6 +35,8 @@ from memd.core.format.tags import tags_of
 from memd.core.search import ranking
 from memd.core.search.index import CategoryIndex
 from memd.core.search.shelves import Key, Shelf, origin
+from memd.fs import real_path
+from memd.fs.real_path import Unresolvable
 from memd.paths import MEMORY_DIR
 from memd.server.registry import Registry, check_spelling
 from memd.server.selection import readable
@@ -128,29 +130,19 @@ class Scopes:
     def is_user_wide(self, path: str) -> bool:
         """True when `path` is the user-wide memory's directory or inside it, by its real path
         or by identity (device and inode of it or a parent: a link or a bind mount made after
-        the daemon started). Blocking (a few `stat`s): call it in a worker thread."""
+        the daemon started). Blocking (a `stat` a component, `memd.fs.real_path`: linear in
+        the path's length): call it in a worker thread."""
         try:
-            real = os.path.realpath(path)
-        except ValueError:  # a NUL in it: not a path at all (the registry says so)
+            resolved = real_path.resolve(path)
+        except Unresolvable:  # a link loop or too many steps: the registry refuses it, saying so
             return False
-        if _inside(real, os.path.realpath(self.root)):
+        if _inside(resolved.path, os.path.realpath(self.root)):
             return True
         try:
             target = os.stat(self.root)
         except OSError:
             return False  # no user-wide memory yet: nothing to land in
-        current = real
-        while True:
-            try:
-                found = os.stat(current)
-            except OSError:
-                return False
-            if (found.st_dev, found.st_ino) == (target.st_dev, target.st_ino):
-                return True
-            parent = os.path.dirname(current)
-            if parent == current:
-                return False
-            current = parent
+        return (target.st_dev, target.st_ino) in resolved.identities
 
     async def project(self, path: str) -> Workspace:
         """The project workspace at `path` (checked before it is loaded).
