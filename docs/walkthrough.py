@@ -213,8 +213,8 @@ form of it."""
     ),
     Prose(
         """\
-Both end with a line about semantic search, off here for the reason the daemon's WARNING gave
-at the start."""
+Both say that semantic search is off here, for the reason the daemon's WARNING gave at the
+start."""
     ),
     Prose("## 5. Cleanup after a hand edit"),
     Prose(
