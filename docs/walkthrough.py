@@ -47,6 +47,9 @@ output per command into walkthrough.md; `parse` reads the outputs back out of a 
 so `render(DOCUMENT, parse(text)) == text` holds exactly when the prose and the commands there
 are this file's (tests/test_walkthrough.py checks that, and reruns the second terminal's
 commands against a real daemon to check their outputs).
+
+Size: over 400 lines because the walkthrough's prose and commands live here (`DOCUMENT`, about
+230 lines); the runner and the renderer are the rest.
 """
 
 from __future__ import annotations
@@ -526,11 +529,10 @@ def run_walkthrough(document: Sequence[Prose | Console]) -> list[str]:
             raw.append((command, session.run(command)))
     finally:
         session.close()
+        shutil.rmtree(root, ignore_errors=True)
     days = tuple(dict.fromkeys((first_day, date.today().isoformat())))
     varying = Shown(root, session.pid, days)
-    outputs = [normalise(out, varying, pip_progress=c.pip_progress) for c, out in raw]
-    shutil.rmtree(root, ignore_errors=True)
-    return outputs
+    return [normalise(out, varying, pip_progress=c.pip_progress) for c, out in raw]
 
 
 def second_terminal(document: Iterable[Prose | Console]) -> Iterator[tuple[int, Command]]:
