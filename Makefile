@@ -14,7 +14,7 @@ ifneq ($(wildcard $(BIN)/python),)
   endif
 endif
 
-.PHONY: serve test bench fuzz lint clean dist semantic systemd-tools strace-tool bytecode
+.PHONY: serve test test-quick bench fuzz lint clean dist semantic systemd-tools strace-tool bytecode
 
 $(BIN)/python:
 	@if [ -z "$(PYTHON)" ]; then \
@@ -83,13 +83,18 @@ strace-tool:
 test: lint systemd-tools strace-tool bytecode
 	$(BIN)/python -m pytest
 
+# The edit loop: no end-to-end tests (no daemon subprocesses), a tenth of the property examples,
+# on every core; pytest keeps its rewritten test modules even under PYTHONDONTWRITEBYTECODE.
+test-quick: $(VENV)/.installed-test
+	PYTHONDONTWRITEBYTECODE= MEMD_TEST_BUDGET=quick $(BIN)/python -m pytest -q -m "not e2e" -n auto
+
 bench: $(VENV)/.installed-test bytecode
 	$(BIN)/python -m bench
 
 # The protocol fuzz suite at full size: 91,000 cases against the dispatcher and 9,100 against a
-# real daemon (`make test` runs 150 and 20).
+# real daemon (`make test` runs 150 and 20; tests/budget.py).
 fuzz: $(VENV)/.installed-test bytecode
-	MEMD_FUZZ_EXAMPLES=91000 $(BIN)/python -m pytest -q tests/test_fuzz.py
+	MEMD_TEST_BUDGET=deep $(BIN)/python -m pytest -q tests/test_fuzz.py
 
 clean:
 	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache .hypothesis
