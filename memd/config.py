@@ -37,6 +37,7 @@ Rules:
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Mapping
 from typing import Annotated, Any, Literal
 
@@ -112,6 +113,16 @@ def state_dir(env: Mapping[str, str] | None = None) -> str:
     home = environ.get("HOME") or os.path.expanduser("~")
     state = environ.get("XDG_STATE_HOME") or os.path.join(home, ".local", "state")
     return os.path.join(state, "memd")
+
+
+def default_log_path(env: Mapping[str, str] | None = None, platform: str = sys.platform) -> str:
+    """Return where a background daemon logs: `~/Library/Logs/memd.log` on macOS, else
+    `$XDG_STATE_HOME/memd/memd.log` (default `~/.local/state/memd/memd.log`)."""
+    if platform == "darwin":
+        environ = os.environ if env is None else env
+        home = environ.get("HOME") or os.path.expanduser("~")
+        return os.path.join(home, "Library", "Logs", "memd.log")
+    return os.path.join(state_dir(env), "memd.log")
 
 
 def global_root(env: Mapping[str, str] | None = None) -> str:

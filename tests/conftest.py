@@ -43,6 +43,17 @@ CALLERS_MEMD_ENV = (
 service manager sets when `make test` runs inside a unit."""
 
 
+E2E = Path(__file__).resolve().parent / "e2e"
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark `e2e` every test under `tests/e2e/` (the folder says it) and every test that starts
+    a real daemon through the `daemon` fixture, so `-m "not e2e"` is the quick loop."""
+    for item in items:
+        if E2E in item.path.parents or "daemon" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.e2e)
+
+
 @pytest.fixture(autouse=True)
 def _private_state(
     tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch

@@ -185,3 +185,65 @@ def test_long_modules_and_functions_say_why() -> None:
             if length > MAX_FUNCTION_LINES and "Long:" not in (ast.get_docstring(node) or ""):
                 unexplained.append(f"{path.relative_to(SOURCE)}:{node.name}: {length} lines")
     assert unexplained == []
+
+
+SHELL_MAY_USE = {
+    "cli": {"service", "mcp_bridge", "server", "semantic", "fs", "config", "paths", "core"},
+    "service": {"fs", "config", "paths", "core"},
+    "mcp_bridge": {"fs", "config", "paths", "core"},
+    "server": {"semantic", "fs", "config", "paths", "core"},
+    "semantic": {"fs", "config", "paths", "core"},
+    "fs": {"config", "paths", "core"},
+    "config": {"core"},
+    "paths": set(),
+    "core": set(),
+}
+"""Which of memd's top-level packages and modules each may import (besides itself and the
+client package): `cli` above `service`, `mcp_bridge` and `server` (which never import each
+other), above `semantic`, above `fs`, above the shared `config` and `paths`, above `core`."""
+
+
+def test_shell_packages_import_only_downward() -> None:
+    paths = sorted(p for p in SOURCE.joinpath("memd").rglob("*.py") if "__pycache__" not in p.parts)
+    offenders = {}
+    for path in paths:
+        parts = path.relative_to(SOURCE / "memd").with_suffix("").parts
+        if parts[0] in {"__init__", "__main__"}:
+            continue
+        used = {
+            name.split(".")[1]
+            for name in _imports(path)
+            if name.startswith("memd.") and not name.startswith("memd.__")  # memd.__version__
+        }
+        bad = used - SHELL_MAY_USE[parts[0]] - {parts[0]}
+        if bad:
+            offenders[str(path.relative_to(SOURCE))] = sorted(bad)
+    assert offenders == {}
+    tops = {p.stem for p in SOURCE.joinpath("memd").iterdir() if p.suffix == ".py" or p.is_dir()}
+    assert tops - {"__init__", "__main__", "__pycache__"} == set(SHELL_MAY_USE)
+
+
+def test_every_protocol_method_has_a_handler_of_its_params_type() -> None:
+    """Each params type of the protocol (`StoreParams` ...) is served: the method table maps
+    its method name to it, and the handler takes exactly that type."""
+    import typing
+
+    import msgspec
+
+    from memd.server.handlers import Methods
+    from memd_client import protocol
+
+    params_types = {
+        value
+        for value in vars(protocol).values()
+        if isinstance(value, type)
+        and issubclass(value, msgspec.Struct)
+        and value.__name__.endswith("Params")
+        and not value.__name__.startswith("_")
+    }
+    table = Methods(None, started=0.0, socket_path="unused").table  # type: ignore[arg-type]
+    assert {params for params, _ in table.values()} == params_types
+    for name, (params, _) in table.items():
+        assert params.__name__ == name.capitalize() + "Params"
+        handler = getattr(Methods, name)
+        assert typing.get_type_hints(handler)["params"] is params

@@ -11,7 +11,8 @@ from typing import Any
 
 import pytest
 
-from memd.cli.background import _wait_for_word, default_log_path
+from memd.cli.background import _wait_for_word
+from memd.config import default_log_path
 from memd_client import DaemonUnavailable, _autostart
 
 

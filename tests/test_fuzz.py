@@ -5,13 +5,12 @@ Inputs: arbitrary bytes, arbitrary JSON, valid envelopes with hostile params (ev
 wrong types, path tricks, control characters, bytes that are not UTF-8, huge numbers), and
 batches of those; first against the dispatcher (a real registry on a temp workspace, in one
 event loop), then over the socket of a real daemon. `make test` runs a few hundred cases;
-`make fuzz` sets MEMD_FUZZ_EXAMPLES for at least 100,000 in all.
+`make fuzz` (MEMD_TEST_BUDGET=deep, `tests/budget.py`) runs 100,100 in all.
 """
 
 from __future__ import annotations
 
 import contextlib
-import os
 import socket
 import threading
 import time
@@ -30,9 +29,10 @@ from memd.server.dispatch import Dispatcher
 from memd.server.handlers import Methods
 from memd.server.registry import Registry
 from memd.server.session import Session
+from tests.budget import examples
 from tests.conftest import DaemonProcess
 
-EXAMPLES = int(os.environ.get("MEMD_FUZZ_EXAMPLES", "150"))
+EXAMPLES = examples(150, deep=91000)
 FUZZ = settings(
     max_examples=EXAMPLES,
     deadline=None,
@@ -202,7 +202,7 @@ def _lines(sock: socket.socket) -> Iterator[bytes]:
         yield from lines
 
 
-@settings(FUZZ, max_examples=max(20, EXAMPLES // 10))
+@settings(FUZZ, max_examples=examples(20, deep=9100))
 @given(data=st.data())
 def test_a_real_daemon_answers_anything_well_formed_or_closes(
     daemon: DaemonProcess, workspace: Path, data: st.DataObject

@@ -22,9 +22,6 @@ import select
 import signal
 import sys
 import time
-from collections.abc import Mapping
-
-from memd.config import state_dir
 
 READY_TIMEOUT = 10.0
 LOG_ROTATE_BYTES = 1 << 20
@@ -52,16 +49,6 @@ class Reporter:
         if self._fd is not None:
             with contextlib.suppress(OSError):
                 os.write(self._fd, line.replace("\n", " ").encode() + b"\n")
-
-
-def default_log_path(env: Mapping[str, str] | None = None, platform: str = sys.platform) -> str:
-    """Return where a background daemon logs: `~/Library/Logs/memd.log` on macOS, else
-    `$XDG_STATE_HOME/memd/memd.log` (default `~/.local/state/memd/memd.log`)."""
-    if platform == "darwin":
-        environ = os.environ if env is None else env
-        home = environ.get("HOME") or os.path.expanduser("~")
-        return os.path.join(home, "Library", "Logs", "memd.log")
-    return os.path.join(state_dir(env), "memd.log")
 
 
 def detach(log_path: str, *, timeout: float = READY_TIMEOUT) -> int | Reporter:

@@ -25,8 +25,8 @@ def run_serve(args: argparse.Namespace) -> int:
     (Long: settings, logging, the background fork and the start failures are one startup story.)"""
     import anyio
 
-    from memd.cli.background import default_log_path, detach
-    from memd.config import ConfigError, load_config
+    from memd.cli.background import detach
+    from memd.config import ConfigError, default_log_path, load_config
     from memd.server.activation import ActivationError
     from memd.server.daemon import Config, serve
     from memd.server.instance import AlreadyRunning, SocketPathError

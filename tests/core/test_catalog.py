@@ -17,6 +17,7 @@ from memd.core.writes.slugs import derive_slug, validate_slug
 from memd.core.writes.transitions import Delete, Store, StoreOutcome
 from memd.core.writes.wording import plain_key
 from memd_client.errors import RpcError
+from tests.budget import examples
 
 CAT = Category.DECISION
 WORDS = ["tabs", "spaces", "lock", "write", "file", "never", "always", "use", "the", "deploy"]
@@ -163,7 +164,7 @@ def assert_consistent(catalog: Catalog) -> None:
     assert words == expected
 
 
-@settings(max_examples=200)
+@settings(max_examples=examples(200))
 @given(
     text=files,
     batches=st.lists(st.lists(commands, min_size=1, max_size=4), max_size=6),
@@ -267,7 +268,7 @@ edits = st.lists(
 )
 
 
-@settings(max_examples=150)
+@settings(max_examples=examples(150))
 @given(text=files, changes=edits, built=st.booleans())
 def test_rereading_an_edited_file_equals_a_fresh_catalog(
     text: str, changes: list[tuple[int, int, str]], built: bool
@@ -308,7 +309,7 @@ def test_rereading_after_an_entry_was_edited_by_hand() -> None:
             assert reread.edit().match(query) == Catalog.from_text(text).edit().match(query)
 
 
-@settings(max_examples=300)
+@settings(max_examples=examples(300))
 @given(text=files | st.text(alphabet="- [ab]\r\n\tx", max_size=40))
 def test_a_catalog_read_from_text_equals_the_catalog_of_its_document(text: str) -> None:
     """`from_text` reads the lines itself (it never keeps a `Document`, a second copy of the

@@ -28,6 +28,7 @@ from memd.core.writes.cleanup import (
 from memd.core.writes.dedup_index import close
 from memd.core.writes.judge import Relation, Verdict, judge
 from memd.core.writes.wording import index_terms
+from tests.budget import examples
 
 HACKLM_MEMORY = Path(__file__).resolve().parents[2].parent / "shared/data/hacklm-memory/.memory"
 
@@ -521,7 +522,7 @@ OTHER_LINES = st.sampled_from(
 )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(
     lines=st.lists(ENTRY_LINES | OTHER_LINES, max_size=14),
     newline=st.booleans(),

@@ -14,6 +14,7 @@ from memd.core.format.mdformat import Entry
 from memd.core.writes import dedup, dedup_index
 from memd.core.writes.dedup_index import DedupIndex, IndexEditor
 from memd.core.writes.layers import Layers
+from tests.budget import examples
 
 # Few words, so entries share keywords, tie, and are often normal-form equal; stop words and
 # punctuation give empty keyword sets and texts that differ only in case or punctuation.
@@ -54,7 +55,7 @@ def _canonical(index: DedupIndex) -> tuple[dict[str, set[int]], dict[str, set[in
 
 
 @pytest.mark.parametrize("dense", [1, 2, dedup_index.DENSE_MIN])
-@settings(max_examples=150)
+@settings(max_examples=examples(150))
 @given(contents=st.lists(texts, max_size=30), queries=st.lists(texts, min_size=1, max_size=4))
 def test_ranked_is_the_scans_ranking(dense: int, contents: list[str], queries: list[str]) -> None:
     with dense_from(dense):
@@ -66,7 +67,7 @@ def test_ranked_is_the_scans_ranking(dense: int, contents: list[str], queries: l
 
 
 @pytest.mark.parametrize("dense", [1, 3, dedup_index.DENSE_MIN])
-@settings(max_examples=100)
+@settings(max_examples=examples(100))
 @given(
     start=st.lists(texts, max_size=12),
     steps=st.lists(st.tuples(st.booleans(), texts, st.integers(0, 40)), max_size=40),

@@ -13,6 +13,7 @@ from hypothesis import given, settings, strategies as st
 from memd.core.extract.pipeline import MAX_CONTENT, Found, Kind, category_of, extract, sentences
 from memd.core.format.categories import Category
 from memd.core.format.secrets import has_secret
+from tests.budget import examples
 from tests.core.extract_messages import (
     HELD_OUT,
     HELD_OUT_1,
@@ -656,7 +657,7 @@ _MESSAGES = st.one_of(
 )
 
 
-@settings(max_examples=400)
+@settings(max_examples=examples(400))
 @given(_MESSAGES)
 def test_extract_never_raises_and_every_found_is_storable(text: str) -> None:
     for found in extract(text):

@@ -17,6 +17,7 @@ from memd.core.format.mdformat import Entry
 from memd.core.search.index import build_index
 from memd.core.search.ranking import MAX_BOOST, CategoryIndex, search
 from memd.core.search.terms import entry_terms
+from tests.budget import examples
 
 _WORDS = (
     "lock",
@@ -65,7 +66,7 @@ def _same_answers(updated: CategoryIndex, fresh: CategoryIndex) -> None:
             )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.lists(_items, min_size=2, max_size=6))
 def test_an_updated_index_answers_like_a_fresh_one(
     versions: list[list[tuple[str | None, str]]],
@@ -77,7 +78,7 @@ def test_an_updated_index_answers_like_a_fresh_one(
         _same_answers(index, build_index(entries))
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(
     _items,
     st.lists(
@@ -144,7 +145,7 @@ def _boost(category: Category, entry: Entry) -> float:
     return 1.0 + (MAX_BOOST - 1.0) * ((entry.line * 7 + len(entry.content)) % 5) / 4
 
 
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=examples(500), deadline=None)
 @given(
     _workspaces,
     _queries,

@@ -12,6 +12,7 @@ from memd.core.format.merge_markers import conflict_lines
 from memd.core.merge.archive import merge_archive
 from memd.core.merge.entries import merge_entries
 from memd.core.merge.lines import merge_lines
+from tests.budget import examples
 
 SLUGS = ["pnpm", "helm", "logs", "tz"]
 SENTENCES = [
@@ -91,7 +92,7 @@ def test_a_file_merged_with_itself_is_itself(versions: tuple[str, str, str]) -> 
         assert merge_archive(text, text, text).text == text
 
 
-@settings(max_examples=300)
+@settings(max_examples=examples(300))
 @given(three_versions())
 def test_swapping_sides_keeps_the_entry_set(versions: tuple[str, str, str]) -> None:
     base, ours, theirs = versions
@@ -100,7 +101,7 @@ def test_swapping_sides_keeps_the_entry_set(versions: tuple[str, str, str]) -> N
     assert one.conflicted == other.conflicted
 
 
-@settings(max_examples=300)
+@settings(max_examples=examples(300))
 @given(three_versions())
 def test_the_result_parses_and_has_markers_exactly_when_it_conflicts(
     versions: tuple[str, str, str],
@@ -113,7 +114,7 @@ def test_the_result_parses_and_has_markers_exactly_when_it_conflicts(
         assert all(lines[n - 1].rstrip("\r") == "<<<<<<< ours" for n in result.conflicts)
 
 
-@settings(max_examples=300)
+@settings(max_examples=examples(300))
 @given(three_versions())
 def test_no_entry_only_one_changed_side_has_is_lost(versions: tuple[str, str, str]) -> None:
     base, ours, theirs = versions
@@ -123,7 +124,7 @@ def test_no_entry_only_one_changed_side_has_is_lost(versions: tuple[str, str, st
         assert entry_texts(side) - before <= merged
 
 
-@settings(max_examples=200)
+@settings(max_examples=examples(200))
 @given(three_versions())
 def test_the_plain_merge_never_loses_a_line_it_must_keep(versions: tuple[str, str, str]) -> None:
     base, ours, theirs = versions

@@ -15,6 +15,7 @@ from memd.core.merge.archive import merge_archive, record_date
 from memd.core.merge.entries import merge_entries
 from memd.core.merge.files import merge_file
 from memd.core.merge.lines import merge_lines
+from tests.budget import examples
 
 SLUGS = ["a", "b", "pnpm"]
 TEXTS = ["Use pnpm.", "use  PNPM.", "USE PNPM.", "Deploy with Helm.", "Logs go to journald."]
@@ -107,7 +108,9 @@ def must_keep(base: str, ours: str, theirs: str) -> set[str]:
     return keep
 
 
-SETTINGS = settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(
+    max_examples=examples(400), deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
 
 
 @SETTINGS

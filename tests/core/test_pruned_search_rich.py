@@ -5,11 +5,9 @@ expansions may repeat a query word), identifiers whose parts are query words, re
 phrases ("lock lock"), up to 14 query words (both sides of `_PAIRWISE_MOST`), source shelves
 and user-wide shelves (other priorities), every limit 1..12, any min_score, boosts.
 
-Run longer with MEMD_RANKING_EXAMPLES=50000 in the environment."""
+Run longer with MEMD_TEST_BUDGET=deep (50,000 examples)."""
 
 from __future__ import annotations
-
-import os
 
 from hypothesis import HealthCheck, given, settings, strategies as st
 
@@ -18,8 +16,9 @@ from memd.core.format.mdformat import Entry
 from memd.core.search.index import build_index
 from memd.core.search.ranking import MAX_BOOST, search
 from memd.core.search.shelves import Key, Shelf
+from tests.budget import examples
 
-_EXAMPLES = int(os.environ.get("MEMD_RANKING_EXAMPLES", "400"))
+_EXAMPLES = examples(400, deep=50000)
 
 _WORDS = (
     "lock",

@@ -24,6 +24,7 @@ from memd.core.search.ranking import (
     search,
     tokenize,
 )
+from tests.budget import examples
 
 RULES = (
     "Take the lock before writing the file",
@@ -219,7 +220,7 @@ def _indexes(workspace: dict[Category, list[Entry]]) -> list[tuple[Category, Cat
     return [(category, build_index(entries)) for category, entries in workspace.items()]
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(_workspaces, _queries, st.integers(min_value=1, max_value=15))
 def test_a_smaller_limit_returns_a_prefix(
     workspace: dict[Category, list[Entry]], query: str, limit: int
@@ -231,7 +232,7 @@ def test_a_smaller_limit_returns_a_prefix(
     assert small.total == big.total == len(big.hits)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(_workspaces, _queries, st.randoms(use_true_random=False))
 def test_results_do_not_depend_on_category_order(
     workspace: dict[Category, list[Entry]], query: str, rng: random.Random
@@ -242,7 +243,7 @@ def test_results_do_not_depend_on_category_order(
     assert search(indexes, query, limit=10) == search(shuffled, query, limit=10)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(_workspaces, _queries)
 def test_hits_are_sorted_and_positive(workspace: dict[Category, list[Entry]], query: str) -> None:
     hits = search(_indexes(workspace), query, limit=1000).hits
@@ -318,7 +319,7 @@ def test_a_word_matches_its_identifier_spelling_and_the_reverse(query: str, expe
 _WORD = st.text(alphabet="abcdefghijklmnopqrstuvwxyz", min_size=3, max_size=8)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(parts=st.lists(_WORD, min_size=2, max_size=3), lower_in_entry=st.booleans())
 def test_a_camel_case_identifier_and_its_lower_case_joined_form_find_each_other(
     parts: list[str], lower_in_entry: bool
@@ -370,7 +371,7 @@ def test_security_and_instruction_rank_above_an_equal_match() -> None:
 
 
 @given(query=st.text(max_size=40))
-@settings(max_examples=200)
+@settings(max_examples=examples(200))
 def test_scores_stay_in_0_to_1(query: str) -> None:
     for hit in search(_one(RULES + CODE), query, limit=20).hits:
         assert 0.0 <= hit.score <= 1.0

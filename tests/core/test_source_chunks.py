@@ -10,6 +10,7 @@ import pytest
 from hypothesis import assume, given, settings, strategies as st
 
 from memd.core.sources.chunks import MAX_CHUNK_CHARS, MAX_PARENTS, Chunk, chunk, split_lines
+from tests.budget import examples
 
 
 def _spans(text: str) -> list[tuple[int, int, str]]:
@@ -647,7 +648,7 @@ def _documents(draw: st.DrawFn) -> tuple[str, _Model]:
     return bom + newline.join(model.lines) + end, model
 
 
-@settings(max_examples=500)
+@settings(max_examples=examples(500))
 @given(_documents())
 def test_chunks_follow_the_model_of_the_rules(document: tuple[str, _Model]) -> None:
     text, model = document
@@ -712,7 +713,7 @@ _MARKDOWN_LINES = st.sampled_from(
 _MARKDOWN = st.lists(st.one_of(_MARKDOWN_LINES, st.text(max_size=20)), max_size=40).map("\n".join)
 
 
-@settings(max_examples=500)
+@settings(max_examples=examples(500))
 @given(st.one_of(st.text(), _MARKDOWN))
 def test_chunking_any_text_never_raises_and_gives_well_formed_chunks(text: str) -> None:
     found = chunk(text)

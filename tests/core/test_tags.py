@@ -6,6 +6,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from memd.core.format.tags import TAG_PATTERN, InvalidTag, normalize_tag, tags_of
+from tests.budget import examples
 
 
 @pytest.mark.parametrize(
@@ -116,7 +117,7 @@ _INTERESTING = st.sampled_from(list("#`aZé1-_./ \\:@&(,*“ＡＢ＃İǰß\u030
 _CONTENT = st.lists(st.one_of(_INTERESTING, st.characters()), max_size=60).map("".join)
 
 
-@settings(max_examples=500)
+@settings(max_examples=examples(500))
 @given(_CONTENT)
 def test_tags_of_never_raises_and_tags_are_folded_and_well_formed(content: str) -> None:
     tags = tags_of(content)
@@ -128,7 +129,7 @@ def test_tags_of_never_raises_and_tags_are_folded_and_well_formed(content: str) 
         assert normalize_tag(f"#{tag}") == tag
 
 
-@settings(max_examples=300)
+@settings(max_examples=examples(300))
 @given(_CONTENT)
 def test_normalize_tag_returns_a_tag_or_raises_invalid_tag(text: str) -> None:
     try:

@@ -13,6 +13,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from memd.semantic.vectors import UNIT_TOLERANCE, VectorCache, cache_path, usable
+from tests.budget import examples
 
 
 def unit_rows(count: int, dimensions: int = 8, seed: int = 0) -> np.ndarray:
@@ -125,7 +126,7 @@ def test_a_file_every_row_of_which_is_nan_is_an_empty_cache(tmp_path: Path) -> N
     assert loaded.lookup(["t0", "t4"])[1] == [0, 1]
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(
     st.integers(1, 512),
     st.integers(0, 2**32 - 1),

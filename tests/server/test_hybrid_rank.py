@@ -25,6 +25,7 @@ from memd.server.scopes import Shelved
 from memd.server.snapshot import Snapshot
 from memd_client import protocol as p
 from memd_client.errors import SemanticSearchUnavailable
+from tests.budget import examples
 
 np = pytest.importorskip("numpy")
 nearest = pytest.importorskip("memd.semantic.nearest")
@@ -102,7 +103,7 @@ def _searched(snapshots: dict[Category, Snapshot]) -> dict[Key, Shelved]:
     return {c: Shelved(workspace, snapshot, c) for c, snapshot in snapshots.items()}
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.integers(0, 2**32 - 1))
 def test_the_hybrid_path_ranks_as_fusing_every_entry(seed: int) -> None:
     rng = random.Random(seed)  # whole workspaces from a seed: Hypothesis' own draws stay small
@@ -147,7 +148,7 @@ def test_the_hybrid_path_ranks_as_fusing_every_entry(seed: int) -> None:
         assert total == len(expected)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(st.integers(0, 2**32 - 1), st.sampled_from(["nan question", "no row has a vector"]))
 def test_when_the_model_has_nothing_to_say_a_query_is_answered_lexically(
     seed: int, why: str

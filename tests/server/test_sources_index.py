@@ -16,6 +16,7 @@ from memd.core.search.shelves import Key, Shelf
 from memd.server.scopes import Searchable, Shelved
 from memd.server.snapshot import Snapshot
 from memd.server.sources import SourceFile, SourcesIndex, _chunks
+from tests.budget import examples
 
 _WORDS = (
     "lock",
@@ -65,7 +66,7 @@ def _markdown(rng: random.Random) -> str:
     return "\n\n".join(blocks) + "\n"
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.integers(0, 2**32 - 1))
 def test_segments_of_sources_rank_as_one_index_a_file(seed: int) -> None:
     rng = random.Random(seed)
