@@ -61,9 +61,9 @@ class Settings:
 
 
 FULL = Settings(
-    workspaces=2000, spellings=400, spelling_bytes=256 * 1024, rewrites=2000, idle_unload=5.0
+    workspaces=2000, spellings=400, spelling_bytes=4000, rewrites=2000, idle_unload=5.0
 )
-QUICK = Settings(workspaces=40, spellings=20, spelling_bytes=8 * 1024, rewrites=40, idle_unload=0.5)
+QUICK = Settings(workspaces=40, spellings=20, spelling_bytes=2048, rewrites=40, idle_unload=0.5)
 
 
 @dataclass
@@ -251,9 +251,10 @@ def _workload(client: Client, roots: list[Path], settings: Settings, rng: random
             )
         else:
             client.stats(workspace=workspace)
-    padding = "/." * (settings.spelling_bytes // 2)
-    for n in range(settings.spellings):
-        client.stats(workspace=f"{roots[n % len(roots)]}{padding}{'/.' * n}")
+    for n in range(settings.spellings):  # each spelling distinct, each spelling_bytes long
+        root = str(roots[n % len(roots)])
+        padding = "/." * max(0, (settings.spelling_bytes - len(root)) // 2 - n)
+        client.stats(workspace=f"{root}{padding}{'/.' * n}")
     for n in range(settings.rewrites):
         memory = rng.choice(roots) / ".memory"
         memory.mkdir(exist_ok=True)
@@ -277,7 +278,7 @@ def _print(report: dict[str, Any]) -> None:
     settings = report["settings"]
     print(
         f"soak: {settings['workspaces']:,} workspaces, {settings['spellings']} spellings of "
-        f"{settings['spelling_bytes'] // 1024} KiB, {settings['rewrites']:,} outside rewrites, "
+        f"{settings['spelling_bytes']:,} bytes, {settings['rewrites']:,} outside rewrites, "
         f"one idle subscriber; idle_unload_seconds {settings['idle_unload']:g} "
         f"(watch mode {report['watch_mode'] or '?'}, {report['workspaces_unloaded']} unloads)"
     )
