@@ -40,7 +40,7 @@ from memd.core.writes import transitions
 from memd.paths import MEMORY_DIR
 from memd.server import scopes
 from memd.server.dispatch import Handler
-from memd.server.registry import Registry
+from memd.server.registry import PATH_MAX, Registry
 from memd.server.scopes import Scopes, Shelved, query_hit
 from memd.server.selection import (
     categories_named,
@@ -740,7 +740,18 @@ class Methods:
 def memory_file(file: str, memory_dir: str) -> Category | None:
     """The category whose file `file` names: by its bare name ("decisions.md"), as query
     results give a workspace's (".memory/decisions.md") or by its absolute path (under
-    `memory_dir`, as results give the user-wide memory's); None for any other file."""
+    `memory_dir`, as results give the user-wide memory's); None for any other file.
+
+    Raises:
+        InvalidParams: `file` is longer than PATH_MAX bytes (no file has such a path; resolving
+            one would cost time growing with the square of its length).
+    """
+    size = len(file.encode("utf-8", "surrogatepass"))
+    if size > PATH_MAX:
+        raise InvalidParams(
+            f"file path is {size:,} bytes long, over the {PATH_MAX:,}-byte limit (PATH_MAX); "
+            "use a path as query results give it."
+        )
     name = posixpath.basename(file)
     if name not in CATEGORY_FILES:
         return None
