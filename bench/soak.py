@@ -60,9 +60,7 @@ class Settings:
     idle_unload: float
 
 
-FULL = Settings(
-    workspaces=2000, spellings=400, spelling_bytes=4000, rewrites=2000, idle_unload=5.0
-)
+FULL = Settings(workspaces=2000, spellings=400, spelling_bytes=4000, rewrites=2000, idle_unload=5.0)
 QUICK = Settings(workspaces=40, spellings=20, spelling_bytes=2048, rewrites=40, idle_unload=0.5)
 
 

@@ -120,11 +120,27 @@ class Methods:
         memory or, with scope global, the user-wide one (`memd.server.scopes`)."""
         workspace = await self._scoped(params.workspace, params.scope)
         category = parse_category(params.category)
+        return await self._store_into(
+            workspace, category, params.content, slug=params.slug, dry_run=params.dry_run
+        )
+
+    async def _store_into(
+        self,
+        workspace: Workspace,
+        category: Category,
+        content: str,
+        *,
+        slug: str | None = None,
+        dry_run: bool = False,
+    ) -> p.StoreResult:
+        """The one store path (`store`, `extract` with `store`): the category's actor decides
+        and writes (`transitions.store`), and a stored entry is recorded in the usage sidecar
+        (its freshness nudge, `cleanup`'s unused report)."""
         had_memory_dir = workspace.has_memory_dir()
         command = transitions.Store(
-            content=params.content,
-            slug=params.slug,
-            dry_run=params.dry_run,
+            content=content,
+            slug=slug,
+            dry_run=dry_run,
             max_length=self.registry.limits.max_entry_chars,
             allow_secrets=self.registry.limits.allow_secrets,
         )
@@ -691,22 +707,12 @@ class Methods:
         for found in await anyio.to_thread.run_sync(extraction.extract, params.text):
             stored, error = None, None
             if params.store:
-                had_memory_dir = workspace.has_memory_dir()
                 try:
-                    outcome = await workspace.actor(found.category).submit(
-                        transitions.Store(
-                            content=found.content,
-                            max_length=self.registry.limits.max_entry_chars,
-                            allow_secrets=self.registry.limits.allow_secrets,
-                        )
-                    )
+                    stored = await self._store_into(workspace, found.category, found.content)
                 except RpcError as exc:
                     error = exc.message
                 else:
-                    assert isinstance(outcome, transitions.StoreOutcome)
-                    created = not had_memory_dir and workspace.has_memory_dir()
-                    created_any = created_any or created
-                    stored = store_result(found.category, outcome, workspace.root, created)
+                    created_any = created_any or stored.created_memory_dir
             candidates.append(
                 p.Candidate(
                     kind=found.kind,

@@ -118,3 +118,23 @@ def test_rules_every_prompt_carries_are_never_reported_unused(
         {"Security/no-env": {"recalls": 0, "recalled_at": 0.0, "stored_at": long_ago}},
     )
     assert cleanup_plan(short_tmp, workspace) == []
+
+
+def test_entries_stored_by_extract_are_recorded_as_a_store_is(
+    short_tmp: Path, workspace: Path
+) -> None:
+    """`extract --store` goes through the one store path: its entries get a `stored_at` in the
+    sidecar (their freshness nudge; cleanup can report them unused), as a `store`'s do."""
+    daemon = start_daemon(short_tmp)
+    try:
+        with Client(daemon.socket_path, workspace=workspace) as client:
+            result = client.extract(
+                "From now on, always run the migrations before deploying.", store=True
+            )
+    finally:
+        assert daemon.stop() == 0
+    stored = [c.stored for c in result.candidates if c.stored is not None]
+    assert stored and all(s.action == "stored" for s in stored)
+    saved = json.loads(sidecar(short_tmp, workspace).read_text())["entries"]
+    for s in stored:
+        assert saved[f"{s.category}/{s.slug}"]["stored_at"] > 0
