@@ -45,6 +45,7 @@ from bench._report import commit, save, settings_main
 from memd.core.format.categories import Category
 from memd.core.format.limits import MAX_FILE_BYTES
 from memd_client import Client
+from memd_client.errors import RpcError
 
 CATEGORY = Category.DECISION
 CLIENT_TIMEOUT = 600.0
@@ -62,7 +63,9 @@ class Settings:
     rewrites: int
 
 
-FULL = Settings(file_bytes=MAX_FILE_BYTES - 4096, rewrites=5)
+FULL = Settings(
+    file_bytes=MAX_FILE_BYTES - 4096, rewrites=int(os.environ.get("BIG_FILE_REWRITES", "5"))
+)
 QUICK = Settings(file_bytes=200_000, rewrites=2)
 
 
@@ -227,7 +230,11 @@ def run(settings: Settings = FULL, *, output: Path | None = None) -> dict[str, A
                 def step(name: str, action: Any) -> None:
                     probe.reset()
                     started = time.perf_counter()
-                    action()
+                    error = None
+                    try:
+                        action()
+                    except RpcError as failed:  # e.g. a store past REPLY_TIMEOUT: say so
+                        error = failed.message
                     took = (time.perf_counter() - started) * 1000
                     worst, calls = probe.worst()
                     p50, p99 = probe.latencies()
@@ -245,6 +252,7 @@ def run(settings: Settings = FULL, *, output: Path | None = None) -> dict[str, A
                             "status_p50_ms": p50,
                             "status_p99_ms": p99,
                             "status_calls": calls,
+                            "error": error,
                         }
                     )
 
@@ -306,6 +314,7 @@ def markdown(report: dict[str, Any]) -> str:
             f"| {row['step']} | {row['ms']:.0f} | {row['rss_mb']:.0f} | {row['peak_mb']:.0f} | "
             f"{row['factor']:.1f}x | {row['peak_factor']:.1f}x | {row['status_p50_ms']:.0f} / "
             f"{row['status_p99_ms']:.0f} / {row['worst_stall_ms']:.0f} ({row['status_calls']}) |"
+            + (f" error: {row['error']}" if row.get("error") else "")
         )
     lines.append("")
     lines.append(

@@ -210,17 +210,10 @@ class DedupIndex(_Tables):
     @classmethod
     def build(cls, items: Iterable[tuple[int, str]]) -> DedupIndex:
         """Return the index of `(key, content)` pairs (keys ascending, as in the file)."""
-        editor = IndexEditor(_EMPTY)
-        for key, content in items:
-            editor.add_terms(key, *bulk_index_terms(content), plain_key(content))
-        built = editor.freeze()
-        return DedupIndex(
-            built.dense,
-            Layers.of(built.sparse.as_dict()),
-            Layers.of(built.normal.as_dict()),
-            built.sizes,
-            Layers.of(built.words.as_dict()),
-        )
+        build = DedupBuild(items, unit=1 << 62)
+        while (built := build.step()) is None:
+            pass
+        return built
 
     def edit(self) -> IndexEditor:
         """Return an editor that starts from this version and leaves it unchanged."""
@@ -228,6 +221,35 @@ class DedupIndex(_Tables):
 
 
 _EMPTY = DedupIndex({}, Layers({}, {}), Layers({}, {}), {}, Layers({}, {}))
+
+
+class DedupBuild:
+    """`DedupIndex.build` a unit at a time, so a caller can give each unit its own
+    worker-thread call and let others run in between: `step()` reads up to `unit` entries and
+    returns None; the call that reads the last returns the index."""
+
+    def __init__(self, items: Iterable[tuple[int, str]], unit: int) -> None:
+        self._items = iter(items)
+        self._unit = unit
+        self._editor = IndexEditor(_EMPTY)
+
+    def step(self) -> DedupIndex | None:
+        """Read one unit of entries; return the index once every entry is in it."""
+        editor = self._editor
+        for _ in range(self._unit):
+            item = next(self._items, None)
+            if item is None:
+                built = editor.freeze()
+                return DedupIndex(
+                    built.dense,
+                    Layers.of(built.sparse.as_dict()),
+                    Layers.of(built.normal.as_dict()),
+                    built.sizes,
+                    Layers.of(built.words.as_dict()),
+                )
+            key, content = item
+            editor.add_terms(key, *bulk_index_terms(content), plain_key(content))
+        return None
 
 
 class IndexEditor(_Tables):
