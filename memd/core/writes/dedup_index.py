@@ -29,13 +29,12 @@ Memory: a bit set is as long as the largest key (about n/8 bytes for n entries),
 keyword held by DENSE_MIN entries or more gets one, so there are at most (keywords over all
 entries) / DENSE_MIN of them; in practice a few hundred (the common words of a category). Most
 keywords and forms are held by one entry: their key is kept as a bare int, not a tuple of one
-(`Keys`); an entry's keywords are a tuple (a frozenset of ten costs 730 bytes, a tuple 136) of
-interned strings, shared with every other entry and index holding the same word.
+(`Keys`); an entry's keywords are a tuple (a frozenset of ten costs 730 bytes, a tuple 136)
+of the stemmer's interned strings, shared with the search index.
 """
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Iterable
 
 from memd.core.writes.layers import Layers
@@ -283,7 +282,7 @@ class IndexEditor(_Tables):
         self._own()
         for form in (normal, plain):
             self.normal.set(form, _with(self.normal.get(form), key))
-        self.words.set(key, tuple(sys.intern(word) for word in found))
+        self.words.set(key, tuple(found))
         if not found:
             return
         bit = 1 << key
@@ -298,7 +297,7 @@ class IndexEditor(_Tables):
                 self.sparse.set(word, None)
                 self.dense[word] = _to_bits(keys)
             else:
-                self.sparse.set(sys.intern(word), keys)
+                self.sparse.set(word, keys)
 
     def remove(self, key: int, content: str) -> None:
         """Forget entry `key`, indexed with `content`."""
