@@ -13,8 +13,11 @@ state) starts; then, with the daemon's VmRSS and VmHWM (peak) read from /proc/<p
    would), then a `query` that sees it, N times: memory must not grow with each version.
 
 Throughout, a second client calls `status` (answered on the event loop, touching no workspace)
-in a loop and records the longest round trip in each step: the longest the event loop was
-blocked. The memory factor is (VmRSS after the step - VmRSS of the idle daemon) / file bytes.
+in a loop and records each round trip of each step: its p50, p99 and longest (the longest the
+event loop was blocked, or waited for the GIL). After each reply the bench waits until the
+daemon settles (its CPU time stops growing for SETTLE_QUIET seconds: background work such as
+keeping the index is done) and reads VmRSS then: the settled RSS; VmHWM is the peak so far.
+The memory factor is (settled VmRSS - VmRSS of the idle daemon) / file bytes.
 
 `--quick` runs a small file (for the smoke test). Results: Markdown on stdout and
 `bench/results/big_file.json` (`big_file-quick.json` with `--quick`).
@@ -42,9 +45,14 @@ from bench._report import commit, save, settings_main
 from memd.core.format.categories import Category
 from memd.core.format.limits import MAX_FILE_BYTES
 from memd_client import Client
+from memd_client.errors import RpcError
 
 CATEGORY = Category.DECISION
 CLIENT_TIMEOUT = 600.0
+SETTLE_QUIET = 0.5
+"""Seconds without daemon CPU time after which it counts as settled."""
+SETTLE_MOST = 60.0
+"""The longest the bench waits for the daemon to settle after a step."""
 
 
 @dataclass(frozen=True)
@@ -55,7 +63,9 @@ class Settings:
     rewrites: int
 
 
-FULL = Settings(file_bytes=MAX_FILE_BYTES - 4096, rewrites=5)
+FULL = Settings(
+    file_bytes=MAX_FILE_BYTES - 4096, rewrites=int(os.environ.get("BIG_FILE_REWRITES", "5"))
+)
 QUICK = Settings(file_bytes=200_000, rewrites=2)
 
 
@@ -91,6 +101,25 @@ def hostile_text(size: int, seed: str = "hostile") -> str:
     return "\n".join(lines) + "\n"
 
 
+def _cpu_ticks(pid: int) -> int:
+    """The daemon's user + system CPU time so far, in clock ticks (/proc/<pid>/stat)."""
+    with open(f"/proc/{pid}/stat", encoding="ascii") as stat:
+        fields = stat.read().rpartition(")")[2].split()
+    return int(fields[11]) + int(fields[12])
+
+
+def _settle(pid: int) -> None:
+    """Wait until the daemon's CPU time stops growing for SETTLE_QUIET s (at most SETTLE_MOST)."""
+    deadline = time.monotonic() + SETTLE_MOST
+    before = _cpu_ticks(pid)
+    while time.monotonic() < deadline:
+        time.sleep(SETTLE_QUIET)
+        now = _cpu_ticks(pid)
+        if now == before:
+            return
+        before = now
+
+
 def _status_kb(pid: int) -> dict[str, int]:
     found = {}
     with open(f"/proc/{pid}/status", encoding="ascii") as status:
@@ -103,12 +132,13 @@ def _status_kb(pid: int) -> dict[str, int]:
 
 class StallProbe:
     """A client calling `status` in a loop in a thread; `worst()` is the longest round trip
-    since the last `reset()`, in ms."""
+    since the last `reset()`, in ms, and `latencies()` their p50 and p99."""
 
     def __init__(self, socket_path: str) -> None:
         self._socket_path = socket_path
         self._worst = 0.0
         self._calls = 0
+        self._took: list[float] = []
         self._started: float | None = None  # of the call in flight
         self._lock = threading.Lock()
         self._stop = threading.Event()
@@ -134,12 +164,14 @@ class StallProbe:
                     self._started = None
                     self._worst = max(self._worst, took)
                     self._calls += 1
+                    self._took.append(took)
                 self._stop.wait(0.005)
 
     def reset(self) -> None:
         """Start a new step."""
         with self._lock:
             self._worst, self._calls = 0.0, 0
+            self._took = []
 
     def worst(self) -> tuple[float, int]:
         """The longest round trip (ms) and the number of calls since `reset`; a call still
@@ -148,21 +180,31 @@ class StallProbe:
             waiting = 0.0 if self._started is None else time.perf_counter() - self._started
             return max(self._worst, waiting * 1000), self._calls
 
+    def latencies(self) -> tuple[float, float]:
+        """The p50 and p99 round trip (ms) of the calls since `reset` (0 without calls)."""
+        with self._lock:
+            took = sorted(self._took)
+        if not took:
+            return 0.0, 0.0
+        return took[len(took) // 2], took[min(len(took) - 1, len(took) * 99 // 100)]
+
 
 @contextlib.contextmanager
 def _daemon(root: Path) -> Iterator[tuple[str, int]]:
     socket_path = str(root / "memd.sock")
     environ = dict(os.environ, XDG_STATE_HOME=str(root / "state"))
     command = [sys.executable, "-m", "memd", "serve", "--socket", socket_path]
-    daemon = subprocess.Popen(
-        [*command, "--log-level", "WARNING"], stderr=subprocess.DEVNULL, env=environ
-    )
+    log = os.environ.get("BIG_FILE_DAEMON_LOG")  # where the daemon's stderr goes, if set
+    stderr = open(log, "ab") if log else subprocess.DEVNULL  # noqa: SIM115 - closed below
+    daemon = subprocess.Popen([*command, "--log-level", "WARNING"], stderr=stderr, env=environ)
     try:
         wait_until_serving(socket_path, daemon)
         yield socket_path, daemon.pid
     finally:
         daemon.terminate()
         daemon.wait(timeout=60)
+        if not isinstance(stderr, int):
+            stderr.close()
 
 
 def run(settings: Settings = FULL, *, output: Path | None = None) -> dict[str, Any]:
@@ -188,9 +230,15 @@ def run(settings: Settings = FULL, *, output: Path | None = None) -> dict[str, A
                 def step(name: str, action: Any) -> None:
                     probe.reset()
                     started = time.perf_counter()
-                    action()
+                    error = None
+                    try:
+                        action()
+                    except RpcError as failed:  # e.g. a store past REPLY_TIMEOUT: say so
+                        error = failed.message
                     took = (time.perf_counter() - started) * 1000
                     worst, calls = probe.worst()
+                    p50, p99 = probe.latencies()
+                    _settle(pid)
                     kb = _status_kb(pid)
                     steps.append(
                         {
@@ -201,7 +249,10 @@ def run(settings: Settings = FULL, *, output: Path | None = None) -> dict[str, A
                             "factor": (kb["VmRSS"] - idle_kb) * 1024 / size,
                             "peak_factor": (kb["VmHWM"] - idle_kb) * 1024 / size,
                             "worst_stall_ms": worst,
+                            "status_p50_ms": p50,
+                            "status_p99_ms": p99,
                             "status_calls": calls,
+                            "error": error,
                         }
                     )
 
@@ -254,18 +305,21 @@ def markdown(report: dict[str, Any]) -> str:
         f"Hostile category file: {report['file_bytes'] / 1048576:.2f} MiB, "
         f"{report['entries']:,} entries; idle daemon {report['idle_rss_mb']:.0f} MB",
         "",
-        "| step | ms | RSS MB | peak MB | RSS factor | peak factor | longest stall ms |",
+        "| step | ms | settled RSS MB | peak MB | RSS factor | peak factor | status p50 / p99 / "
+        "longest ms (calls) |",
         "|---|---:|---:|---:|---:|---:|---:|",
     ]
     for row in report["steps"]:
         lines.append(
             f"| {row['step']} | {row['ms']:.0f} | {row['rss_mb']:.0f} | {row['peak_mb']:.0f} | "
-            f"{row['factor']:.1f}x | {row['peak_factor']:.1f}x | {row['worst_stall_ms']:.0f} |"
+            f"{row['factor']:.1f}x | {row['peak_factor']:.1f}x | {row['status_p50_ms']:.0f} / "
+            f"{row['status_p99_ms']:.0f} / {row['worst_stall_ms']:.0f} ({row['status_calls']}) |"
+            + (f" error: {row['error']}" if row.get("error") else "")
         )
     lines.append("")
     lines.append(
-        "factor = (RSS - idle RSS) / file bytes; longest stall = the slowest `status` round "
-        "trip of a second client during the step"
+        "factor = (settled RSS - idle RSS) / file bytes; status = another client's `status` "
+        "round trips during the step (longest: the slowest, counting one still waiting)"
     )
     return "\n".join(lines)
 

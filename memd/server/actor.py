@@ -146,6 +146,8 @@ class CategoryActor:
         self._pending_restores: list[Envelope] = []  # re-stores the mailbox had no room for
         self.snapshot = Snapshot(None, clock())
         self.commits = 0
+        self.units = 0
+        """Worker-thread calls made building indexes (`in_units`)."""
         self.max_file_bytes = MAX_FILE_BYTES
         """The file's size cap: a bigger file is not loaded, and no store makes it bigger."""
 
@@ -309,8 +311,8 @@ class CategoryActor:
             self.snapshot = Snapshot(None, self._clock(), previous=self.snapshot)
             return
         self._vanished_at = None
-        # Parsing and indexing run in a worker thread, never on the event loop (see `_reparse`
-        # and `_load_indexed`); the fingerprint is taken only with the snapshot, so a reader
+        # Parsing and indexing run in worker threads, never on the event loop, indexing a unit
+        # at a time (`in_units`); the fingerprint is taken only with the snapshot, so a reader
         # that finds the file changed meanwhile waits for this re-read (`sync`).
         text, fingerprint = loaded
         previous = self.snapshot
@@ -324,29 +326,50 @@ class CategoryActor:
             conflict = _conflict_error(self.path, markers)
             self.snapshot = Snapshot(good, self._clock(), conflict=conflict, previous=previous)
         elif previous.has_index:
-            catalog, index = await anyio.to_thread.run_sync(
-                _reparse, text, previous.catalog, previous.entries, self._decides
+            catalog, changed = await anyio.to_thread.run_sync(
+                _reparse, text, previous.catalog, previous.entries
             )
-            if index is None:  # a small change: the index follows it when next searched
+            if self._decides:
+                await self.in_units(catalog.index_in_units(BUILD_UNIT))
+            if changed <= REINDEX_OFF_LOOP:
+                # a small change: the index follows it when next searched
                 self.snapshot = Snapshot(catalog, self._clock(), previous=previous)
-            else:
+            else:  # a new index, never touching the one searches may be reading
+                index = await self.in_units(ranking.IndexBuild(catalog.entries, BUILD_UNIT).step)
                 self.snapshot = Snapshot(catalog, self._clock(), index=index)
         else:  # the first load: parse and index (or take the kept index)
-            catalog, index, self._kept_key = await anyio.to_thread.run_sync(
-                _load_indexed, self.path, text, previous.catalog, self._decides
+            catalog, kept, key = await anyio.to_thread.run_sync(
+                _load_kept, self.path, text, previous.catalog
             )
-            self.snapshot = Snapshot(catalog, self._clock(), index=index)
+            if self._decides:
+                await self.in_units(catalog.index_in_units(BUILD_UNIT))
+            if kept is None:
+                kept = await self.in_units(ranking.IndexBuild(catalog.entries, BUILD_UNIT).step)
+                await anyio.to_thread.run_sync(index_cache.save, self.path, kept, key)
+            self._kept_key = key
+            self.snapshot = Snapshot(catalog, self._clock(), index=kept)
         self._fingerprint = fingerprint
 
+    async def in_units(self, step: Callable[[], T | None]) -> T:
+        """Run `step` in worker threads, one call per unit of work, until it returns a result:
+        between units the limiter's token and the event loop are free for others (a
+        near-`max_file_bytes` file is minutes of work on a busy machine). `units` counts them."""
+        while True:
+            self.units += 1
+            done = await anyio.to_thread.run_sync(step)
+            if done is not None:
+                return done
+
     async def _prepare_decisions(self) -> None:
-        """Before the first write: build the duplicate index of the current version in a
-        worker thread (about 0.1 ms an entry, seconds for a file near `max_file_bytes`), and
+        """Before the first write: build the duplicate index of the current version in worker
+        threads, a unit at a time (0.3-1 ms an entry, 30-90 s for a hostile file near
+        `max_file_bytes`), and
         have every version read from now on built with it (`_reload`), so that no write
         decision builds one on the event loop."""
         self._decides = True
         catalog = self.snapshot.catalog
         if catalog is not None and not catalog.has_index:
-            await anyio.to_thread.run_sync(_build_dedup_index, catalog)
+            await self.in_units(catalog.index_in_units(BUILD_UNIT))
 
     async def _commit(self, batch: list[Envelope]) -> None:
         try:
@@ -829,42 +852,26 @@ REINDEX_OFF_LOOP = 256
 a smaller change is indexed when next searched (updating the last index costs what changed)."""
 
 
-def _load_indexed(
-    path: str, text: str, previous: Catalog | None, decides: bool = False
-) -> tuple[Catalog, ranking.CategoryIndex, str]:
-    """Parse a category file's text and index it, or take its kept index; with `decides`,
-    build its dedup index too (blocking)."""
-    catalog = Catalog.from_text(text, previous=previous)
-    if decides:
-        _build_dedup_index(catalog)
-    key = index_cache.text_key(text)
-    index = index_cache.load(path, key, catalog.entries)
-    if index is None:
-        index = ranking.build_index(catalog.entries)
-        index_cache.save(path, index, key)
-    return catalog, index, key
-
-
-def _reparse(
-    text: str, previous: Catalog | None, searched: Sequence[Entry], decides: bool
-) -> tuple[Catalog, ranking.CategoryIndex | None]:
+def _reparse(text: str, previous: Catalog | None, searched: Sequence[Entry]) -> tuple[Catalog, int]:
     """Parse a changed category file's text (blocking): its catalog (the dedup index carried
-    over from `previous`, or built with `decides`), and a new search index if it changed more
-    than REINDEX_OFF_LOOP entries of `searched` (the version searched until now), else None.
-
-    The previous search index is never touched here: searches on the event loop may be
-    reading it.
-    """
+    over from `previous`) and how many entries of `searched` (the version searched until now)
+    it changed."""
     catalog = Catalog.from_text(text, previous=previous)
-    if decides:
-        _build_dedup_index(catalog)
-    if ranking.changed_entries(searched, catalog.entries) <= REINDEX_OFF_LOOP:
-        return catalog, None
-    return catalog, ranking.build_index(catalog.entries)
+    return catalog, ranking.changed_entries(searched, catalog.entries)
 
 
-def _build_dedup_index(catalog: Catalog) -> None:
-    catalog.index  # noqa: B018 - built on first use, here off the event loop
+BUILD_UNIT = 2000
+"""Entries indexed in one worker-thread call (`CategoryActor.in_units`): tens of ms each."""
+
+
+def _load_kept(
+    path: str, text: str, previous: Catalog | None
+) -> tuple[Catalog, ranking.CategoryIndex | None, str]:
+    """Parse a category file's text, and take its kept search index if it is the text's
+    (blocking): the catalog, the index or None, and the text's key."""
+    catalog = Catalog.from_text(text, previous=previous)
+    key = index_cache.text_key(text)
+    return catalog, index_cache.load(path, key, catalog.entries), key
 
 
 def _differs(before: Snapshot, after: Snapshot) -> bool:

@@ -10,7 +10,7 @@ from memd.core.format import mdformat
 from memd.core.format.archive import ArchivedEntry
 from memd.core.format.categories import Category
 from memd.core.format.mdformat import Document, Entry
-from memd.core.writes import dedup, transitions
+from memd.core.writes import dedup, dedup_index, transitions
 from memd.core.writes.catalog import Catalog
 from memd.core.writes.judge import Relation, judge
 from memd.core.writes.slugs import derive_slug, validate_slug
@@ -141,16 +141,14 @@ def assert_consistent(catalog: Catalog) -> None:
                 e.line for e in fresh.entries if e.slug == entry.slug
             ]
     assert set(catalog.slugs.as_dict()) == {e.slug for e in fresh.entries} - {None}
-    words = {
-        word: {line_of[k] for k in keys} for word, keys in catalog.index.sparse.as_dict().items()
-    }
+    sparse = catalog.index.sparse.as_dict()
+    words = {word: {line_of[k] for k in dedup_index._keys(keys)} for word, keys in sparse.items()}
     words |= {
         word: {line_of[k] for k in range(bits.bit_length()) if bits >> k & 1}
         for word, bits in catalog.index.dense.items()
     }
-    normal = {
-        name: {line_of[k] for k in keys} for name, keys in catalog.index.normal.as_dict().items()
-    }
+    forms = catalog.index.normal.as_dict()
+    normal = {name: {line_of[k] for k in dedup_index._keys(keys)} for name, keys in forms.items()}
     expected_normal: dict[str, set[int]] = {}
     for entry in fresh.entries:
         for form in (dedup.normal_form(entry.content), plain_key(entry.content)):

@@ -13,7 +13,7 @@ from memd.core.format.mdformat import Entry
 from memd.core.search.index import IMAGE_VERSION, build_index, from_image, to_image
 from memd.core.search.ranking import search
 from memd.fs import index_cache
-from memd.server.actor import _load_indexed
+from memd.server.actor import _load_kept
 
 TEXT = (
     "# Quirks\n\nThings that surprise.\n\n"
@@ -84,18 +84,15 @@ def test_a_corrupt_or_missing_image_is_not_used(tmp_path: Path, damage: str) -> 
     assert index_cache.load(path, index_cache.text_key(TEXT), _entries(TEXT)) is None
 
 
-def test_the_first_load_keeps_the_index_and_the_next_takes_it(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_the_first_load_keeps_the_index_and_the_next_takes_it(tmp_path: Path) -> None:
     path = str(tmp_path / "quirks.md")
-    catalog, first, _ = _load_indexed(path, TEXT, None)
+    catalog, kept, key = _load_kept(path, TEXT, None)
+    assert kept is None  # nothing kept yet: the actor builds it (a unit at a time) and saves it
+    first = build_index(catalog.entries)
+    index_cache.save(path, first, key)
     assert Path(index_cache.image_path(path)).exists()
-
-    def no_build(*args: object) -> object:
-        raise AssertionError("the kept index should have been used")
-
-    monkeypatch.setattr("memd.server.actor.ranking.build_index", no_build)
-    again, second, _ = _load_indexed(path, TEXT, None)
+    again, second, _ = _load_kept(path, TEXT, None)
+    assert second is not None
     assert again.entries == catalog.entries
     assert _answers(second) == _answers(first)
 

@@ -320,38 +320,9 @@ class CategoryIndex:
 
     def _fill(self, ordered: tuple[Entry, ...]) -> None:
         """Index `ordered` (sorted by line) into this empty index, numbering them 0, 1, ..."""
-        lists: dict[str, list[int] | int] = {}  # a term one entry holds: its posting
-        total = 0.0
-        lengths: dict[float, int] = {}
-        for doc, entry in enumerate(ordered):
-            counts, length = entry_terms(entry)
-            total += length
-            lengths[length] = lengths.get(length, 0) + 1
-            by_tf = self._class_ids.get(length)  # this loop is most of a cold start: kept tight
-            for term, tf in counts.items():
-                klass = by_tf.get(tf) if by_tf is not None else None
-                if klass is None:
-                    klass = self._class(tf, length)
-                    by_tf = self._class_ids[length]
-                found = lists.get(term)
-                if found is None:
-                    lists[term] = klass << CLASS_SHIFT | doc
-                elif isinstance(found, int):
-                    lists[term] = [found, klass << CLASS_SHIFT | doc]
-                else:
-                    found.append(klass << CLASS_SHIFT | doc)
-        packed: dict[str, Postings | bytes | int] = {}
-        while lists:  # emptied as it is packed: the lists and the arrays never all coexist
-            term, values = lists.popitem()
-            packed[term] = values if isinstance(values, int) else array.array("q", sorted(values))
-        self._entries = ordered
-        self._docs = list(range(len(ordered)))
-        self._slots = list(ordered)
-        self._postings = packed
-        self._vocabulary = sorted(term for term in packed if is_word(term))
-        self._total_length = total
-        self._lengths = lengths
-        self._moments = None
+        filling = _Filling(self, ordered)
+        while not filling.step(len(ordered) + 1):
+            pass
 
     def _add(self, doc: int, entry: Entry) -> None:
         counts, length = entry_terms(entry)
@@ -463,6 +434,80 @@ class CategoryIndex:
     def _retire(self) -> None:
         self._retired = True
         self._postings, self._views, self._slots, self._docs = {}, {}, [], []
+
+
+class _Filling:
+    """`CategoryIndex._fill` a unit at a time: each `step(unit)` indexes up to `unit` entries, or
+    packs up to 16 * `unit` terms, and returns True once the index is complete."""
+
+    def __init__(self, index: CategoryIndex, ordered: tuple[Entry, ...]) -> None:
+        self.index = index
+        self.ordered = ordered
+        self.lists: dict[str, list[int] | int] = {}  # a term one entry holds: its posting
+        self.packed: dict[str, Postings | bytes | int] = {}
+        self.done = 0
+        self.total = 0.0
+        self.lengths: dict[float, int] = {}
+
+    def step(self, unit: int) -> bool:
+        """Do one unit of the build; return True when the index is complete."""
+        if self.done < len(self.ordered):
+            self._index_entries(unit)
+            return False
+        lists, packed = self.lists, self.packed
+        for _ in range(min(len(lists), 16 * unit)):  # emptied as packed: never all at once
+            term, values = lists.popitem()
+            packed[term] = values if isinstance(values, int) else array.array("q", sorted(values))
+        if lists:
+            return False
+        index, ordered = self.index, self.ordered
+        index._entries = ordered
+        index._docs = list(range(len(ordered)))
+        index._slots = list(ordered)
+        index._postings = packed
+        index._vocabulary = sorted(term for term in packed if is_word(term))
+        index._total_length = self.total
+        index._lengths = self.lengths
+        index._moments = None
+        return True
+
+    def _index_entries(self, unit: int) -> None:
+        index, lists, lengths = self.index, self.lists, self.lengths
+        class_ids = index._class_ids
+        start = self.done
+        stop = min(len(self.ordered), start + unit)
+        for doc in range(start, stop):
+            counts, length = entry_terms(self.ordered[doc])
+            self.total += length
+            lengths[length] = lengths.get(length, 0) + 1
+            by_tf = class_ids.get(length)  # this loop is most of a cold start: kept tight
+            for term, tf in counts.items():
+                klass = by_tf.get(tf) if by_tf is not None else None
+                if klass is None:
+                    klass = index._class(tf, length)
+                    by_tf = class_ids[length]
+                found = lists.get(term)
+                if found is None:
+                    lists[term] = klass << CLASS_SHIFT | doc
+                elif isinstance(found, int):
+                    lists[term] = [found, klass << CLASS_SHIFT | doc]
+                else:
+                    found.append(klass << CLASS_SHIFT | doc)
+        self.done = stop
+
+
+class IndexBuild:
+    """`build_index(entries)` (a fresh index) done a unit at a time, so a caller can give each
+    unit its own worker-thread call and let others run in between: `step()` does up to
+    `unit` entries' worth of work and returns None, the last call returns the index."""
+
+    def __init__(self, entries: Iterable[Entry], unit: int) -> None:
+        self._filling = _Filling(CategoryIndex(), tuple(sorted(entries, key=_line)))
+        self._unit = unit
+
+    def step(self) -> CategoryIndex | None:
+        """Do one unit; return the index once it is complete."""
+        return self._filling.index if self._filling.step(self._unit) else None
 
 
 def _common_start(old: tuple[Entry, ...], new: tuple[Entry, ...]) -> int:

@@ -19,11 +19,12 @@ Rules:
 from __future__ import annotations
 
 import bisect
+from collections.abc import Callable, Iterator
 
 from memd.core.format import mdformat
 from memd.core.format.mdformat import Document, Entry, Line
 from memd.core.writes import dedup
-from memd.core.writes.dedup_index import DedupIndex, IndexEditor
+from memd.core.writes.dedup_index import DedupBuild, DedupIndex, IndexEditor
 from memd.core.writes.layers import Layers
 
 Slugs = Layers[str, tuple[int, ...]]
@@ -147,10 +148,27 @@ class Catalog:
     def index(self) -> DedupIndex:
         """The dedup index of the entries, by key (built on first use)."""
         if self._index is None:
-            self._index = DedupIndex.build(
-                zip(self.keys, (entry.content for entry in self.entries), strict=True)
-            )
+            self._index = DedupIndex.build(self._items())
         return self._index
+
+    def index_in_units(self, unit: int) -> Callable[[], DedupIndex | None]:
+        """Return a step that builds `index` a unit (`unit` entries) per call: None until the
+        call that completes it, which also makes it this catalog's index (for a caller that
+        gives each unit its own worker-thread call)."""
+        build = None if self._index is not None else DedupBuild(self._items(), unit)
+
+        def step() -> DedupIndex | None:
+            if self._index is None and build is not None:
+                built = build.step()
+                if built is None:
+                    return None
+                self._index = built
+            return self._index
+
+        return step
+
+    def _items(self) -> Iterator[tuple[int, str]]:
+        return zip(self.keys, (entry.content for entry in self.entries), strict=True)
 
     def render(self) -> str:
         """Return the file text, byte for byte `mdformat.render(self.doc)`."""

@@ -27,7 +27,10 @@ Rules (the result is exactly `dedup.ranked`'s over the same entries in key order
 
 Memory: a bit set is as long as the largest key (about n/8 bytes for n entries), and only a
 keyword held by DENSE_MIN entries or more gets one, so there are at most (keywords over all
-entries) / DENSE_MIN of them; in practice a few hundred (the common words of a category).
+entries) / DENSE_MIN of them; in practice a few hundred (the common words of a category). Most
+keywords and forms are held by one entry: their key is kept as a bare int, not a tuple of one
+(`Keys`); an entry's keywords are a tuple (a frozenset of ten costs 730 bytes, a tuple 136)
+of the stemmer's interned strings, shared with the search index.
 """
 
 from __future__ import annotations
@@ -46,6 +49,9 @@ DENSE_MIN = 8
 SPARSE_MAX = DENSE_MIN // 2
 """A bit set that shrinks below this many entries turns back into a tuple."""
 
+Keys = int | tuple[int, ...]
+"""The keys of the entries holding a keyword or form, ascending: one key as a bare int."""
+
 Ranked = list[tuple[float, int]]
 """Candidates as (similarity, key), best first: similarity descending, then key ascending."""
 
@@ -58,10 +64,10 @@ class _Tables:
     def __init__(
         self,
         dense: dict[str, int],
-        sparse: Layers[str, tuple[int, ...]],
-        normal: Layers[str, tuple[int, ...]],
+        sparse: Layers[str, Keys],
+        normal: Layers[str, Keys],
         sizes: dict[int, int],
-        words: Layers[int, frozenset[str]],
+        words: Layers[int, tuple[str, ...]],
     ) -> None:
         self.dense = dense  # keyword -> bit set of keys
         self.sparse = sparse  # keyword -> keys, ascending (fewer than DENSE_MIN)
@@ -72,8 +78,8 @@ class _Tables:
     def ranked(self, content: str, limit: int) -> list[int]:
         """Return the keys of the candidates for `content`, best first (see the module rules)."""
         normal, wanted = index_terms(content)
-        same = self.normal.get(normal) or ()
-        twin = self.normal.get(plain_key(content)) or ()
+        same = _keys(self.normal.get(normal))
+        twin = _keys(self.normal.get(plain_key(content)))
         if same or twin:
             return [min((*same[:1], *twin[:1]))]
         if not wanted or limit < 1:
@@ -113,15 +119,15 @@ def _ranked_by_keywords(tables: _Tables, wanted: frozenset[str], limit: int) -> 
     for word in wanted:
         postings = tables.dense.get(word)
         if postings is None:
-            seen.update(tables.sparse.get(word) or ())
+            seen.update(_keys(tables.sparse.get(word)))
         elif postings == everyone:
             common += 1
         else:
             dense.append(postings)
     words = tables.words
     for key in sorted(seen):
-        other = words.get(key) or frozenset()
-        shared = len(wanted & other)
+        other = words.get(key) or ()
+        shared = sum(1 for word in other if word in wanted)
         if close(shared, size, len(other)):
             _offer(top, shared / (size + len(other) - shared), key, limit)
     if not dense and not common:
@@ -203,17 +209,10 @@ class DedupIndex(_Tables):
     @classmethod
     def build(cls, items: Iterable[tuple[int, str]]) -> DedupIndex:
         """Return the index of `(key, content)` pairs (keys ascending, as in the file)."""
-        editor = IndexEditor(_EMPTY)
-        for key, content in items:
-            editor.add_terms(key, *bulk_index_terms(content), plain_key(content))
-        built = editor.freeze()
-        return DedupIndex(
-            built.dense,
-            Layers.of(built.sparse.as_dict()),
-            Layers.of(built.normal.as_dict()),
-            built.sizes,
-            Layers.of(built.words.as_dict()),
-        )
+        build = DedupBuild(items, unit=1 << 62)
+        while (built := build.step()) is None:
+            pass
+        return built
 
     def edit(self) -> IndexEditor:
         """Return an editor that starts from this version and leaves it unchanged."""
@@ -221,6 +220,35 @@ class DedupIndex(_Tables):
 
 
 _EMPTY = DedupIndex({}, Layers({}, {}), Layers({}, {}), {}, Layers({}, {}))
+
+
+class DedupBuild:
+    """`DedupIndex.build` a unit at a time, so a caller can give each unit its own
+    worker-thread call and let others run in between: `step()` reads up to `unit` entries and
+    returns None; the call that reads the last returns the index."""
+
+    def __init__(self, items: Iterable[tuple[int, str]], unit: int) -> None:
+        self._items = iter(items)
+        self._unit = unit
+        self._editor = IndexEditor(_EMPTY)
+
+    def step(self) -> DedupIndex | None:
+        """Read one unit of entries; return the index once every entry is in it."""
+        editor = self._editor
+        for _ in range(self._unit):
+            item = next(self._items, None)
+            if item is None:
+                built = editor.freeze()
+                return DedupIndex(
+                    built.dense,
+                    Layers.of(built.sparse.as_dict()),
+                    Layers.of(built.normal.as_dict()),
+                    built.sizes,
+                    Layers.of(built.words.as_dict()),
+                )
+            key, content = item
+            editor.add_terms(key, *bulk_index_terms(content), plain_key(content))
+        return None
 
 
 class IndexEditor(_Tables):
@@ -253,8 +281,8 @@ class IndexEditor(_Tables):
         """Index entry `key` (not indexed yet) by its normal form, keywords and `plain_key`."""
         self._own()
         for form in (normal, plain):
-            self.normal.set(form, _with(self.normal.get(form) or (), key))
-        self.words.set(key, found)
+            self.normal.set(form, _with(self.normal.get(form), key))
+        self.words.set(key, tuple(found))
         if not found:
             return
         bit = 1 << key
@@ -264,8 +292,8 @@ class IndexEditor(_Tables):
             if bits is not None:
                 self.dense[word] = bits | bit
                 continue
-            keys = _with(self.sparse.get(word) or (), key)
-            if len(keys) >= DENSE_MIN:
+            keys = _with(self.sparse.get(word), key)
+            if not isinstance(keys, int) and len(keys) >= DENSE_MIN:
                 self.sparse.set(word, None)
                 self.dense[word] = _to_bits(keys)
             else:
@@ -276,7 +304,7 @@ class IndexEditor(_Tables):
         self._own()
         normal = index_terms(content)[0]  # an update's old text was just judged: cached
         for form in (normal, plain_key(content)):
-            self.normal.set(form, _without(self.normal.get(form) or (), key) or None)
+            self.normal.set(form, _without(self.normal.get(form), key))
         found = self.words.get(key)
         self.words.set(key, None)
         if not found:
@@ -290,12 +318,12 @@ class IndexEditor(_Tables):
         for word in found:
             bits = self.dense.get(word)
             if bits is None:
-                self.sparse.set(word, _without(self.sparse.get(word) or (), key) or None)
+                self.sparse.set(word, _without(self.sparse.get(word), key))
                 continue
             bits &= ~bit
             if bits.bit_count() < SPARSE_MAX:
                 del self.dense[word]
-                self.sparse.set(word, _to_keys(bits) or None)
+                self.sparse.set(word, _compact(_to_keys(bits)))
             else:
                 self.dense[word] = bits
 
@@ -310,15 +338,32 @@ class IndexEditor(_Tables):
         return frozen
 
 
-def _with(keys: tuple[int, ...], key: int) -> tuple[int, ...]:
-    """Return `keys` plus `key`, ascending (new keys are almost always the largest)."""
-    if not keys or keys[-1] < key:
+def _keys(found: Keys | None) -> tuple[int, ...]:
+    """The keys a table holds under a name, as a tuple (empty for None)."""
+    if found is None:
+        return ()
+    return (found,) if isinstance(found, int) else found
+
+
+def _compact(keys: tuple[int, ...]) -> Keys | None:
+    """How a table keeps `keys`: None for none, a bare int for one, else the tuple."""
+    if not keys:
+        return None
+    return keys[0] if len(keys) == 1 else keys
+
+
+def _with(found: Keys | None, key: int) -> Keys:
+    """Return the keys `found` plus `key`, ascending (new keys are almost always the largest)."""
+    if found is None:
+        return key
+    keys = _keys(found)
+    if keys[-1] < key:
         return (*keys, key)
     return tuple(sorted((*keys, key)))
 
 
-def _without(keys: tuple[int, ...], key: int) -> tuple[int, ...]:
-    return tuple(k for k in keys if k != key)
+def _without(found: Keys | None, key: int) -> Keys | None:
+    return _compact(tuple(k for k in _keys(found) if k != key))
 
 
 def _to_bits(keys: Iterable[int]) -> int:
