@@ -190,3 +190,37 @@ def test_an_index_being_read_is_left_alone() -> None:
         assert [hit.entry.line for hit in search([(Category.QUIRK, first)], "lock", limit=3).hits]
     assert second is not first
     assert len(search([(Category.QUIRK, second)], "cache", limit=3).hits) == 1
+
+
+@settings(max_examples=examples(100), deadline=None)
+@given(
+    st.lists(st.text(alphabet="abcdefgh", min_size=1, max_size=6), min_size=0, max_size=300),
+    st.integers(min_value=1, max_value=40),
+)
+def test_the_vocabulary_sorted_in_runs_is_the_sorted_vocabulary(words: list[str], run: int) -> None:
+    """The vocabulary (what partial words expand to) is sorted a run at a time and merged, so
+    no one sort holds the GIL for long; the result is `sorted`'s."""
+    import memd.core.search.index as index_module
+
+    saved = index_module._RUN
+    index_module._RUN = run
+    try:
+        assert index_module._sorted_in_runs(list(words)) == sorted(words)
+    finally:
+        index_module._RUN = saved
+
+
+def test_an_index_built_a_unit_at_a_time_has_the_vocabulary_of_one_built_at_once() -> None:
+    from memd.core.search.index import IndexBuild
+
+    entries = [
+        Entry(line=n + 1, slug=None, content=f"deploy{n % 97} service{n} zone{n % 13} rule")
+        for n in range(400)
+    ]
+    build = IndexBuild(entries, 3)  # packs 48 terms a step: many sorted runs
+    built = None
+    while built is None:
+        built = build.step()
+    whole = build_index(entries)
+    assert built._vocabulary == whole._vocabulary == sorted(whole._vocabulary)
+    assert built.words_starting("deploy1") == whole.words_starting("deploy1")

@@ -29,6 +29,7 @@ from __future__ import annotations
 import array
 import bisect
 import contextlib
+import heapq
 import math
 import operator
 from collections.abc import Iterable, Iterator, Sequence
@@ -436,6 +437,17 @@ class CategoryIndex:
         self._postings, self._views, self._slots, self._docs = {}, {}, [], []
 
 
+_RUN = 32_768
+"""Terms sorted in one C call by `_sorted_in_runs`: a few milliseconds of the GIL."""
+
+
+def _sorted_in_runs(terms: list[str]) -> list[str]:
+    """`sorted(terms)`, without holding the GIL for long: runs of `_RUN` sorted in C, merged
+    in Python (which lets other threads, the event loop's among them, run every few ms)."""
+    runs = [sorted(terms[start : start + _RUN]) for start in range(0, len(terms), _RUN)]
+    return list(heapq.merge(*runs))
+
+
 class _Filling:
     """`CategoryIndex._fill` a unit at a time: each `step(unit)` indexes up to `unit` entries, or
     packs up to 16 * `unit` terms, and returns True once the index is complete."""
@@ -448,6 +460,7 @@ class _Filling:
         self.done = 0
         self.total = 0.0
         self.lengths: dict[float, int] = {}
+        self.vocabulary_runs: list[list[str]] = []  # each packing unit's words, sorted
 
     def step(self, unit: int) -> bool:
         """Do one unit of the build; return True when the index is complete."""
@@ -455,9 +468,14 @@ class _Filling:
             self._index_entries(unit)
             return False
         lists, packed = self.lists, self.packed
+        words: list[str] = []
         for _ in range(min(len(lists), 16 * unit)):  # emptied as packed: never all at once
             term, values = lists.popitem()
             packed[term] = values if isinstance(values, int) else array.array("q", sorted(values))
+            if is_word(term):
+                words.append(term)
+        words.sort()  # the vocabulary sorted a unit at a time: one sort of it all holds the
+        self.vocabulary_runs.append(words)  # GIL (everyone's event loop) for about a second
         if lists:
             return False
         index, ordered = self.index, self.ordered
@@ -465,7 +483,7 @@ class _Filling:
         index._docs = list(range(len(ordered)))
         index._slots = list(ordered)
         index._postings = packed
-        index._vocabulary = sorted(term for term in packed if is_word(term))
+        index._vocabulary = list(heapq.merge(*self.vocabulary_runs))  # merged in Python steps
         index._total_length = self.total
         index._lengths = self.lengths
         index._moments = None
@@ -594,7 +612,7 @@ def from_image(entries: Iterable[Entry], image: IndexImage, key: str) -> Categor
     index._classes = [(float(tf), float(length)) for tf, length in image.classes]
     for number, (tf, length) in enumerate(index._classes):
         index._class_ids.setdefault(length, {})[tf] = number
-    index._vocabulary = sorted(term for term in image.postings if is_word(term))
+    index._vocabulary = _sorted_in_runs([term for term in image.postings if is_word(term)])
     index._total_length = image.total_length
     index._lengths = {float(length): count for length, count in image.lengths}
     if sum(index._lengths.values()) != len(ordered):
