@@ -105,7 +105,7 @@ def test_the_pages_include_the_readme_and_the_docs_tree() -> None:
             "A read-only source that keeps changing (`bench/sources.py --churn`, issue 30)",
             "a-read-only-source-that-keeps-changing-benchsourcespy---churn-issue-30",
         ),
-        ("Agents: MCP, prompt hooks, instruction files", "agents-mcp-prompt-hooks-instruction-files"),
+        ("Agents: MCP, prompt hooks, and files", "agents-mcp-prompt-hooks-and-files"),
         ("The [archive](x.md) file", "the-archive-file"),
         ("Écrire en français", "écrire-en-français"),
     ],
