@@ -161,8 +161,8 @@ DOCUMENT: tuple[Prose | Console, ...] = (
     Prose(
         """\
 The WARNING says that finding memories by meaning is off: `make serve` installs memd without
-the semantic extra, and `make semantic` adds it (README: Semantic search). The README's Quick
-start says how long the first run takes."""
+the semantic extra, and `make semantic` adds it ([semantic search](semantic.md#how-it-behaves)).
+The README's Quick start says how long the first run takes."""
     ),
     Prose("## 2. Store, update and query (second terminal)"),
     Prose("In a new repository, with `memd` meaning `/home/me/memd/.venv/bin/memd`:"),

@@ -81,7 +81,7 @@ def test_the_wire_type_rejects_what_the_cli_rejects() -> None:
 
 # ---------------------------------------------------------------------------- shared options
 
-README = Path(__file__).resolve().parent.parent / "README.md"
+CLI_REFERENCE = Path(__file__).resolve().parent.parent / "docs" / "reference" / "cli.md"
 SHARED_FLAGS = shared_options(build_parser())
 
 # What each verb needs besides options to get past argparse (and no further: nothing here runs).
@@ -109,9 +109,9 @@ MINIMAL: dict[tuple[str, ...], list[str]] = {
 VALUES = {"--socket": ["/tmp/x.sock"], "--workspace": ["/tmp"], "--json": [], "--no-autostart": []}
 
 
-def _readme_table() -> dict[tuple[str, ...], set[str]]:
-    """The README's table of which verbs take which shared option: verb path -> flags."""
-    text = README.read_text()
+def _reference_table() -> dict[tuple[str, ...], set[str]]:
+    """The CLI reference's table of which verbs take which shared option: verb path -> flags."""
+    text = CLI_REFERENCE.read_text()
     start = text.index("| Verbs | `--json`")
     rows = list(itertools.takewhile(lambda line: line.startswith("|"), text[start:].splitlines()))
     header = [cell.strip() for cell in rows[0].strip("|").split("|")]
@@ -127,15 +127,15 @@ def _readme_table() -> dict[tuple[str, ...], set[str]]:
     return table
 
 
-def test_the_readme_says_exactly_which_verb_takes_which_shared_option() -> None:
-    readme = _readme_table()
+def test_the_cli_reference_says_exactly_which_verb_takes_which_shared_option() -> None:
+    documented = _reference_table()
     assert set(SHARED_FLAGS) == {"--json", "--socket", "--workspace", "--no-autostart"}
     parser = build_parser()
     actual = {
         path: {flag for flag in SHARED_FLAGS if flag in long_options(sub)}
         for path, sub in leaf_parsers(parser)
     }
-    assert readme == actual
+    assert documented == actual
 
 
 def test_every_verb_is_covered_here() -> None:

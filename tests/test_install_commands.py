@@ -51,7 +51,8 @@ def _python_snippets(text: str) -> Iterator[str]:
 
 
 def _snippets() -> Iterator[tuple[str, str]]:
-    docs = [ROOT / "README.md", ROOT / "SECURITY.md", *sorted((ROOT / "docs").glob("*.md"))]
+    docs = [ROOT / "README.md", ROOT / "CONTRIBUTING.md", ROOT / "SECURITY.md"]
+    docs += sorted((ROOT / "docs").rglob("*.md"))
     docs += [ROOT / "systemd" / "README.md", ROOT / "launchd" / "README.md"]
     for path in docs:
         for snippet in _markdown_snippets(path.read_text(encoding="utf-8")):

@@ -165,7 +165,7 @@ class Client(ClientBase):
         workspace: str | os.PathLike[str] | None = None,
         scope: p.Scope = "project",
     ) -> p.StoreResult:
-        """Store a memory; see the README's protocol section for the dedup rules. `scope`
+        """Store a memory; see docs/write-decisions.md (store rules) for the dedup rules. `scope`
         "global" stores it in the user-wide memory, searched from every project."""
         ws = _calls.workspace_path(workspace, self.workspace)
         call = _calls.store(ws, category, content, slug, dry_run, scope)

@@ -157,7 +157,7 @@ StoreRelation = Literal[
     "different",
     "unrelated",
 ]
-"""How new content relates to the entry it was compared with (the README's store rules).
+"""How new content relates to the entry it was compared with (store rules: docs/write-decisions.md).
 Without a slug: skipped for "same" and "says_less"; updated for "tags", "adds_detail",
 "value_made_exact", "broadens", "reworded" and, with `conflict`, "changed_value",
 "changed_choice" and "reversed"; stored beside it for "narrows", "other_subject", "other_roles",
