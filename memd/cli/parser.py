@@ -58,8 +58,8 @@ SHARED: dict[str, Shared] = {
         store=False,
     ),
 }
-"""The options several verbs share, by their first flag (the README's table lists who takes
-which; a test holds it to this table)."""
+"""The options several verbs share, by their first flag (docs/reference/cli.md's table lists
+who takes which; a test holds it to this table)."""
 CLIENT = ("--socket", "--workspace", "--json", "--no-autostart")
 """What every verb that asks the daemon takes."""
 
