@@ -230,7 +230,7 @@ def test_every_protocol_method_has_a_handler_of_its_params_type() -> None:
 
     import msgspec
 
-    from memd.server.handlers import Methods
+    from memd.server.methods.handlers import Methods
     from memd_client import protocol
 
     params_types = {

@@ -13,7 +13,7 @@ import msgspec
 import pytest
 
 from memd.core.format.categories import CATEGORIES
-from memd.server.usage_store import usage_path
+from memd.server.workspaces.usage_store import usage_path
 from memd_client import Client
 from tests.conftest import start_daemon
 

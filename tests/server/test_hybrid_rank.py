@@ -20,9 +20,9 @@ from memd.core.format.mdformat import Entry
 from memd.core.search import fusion, ranking
 from memd.core.search.shelves import Key
 from memd.core.writes.catalog import Catalog
-from memd.server.handlers import Methods
-from memd.server.scopes import Shelved
-from memd.server.snapshot import Snapshot
+from memd.server.methods.handlers import Methods
+from memd.server.workspaces.scopes import Shelved
+from memd.server.workspaces.snapshot import Snapshot
 from memd_client import protocol as p
 from memd_client.errors import SemanticSearchUnavailable
 from tests.budget import examples

@@ -13,7 +13,7 @@ from memd.core.format.mdformat import Entry
 from memd.core.search.index import IMAGE_VERSION, build_index, from_image, to_image
 from memd.core.search.ranking import search
 from memd.fs import index_cache
-from memd.server.actor import _load_indexed
+from memd.server.workspaces.actor import _load_indexed
 
 TEXT = (
     "# Quirks\n\nThings that surprise.\n\n"
@@ -94,7 +94,7 @@ def test_the_first_load_keeps_the_index_and_the_next_takes_it(
     def no_build(*args: object) -> object:
         raise AssertionError("the kept index should have been used")
 
-    monkeypatch.setattr("memd.server.actor.ranking.build_index", no_build)
+    monkeypatch.setattr("memd.server.workspaces.actor.ranking.build_index", no_build)
     again, second, _ = _load_indexed(path, TEXT, None)
     assert again.entries == catalog.entries
     assert _answers(second) == _answers(first)

@@ -13,9 +13,9 @@ from memd.core.format.mdformat import Entry
 from memd.core.search import ranking
 from memd.core.search.index import build_index
 from memd.core.search.shelves import Key, Shelf
-from memd.server.scopes import Searchable, Shelved
-from memd.server.snapshot import Snapshot
-from memd.server.sources import SourceFile, SourcesIndex, _chunks
+from memd.server.workspaces.scopes import Searchable, Shelved
+from memd.server.workspaces.snapshot import Snapshot
+from memd.server.workspaces.source_index import SourceFile, SourcesIndex, _chunks
 from tests.budget import examples
 
 _WORDS = (

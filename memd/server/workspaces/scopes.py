@@ -14,8 +14,8 @@ Rules:
   and there is nothing to search until it holds `.memory/`.
 - A search reads the project's categories (keyed by `Category`), the user-wide memory's (keyed
   by `Shelf("global", ...)`) and the project's read-only source files (keyed by
-  `Shelf("file", path)`, `memd.server.sources`; not when one category is asked for), each from
-  its own workspace; `sources` narrows it.
+  `Shelf("file", path)`, `memd.server.workspaces.source_index`; not when one category is
+  asked for), each from its own workspace; `sources` narrows it.
 """
 
 from __future__ import annotations
@@ -38,11 +38,11 @@ from memd.core.search.shelves import Key, Shelf, origin
 from memd.fs import real_path
 from memd.fs.real_path import Unresolvable
 from memd.paths import MEMORY_DIR
-from memd.server.registry import Registry, check_spelling
-from memd.server.selection import readable
-from memd.server.snapshot import Snapshot
-from memd.server.sources import Look, SourceFile, SourcesIndex
-from memd.server.workspace import Workspace
+from memd.server.methods.read_filters import readable
+from memd.server.workspaces.registry import Registry, check_spelling
+from memd.server.workspaces.snapshot import Snapshot
+from memd.server.workspaces.source_index import Look, SourceFile, SourcesIndex
+from memd.server.workspaces.workspace import Workspace
 from memd_client import protocol as p
 from memd_client.errors import FileFormatError, InvalidParams
 
@@ -73,7 +73,8 @@ Value = TypeVar("Value")
 
 class Searchable:
     """What one search ranks for `searched`: each memory file's own index, and the sources as
-    a few (`memd.server.sources.SourcesIndex`, a segment of files each, under `segment_key`).
+    a few (`memd.server.workspaces.source_index.SourcesIndex`, a segment of files each, under
+    `segment_key`).
     `hit` gives a source's hit back under its file's own key, with the chunk's own entry;
     `per_file` does the same for a filter or a boost, so each sees what it would see with one
     index a file."""
@@ -200,8 +201,8 @@ class Scopes:
         return exists
 
     async def look(self, workspace: Workspace) -> Look:
-        """The workspace's read-only sources as they are now (`memd.server.sources`), under
-        the daemon's settings."""
+        """The workspace's read-only sources as they are now
+        (`memd.server.workspaces.source_index`), under the daemon's settings."""
         limits = self.registry.limits
         return await workspace.sources.refresh(limits.sources, limits.max_file_bytes)
 

@@ -38,11 +38,7 @@ from memd.core.search.shelves import Key, Shelf, origin
 from memd.core.sources.selection import MAX_SOURCE_ENTRIES, parse_entry, pattern_matches
 from memd.core.writes import transitions
 from memd.paths import MEMORY_DIR
-from memd.server import scopes
-from memd.server.dispatch import Handler
-from memd.server.registry import PATH_MAX, Registry
-from memd.server.scopes import Scopes, Shelved, query_hit
-from memd.server.selection import (
+from memd.server.methods.read_filters import (
     categories_named,
     file_problem,
     loaded,
@@ -52,12 +48,16 @@ from memd.server.selection import (
     wanted_tags,
     within,
 )
+from memd.server.rpc.dispatch import Handler
+from memd.server.rpc.session import Session
+from memd.server.rpc.wire import cleanup_result, entry_info, store_result
 from memd.server.semantic import NO_USABLE_VECTORS, SemanticService
-from memd.server.session import Session
-from memd.server.snapshot import Snapshot
-from memd.server.sources import found_as, listed_as, read_lines
-from memd.server.wire import cleanup_result, entry_info, store_result
-from memd.server.workspace import Workspace
+from memd.server.workspaces import scopes
+from memd.server.workspaces.registry import PATH_MAX, Registry
+from memd.server.workspaces.scopes import Scopes, Shelved, query_hit
+from memd.server.workspaces.snapshot import Snapshot
+from memd.server.workspaces.source_index import found_as, listed_as, read_lines
+from memd.server.workspaces.workspace import Workspace
 from memd_client import protocol as p
 from memd_client.errors import EntryNotFound, InvalidParams, RpcError, SemanticSearchUnavailable
 
@@ -117,7 +117,7 @@ class Methods:
 
     async def store(self, params: p.StoreParams, session: Session) -> p.StoreResult:
         """Store one memory (see `transitions.store` for the rules), into the workspace's
-        memory or, with scope global, the user-wide one (`memd.server.scopes`)."""
+        memory or, with scope global, the user-wide one (`memd.server.workspaces.scopes`)."""
         workspace = await self._scoped(params.workspace, params.scope)
         category = parse_category(params.category)
         return await self._store_into(

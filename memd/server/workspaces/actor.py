@@ -65,10 +65,10 @@ from memd.core.writes import first_use, size_cap, transitions
 from memd.core.writes.catalog import Catalog
 from memd.fs import git_state, index_cache, storage
 from memd.fs.lock_file import BUSY, Busy, LockCheck
-from memd.server.envelope import Envelope
-from memd.server.lock_wait import Backoff
-from memd.server.snapshot import Snapshot as Snapshot
-from memd.server.write_lock import (  # re-exported: handlers import it here
+from memd.server.workspaces.envelope import Envelope
+from memd.server.workspaces.lock_wait import Backoff
+from memd.server.workspaces.snapshot import Snapshot as Snapshot
+from memd.server.workspaces.write_lock import (  # re-exported: handlers import it here
     Unlocked,
     WriteLock,
 )

@@ -13,8 +13,8 @@ from memd.core.format.categories import CATEGORIES, Category, parse_category
 from memd.core.format.mdformat import Entry
 from memd.core.format.tags import InvalidTag, normalize_tag
 from memd.core.search.shelves import Key
-from memd.server.snapshot import Snapshot
-from memd.server.workspace import Workspace
+from memd.server.workspaces.snapshot import Snapshot
+from memd.server.workspaces.workspace import Workspace
 from memd_client import protocol as p
 from memd_client.errors import InvalidParams
 
