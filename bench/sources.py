@@ -85,7 +85,7 @@ from memd.core.format.mdformat import Entry
 from memd.core.search import ranking
 from memd.core.search.shelves import Key, Shelf
 from memd.core.sources.chunks import chunk
-from memd.server.workspaces.scopes import Searchable
+from memd.server.methods.search import Searchable
 from memd.server.workspaces.source_index import FRESH_SECONDS, SourcesIndex, look_at
 from memd_client import Client, protocol as p
 

@@ -13,6 +13,7 @@ from memd.core.format.categories import CATEGORIES, Category, parse_category
 from memd.core.format.mdformat import Entry
 from memd.core.format.tags import InvalidTag, normalize_tag
 from memd.core.search.shelves import Key
+from memd.server.rpc.wire import file_problem
 from memd.server.workspaces.snapshot import Snapshot
 from memd.server.workspaces.workspace import Workspace
 from memd_client import protocol as p
@@ -46,19 +47,10 @@ def readable(
         if snapshot.error is None:
             snapshots[category] = snapshot
         else:
-            problems.append(file_problem(category, snapshot))
+            problems.append(file_problem(category, snapshot.error))
     if not snapshots:
         loaded(workspace, categories[0])  # raises its error
     return snapshots, problems
-
-
-def file_problem(category: Category, snapshot: Snapshot) -> p.FileProblem:
-    """Return why the category's file could not be read, for a result to carry."""
-    assert snapshot.error is not None
-    error = snapshot.error
-    return p.FileProblem(
-        category=category.value, file=category.file, code=error.code, message=error.message
-    )
 
 
 def wanted_tags(tags: list[str] | None) -> frozenset[str]:

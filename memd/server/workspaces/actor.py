@@ -277,6 +277,18 @@ class CategoryActor:
         outcome: transitions.Outcome = envelope.result()  # or the command's error
         return outcome
 
+    async def store(self, command: transitions.Store) -> transitions.StoreOutcome:
+        """`submit` a store and return its outcome (raises as `submit` does)."""
+        return _outcome_of(await self.submit(command), transitions.StoreOutcome)
+
+    async def delete(self, command: transitions.Delete) -> transitions.DeleteOutcome:
+        """`submit` a delete and return its outcome (raises as `submit` does)."""
+        return _outcome_of(await self.submit(command), transitions.DeleteOutcome)
+
+    async def cleanup(self, command: transitions.Cleanup) -> transitions.CleanupOutcome:
+        """`submit` a cleanup and return its outcome (raises as `submit` does)."""
+        return _outcome_of(await self.submit(command), transitions.CleanupOutcome)
+
     async def _keep_index(self) -> None:
         """Save the index for the next run if it changed since it was loaded or kept."""
         snapshot = self.snapshot
@@ -884,3 +896,19 @@ def _problem(snapshot: Snapshot) -> tuple[str | None, str | None]:
         None if error is None else error.message,
         None if conflict is None else conflict.message,
     )
+
+
+OutcomeT = TypeVar(
+    "OutcomeT", transitions.StoreOutcome, transitions.DeleteOutcome, transitions.CleanupOutcome
+)
+
+
+def _outcome_of(outcome: transitions.Outcome, kind: type[OutcomeT]) -> OutcomeT:
+    """`outcome`, which `transitions.apply` gives of the command's own kind.
+
+    Raises:
+        TypeError: it is of another kind (a broken invariant: the request fails as internal).
+    """
+    if not isinstance(outcome, kind):
+        raise TypeError(f"a {type(outcome).__name__} came back where {kind.__name__} was due")
+    return outcome

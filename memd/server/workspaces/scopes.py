@@ -1,5 +1,5 @@
-"""The user-wide memory beside each workspace's own: where it lives, keeping the two apart, and
-what one search reads from both.
+"""The user-wide memory beside each workspace's own: where it lives, and keeping the two apart
+(what one search reads from both: `memd.server.methods.search.gather`).
 
 Rules:
 - The user-wide memory is an ordinary workspace at `memd.config.global_root()`
@@ -12,10 +12,6 @@ Rules:
 - The directory is made (mode 0700), or made private if it exists, by every store into it
   (a link there is refused, never followed); a read never makes it,
   and there is nothing to search until it holds `.memory/`.
-- A search reads the project's categories (keyed by `Category`), the user-wide memory's (keyed
-  by `Shelf("global", ...)`) and the project's read-only source files (keyed by
-  `Shelf("file", path)`, `memd.server.workspaces.source_index`; not when one category is
-  asked for), each from its own workspace; `sources` narrows it.
 """
 
 from __future__ import annotations
@@ -23,98 +19,23 @@ from __future__ import annotations
 import contextlib
 import os
 import stat
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import NamedTuple, TypeVar
 
 import anyio
 
 from memd.config import global_root
-from memd.core.format.categories import CATEGORIES, Category
+from memd.core.format.categories import Category
 from memd.core.format.mdformat import Entry
-from memd.core.format.tags import tags_of
-from memd.core.search import ranking
-from memd.core.search.index import CategoryIndex
-from memd.core.search.shelves import Key, Shelf, origin
 from memd.fs import real_path
 from memd.fs.real_path import Unresolvable
 from memd.paths import MEMORY_DIR
-from memd.server.methods.read_filters import readable
 from memd.server.workspaces.registry import Registry, check_spelling
-from memd.server.workspaces.snapshot import Snapshot
-from memd.server.workspaces.source_index import Look, SourceFile, SourcesIndex
+from memd.server.workspaces.source_index import Look
 from memd.server.workspaces.workspace import Workspace
-from memd_client import protocol as p
 from memd_client.errors import FileFormatError, InvalidParams
 
-ORIGINS: tuple[p.Origin, ...] = ("memory", "global", "file")
 CHECKED_SECONDS = 10.0
 """How long a workspace path found apart from the user-wide memory is trusted."""
 CHECKED_PATHS = 1024
-
-
-class Shelved(NamedTuple):
-    """One searched file: its workspace, its snapshot and its category (None for a source, and
-    then `sources`, the indexes of every source of its workspace, a segment each)."""
-
-    workspace: Workspace
-    snapshot: Snapshot | SourceFile
-    category: Category | None
-    sources: tuple[SourcesIndex, ...] | None = None
-
-
-def segment_key(segment: SourcesIndex) -> Shelf:
-    """The key under which a segment of a workspace's sources is ranked: its first file's, so
-    that equal scores go by path across segments (the ranking never sees a file's own key)."""
-    return Shelf("file", segment.paths[0])
-
-
-Value = TypeVar("Value")
-
-
-class Searchable:
-    """What one search ranks for `searched`: each memory file's own index, and the sources as
-    a few (`memd.server.workspaces.source_index.SourcesIndex`, a segment of files each, under
-    `segment_key`).
-    `hit` gives a source's hit back under its file's own key, with the chunk's own entry;
-    `per_file` does the same for a filter or a boost, so each sees what it would see with one
-    index a file."""
-
-    def __init__(self, searched: Mapping[Key, Shelved]) -> None:
-        self.indexes: list[tuple[Key, CategoryIndex]] = []
-        self.segments: dict[Key, SourcesIndex] = {}
-        for key, shelved in searched.items():
-            if isinstance(shelved.snapshot, Snapshot):
-                self.indexes.append((key, shelved.snapshot.index))
-            elif shelved.sources is not None and not self.segments:
-                self.segments = {segment_key(found): found for found in shelved.sources}
-                self.indexes += [(key, found.index) for key, found in self.segments.items()]
-
-    @classmethod
-    def of_sources(cls, segments: Sequence[SourcesIndex]) -> Searchable:
-        """What one search ranks for a workspace's sources alone."""
-        searchable = cls({})
-        searchable.segments = {segment_key(found): found for found in segments}
-        searchable.indexes = [(key, found.index) for key, found in searchable.segments.items()]
-        return searchable
-
-    def owner(self, key: Key, entry: Entry) -> tuple[Key, Entry]:
-        """The key and entry of a hit as one index a file would have given them."""
-        segment = self.segments.get(key)
-        if segment is None:
-            return key, entry
-        path, own = segment.owner(entry)
-        return Shelf("file", path), own
-
-    def hit(self, found: ranking.Hit[Key]) -> ranking.Hit[Key]:
-        """A hit under its own file's key (see `owner`)."""
-        if found.category not in self.segments:
-            return found
-        key, entry = self.owner(found.category, found.entry)
-        return ranking.Hit(category=key, entry=entry, score=found.score)
-
-    def per_file(self, judge: Callable[[Key, Entry], Value]) -> Callable[[Key, Entry], Value]:
-        """`judge` (a filter or a boost) called with each entry's own key and entry."""
-        return lambda key, entry: judge(*self.owner(key, entry))
 
 
 class Scopes:
@@ -224,58 +145,6 @@ class Scopes:
         ]
         return rules, [c for c, snapshot in snapshots.items() if snapshot.error is not None]
 
-    async def searched(
-        self,
-        workspace: Workspace,
-        categories: tuple[Category, ...],
-        sources: Sequence[p.Origin] | None,
-    ) -> tuple[dict[Key, Shelved], list[p.FileProblem]]:
-        """The category files one search reads, by key, and the project's files that could
-        not be read (an unreadable user-wide file is left out silently: the user-wide memory
-        is searched as a bonus, and `memd stats --global` names its problems)."""
-        wanted = set(sources or ORIGINS)
-        found: dict[Key, Shelved] = {}
-        problems: list[p.FileProblem] = []
-        if "memory" in wanted:
-            await workspace.refresh(categories)
-            snapshots, problems = readable(workspace, categories)
-            found.update({c: Shelved(workspace, s, c) for c, s in snapshots.items()})
-        if "global" in wanted and (user := await self.user_wide(create=False)) is not None:
-            await user.refresh(categories)
-            for category in categories:
-                snapshot = user.actor(category).snapshot
-                if snapshot.error is None:
-                    found[Shelf("global", category.file, category)] = Shelved(
-                        user, snapshot, category
-                    )
-        if "file" in wanted and categories == CATEGORIES:
-            look = await self.look(workspace)
-            for path, source in look.files.items():
-                found[Shelf("file", path)] = Shelved(workspace, source, None, look.segments)
-        return found, problems
-
-
-def booster(searched: dict[Key, Shelved]) -> Callable[[Key, Entry], float]:
-    """The usage nudge of each searched entry, from its own workspace's history."""
-    workspaces = {id(shelved.workspace): shelved.workspace for shelved in searched.values()}
-    boosts = {key: workspace.usage.booster() for key, workspace in workspaces.items()}
-
-    def boost(key: Key, entry: Entry) -> float:
-        shelved = searched[key]
-        if shelved.category is None:  # a source's chunk: no usage history
-            return 1.0
-        return boosts[id(shelved.workspace)](shelved.category, entry)
-
-    return boost
-
-
-def recalled(searched: dict[Key, Shelved], found: Iterable[tuple[Key, Entry]]) -> None:
-    """Count one recall of each entry in its own workspace's history."""
-    for key, entry in found:
-        shelved = searched[key]
-        if shelved.category is not None:
-            shelved.workspace.usage.recalled([(shelved.category, entry)])
-
 
 def _make_private_dir(path: str) -> None:
     """Make the user-wide memory's directory, or make an existing one private (0700), on each
@@ -297,47 +166,6 @@ def _make_private_dir(path: str) -> None:
         )
     if stat.S_IMODE(st.st_mode) & 0o077:
         os.chmod(path, 0o700, follow_symlinks=False)
-
-
-def query_hit(key: Key, shelved: Shelved, entry: Entry, score: float, match: p.Match) -> p.QueryHit:
-    """One query result, saying where it lives: the workspace's memory (`path` relative to the
-    workspace), the user-wide one (`path` absolute) or a read-only source (its path, the
-    chunk's lines and its own text)."""
-    category, snapshot = shelved.category, shelved.snapshot
-    if category is None:
-        assert isinstance(snapshot, SourceFile)
-        part = snapshot.chunk_at[entry.line]
-        return p.QueryHit(
-            category="",
-            file=snapshot.path,
-            line=part.start,
-            slug=None,
-            content=part.text,
-            score=score,
-            match=match,
-            source="file",
-            path=snapshot.path,
-            lines=f"{part.start}-{part.end}",
-        )
-    source = origin(key)
-    user_wide = source == "global"
-    return p.QueryHit(
-        category=category.value,
-        file=category.file,
-        line=entry.line,
-        slug=entry.slug,
-        content=entry.content,
-        score=score,
-        tags=sorted(tags_of(entry.content)),
-        match=match,
-        source=source,
-        path=(
-            os.path.join(shelved.workspace.memory_dir, category.file)
-            if user_wide
-            else f"{MEMORY_DIR}/{category.file}"
-        ),
-        lines=f"{entry.line}-{entry.line}",
-    )
 
 
 def _inside(real: str, anchor: str) -> bool:
