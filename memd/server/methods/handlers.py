@@ -44,9 +44,7 @@ from memd.server.methods.read_filters import (
     loaded,
     parse_line_range,
     readable,
-    tagged_lines,
     wanted_tags,
-    within,
 )
 from memd.server.methods.search import Search
 from memd.server.rpc import wire
@@ -55,7 +53,7 @@ from memd.server.rpc.session import Session
 from memd.server.semantic import SemanticService
 from memd.server.workspaces.registry import PATH_MAX, Registry
 from memd.server.workspaces.scopes import Scopes
-from memd.server.workspaces.source_index import SourceFile, listed_as, read_lines
+from memd.server.workspaces.source_index import listed_as, read_lines
 from memd.server.workspaces.workspace import Workspace
 from memd_client import protocol as p
 from memd_client.errors import InvalidParams, RpcError
@@ -166,38 +164,26 @@ class Methods:
                 "sources, which have none; leave out one of the two."
             )
         workspace = await self.scopes.project(params.workspace)
-        searched, unreadable = await search.gather(
-            self.scopes, workspace, categories, params.sources
-        )
-        # With tags, every entry still shapes the statistics (so each score is the one it has
-        # without tags); only tagged entries can be hits, before `limit` (a query without
-        # words lists them, as it lists every entry without tags).
-        snapshots = {key: shelved.snapshot for key, shelved in searched.items()}
-        keep = within(tagged_lines(snapshots, wanted)) if wanted else None
-        ranked = await self.search.rank(
-            searched,
+        answer = await self.search.query(
+            workspace,
             params.query,
+            categories=categories,
+            sources=params.sources,
+            tags=wanted,
             mode=params.mode,
             limit=params.limit,
             min_score=params.min_score,
-            keep=keep,
         )
-        search.count_recalls(searched, ranked.hits)
-        results = []
-        for hit in ranked.hits:
-            shelved = searched[hit.key]
-            chunk = None
-            if isinstance(shelved.snapshot, SourceFile):
-                chunk = shelved.snapshot.chunk_at[hit.entry.line]
-            memory_dir = shelved.workspace.memory_dir
-            results.append(wire.query_hit(*hit, memory_dir=memory_dir, chunk=chunk))
         return p.QueryResult(
-            results=results,
-            total=ranked.total,
-            unreadable=unreadable,
+            results=[
+                wire.query_hit(*hit.found, memory_dir=hit.memory_dir, chunk=hit.chunk)
+                for hit in answer.hits
+            ],
+            total=answer.total,
+            unreadable=answer.unreadable,
             workspace=workspace.root,
-            mode=ranked.mode,
-            semantic_loading=ranked.loading,
+            mode=answer.mode,
+            semantic_loading=answer.loading,
         )
 
     async def _scoped(self, path: str, scope: p.Scope) -> Workspace:

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any, Literal, NamedTuple, TypeVar
+from typing import Any, Literal, NamedTuple, Protocol, TypeVar
 
 import anyio
 
@@ -41,6 +41,7 @@ from memd.core.format.mdformat import Entry
 from memd.core.search import context as prompt_block, fusion, ranking
 from memd.core.search.index import CategoryIndex
 from memd.core.search.shelves import Key, Shelf
+from memd.core.sources.chunks import Chunk
 from memd.core.sources.selection import pattern_matches
 from memd.server.methods.read_filters import readable
 from memd.server.semantic import NO_USABLE_VECTORS, SemanticService
@@ -73,6 +74,26 @@ class Found(NamedTuple):
     entry: Entry
     score: float
     match: p.Match
+
+
+class Located(NamedTuple):
+    """A query's hit, with what its wire form needs: the memory directory of its workspace, and
+    for a source's hit its chunk."""
+
+    found: Found
+    memory_dir: str
+    chunk: Chunk | None
+
+
+class Answer(NamedTuple):
+    """A query's answer: its hits, how many matched, the mode that ranked them, how far semantic
+    search is when still loading, and the project's files that could not be read."""
+
+    hits: list[Located]
+    total: int
+    mode: Mode
+    loading: p.SemanticLoading | None
+    unreadable: list[p.FileProblem]
 
 
 class Ranked(NamedTuple):
@@ -202,6 +223,36 @@ def count_recalls(searched: Mapping[Key, Shelved], found: Iterable[Found]) -> No
             shelved.workspace.usage.recalled([(shelved.category, hit.entry)])
 
 
+TaggedLines = dict[Key, set[int]]
+"""Per category (only those with any), the lines of the entries carrying the wanted tags."""
+
+
+class Tagged(Protocol):
+    """Anything searched with tags: a category file's snapshot, a source file."""
+
+    @property
+    def tags(self) -> dict[int, frozenset[str]]: ...
+
+
+def tagged_lines(snapshots: Mapping[Key, Tagged], wanted: frozenset[str]) -> TaggedLines:
+    """Return where the entries carrying every `wanted` tag are, in `snapshots`' order."""
+    return {
+        category: lines
+        for category, snapshot in snapshots.items()
+        if (lines := {line for line, tags in snapshot.tags.items() if wanted <= tags})
+    }
+
+
+def within(allowed: TaggedLines) -> Callable[[Key, Entry], bool]:
+    """Return the test "is this entry one of the tagged ones"."""
+    untagged: set[int] = set()
+
+    def tagged(category: Key, entry: Entry) -> bool:
+        return entry.line in allowed.get(category, untagged)
+
+    return tagged
+
+
 class Search:
     """The one search of a daemon (see the module rules), over its scopes and its semantic
     search (None: lexical only)."""
@@ -209,6 +260,44 @@ class Search:
     def __init__(self, scopes: Scopes, semantic: SemanticService | None) -> None:
         self.scopes = scopes
         self.semantic = semantic
+
+    async def query(
+        self,
+        workspace: Workspace,
+        text: str,
+        *,
+        categories: tuple[Category, ...],
+        sources: Sequence[p.Origin] | None,
+        tags: frozenset[str],
+        mode: p.QueryMode,
+        limit: int,
+        min_score: float | None,
+    ) -> Answer:
+        """The whole search of `query`: gather, keep the entries carrying every one of `tags`
+        (none: every entry), rank, count the recalls, locate each hit.
+
+        Raises:
+            RpcError: nothing to search can be read (`gather`), or mode semantic and no hybrid
+                ranking (`rank`).
+        """
+        searched, unreadable = await gather(self.scopes, workspace, categories, sources)
+        # With tags, every entry still shapes the statistics (so each score is the one it has
+        # without tags); only tagged entries can be hits, before `limit` (a query without
+        # words lists them, as it lists every entry without tags).
+        snapshots = {key: shelved.snapshot for key, shelved in searched.items()}
+        keep = within(tagged_lines(snapshots, tags)) if tags else None
+        ranked = await self.rank(
+            searched, text, mode=mode, limit=limit, min_score=min_score, keep=keep
+        )
+        count_recalls(searched, ranked.hits)
+        hits = []
+        for found in ranked.hits:
+            shelved = searched[found.key]
+            chunk = None
+            if isinstance(shelved.snapshot, SourceFile):
+                chunk = shelved.snapshot.chunk_at[found.entry.line]
+            hits.append(Located(found, shelved.workspace.memory_dir, chunk))
+        return Answer(hits, ranked.total, ranked.mode, ranked.loading, unreadable)
 
     async def rank(
         self,
