@@ -20,11 +20,11 @@ subprocess with private state and its own XDG cache (`bench._daemon.running_daem
   lexical and in mode semantic (hybrid), interleaved as above; VmRSS and VmHWM after.
 - In process: `memd.semantic.embedder.load()` timed, `embed` on batches of the daemon's batch
   size over `THROUGHPUT_TEXTS` corpus texts (texts/s), `embed([question])` per question; and the
-  steps a hybrid query adds in the daemon (`memd.server.handlers`' `_rank` and `_fuse`, without
-  the usage boost), each timed at the largest size on the same corpus (random unit vectors
-  stand in for the entries', which costs the same): the lexical ranking of the hits that can be
-  keyword matches (the lexical path ranks the top 10 instead), embedding the question, the dot
-  product with the best rows picked and the rest counted, the fusion of those.
+  steps a hybrid query adds in the daemon (`memd.server.methods.search`' `Search.rank` and
+  `_fuse`, without the usage boost), each timed at the largest size on the same corpus (random
+  unit vectors stand in for the entries', which costs the same): the lexical ranking of the hits
+  that can be keyword matches (the lexical path ranks the top 10 instead), embedding the question,
+  the dot product with the best rows picked and the rest counted, the fusion of those.
 - Install size: the packages the `semantic` extra adds (its requirements in pyproject.toml and
   theirs, recursively, as importlib.metadata finds them installed, minus what the core
   dependencies pull in already), each the sum of the files its metadata lists, MB = 10^6 bytes.
@@ -314,7 +314,7 @@ def _breakdown(
     steps: dict[str, list[float]] = {step: [] for step in STEPS}
     clock = time.perf_counter
     for question in questions:
-        # The steps of memd.server.handlers.Handlers._rank and _fuse (no tags, no boost).
+        # The steps of memd.server.methods.search.Search.rank and _fuse (no tags, no boost).
         began = clock()
         strong = ranking.search(indexes, question, limit=layout.size, min_score=fusion.STRONG)
         lexical = {layout.row(hit.category, hit.entry): hit.score for hit in strong.hits}

@@ -29,14 +29,14 @@ filler: `bench.query.make_corpus` rules as memories, and sentences of the same g
    by `bench.query`'s minimal client loop (limit 10), in whole passes that alternate between the
    two until a time budget is spent, after a first query (load: parse, scan, chunk, index) and an
    untimed pass. Those are the steady state: the daemon looks at the sources again at most once
-   a second when a query asks (`memd.server.sources.FRESH_SECONDS`), so about one timed query a
-   second pays that look. Then its cost alone, `idle_rounds` times: after more than a second
-   idle, in each daemon, a query of the memories alone (`sources` memory: it wakes the daemon
-   and the client up but looks at no source), a question with every source (it looks again) and
-   the same question right after it; the look's cost is the difference of those two. Each
-   workspace's first query is timed while another client calls `status` in a loop: its longest
-   round trip is how long the event loop was blocked meanwhile. Where the time goes,
-   in-process: memd's ranking (`ranking.search`) over the category indexes alone, with every
+   a second when a query asks (`memd.server.workspaces.source_index.FRESH_SECONDS`), so
+   about one timed query a second pays that look. Then its cost alone, `idle_rounds` times:
+   after more than a second idle, in each daemon, a query of the memories alone (`sources`
+   memory: it wakes the daemon and the client up but looks at no source), a question with every
+   source (it looks again) and the same question right after it; the look's cost is the difference
+   of those two. Each workspace's first query is timed while another client calls `status` in a
+   loop: its longest round trip is how long the event loop was blocked meanwhile. Where the time
+   goes, in-process: memd's ranking (`ranking.search`) over the category indexes alone, with every
    chunk in one index (as the daemon searches), with one index a source file instead, and over
    as many memories as entries and chunks together; one look at the unchanged sources; the
    first look (find, read, chunk, index) and indexing every chunk again (an edit).
@@ -85,8 +85,8 @@ from memd.core.format.mdformat import Entry
 from memd.core.search import ranking
 from memd.core.search.shelves import Key, Shelf
 from memd.core.sources.chunks import chunk
-from memd.server.scopes import Searchable
-from memd.server.sources import FRESH_SECONDS, SourcesIndex, look_at
+from memd.server.methods.search import Searchable
+from memd.server.workspaces.source_index import FRESH_SECONDS, SourcesIndex, look_at
 from memd_client import Client, protocol as p
 
 SEED = 20240621
@@ -1027,7 +1027,10 @@ def breakdown_table(found: dict[str, Any]) -> str:
         ("first look: find, read, chunk and index the prose", f"{found['first_look_ms']:.0f} ms"),
         ("index every chunk again (an edit to any source)", f"{found['index_sources_ms']:.0f} ms"),
     ]
-    lines = ["| in-process (`ranking.search`, `memd.server.sources`) | figure |", "|---|---:|"]
+    lines = [
+        "| in-process (`ranking.search`, `memd.server.workspaces.source_index`) | figure |",
+        "|---|---:|",
+    ]
     lines += [f"| {name} | {value} |" for name, value in rows]
     return "\n".join(lines)
 

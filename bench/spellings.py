@@ -216,8 +216,8 @@ def _measure(
 
 RESOLVER_CODE = """
 import json, sys, time
-from memd.server.registry import resolve_root
-from memd.server.scopes import Scopes
+from memd.server.workspaces.registry import resolve_root
+from memd.server.workspaces.scopes import Scopes
 asked = json.load(sys.stdin)
 scopes = Scopes.__new__(Scopes)
 scopes.root = asked["user_wide"]

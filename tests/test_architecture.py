@@ -230,7 +230,7 @@ def test_every_protocol_method_has_a_handler_of_its_params_type() -> None:
 
     import msgspec
 
-    from memd.server.handlers import Methods
+    from memd.server.methods.handlers import Methods
     from memd_client import protocol
 
     params_types = {
@@ -247,3 +247,60 @@ def test_every_protocol_method_has_a_handler_of_its_params_type() -> None:
         assert params.__name__ == name.capitalize() + "Params"
         handler = getattr(Methods, name)
         assert typing.get_type_hints(handler)["params"] is params
+
+
+SERVER = SOURCE / "memd" / "server"
+SERVER_MAY_USE = {
+    "daemon": {"rpc", "methods", "workspaces", "watch", "semantic"},
+    "methods": {"rpc.dispatch", "rpc.session", "rpc.wire", "workspaces", "semantic"},
+    "workspaces": {"rpc.session", "rpc.wire", "watch"},
+    "semantic": set(),
+    "watch": set(),
+    "rpc": set(),
+}
+"""Which parts of the server each part may import (besides itself): `daemon` (the lifecycle)
+above `methods` (the method table and the one search), above `workspaces` (their state), above
+`watch`. `rpc` is the plumbing beneath them all: of it, only `dispatch` (the Handler type),
+`session` and `wire` (conversions, importing only the core and the client) are used above the
+daemon. `semantic` (the model service) imports nothing of the server. An entry `package` allows
+all of it, `package.module` that module."""
+
+
+def _server_part(name: str) -> str | None:
+    """The part of the server an imported name belongs to (`rpc.wire`, `semantic`), or None for
+    a bare sub-package (its `__init__` holds only a docstring) or a name outside the server."""
+    parts = name.split(".")
+    if parts[:2] != ["memd", "server"] or len(parts) < 3:
+        return None
+    if len(parts) == 3:
+        return parts[2] if (SERVER / f"{parts[2]}.py").exists() else None
+    return f"{parts[2]}.{parts[3]}"
+
+
+def test_server_parts_import_only_downward() -> None:
+    offenders = {}
+    for path in sorted(p for p in SERVER.rglob("*.py") if "__pycache__" not in p.parts):
+        parts = path.relative_to(SERVER).with_suffix("").parts
+        if parts == ("__init__",):
+            continue
+        part = parts[0]
+        allowed = SERVER_MAY_USE[part]
+        bad = sorted(
+            used
+            for name in _imports(path)
+            if (used := _server_part(name)) is not None
+            and used.split(".")[0] != part
+            and used not in allowed
+            and used.split(".")[0] not in allowed
+        )
+        if bad:
+            offenders[str(path.relative_to(SOURCE))] = bad
+    assert offenders == {}
+    tops = {p.stem for p in SERVER.iterdir() if p.suffix == ".py" or p.is_dir()}
+    assert tops - {"__init__", "__pycache__"} == set(SERVER_MAY_USE)
+
+
+def test_wire_imports_only_the_core_and_the_client() -> None:
+    """Every part of the server may convert a result (`rpc.wire`): it stays a leaf."""
+    used = {name for name in _imports(SERVER / "rpc" / "wire.py") if name.startswith("memd")}
+    assert {name for name in used if not name.startswith(("memd.core", "memd_client"))} == set()

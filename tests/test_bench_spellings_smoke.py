@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from bench import spellings
-from memd.server.registry import PATH_MAX, check_spelling
+from memd.server.workspaces.registry import PATH_MAX, check_spelling
 
 
 def test_every_hostile_spelling_is_accepted_and_new() -> None:

@@ -25,10 +25,10 @@ from anyio.abc import TaskGroup
 from anyio.from_thread import BlockingPortal, start_blocking_portal
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from memd.server.dispatch import Dispatcher
-from memd.server.handlers import Methods
-from memd.server.registry import Registry
-from memd.server.session import Session
+from memd.server.methods.handlers import Methods
+from memd.server.rpc.dispatch import Dispatcher
+from memd.server.rpc.session import Session
+from memd.server.workspaces.registry import Registry
 from tests.budget import examples
 from tests.conftest import DaemonProcess
 

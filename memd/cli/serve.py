@@ -27,9 +27,9 @@ def run_serve(args: argparse.Namespace) -> int:
 
     from memd.cli.background import detach
     from memd.config import ConfigError, default_log_path, load_config
-    from memd.server.activation import ActivationError
-    from memd.server.daemon import Config, serve
-    from memd.server.instance import AlreadyRunning, SocketPathError
+    from memd.server.daemon.activation import ActivationError
+    from memd.server.daemon.instance import AlreadyRunning, SocketPathError
+    from memd.server.daemon.lifecycle import Config, serve
 
     overrides = {
         "log_level": args.log_level or os.environ.get("MEMD_LOG_LEVEL") or None,

@@ -50,9 +50,10 @@ Files, never through a link:
 
 How memd holds it: `try_run(work)` takes the lock, runs blocking `work` and releases it, all in
 one worker-thread call (memd's writes; the caller waits between attempts with a
-`memd.server.lock_wait.Backoff` and refreshes long holds with `refresh_if_held_long`). Everything
-here blocks and nothing imports anyio: call it in a worker thread. (`memd.server.lock_wait` adds
-`acquire` and `held()`, which hold the lock around an async body, for tests and tools.)
+`memd.server.workspaces.lock_wait.Backoff` and refreshes long holds with
+`refresh_if_held_long`). Everything here blocks and nothing imports anyio: call it in a worker
+thread. (`memd.server.workspaces.lock_wait` adds `acquire` and `held()`, which hold the lock
+around an async body, for tests and tools.)
 
 Size: one protocol (take, judge, break, refresh, release) whose steps share the descriptor and the
 records.

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from memd.server import inotify
+from memd.server.watch import inotify
 from memd_client import Client
 from memd_client.errors import InvalidParams
 from tests.conftest import DaemonProcess, start_daemon, wait_for_log

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from memd.server import inotify
+from memd.server.watch import inotify
 from memd_client import Client
 from tests.conftest import DaemonProcess
 from tests.e2e.test_hacklm_first_use import PauseAtCheck

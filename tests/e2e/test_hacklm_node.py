@@ -18,7 +18,7 @@ from bench._text import word
 from memd.core.format import mdformat
 from memd.fs import storage
 from memd.fs.lock_file import parse_record
-from memd.server.lock_wait import MemoryDirLock
+from memd.server.workspaces.lock_wait import MemoryDirLock
 from memd_client import Client
 from memd_client.errors import LockTimeout
 from tests.conftest import DaemonProcess, start_daemon

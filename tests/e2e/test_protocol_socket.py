@@ -230,7 +230,7 @@ def test_a_megabyte_batch_of_lists_gets_one_short_error_not_a_huge_reply(
 def test_a_full_batch_of_big_lists_gets_a_bounded_reply_while_others_are_served(
     daemon: DaemonProcess, workspace: Path
 ) -> None:
-    from memd.server.dispatch import ALWAYS_KEPT_BYTES, MAX_BATCH_REPLY_BYTES
+    from memd.server.rpc.dispatch import ALWAYS_KEPT_BYTES, MAX_BATCH_REPLY_BYTES
 
     _big_category(workspace, 8_000)  # about 1 MB; each listing about 1.2 MB
     with connect(daemon.socket_path) as big, connect(daemon.socket_path) as other:

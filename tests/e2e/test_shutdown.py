@@ -15,8 +15,8 @@ import msgspec
 import pytest
 
 from memd.core.format import mdformat
-from memd.server.daemon import SHUTDOWN_DEADLINE, SHUTDOWN_GRACE
-from memd.server.exit_deadline import EXIT_ABANDONED
+from memd.server.daemon.exit_deadline import EXIT_ABANDONED
+from memd.server.daemon.lifecycle import SHUTDOWN_DEADLINE, SHUTDOWN_GRACE
 from tests.conftest import start_daemon, store_frames, write_big_quirks
 
 pytestmark = pytest.mark.e2e

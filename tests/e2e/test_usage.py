@@ -13,7 +13,7 @@ import msgspec
 import pytest
 
 from memd.core.format.categories import CATEGORIES
-from memd.server.usage_store import usage_path
+from memd.server.workspaces.usage_store import usage_path
 from memd_client import Client
 from tests.conftest import start_daemon
 
@@ -138,3 +138,33 @@ def test_entries_stored_by_extract_are_recorded_as_a_store_is(
     saved = json.loads(sidecar(short_tmp, workspace).read_text())["entries"]
     for s in stored:
         assert saved[f"{s.category}/{s.slug}"]["stored_at"] > 0
+
+
+def test_the_prompt_block_ranks_with_the_usage_nudge_as_query_does(
+    short_tmp: Path, workspace: Path
+) -> None:
+    """Issue 31's decision: the prompt block's relevant layer is ranked by the one search that
+    `query` uses, usage nudge included. Two entries tying on words come in the same order in
+    both: the one recalled often and lately first, although it is further down the file."""
+    memory = workspace / ".memory"
+    memory.mkdir()
+    (memory / "decisions.md").write_text(
+        "# Decisions\n\n"
+        "- [staging] Deploy the charts with helm on staging.\n"
+        "- [prod] Deploy the charts with helm on production.\n"
+    )
+    now = time.time()
+    plant_history(
+        short_tmp,
+        workspace,
+        {"Decision/prod": {"recalls": 20, "recalled_at": now, "stored_at": now}},
+    )
+    daemon = start_daemon(short_tmp)
+    try:
+        with Client(daemon.socket_path, workspace=workspace) as client:
+            block = client.context("deploy the charts with helm")
+            found = client.query("deploy the charts with helm", mode="lexical")
+    finally:
+        assert daemon.stop() == 0
+    relevant = [entry.slug for entry in block.entries if entry.layer == "relevant"]
+    assert relevant == [hit.slug for hit in found.results] == ["prod", "staging"]

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from memd.server.activation import (
+from memd.server.daemon.activation import (
     ActivationError,
     inherited_socket,
     launchd_fds,

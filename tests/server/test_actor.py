@@ -15,9 +15,9 @@ from memd.core.format import mdformat
 from memd.core.format.archive import ArchivedEntry
 from memd.core.format.categories import Category
 from memd.core.writes import transitions
-from memd.server import actor as actor_module
-from memd.server.actor import CategoryActor
-from memd.server.write_lock import Unlocked
+from memd.server.workspaces import actor as actor_module
+from memd.server.workspaces.actor import CategoryActor
+from memd.server.workspaces.write_lock import Unlocked
 from memd_client.errors import FileFormatError, LockTimeout, RpcError, ServerBusy
 
 archived: list[ArchivedEntry] = []

@@ -19,10 +19,10 @@ from memd.core.format.categories import Category
 from memd.core.writes import transitions
 from memd.fs import renames
 from memd.fs.lock_file import Busy, LockCheck
-from memd.server import actor as actor_module
-from memd.server.actor import CategoryActor
-from memd.server.workspace import Workspace
-from memd.server.write_lock import Staging, Unlocked
+from memd.server.workspaces import actor as actor_module
+from memd.server.workspaces.actor import CategoryActor
+from memd.server.workspaces.workspace import Workspace
+from memd.server.workspaces.write_lock import Staging, Unlocked
 from memd_client.errors import LockTimeout, RpcError, ServerBusy
 from tests.polling import until
 

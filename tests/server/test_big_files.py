@@ -18,8 +18,8 @@ from memd.core.search.index import IndexBuild
 from memd.core.writes import transitions
 from memd.core.writes.catalog import Catalog
 from memd.core.writes.dedup_index import DedupBuild, DedupIndex
-from memd.server import actor as actor_module
-from memd.server.actor import CategoryActor
+from memd.server.workspaces import actor as actor_module
+from memd.server.workspaces.actor import CategoryActor
 
 
 def _file(entries: int, word: str = "alpha") -> str:

@@ -1,4 +1,4 @@
-"""How a cleanup plan reads: the daemon's sentence (`memd.server.wire`), the action lines both
+"""How a cleanup plan reads: the daemon's sentence (`memd.server.rpc.wire`), the action lines both
 front ends share (`memd.core.format.render`), the CLI's text and the MCP tool's text, from a
 real plan of the pure planner."""
 
@@ -12,7 +12,7 @@ from memd.core.format.mdformat import parse
 from memd.core.format.render import entry_ref, quote
 from memd.core.writes.cleanup import plan_cleanup
 from memd.mcp_bridge.text import render_cleanup as mcp_text
-from memd.server.wire import cleanup_result
+from memd.server.rpc.wire import cleanup_result
 from memd_client import protocol as p
 
 SLUG_LESS_WINNER = (

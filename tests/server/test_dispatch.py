@@ -8,8 +8,8 @@ from typing import Any
 import msgspec
 import pytest
 
-from memd.server.dispatch import Dispatcher, Handler
-from memd.server.session import Session
+from memd.server.rpc.dispatch import Dispatcher, Handler
+from memd.server.rpc.session import Session
 
 
 class SubtractParams(msgspec.Struct, forbid_unknown_fields=True):

@@ -8,7 +8,12 @@ import threading
 
 import pytest
 
-from memd.server.exit_deadline import EXIT_ABANDONED, WATCHDOG_NAME, ExitDeadline, busy_threads
+from memd.server.daemon.exit_deadline import (
+    EXIT_ABANDONED,
+    WATCHDOG_NAME,
+    ExitDeadline,
+    busy_threads,
+)
 
 WAIT = 10.0
 

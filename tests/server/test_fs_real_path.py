@@ -26,8 +26,8 @@ from memd.fs.real_path import (
     kernel_resolve,
     resolve,
 )
-from memd.server.registry import PATH_MAX, Registry, check_spelling, resolve_root
-from memd.server.scopes import Scopes
+from memd.server.workspaces.registry import PATH_MAX, Registry, check_spelling, resolve_root
+from memd.server.workspaces.scopes import Scopes
 from memd_client.errors import InvalidParams, WorkspaceNotFound
 
 

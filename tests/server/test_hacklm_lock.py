@@ -28,8 +28,8 @@ from memd.fs.lock_file import (
 )
 from memd.fs.processes import PidState, pid_alive
 from memd.fs.storage import STALE_ASIDE_PREFIX
-from memd.server import lock_wait
-from memd.server.lock_wait import MemoryDirLock
+from memd.server.workspaces import lock_wait
+from memd.server.workspaces.lock_wait import MemoryDirLock
 from memd_client.errors import FileFormatError, LockTimeout, StorageError
 
 NOW_MS = 1_700_000_000_000

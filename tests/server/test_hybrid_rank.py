@@ -1,4 +1,4 @@
-"""A hybrid query through the handler's own path (`Methods._rank`: the lexical cut, the
+"""A hybrid query through the one search's own path (`Search.rank`: the lexical cut, the
 candidate rows, the fusion, the count) gives the top results and the total that fusing every
 entry gives, with or without tags, `min_score` and the usage boost, with rows that have no
 vector too; when the model has nothing to say about a query, it is answered lexically."""
@@ -20,9 +20,9 @@ from memd.core.format.mdformat import Entry
 from memd.core.search import fusion, ranking
 from memd.core.search.shelves import Key
 from memd.core.writes.catalog import Catalog
-from memd.server.handlers import Methods
-from memd.server.scopes import Shelved
-from memd.server.snapshot import Snapshot
+from memd.server.methods.handlers import Methods
+from memd.server.methods.search import Ranked, Shelved
+from memd.server.workspaces.snapshot import Snapshot
 from memd_client import protocol as p
 from memd_client.errors import SemanticSearchUnavailable
 from tests.budget import examples
@@ -98,9 +98,34 @@ def _workspace(
     return snapshots, nearest.Layout(parts)
 
 
-def _searched(snapshots: dict[Category, Snapshot]) -> dict[Key, Shelved]:
-    workspace: Any = SimpleNamespace(root="/w", memory_dir="/w/.memory")
+def _searched(
+    snapshots: dict[Category, Snapshot], boost: Callable[[Category, Entry], float]
+) -> dict[Key, Shelved]:
+    """The snapshots as searched files of one workspace whose usage history nudges by `boost`."""
+    usage = SimpleNamespace(booster=lambda: boost)
+    workspace: Any = SimpleNamespace(root="/w", memory_dir="/w/.memory", usage=usage)
     return {c: Shelved(workspace, snapshot, c) for c, snapshot in snapshots.items()}
+
+
+def _rank(
+    methods: Methods,
+    params: p.QueryParams,
+    searched: dict[Key, Shelved],
+    keep: ranking.Keep[Key] | None,
+) -> Ranked:
+    """What `query` ranks for `params` (its one search, `Search.rank`)."""
+
+    async def rank() -> Ranked:
+        return await methods.search.rank(
+            searched,
+            params.query,
+            mode=params.mode,
+            limit=params.limit,
+            min_score=params.min_score,
+            keep=keep,
+        )
+
+    return anyio.run(rank)
 
 
 @settings(max_examples=examples(300), deadline=None)
@@ -126,7 +151,7 @@ def test_the_hybrid_path_ranks_as_fusing_every_entry(seed: int) -> None:
     params = p.QueryParams(
         workspace="/w", query=query, limit=limit, min_score=min_score, mode="semantic"
     )
-    hits, total, mode, loading = anyio.run(methods._rank, params, _searched(snapshots), boost, keep)
+    hits, total, mode, loading = _rank(methods, params, _searched(snapshots, boost), keep)
     assert loading is None
 
     indexes = [(c, snapshot.index) for c, snapshot in snapshots.items()]
@@ -164,7 +189,7 @@ def test_when_the_model_has_nothing_to_say_a_query_is_answered_lexically(
     boost = lambda c, e: 1.0 + (ranking.MAX_BOOST - 1.0) * (e.line % 2)  # noqa: E731
     methods = Methods(None, started=0.0, socket_path="x", semantic=Model(layout, question))  # type: ignore[arg-type]
     auto = p.QueryParams(workspace="/w", query=query, limit=limit, min_score=min_score)
-    hits, total, mode, loading = anyio.run(methods._rank, auto, _searched(snapshots), boost, keep)
+    hits, total, mode, loading = _rank(methods, auto, _searched(snapshots, boost), keep)
     assert loading is None  # the model had nothing to say: not loading
 
     indexes = [(c, snapshot.index) for c, snapshot in snapshots.items()]
@@ -179,4 +204,4 @@ def test_when_the_model_has_nothing_to_say_a_query_is_answered_lexically(
     if layout.size and ranking.query_weights(query):
         semantic = p.QueryParams(workspace="/w", query=query, mode="semantic")
         with pytest.raises(SemanticSearchUnavailable, match="no usable vector"):
-            anyio.run(methods._rank, semantic, _searched(snapshots), boost, keep)
+            _rank(methods, semantic, _searched(snapshots, boost), keep)

@@ -16,11 +16,11 @@ from hypothesis import given, strategies as st
 
 from memd.core.format.categories import Category
 from memd.core.writes import transitions
-from memd.server.handlers import Methods
-from memd.server.registry import PATH_MAX, Registry
-from memd.server.session import Session
-from memd.server.spellings import ENTRY_OVERHEAD, SpellingCache
-from memd.server.workspace import Limits, Workspace
+from memd.server.methods.handlers import Methods
+from memd.server.rpc.session import Session
+from memd.server.workspaces.registry import PATH_MAX, Registry
+from memd.server.workspaces.spellings import ENTRY_OVERHEAD, SpellingCache
+from memd.server.workspaces.workspace import Limits, Workspace
 from memd_client import protocol as p
 from memd_client.errors import InvalidParams
 from tests.polling import until

@@ -13,7 +13,7 @@ from memd.core.format.mdformat import Entry
 from memd.core.search.index import IMAGE_VERSION, build_index, from_image, to_image
 from memd.core.search.ranking import search
 from memd.fs import index_cache
-from memd.server.actor import _load_kept
+from memd.server.workspaces.actor import _load_kept
 
 TEXT = (
     "# Quirks\n\nThings that surprise.\n\n"

@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from memd.core.format.categories import Category
-from memd.server.handlers import memory_file
-from memd.server.registry import PATH_MAX
+from memd.server.methods.handlers import memory_file
+from memd.server.workspaces.registry import PATH_MAX
 from memd_client.errors import InvalidParams
 
 

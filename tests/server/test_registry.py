@@ -8,8 +8,8 @@ from pathlib import Path
 import anyio
 import anyio.lowlevel
 
-from memd.server.registry import Registry
-from memd.server.workspace import Limits, Workspace
+from memd.server.workspaces.registry import Registry
+from memd.server.workspaces.workspace import Limits, Workspace
 
 
 async def test_one_workspace_per_directory_however_many_ask_at_once(tmp_path: Path) -> None:

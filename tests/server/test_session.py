@@ -5,7 +5,7 @@ from __future__ import annotations
 import anyio
 import msgspec
 
-from memd.server.session import Session, notification_frame
+from memd.server.rpc.session import Session, notification_frame
 from memd_client import protocol as p
 
 

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from memd.server.instance import SocketPathError, check_socket_dir, prepare_socket_dir
-from memd.server.peer import peer_allowed, uid_from_xucred
+from memd.server.daemon.instance import SocketPathError, check_socket_dir, prepare_socket_dir
+from memd.server.rpc.peer import peer_allowed, uid_from_xucred
 
 
 def test_a_missing_directory_is_created_private(tmp_path: Path) -> None:

@@ -1,4 +1,4 @@
-"""A workspace's sources ranked as a few indexes, runs of files in path order (`scopes.Searchable`,
+"""A workspace's sources ranked as a few indexes, runs of files in path order (`search.Searchable`,
 `sources.SourcesIndex`), give the hits, scores, tie order and total of one index a file, with
 filters and boosts that see each file's own key and entry (random workspaces from a seed)."""
 
@@ -13,9 +13,9 @@ from memd.core.format.mdformat import Entry
 from memd.core.search import ranking
 from memd.core.search.index import build_index
 from memd.core.search.shelves import Key, Shelf
-from memd.server.scopes import Searchable, Shelved
-from memd.server.snapshot import Snapshot
-from memd.server.sources import SourceFile, SourcesIndex, _chunks
+from memd.server.methods.search import Searchable, Shelved
+from memd.server.workspaces.snapshot import Snapshot
+from memd.server.workspaces.source_index import SourceFile, SourcesIndex, _chunks
 from tests.budget import examples
 
 _WORDS = (

@@ -7,8 +7,8 @@ from pathlib import Path
 
 from memd.core.format.categories import Category
 from memd.core.format.mdformat import Entry
-from memd.server.actor import Snapshot
-from memd.server.usage_store import UsageStore
+from memd.server.workspaces.actor import Snapshot
+from memd.server.workspaces.usage_store import UsageStore
 
 KEEP = Entry(line=3, slug="keep", content="Keep this.")
 GONE = Entry(line=4, slug="gone", content="Deleted since.")

@@ -14,9 +14,9 @@ import pytest
 from hypothesis import given, strategies as st
 
 from memd.core.format.categories import Category
-from memd.server import inotify
-from memd.server.inotify import Event, Inotify, parse_events
-from memd.server.registry import Registry
+from memd.server.watch import inotify
+from memd.server.watch.inotify import Event, Inotify, parse_events
+from memd.server.workspaces.registry import Registry
 from tests.polling import until
 
 pytestmark = pytest.mark.skipif(not inotify.available(), reason="inotify is Linux only")

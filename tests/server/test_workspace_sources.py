@@ -17,10 +17,17 @@ import pytest
 from memd.core.format.limits import MAX_FILE_BYTES
 from memd.core.search import ranking
 from memd.core.sources.segments import OWN_SEGMENT_BYTES
-from memd.server import inotify, sources as sources_module
-from memd.server.registry import Registry
-from memd.server.scopes import Searchable
-from memd.server.sources import FRESH_SECONDS, Look, WorkspaceSources, look_again, look_at
+from memd.server.methods.search import Searchable
+from memd.server.watch import inotify
+from memd.server.workspaces import source_index as sources_module
+from memd.server.workspaces.registry import Registry
+from memd.server.workspaces.source_index import (
+    FRESH_SECONDS,
+    Look,
+    WorkspaceSources,
+    look_again,
+    look_at,
+)
 from tests.polling import until
 
 ASKED = ((), MAX_FILE_BYTES)

@@ -21,11 +21,11 @@ from watchfiles import Change
 from memd.core.format.categories import CATEGORIES, Category
 from memd.core.writes import transitions
 from memd.fs import lock_file as hacklm_lock
-from memd.server import workspace as workspace_module
-from memd.server.lock_wait import MemoryDirLock
-from memd.server.session import Session
-from memd.server.watcher import mentions, touched_categories
-from memd.server.workspace import Workspace
+from memd.server.rpc.session import Session
+from memd.server.watch.watcher import mentions, touched_categories
+from memd.server.workspaces import workspace as workspace_module
+from memd.server.workspaces.lock_wait import MemoryDirLock
+from memd.server.workspaces.workspace import Workspace
 from memd_client.errors import FileFormatError, LockTimeout
 from tests.polling import until
 

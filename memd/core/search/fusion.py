@@ -27,7 +27,7 @@ Rules (measured with `bench/fusion_sweep.py`; figures in docs/semantic.md):
   `STRONG` is kept, in lexical order. A lexical score that is not finite counts as 0.
 - Only the keyword matches and the best entries by cosine can be results: a caller with many
   entries passes every lexical hit of at least `STRONG` and the `limit + len(those)` best by
-  cosine, and counts the others with `semantic_result` (`total` in `memd.server.handlers`).
+  cosine, and counts the others with `semantic_result` (`total` in `memd.server.methods.handlers`).
 """
 
 from __future__ import annotations

@@ -47,19 +47,19 @@ from anyio.abc import SocketListener, SocketStream, TaskGroup, TaskStatus
 
 from memd import __version__
 from memd.config import ConfigError, Settings
-from memd.server import activation
-from memd.server.connection import MAX_IN_FLIGHT, Connection, turn_away
-from memd.server.dispatch import Dispatcher
-from memd.server.exit_deadline import ExitDeadline, busy_threads
-from memd.server.handlers import Methods
-from memd.server.instance import InstanceLock
-from memd.server.notify import notify
-from memd.server.peer import peer_allowed, peer_uid, refuse_peer
-from memd.server.registry import Registry
+from memd.server.daemon import activation
+from memd.server.daemon.exit_deadline import ExitDeadline, busy_threads
+from memd.server.daemon.instance import InstanceLock
+from memd.server.daemon.notify import notify
+from memd.server.methods.handlers import Methods
+from memd.server.rpc.connection import MAX_IN_FLIGHT, Connection, turn_away
+from memd.server.rpc.dispatch import Dispatcher
+from memd.server.rpc.peer import peer_allowed, peer_uid, refuse_peer
 from memd.server.semantic import SemanticService
-from memd.server.workspace import Limits
+from memd.server.workspaces.registry import Registry
+from memd.server.workspaces.workspace import Limits
 
-logger = logging.getLogger(__name__)
+logger = logging.getLogger("memd.server.daemon")  # its log name before the move to daemon/
 
 SHUTDOWN_GRACE = 10.0
 """Seconds a stop waits for requests in flight before it cancels them."""

@@ -16,7 +16,7 @@ import sys
 
 from anyio.abc import SocketAttribute, SocketStream
 
-from memd.server.dispatch import error_frame
+from memd.server.rpc.dispatch import error_frame
 from memd_client.errors import InvalidRequest
 
 logger = logging.getLogger(__name__)

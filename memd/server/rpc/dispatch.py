@@ -36,7 +36,7 @@ from typing import Any
 import anyio
 import msgspec
 
-from memd.server.session import Session
+from memd.server.rpc.session import Session
 from memd_client.errors import (
     InternalError,
     InvalidParams,

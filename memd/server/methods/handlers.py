@@ -1,30 +1,30 @@
-"""The protocol's methods: decode nothing, validate domain rules, call actors, build results.
+"""The protocol's methods: the method table, and one thin handler per wire method (parse the
+params, call the workspaces or the search, convert the outcome with `memd.server.rpc.wire`).
 
 Each handler takes its params Struct and the connection's `Session`, and returns its result
 Struct. Writes go to the owning category actor; reads use the actors' current snapshots and never
-wait for a commit. `subscribe` registers the session with a workspace's change feed. Every result
-of a workspace call names its workspace (`workspace.root`); a store says whether it created
-`.memory/` (it was not there before the write and is after).
+wait for a commit. `query` and `context` rank with the one search (`memd.server.methods.search`).
+`subscribe` registers the session with a workspace's change feed. Every result of a workspace
+call names its workspace (`workspace.root`); a store says whether it created `.memory/` (it was
+not there before the write and is after).
 
-Size: a little over the ~400-line guide: twelve short handlers, one per wire method, read as the
-daemon's method table; split, that table would be spread over modules.
+Size: over the ~400-line guide: twelve handlers, one per wire method, with the one store path
+and the params checks they share (`memory_file`, `_agent_loads`), read as the daemon's method
+table; what is not parse, call or convert lives in `search` and `memd.server.rpc.wire`.
 """
 
 from __future__ import annotations
 
-import contextlib
 import datetime
 import os
 import posixpath
 import time
-from collections.abc import Mapping, Sequence
-from typing import Any, Literal
+from typing import Any
 
 import anyio
 import msgspec
 
 from memd import __version__
-from memd.core.format.archive import ARCHIVE_FILE
 from memd.core.format.categories import (
     CATEGORIES,
     CATEGORY_FILES,
@@ -33,39 +33,34 @@ from memd.core.format.categories import (
     parse_category,
 )
 from memd.core.format.mdformat import Entry
-from memd.core.search import context as prompt_block, fusion, ranking
-from memd.core.search.shelves import Key, Shelf, origin
-from memd.core.sources.selection import MAX_SOURCE_ENTRIES, parse_entry, pattern_matches
+from memd.core.search import context as prompt_block
+from memd.core.search.shelves import origin
+from memd.core.sources.selection import MAX_SOURCE_ENTRIES, parse_entry
 from memd.core.writes import transitions
 from memd.paths import MEMORY_DIR
-from memd.server import scopes
-from memd.server.dispatch import Handler
-from memd.server.registry import PATH_MAX, Registry
-from memd.server.scopes import Scopes, Shelved, query_hit
-from memd.server.selection import (
+from memd.server.methods import search
+from memd.server.methods.read_filters import (
     categories_named,
-    file_problem,
     loaded,
     parse_line_range,
     readable,
-    tagged_lines,
     wanted_tags,
-    within,
 )
-from memd.server.semantic import NO_USABLE_VECTORS, SemanticService
-from memd.server.session import Session
-from memd.server.snapshot import Snapshot
-from memd.server.sources import found_as, listed_as, read_lines
-from memd.server.wire import cleanup_result, entry_info, store_result
-from memd.server.workspace import Workspace
+from memd.server.methods.search import Search
+from memd.server.rpc import wire
+from memd.server.rpc.dispatch import Handler
+from memd.server.rpc.session import Session
+from memd.server.semantic import SemanticService
+from memd.server.workspaces.registry import PATH_MAX, Registry
+from memd.server.workspaces.scopes import Scopes
+from memd.server.workspaces.source_index import listed_as, read_lines
+from memd.server.workspaces.workspace import Workspace
 from memd_client import protocol as p
-from memd_client.errors import EntryNotFound, InvalidParams, RpcError, SemanticSearchUnavailable
+from memd_client.errors import InvalidParams, RpcError
 
 _NO_TAGS: frozenset[str] = frozenset()
 AGENT_LOADS = ("CLAUDE.md", "CLAUDE.local.md", ".claude/rules/**")
 """The files Claude Code loads on its own (its prompt hook is the usual `context` caller)."""
-_Hit = tuple[Key, Entry, float, p.Match]
-"""A ranked entry: its category, the entry, its score and what matched."""
 
 
 class Methods:
@@ -84,6 +79,8 @@ class Methods:
         """The projects and the user-wide memory."""
         self.semantic = semantic
         """Semantic search (None: lexical only)."""
+        self.search = Search(self.scopes, semantic)
+        """The one search of `query` and `context`."""
         self.started = started
         self.socket_path = socket_path
         self.table: dict[str, tuple[type[msgspec.Struct], Handler]] = {
@@ -117,7 +114,7 @@ class Methods:
 
     async def store(self, params: p.StoreParams, session: Session) -> p.StoreResult:
         """Store one memory (see `transitions.store` for the rules), into the workspace's
-        memory or, with scope global, the user-wide one (`memd.server.scopes`)."""
+        memory or, with scope global, the user-wide one (`memd.server.workspaces.scopes`)."""
         workspace = await self._scoped(params.workspace, params.scope)
         category = parse_category(params.category)
         return await self._store_into(
@@ -144,13 +141,12 @@ class Methods:
             max_length=self.registry.limits.max_entry_chars,
             allow_secrets=self.registry.limits.allow_secrets,
         )
-        outcome = await workspace.actor(category).submit(command)
-        assert isinstance(outcome, transitions.StoreOutcome)
+        outcome = await workspace.actor(category).store(command)
         if outcome.action != "skipped" and not outcome.dry_run:
             stored = Entry(line=outcome.line, slug=outcome.slug, content=outcome.content)
             workspace.usage.stored(category, stored)
         created = not (had_memory_dir or outcome.dry_run) and workspace.has_memory_dir()
-        return store_result(category, outcome, workspace.root, created)
+        return wire.store_result(category, outcome, workspace.root, created)
 
     async def query(self, params: p.QueryParams, session: Session) -> p.QueryResult:
         """Rank the workspace's entries against the query; with `tags`, only the entries that
@@ -161,93 +157,34 @@ class Methods:
         mode semantic is hybrid or an error saying why; mode lexical is words alone.
         """
         wanted = wanted_tags(params.tags)
-        workspace = await self.scopes.project(params.workspace)
         categories = categories_named(params.category)
         if params.category is not None and params.sources == ["file"]:
             raise InvalidParams(
                 'A category names memory entries, and sources ["file"] only the read-only '
                 "sources, which have none; leave out one of the two."
             )
-        searched, unreadable = await self.scopes.searched(workspace, categories, params.sources)
-        # With tags, every entry still shapes the statistics (so each score is the one it has
-        # without tags); only tagged entries can be hits, before `limit` (a query without
-        # words lists them, as it lists every entry without tags).
-        snapshots = {key: shelved.snapshot for key, shelved in searched.items()}
-        keep = within(tagged_lines(snapshots, wanted)) if wanted else None
-        ranked = await self._rank(params, searched, scopes.booster(searched), keep)
-        hits, total, mode, loading = ranked
-        # A listing (score 0) is not a recall.
-        scopes.recalled(searched, ((key, entry) for key, entry, score, _ in hits if score > 0))
-        results = []
-        for key, entry, score, match in hits:
-            results.append(query_hit(key, searched[key], entry, score, match))
-        return p.QueryResult(
-            results=results,
-            total=total,
-            unreadable=unreadable,
-            workspace=workspace.root,
-            mode=mode,
-            semantic_loading=loading,
-        )
-
-    async def _rank(
-        self,
-        params: p.QueryParams,
-        searched: dict[Key, Shelved],
-        boost: ranking.Boost[Key],
-        keep: ranking.Keep[Key] | None,
-    ) -> tuple[list[_Hit], int, Literal["lexical", "hybrid"], p.SemanticLoading | None]:
-        """The hits of a query, how many matched, the mode that ranked them (see `query`):
-        hybrid when the searched entries' vectors are ready and the model has something to say
-        about the query (`memd.semantic.nearest`), lexical otherwise; and for a lexical ranking
-        because semantic search is still loading, how far it is.
-
-        Raises:
-            SemanticSearchUnavailable: mode semantic, and no hybrid ranking (saying why).
-        """
-        layout, loading = None, None
-        if params.mode != "lexical" and ranking.query_weights(params.query):
-            layout, loading = await self._layout(params.mode, searched)
-        if layout is not None:
-            # Taken after the wait: a store meanwhile may have moved an index on to its next
-            # version (the snapshot then builds its own).
-            searchable = scopes.Searchable(searched)
-            # The lexical hits that can be keyword matches (same statistics, boost and filter
-            # as the lexical path); weaker ones count for nothing in the fusion.
-            strong = ranking.search(
-                searchable.indexes,
-                params.query,
-                limit=max(1, layout.size),
-                min_score=fusion.STRONG / ranking.MAX_BOOST,  # the cut is before the boost
-                boost=searchable.per_file(boost),
-                keep=None if keep is None else searchable.per_file(keep),
-            )
-            fused = await self._fuse(
-                params.query,
-                layout,
-                [searchable.hit(hit) for hit in strong.hits],
-                params.limit,
-                params.min_score,
-                keep,
-            )
-            if fused is not None:
-                return fused[0], fused[1], "hybrid", None
-            if params.mode == "semantic":
-                raise SemanticSearchUnavailable(NO_USABLE_VECTORS)
-        searchable = scopes.Searchable(searched)  # after the waits (see above)
-        found = ranking.search(
-            searchable.indexes,
+        workspace = await self.scopes.project(params.workspace)
+        answer = await self.search.query(
+            workspace,
             params.query,
+            categories=categories,
+            sources=params.sources,
+            tags=wanted,
+            mode=params.mode,
             limit=params.limit,
             min_score=params.min_score,
-            boost=searchable.per_file(boost),
-            keep=None if keep is None else searchable.per_file(keep),
         )
-        hits: list[_Hit] = [
-            (hit.category, hit.entry, hit.score, "keyword")
-            for hit in map(searchable.hit, found.hits)
-        ]
-        return hits, found.total, "lexical", loading
+        return p.QueryResult(
+            results=[
+                wire.query_hit(*hit.found, memory_dir=hit.memory_dir, chunk=hit.chunk)
+                for hit in answer.hits
+            ],
+            total=answer.total,
+            unreadable=answer.unreadable,
+            workspace=workspace.root,
+            mode=answer.mode,
+            semantic_loading=answer.loading,
+        )
 
     async def _scoped(self, path: str, scope: p.Scope) -> Workspace:
         """The workspace a management call acts on: the project at `path` (never the
@@ -258,72 +195,6 @@ class Methods:
         user_wide = await self.scopes.user_wide(create=True)
         assert user_wide is not None
         return user_wide
-
-    def semantic_service(self) -> SemanticService:
-        """The daemon's semantic search (there is one whenever a layout was given)."""
-        assert self.semantic is not None
-        return self.semantic
-
-    async def _layout(
-        self, mode: str, searched: Mapping[Key, Shelved]
-    ) -> tuple[Any, p.SemanticLoading | None]:
-        """The vectors of the searched entries (`memd.semantic.nearest.Layout`) for a hybrid
-        ranking, or None when it cannot run now and `mode` is auto, with how far semantic
-        search is when it is still loading (`SemanticService.loading`): asks for what is
-        missing (and for the model, until it is loaded), never waits for it.
-
-        Raises:
-            SemanticSearchUnavailable: mode semantic, and no layout (saying why).
-        """
-        semantic = self.semantic
-        if semantic is None:
-            if mode == "semantic":
-                raise SemanticSearchUnavailable("Semantic search is off.")
-            return None, None
-        files = {key: (s.workspace.root, s.snapshot.entries) for key, s in searched.items()}
-        layout, missing = await semantic.layout(files)
-        if layout is not None:
-            return layout, None
-        total = sum(len(entries) for _, entries in files.values())
-        if mode == "semantic":
-            raise SemanticSearchUnavailable(semantic.unavailable(total - missing, total))
-        return None, semantic.loading(missing, total)
-
-    async def _fuse(
-        self,
-        query: str,
-        layout: Any,
-        strong: Sequence[ranking.Hit[Key]],
-        limit: int,
-        min_score: float | None,
-        keep: ranking.Keep[Key] | None,
-    ) -> tuple[list[_Hit], int] | None:
-        """The hybrid ranking (`memd.core.search.fusion`) of the `layout`'s entries, given the
-        lexical hits of at least `fusion.STRONG`, and how many results there are in all; None
-        when the model has nothing to say about `query` (the caller ranks lexically). Only
-        those hits and the best entries by cosine are fused; the other entries the model would
-        return are counted."""
-        lexical = {layout.row(hit.category, hit.entry): hit.score for hit in strong}
-        allowed = None
-        if keep is not None:
-            allowed = [row for row, (c, entry) in enumerate(layout.entries()) if keep(c, entry)]
-
-        def counted(cosines: Any) -> Any:
-            return fusion.semantic_result(cosines, min_score)
-
-        want = limit + len(lexical)
-        nearest = await self.semantic_service().nearest(
-            query, layout, want=want, named=lexical, allowed=allowed, counted=counted
-        )
-        if nearest is None:
-            return None
-        cosine, others = nearest
-        fused = fusion.fuse(lexical, cosine, limit=len(cosine) or 1, min_score=min_score)
-        hits: list[_Hit] = []
-        for result in fused[:limit]:
-            category, entry = layout.entry(result.key)
-            hits.append((category, entry, round(result.score, 4), result.match))
-        return hits, len(fused) + others
 
     async def get(self, params: p.GetParams, session: Session) -> p.EntriesResult:
         """Return the entries with a slug (one per category searched), or the entries within a
@@ -340,18 +211,10 @@ class Methods:
                 if entry.slug == params.slug
             ]
             if not found:
-                where = categories[0].file if len(categories) == 1 else "any category"
-                unsearched = "".join(
-                    f" ({problem.file} could not be read: {problem.message})"
-                    for problem in unreadable
-                )
-                raise EntryNotFound(
-                    f"No entry [{params.slug}] in {where}{unsearched}; list the entries "
-                    "(`list`) to see the slugs that exist."
-                )
+                raise wire.no_entry_with_slug(params.slug, categories, unreadable)
             workspace.usage.recalled(found)
             return p.EntriesResult(
-                entries=[entry_info(c, entry, source=params.scope) for c, entry in found],
+                entries=[wire.entry_info(c, entry, source=params.scope) for c, entry in found],
                 unreadable=unreadable,
                 workspace=workspace.root,
             )
@@ -369,7 +232,7 @@ class Methods:
         entries = loaded(workspace, category).entries
         return p.EntriesResult(
             entries=[
-                entry_info(category, e, source=params.scope)
+                wire.entry_info(category, e, source=params.scope)
                 for e in entries
                 if first <= e.line <= last
             ],
@@ -383,64 +246,9 @@ class Methods:
             return {}
         look = await self.scopes.look(workspace)
         looked = time.time() - (time.monotonic() - look.at)
-        return {
-            "sources": [
-                p.SourceStats(path=path, chunks=len(source.chunks))
-                for path, source in sorted(look.files.items())
-            ],
-            "sources_refused": look.refused,
-            "sources_indexed_at": datetime.datetime.fromtimestamp(looked, datetime.UTC).isoformat(),
-        }
-
-    async def _source_chunks(
-        self, workspace: Workspace, query: str, agent_loads: list[str] | None
-    ) -> list[prompt_block.SourceChunk]:
-        """Layer C of a prompt's block: the chunks of the workspace's read-only sources ranked
-        against the prompt, but for the files the calling agent loads on its own."""
-        if not query.strip():
-            return []
-        skip = AGENT_LOADS if agent_loads is None else _agent_loads(agent_loads)
-        look = await self.scopes.look(workspace)
-        loaded = {
-            path
-            for path in look.files
-            if any(pattern_matches(glob, found_as(path)) for glob in skip)
-        }
-        if len(loaded) == len(look.files):
-            return []
-        limit = prompt_block.RELEVANT_LIMIT
-        searchable = scopes.Searchable.of_sources(look.segments)
-        skipped = {Shelf("file", path) for path in loaded}
-
-        def kept(key: Key, entry: Entry) -> bool:
-            return searchable.owner(key, entry)[0] not in skipped
-
-        # A look and its indexes never change, and while held (`reading`) a search in a worker
-        # thread and one on the loop leave their caches alone. The files the agent loads still
-        # shape the statistics (they are the project's words too); none of their chunks is a
-        # hit.
-        with contextlib.ExitStack() as held:
-            for _, index in searchable.indexes:
-                held.enter_context(index.reading())
-            found = await anyio.to_thread.run_sync(
-                lambda: (
-                    ranking.search(
-                        searchable.indexes,
-                        query,
-                        limit=limit,
-                        keep=kept if loaded else None,
-                    ).hits
-                )
-            )
-        chunks = []
-        for hit in map(searchable.hit, found):
-            assert isinstance(hit.category, Shelf)
-            path, entry = hit.category.path, hit.entry
-            part = look.files[path].chunk_at[entry.line]
-            chunks.append(
-                prompt_block.SourceChunk(path, part.start, part.end, part.text, hit.score)
-            )
-        return chunks
+        indexed_at = datetime.datetime.fromtimestamp(looked, datetime.UTC).isoformat()
+        chunks = {path: len(source.chunks) for path, source in look.files.items()}
+        return wire.source_stats(chunks, look.refused, indexed_at)
 
     async def _source_lines(
         self, workspace: Workspace, path: str, first: int, last: int
@@ -449,23 +257,11 @@ class Methods:
         look = await self.scopes.look(workspace)
         source = look.files.get(path) or look.files.get(listed_as(posixpath.normpath(path)))
         if source is None:
-            valid = ", ".join(c.file for c in CATEGORIES)
-            hint = " (a user-wide memory file needs scope global)" if os.path.isabs(path) else ""
-            raise EntryNotFound(
-                f"{path} is neither a memory file ({valid}) nor one of this workspace's "
-                f"read-only sources{hint}; use a path as query results give it."
-            )
+            raise wire.not_a_source(path)
         max_bytes = self.registry.limits.max_file_bytes
         text = await anyio.to_thread.run_sync(read_lines, source, first, last, max_bytes)
         chunks = [part for part in source.chunks if part.start <= last and part.end >= first]
-        return p.EntriesResult(
-            entries=[
-                p.EntryInfo(category="", file=path, line=part.start, slug=None, content=part.text)
-                for part in chunks
-            ],
-            workspace=workspace.root,
-            text=text,
-        )
+        return wire.source_lines(path, chunks, text, workspace.root)
 
     async def list(self, params: p.ListParams, session: Session) -> p.ListResult:
         """Return every entry of the workspace, or of one category; with `tags`, only those
@@ -474,7 +270,7 @@ class Methods:
         workspace = await self.scopes.project(params.workspace)
         categories = categories_named(params.category)
         sources = params.sources or ["memory", "global"]
-        searched, unreadable = await self.scopes.searched(workspace, categories, sources)
+        searched, unreadable = await search.gather(self.scopes, workspace, categories, sources)
         entries: list[p.EntryInfo] = []
         for key, shelved in searched.items():
             if shelved.category is None:
@@ -483,27 +279,16 @@ class Methods:
                 tags = shelved.snapshot.tags.get(entry.line, _NO_TAGS)
                 if wanted <= tags:
                     scope: p.Scope = "global" if origin(key) == "global" else "project"
-                    entries.append(entry_info(shelved.category, entry, tags, source=scope))
+                    entries.append(wire.entry_info(shelved.category, entry, tags, source=scope))
         return p.ListResult(entries=entries, unreadable=unreadable, workspace=workspace.root)
 
     async def delete(self, params: p.DeleteParams, session: Session) -> p.DeleteResult:
         """Delete one entry by slug, archiving it."""
         workspace = await self._scoped(params.workspace, params.scope)
         category = parse_category(params.category)
-        outcome = await workspace.actor(category).submit(transitions.Delete(slug=params.slug))
-        assert isinstance(outcome, transitions.DeleteOutcome)
-        if outcome.entry is None:
-            return p.DeleteResult(
-                deleted=False,
-                entry=None,
-                message=f"No entry [{params.slug}] in {category.file}; nothing was deleted.",
-                workspace=workspace.root,
-            )
-        return p.DeleteResult(
-            deleted=True,
-            entry=entry_info(category, outcome.entry, source=params.scope),
-            message=f"Deleted [{params.slug}] from {category.file}; it is kept in {ARCHIVE_FILE}.",
-            workspace=workspace.root,
+        outcome = await workspace.actor(category).delete(transitions.Delete(slug=params.slug))
+        return wire.delete_result(
+            category, params.slug, outcome.entry, params.scope, workspace.root
         )
 
     async def cleanup(self, params: p.CleanupParams, session: Session) -> p.CleanupResult:
@@ -515,12 +300,9 @@ class Methods:
         async def run(category: Category) -> None:
             command = transitions.Cleanup(apply=params.apply)
             try:
-                outcome = await workspace.actor(category).submit(command)
+                outcomes[category] = await workspace.actor(category).cleanup(command)
             except RpcError as error:
                 errors.append(error)
-                return
-            assert isinstance(outcome, transitions.CleanupOutcome)
-            outcomes[category] = outcome
 
         async with anyio.create_task_group() as tg:
             for category in CATEGORIES:
@@ -528,14 +310,14 @@ class Methods:
         if errors:
             raise errors[0]
         plans = {c: outcomes[c].plan for c in CATEGORIES}
-        result = cleanup_result(workspace.archive_path, plans, params.apply, params.scope)
+        result = wire.cleanup_result(workspace.archive_path, plans, params.apply, params.scope)
         result.workspace = workspace.root
         present = [(c, e) for c in CATEGORIES for e in workspace.actor(c).snapshot.entries]
         workspace.usage.forget_missing(present)
         # Security and Instruction entries go into every prompt block, which is use that no
         # recall count sees: they are never reported as unused.
         result.unused = [
-            entry_info(c, e, source=params.scope)
+            wire.entry_info(c, e, source=params.scope)
             for c, e in present
             if c not in prompt_block.ALWAYS and workspace.usage.unused(c, e)
         ]
@@ -547,14 +329,12 @@ class Methods:
         await workspace.refresh(CATEGORIES)
         snapshots = {c: workspace.actor(c).snapshot for c in CATEGORIES}
         rows = [
-            p.CategoryStats(
-                category=c.value,
-                file=c.file,
+            wire.category_stats(
+                c,
                 entries=len(s.entries),
-                limit=c.limit,
                 exists=s.doc is not None,
-                error=None if s.error is None else s.error.message,
-                conflict=None if s.conflict is None else s.conflict.message,
+                error=s.error,
+                conflict=s.conflict,
             )
             for c, s in snapshots.items()
         ]
@@ -588,60 +368,6 @@ class Methods:
             semantic=None if self.semantic is None else self.semantic.info(),
         )
 
-    async def _relevant(
-        self, workspace: Workspace, snapshots: dict[Category, Snapshot], query: str
-    ) -> tuple[Sequence[tuple[Category, Entry, float]], p.SemanticLoading | None]:
-        """Layer B of a prompt's block: the entries of the other categories ranked against the
-        prompt, with the same search as `query` in mode auto (and, as there, how far semantic
-        search is when it is still loading)."""
-        searched: dict[Key, Shelved] = {
-            c: Shelved(workspace, snapshots[c], c)
-            for c in CATEGORIES
-            if c not in prompt_block.ALWAYS and snapshots[c].error is None
-        }
-        layout, loading = None, None
-        if query.strip():
-            layout, loading = await self._layout("auto", searched)
-        limit = prompt_block.RELEVANT_LIMIT
-
-        async def rank(strong: int | None) -> list[ranking.Hit[Key]]:
-            """The best `limit` lexical hits; or, for a hybrid ranking, the best `strong` of at
-            least `fusion.STRONG`."""
-            # Taken after the wait (see `_rank`), and held from here on.
-            indexes = scopes.Searchable(searched).indexes
-
-            def search() -> list[ranking.Hit[Key]]:
-                if not query.strip():
-                    return []
-                if strong is None:
-                    return list(ranking.search(indexes, query, limit=limit).hits)
-                found = ranking.search(indexes, query, limit=strong, min_score=fusion.STRONG)
-                return list(found.hits)
-
-            # Ranking a long prompt takes a while: off the event loop, with the indexes held
-            # unchanged meanwhile (a store may move on to the next version of one).
-            with contextlib.ExitStack() as held:
-                for _, index in indexes:
-                    held.enter_context(index.reading())
-                return await anyio.to_thread.run_sync(search)
-
-        fused = None
-        if layout is not None:
-            # The same hybrid search as `query`: only what the model finds related (cosine of
-            # at least `fusion.SIMILAR`) goes into a prompt, never its vague neighbours.
-            found = await rank(strong=layout.size)
-            fused = await self._fuse(query, layout, found, limit, fusion.RELATED, None)
-        if fused is not None:
-            ranked = [(key, entry, score) for key, entry, score, _ in fused[0]]
-        else:  # lexical, as `query` is when the model has nothing to say
-            ranked = [(hit.category, hit.entry, hit.score) for hit in await rank(strong=None)]
-        relevant = [
-            (category, entry, score)
-            for key, entry, score in ranked
-            if (category := searched[key].category) is not None
-        ]
-        return relevant, loading
-
     async def context(self, params: p.ContextParams, session: Session) -> p.ContextResult:
         """A prompt's memory block (see `memd.core.search.context` for the layers and the budget).
 
@@ -656,8 +382,9 @@ class Methods:
         unreadable = [c for c in prompt_block.ALWAYS if snapshots[c].error is not None]
         text = params.text[: prompt_block.MAX_QUERY_CHARS]
         query = " ".join(part for part in (text, prompt_block.path_words(params.file)) if part)
-        relevant, loading = await self._relevant(workspace, snapshots, query)
-        chunks = await self._source_chunks(workspace, query, params.agent_loads)
+        skip = AGENT_LOADS if params.agent_loads is None else _agent_loads(params.agent_loads)
+        relevant, loading = await self.search.relevant(workspace, snapshots, query)
+        chunks = await self.search.source_chunks(workspace, query, skip)
         rules, user_unreadable = await self.scopes.user_wide_rules(prompt_block.ALWAYS)
         block = prompt_block.build(
             always,
@@ -668,30 +395,15 @@ class Methods:
             user_wide=rules,
             user_unreadable=user_unreadable,
         )
-        return p.ContextResult(
-            markdown=block.markdown,
-            tokens=block.tokens,
+        unreadable_files = [
+            wire.file_problem(c, s.error) for c, s in snapshots.items() if s.error is not None
+        ]
+        return wire.context_result(
+            block,
             budget_tokens=params.budget_tokens,
-            entries=[
-                p.ContextEntry(
-                    layer=placed.layer,
-                    category="" if placed.category is None else placed.category.value,
-                    file=placed.path if placed.category is None else placed.category.file,
-                    line=placed.entry.line,
-                    slug=placed.entry.slug,
-                    content=placed.entry.content,
-                    score=placed.score,
-                    lines=placed.lines,
-                    source="file" if placed.category is None else placed.source,
-                )
-                for placed in block.entries
-            ],
-            omitted=block.omitted,
-            unreadable=[
-                file_problem(c, snapshots[c]) for c in CATEGORIES if snapshots[c].error is not None
-            ],
-            workspace=workspace.root,
-            semantic_loading=loading,
+            unreadable=unreadable_files,
+            root=workspace.root,
+            loading=loading,
         )
 
     async def extract(self, params: p.ExtractParams, session: Session) -> p.ExtractResult:

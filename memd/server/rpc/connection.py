@@ -21,8 +21,8 @@ from anyio.abc import SocketAttribute, SocketStream, TaskGroup
 from anyio.lowlevel import checkpoint
 
 from memd.config import Settings
-from memd.server.dispatch import Dispatcher, error_frame
-from memd.server.session import Session
+from memd.server.rpc.dispatch import Dispatcher, error_frame
+from memd.server.rpc.session import Session
 from memd_client._framing import FrameTooLarge, LineDecoder
 from memd_client.errors import InvalidRequest, ServerBusy
 

@@ -6,7 +6,7 @@ Rules:
   (symlinks, `..`) share one set of actors and can never race each other's writes.
 - A workspace is loaded on first use; its actors and its watcher run in the daemon's service
   task group. Its watcher registers with the daemon's one `WatchHub` (one inotify instance for
-  every workspace, see `memd.server.watcher`).
+  every workspace, see `memd.server.watch.watcher`).
 - Idle unloading: a workspace with no request in flight (a lease, see `Registry.leases`), no
   subscriber and no write under way for `idle_unload` seconds (0: never) is closed: its actors
   drain their queues and stop, its watches go, its usage history is saved and every spelling of
@@ -91,15 +91,15 @@ from memd.fs.lock_file import (
     MemoryDirLock,
 )
 from memd.paths import MEMORY_DIR
-from memd.server import inotify
-from memd.server.actor import CategoryActor, Handover, Snapshot
-from memd.server.lock_wait import Backoff
-from memd.server.session import Session, notification_frame
-from memd.server.sources import WorkspaceSources
-from memd.server.usage_store import UsageStore
-from memd.server.watcher import WatchHub, WorkspaceWatcher
-from memd.server.wire import entry_info
-from memd.server.write_lock import Staging, staged_run
+from memd.server.rpc.session import Session, notification_frame
+from memd.server.rpc.wire import entry_info
+from memd.server.watch import inotify
+from memd.server.watch.watcher import WatchHub, WorkspaceWatcher
+from memd.server.workspaces.actor import CategoryActor, Handover, Snapshot
+from memd.server.workspaces.lock_wait import Backoff
+from memd.server.workspaces.source_index import WorkspaceSources
+from memd.server.workspaces.usage_store import UsageStore
+from memd.server.workspaces.write_lock import Staging, staged_run
 from memd_client import protocol as p
 from memd_client.errors import (
     LockTimeout,
@@ -662,7 +662,8 @@ class Limits(NamedTuple):
     allow_secrets: bool = False
     """Store memories that carry a secret value (refused by default: files get committed)."""
     sources: tuple[str, ...] = ()
-    """memd's config `sources`: read-only sources besides the defaults (`memd.server.sources`)."""
+    """memd's config `sources`: read-only sources besides the defaults
+    (`memd.server.workspaces.source_index`)."""
 
 
 DEFAULT_LIMITS = Limits()

@@ -65,10 +65,10 @@ from memd.core.writes import first_use, size_cap, transitions
 from memd.core.writes.catalog import Catalog
 from memd.fs import git_state, index_cache, storage
 from memd.fs.lock_file import BUSY, Busy, LockCheck
-from memd.server.envelope import Envelope
-from memd.server.lock_wait import Backoff
-from memd.server.snapshot import Snapshot as Snapshot
-from memd.server.write_lock import (  # re-exported: handlers import it here
+from memd.server.workspaces.envelope import Envelope
+from memd.server.workspaces.lock_wait import Backoff
+from memd.server.workspaces.snapshot import Snapshot as Snapshot
+from memd.server.workspaces.write_lock import (  # re-exported: handlers import it here
     Unlocked,
     WriteLock,
 )
@@ -278,6 +278,18 @@ class CategoryActor:
             self._waiting.discard(envelope)
         outcome: transitions.Outcome = envelope.result()  # or the command's error
         return outcome
+
+    async def store(self, command: transitions.Store) -> transitions.StoreOutcome:
+        """`submit` a store and return its outcome (raises as `submit` does)."""
+        return _outcome_of(await self.submit(command), transitions.StoreOutcome)
+
+    async def delete(self, command: transitions.Delete) -> transitions.DeleteOutcome:
+        """`submit` a delete and return its outcome (raises as `submit` does)."""
+        return _outcome_of(await self.submit(command), transitions.DeleteOutcome)
+
+    async def cleanup(self, command: transitions.Cleanup) -> transitions.CleanupOutcome:
+        """`submit` a cleanup and return its outcome (raises as `submit` does)."""
+        return _outcome_of(await self.submit(command), transitions.CleanupOutcome)
 
     async def _keep_index(self) -> None:
         """Save the index for the next run if it changed since it was loaded or kept."""
@@ -891,3 +903,19 @@ def _problem(snapshot: Snapshot) -> tuple[str | None, str | None]:
         None if error is None else error.message,
         None if conflict is None else conflict.message,
     )
+
+
+OutcomeT = TypeVar(
+    "OutcomeT", transitions.StoreOutcome, transitions.DeleteOutcome, transitions.CleanupOutcome
+)
+
+
+def _outcome_of(outcome: transitions.Outcome, kind: type[OutcomeT]) -> OutcomeT:
+    """`outcome`, which `transitions.apply` gives of the command's own kind.
+
+    Raises:
+        TypeError: it is of another kind (a broken invariant: the request fails as internal).
+    """
+    if not isinstance(outcome, kind):
+        raise TypeError(f"a {type(outcome).__name__} came back where {kind.__name__} was due")
+    return outcome

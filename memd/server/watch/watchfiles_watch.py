@@ -1,6 +1,6 @@
 """`ThreadedWatch`: the fallback watcher, one watchfiles `RustNotify` (and one worker thread)
 per workspace, for systems without inotify (macOS) or when `WATCHFILES_FORCE_POLLING` is set.
-`memd.server.watcher` runs at most FALLBACK_WATCHERS of these; further workspaces are checked
+`memd.server.watch.watcher` runs at most FALLBACK_WATCHERS of these; further workspaces are checked
 on access only.
 
 Theory of operation: the watcher only *notices*; it never reads a file. For each batch of file

@@ -1,20 +1,17 @@
 """What a read asks for: the categories it names, the tags it filters on, the line range of a
-`get`, and each category's current snapshot (or the error that its file cannot be read).
+`get`, and each category's current snapshot (or the error that its file cannot be read); the
+search keeps only the tagged entries (`memd.server.methods.search.within`).
 
 Rule: pure selection over snapshots; no waiting, no I/O.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from typing import Protocol
-
 from memd.core.format.categories import CATEGORIES, Category, parse_category
-from memd.core.format.mdformat import Entry
 from memd.core.format.tags import InvalidTag, normalize_tag
-from memd.core.search.shelves import Key
-from memd.server.snapshot import Snapshot
-from memd.server.workspace import Workspace
+from memd.server.rpc.wire import file_problem
+from memd.server.workspaces.snapshot import Snapshot
+from memd.server.workspaces.workspace import Workspace
 from memd_client import protocol as p
 from memd_client.errors import InvalidParams
 
@@ -46,19 +43,10 @@ def readable(
         if snapshot.error is None:
             snapshots[category] = snapshot
         else:
-            problems.append(file_problem(category, snapshot))
+            problems.append(file_problem(category, snapshot.error))
     if not snapshots:
         loaded(workspace, categories[0])  # raises its error
     return snapshots, problems
-
-
-def file_problem(category: Category, snapshot: Snapshot) -> p.FileProblem:
-    """Return why the category's file could not be read, for a result to carry."""
-    assert snapshot.error is not None
-    error = snapshot.error
-    return p.FileProblem(
-        category=category.value, file=category.file, code=error.code, message=error.message
-    )
 
 
 def wanted_tags(tags: list[str] | None) -> frozenset[str]:
@@ -71,36 +59,6 @@ def wanted_tags(tags: list[str] | None) -> frozenset[str]:
         return frozenset(normalize_tag(tag) for tag in tags or ())
     except InvalidTag as exc:
         raise InvalidParams(f"tags: {exc}") from None
-
-
-TaggedLines = dict[Key, set[int]]
-"""Per category (only those with any), the lines of the entries carrying the wanted tags."""
-
-
-class Tagged(Protocol):
-    """Anything searched with tags: a category file's snapshot, a source file."""
-
-    @property
-    def tags(self) -> dict[int, frozenset[str]]: ...
-
-
-def tagged_lines(snapshots: Mapping[Key, Tagged], wanted: frozenset[str]) -> TaggedLines:
-    """Return where the entries carrying every `wanted` tag are, in `snapshots`' order."""
-    return {
-        category: lines
-        for category, snapshot in snapshots.items()
-        if (lines := {line for line, tags in snapshot.tags.items() if wanted <= tags})
-    }
-
-
-def within(allowed: TaggedLines) -> Callable[[Key, Entry], bool]:
-    """Return the test "is this entry one of the tagged ones"."""
-    untagged: set[int] = set()
-
-    def tagged(category: Key, entry: Entry) -> bool:
-        return entry.line in allowed.get(category, untagged)
-
-    return tagged
 
 
 def categories_named(name: str | None) -> tuple[Category, ...]:

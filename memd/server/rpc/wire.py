@@ -1,24 +1,38 @@
 """Every conversion from the core's values to the wire's Structs, and the sentences users read
-in them (why a store was skipped, updated or stored; what a cleanup plans), shared by handlers
-and feeds.
+in them (why a store was skipped, updated or stored; what a cleanup plans; what a delete did;
+why nothing was found), shared by the methods and the workspaces' change feeds.
 
-Rule: pure; one home for every user-facing sentence a result carries.
+Rules:
+- Pure, and a leaf: imports only the core and the client package (`memd_client`), so every part
+  of the server may use it; callers unpack their own types (a snapshot, a searched file) into
+  the plain values taken here.
+- One home for every conversion to a result Struct and every sentence a result or a method's
+  not-found error carries. Errors refusing bad params say theirs where the rule they enforce
+  is checked (`read_filters`, `scopes`, `registry`, ...).
+
+Size: over the ~400-line guide: one short function per result Struct, and the tables of the
+sentences a store and a cleanup carry; the one home of both (see the rules).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import os
+from collections.abc import Iterable, Sequence
 
 from memd.core.format.archive import ARCHIVE_FILE
-from memd.core.format.categories import Category
+from memd.core.format.categories import CATEGORIES, Category
 from memd.core.format.mdformat import Entry
 from memd.core.format.render import entry_ref
 from memd.core.format.tags import tags_of
+from memd.core.search.context import Block
+from memd.core.search.shelves import Key, origin
+from memd.core.sources.chunks import Chunk
 from memd.core.writes import transitions
 from memd.core.writes.cleanup import MERGE_REASONS, CleanupPlan, Prune
 from memd.core.writes.judge import Relation
-from memd.paths import MEMORY_DIR
 from memd_client import protocol as p
+from memd_client._paths import MEMORY_DIR
+from memd_client.errors import EntryNotFound, RpcError
 
 
 def entry_info(
@@ -308,3 +322,184 @@ def cleanup_message(plans: Iterable[CleanupPlan], applied: bool) -> str:
     if merged or pruned:
         return f"Cleanup {said}; the removed entries are kept in {MEMORY_DIR}/{ARCHIVE_FILE}."
     return f"Cleanup {said}."
+
+
+def file_problem(category: Category, error: RpcError) -> p.FileProblem:
+    """Return why the category's file could not be read (`error`), for a result to carry."""
+    return p.FileProblem(
+        category=category.value, file=category.file, code=error.code, message=error.message
+    )
+
+
+def query_hit(
+    key: Key,
+    entry: Entry,
+    score: float,
+    match: p.Match,
+    *,
+    memory_dir: str,
+    chunk: Chunk | None = None,
+) -> p.QueryHit:
+    """One query result, saying where it lives: the workspace's memory (`path` relative to the
+    workspace), the user-wide one (`path` absolute, in its `memory_dir`) or a read-only source
+    (`chunk` given: its path, the chunk's lines and its own text)."""
+    source = origin(key)
+    if chunk is not None:
+        assert not isinstance(key, Category)
+        return p.QueryHit(
+            category="",
+            file=key.path,
+            line=chunk.start,
+            slug=None,
+            content=chunk.text,
+            score=score,
+            match=match,
+            source="file",
+            path=key.path,
+            lines=f"{chunk.start}-{chunk.end}",
+        )
+    category = key if isinstance(key, Category) else key.category
+    assert category is not None
+    return p.QueryHit(
+        category=category.value,
+        file=category.file,
+        line=entry.line,
+        slug=entry.slug,
+        content=entry.content,
+        score=score,
+        tags=sorted(tags_of(entry.content)),
+        match=match,
+        source=source,
+        path=(
+            os.path.join(memory_dir, category.file)
+            if source == "global"
+            else f"{MEMORY_DIR}/{category.file}"
+        ),
+        lines=f"{entry.line}-{entry.line}",
+    )
+
+
+def context_result(
+    block: Block,
+    *,
+    budget_tokens: int,
+    unreadable: list[p.FileProblem],
+    root: str,
+    loading: p.SemanticLoading | None,
+) -> p.ContextResult:
+    """Return the wire form of a prompt's memory block (`memd.core.search.context`)."""
+    return p.ContextResult(
+        markdown=block.markdown,
+        tokens=block.tokens,
+        budget_tokens=budget_tokens,
+        entries=[
+            p.ContextEntry(
+                layer=placed.layer,
+                category="" if placed.category is None else placed.category.value,
+                file=placed.path if placed.category is None else placed.category.file,
+                line=placed.entry.line,
+                slug=placed.entry.slug,
+                content=placed.entry.content,
+                score=placed.score,
+                lines=placed.lines,
+                source="file" if placed.category is None else placed.source,
+            )
+            for placed in block.entries
+        ],
+        omitted=block.omitted,
+        unreadable=unreadable,
+        workspace=root,
+        semantic_loading=loading,
+    )
+
+
+def category_stats(
+    category: Category,
+    *,
+    entries: int,
+    exists: bool,
+    error: RpcError | None,
+    conflict: RpcError | None,
+) -> p.CategoryStats:
+    """Return one row of `stats`: the category's entry count and limit, whether its file
+    exists, and why it cannot be read or holds conflict markers."""
+    return p.CategoryStats(
+        category=category.value,
+        file=category.file,
+        entries=entries,
+        limit=category.limit,
+        exists=exists,
+        error=None if error is None else error.message,
+        conflict=None if conflict is None else conflict.message,
+    )
+
+
+def source_stats(chunks: dict[str, int], refused: list[str], indexed_at: str) -> dict[str, object]:
+    """Return the `stats` fields of a workspace's read-only sources: each file's chunk count
+    (`chunks`, by path), the paths refused, and when they were last looked at (ISO 8601)."""
+    return {
+        "sources": [
+            p.SourceStats(path=path, chunks=count) for path, count in sorted(chunks.items())
+        ],
+        "sources_refused": refused,
+        "sources_indexed_at": indexed_at,
+    }
+
+
+def source_lines(path: str, chunks: Sequence[Chunk], text: str, root: str) -> p.EntriesResult:
+    """Return `get`'s result for lines of the read-only source `path`: its `text` there and the
+    `chunks` within them."""
+    return p.EntriesResult(
+        entries=[
+            p.EntryInfo(category="", file=path, line=part.start, slug=None, content=part.text)
+            for part in chunks
+        ],
+        workspace=root,
+        text=text,
+    )
+
+
+def delete_result(
+    category: Category, slug: str, deleted: Entry | None, scope: p.Scope, root: str
+) -> p.DeleteResult:
+    """Return the wire result of deleting `slug` from `category` (`deleted`: the entry archived,
+    None when there was none), with its sentence."""
+    if deleted is None:
+        return p.DeleteResult(
+            deleted=False,
+            entry=None,
+            message=f"No entry [{slug}] in {category.file}; nothing was deleted.",
+            workspace=root,
+        )
+    return p.DeleteResult(
+        deleted=True,
+        entry=entry_info(category, deleted, source=scope),
+        message=f"Deleted [{slug}] from {category.file}; it is kept in {ARCHIVE_FILE}.",
+        workspace=root,
+    )
+
+
+def no_entry_with_slug(
+    slug: str, categories: Sequence[Category], unreadable: Sequence[p.FileProblem]
+) -> EntryNotFound:
+    """The error for a `get` by slug that found nothing in `categories` (naming the files that
+    could not be searched)."""
+    where = categories[0].file if len(categories) == 1 else "any category"
+    unsearched = "".join(
+        f" ({problem.file} could not be read: {problem.message})" for problem in unreadable
+    )
+    return EntryNotFound(
+        f"No entry [{slug}] in {where}{unsearched}; list the entries "
+        "(`list`) to see the slugs that exist."
+    )
+
+
+def not_a_source(path: str) -> EntryNotFound:
+    """The error for a `get` of lines from a file that is neither a memory file nor one of the
+    workspace's read-only sources."""
+    valid = ", ".join(c.file for c in CATEGORIES)
+    hint = " (a user-wide memory file needs scope global)" if os.path.isabs(path) else ""
+    return EntryNotFound(
+        f"{path} is neither a memory file ({valid}) nor one of this workspace's "
+        f"read-only sources{hint}; use a path as query results give it."
+    )

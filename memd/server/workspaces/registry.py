@@ -22,10 +22,10 @@ from anyio.abc import TaskGroup, TaskStatus
 from memd.core.format.categories import Category
 from memd.fs import real_path
 from memd.fs.real_path import Unresolvable, Walk
-from memd.server.actor import Handover
-from memd.server.spellings import SpellingCache
-from memd.server.watcher import WatchHub
-from memd.server.workspace import DEFAULT_LIMITS, Limits, Workspace
+from memd.server.watch.watcher import WatchHub
+from memd.server.workspaces.actor import Handover
+from memd.server.workspaces.spellings import SpellingCache
+from memd.server.workspaces.workspace import DEFAULT_LIMITS, Limits, Workspace
 from memd_client.errors import InvalidParams, ShuttingDown, WorkspaceNotFound
 
 logger = logging.getLogger(__name__)

@@ -41,14 +41,14 @@ Rules (inotify mode):
 - A workspace's watches are removed when it unloads (a watch that two workspaces share, when the
   last one lets go); closing the hub closes the instance, which drops every watch.
 - A watcher failure never takes the daemon down.
-- Read-only sources (`memd.server.sources`): the hub also watches the directories a look at a
-  workspace's sources found (`watch_sources`, at most MAX_SOURCE_WATCHES a workspace; the ones
-  it holds already are kept), on the event loop. Each event there goes to the workspace's
-  `on_source` as the directory's real path, the name and whether only a file's content changed;
-  `.memory/memd.toml` changing, a watched directory going, or lost events (IN_Q_OVERFLOW) as
-  "anything may have changed". Where sources cannot all be watched (another mode, too many
-  directories, out of watches) `watch_sources` says so and the sources are looked at again
-  by age.
+- Read-only sources (`memd.server.workspaces.source_index`): the hub also watches the
+  directories a look at a workspace's sources found (`watch_sources`, at most
+  MAX_SOURCE_WATCHES a workspace; the ones it holds already are kept), on the event loop. Each
+  event there goes to the workspace's `on_source` as the directory's real path, the name and whether
+  only a file's content changed; `.memory/memd.toml` changing, a watched directory going, or lost
+  events (IN_Q_OVERFLOW) as "anything may have changed". Where sources cannot all be watched
+  (another mode, too many directories, out of watches) `watch_sources` says so and the sources are
+  looked at again by age.
 
 Size: the hub and the workspace watcher share one event protocol (placing watches, reading,
 dispatching by role and name), told once.
@@ -68,9 +68,9 @@ from anyio.abc import TaskStatus
 from memd.config import PROJECT_CONFIG_NAME
 from memd.core.format.categories import CATEGORIES, Category
 from memd.paths import MEMORY_DIR
-from memd.server import inotify
-from memd.server.inotify import Event, Inotify
-from memd.server.watchfiles_watch import (
+from memd.server.watch import inotify
+from memd.server.watch.inotify import Event, Inotify
+from memd.server.watch.watchfiles_watch import (
     DEBOUNCE_MS as DEBOUNCE_MS,
     MAX_RETRY_DELAY,
     MISSING_POLL as MISSING_POLL,

@@ -1,0 +1,527 @@
+"""One search, for `query` and for the prompt block (`context`): gather what it reads, rank it
+by words or by words and meaning, nudge it by usage, count its recalls.
+
+Rules:
+- Gather (`gather`): a search reads the project's categories (keyed by `Category`), the
+  user-wide memory's (keyed by `Shelf("global", ...)`) and the project's read-only source files
+  (keyed by `Shelf("file", path)`, `memd.server.workspaces.source_index`; not when one category
+  is asked for), each from its own workspace; `sources` narrows it.
+- Rank (`Search.rank`, the one ranking of `query`, of the prompt block's layer B and of its
+  layer C): hybrid (`memd.core.search.fusion`) when the mode is not lexical, the query has
+  searchable terms, every searched entry has its vector and the model has something to say
+  about the query; else by words alone (`memd.core.search.ranking`), asking semantic search for
+  what is missing, never waiting for it. Mode semantic without a hybrid ranking is an error
+  saying why.
+- Boost (`usage_boost`): every ranking nudges each memory entry by its own workspace's usage
+  history (`memd.core.search.usage`; a source's chunk has none), the prompt block's as
+  `query`'s: decided in issue 31, so that the entries an agent finds first with `memd query`
+  are the ones its prompt block offers first. The cut for a hybrid ranking's keyword matches is
+  taken on the boosted score (`fusion.STRONG / ranking.MAX_BOOST`), for both alike.
+- Recall (`count_recalls`): a query counts one recall of each entry it returns with a score (a
+  listing is no recall); the prompt block counts none (its own entries would nudge themselves
+  up, prompt after prompt).
+- What the prompt block ranks differently, by design: only what the model finds related goes
+  into a prompt (`related_only`: a hybrid result of at least `fusion.RELATED`), and a long
+  prompt is ranked in a worker thread (`off_loop`), the indexes held unchanged meanwhile.
+
+Size: a little over the ~400-line guide: gather, rank (lexical or hybrid), boost, recall and the
+prompt block's two ranked layers, kept together so that `query` and `context` share each step.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any, Literal, NamedTuple, Protocol, TypeVar
+
+import anyio
+
+from memd.core.format.categories import CATEGORIES, Category
+from memd.core.format.mdformat import Entry
+from memd.core.search import context as prompt_block, fusion, ranking
+from memd.core.search.index import CategoryIndex
+from memd.core.search.shelves import Key, Shelf
+from memd.core.sources.chunks import Chunk
+from memd.core.sources.selection import pattern_matches
+from memd.server.methods.read_filters import readable
+from memd.server.semantic import NO_USABLE_VECTORS, SemanticService
+from memd.server.workspaces.scopes import Scopes
+from memd.server.workspaces.snapshot import Snapshot
+from memd.server.workspaces.source_index import SourceFile, SourcesIndex, found_as
+from memd.server.workspaces.workspace import Workspace
+from memd_client import protocol as p
+from memd_client.errors import SemanticSearchUnavailable
+
+ORIGINS: tuple[p.Origin, ...] = ("memory", "global", "file")
+Mode = Literal["lexical", "hybrid"]
+
+
+class Shelved(NamedTuple):
+    """One searched file: its workspace, its snapshot and its category (None for a source, and
+    then `sources`, the indexes of every source of its workspace, a segment each)."""
+
+    workspace: Workspace
+    snapshot: Snapshot | SourceFile
+    category: Category | None
+    sources: tuple[SourcesIndex, ...] | None = None
+
+
+class Found(NamedTuple):
+    """A ranked entry: its key (a source's own file), the entry (a source's chunk as an entry),
+    its score and what matched."""
+
+    key: Key
+    entry: Entry
+    score: float
+    match: p.Match
+
+
+class Located(NamedTuple):
+    """A query's hit, with what its wire form needs: the memory directory of its workspace, and
+    for a source's hit its chunk."""
+
+    found: Found
+    memory_dir: str
+    chunk: Chunk | None
+
+
+class Answer(NamedTuple):
+    """A query's answer: its hits, how many matched, the mode that ranked them, how far semantic
+    search is when still loading, and the project's files that could not be read."""
+
+    hits: list[Located]
+    total: int
+    mode: Mode
+    loading: p.SemanticLoading | None
+    unreadable: list[p.FileProblem]
+
+
+class Ranked(NamedTuple):
+    """The best hits of one search, how many matched, the mode that ranked them, and, for a
+    lexical ranking because semantic search is still loading, how far it is."""
+
+    hits: list[Found]
+    total: int
+    mode: Mode
+    loading: p.SemanticLoading | None
+
+
+def segment_key(segment: SourcesIndex) -> Shelf:
+    """The key under which a segment of a workspace's sources is ranked: its first file's, so
+    that equal scores go by path across segments (the ranking never sees a file's own key)."""
+    return Shelf("file", segment.paths[0])
+
+
+Value = TypeVar("Value")
+
+
+class Searchable:
+    """What one search ranks for `searched`: each memory file's own index, and the sources as
+    a few (`memd.server.workspaces.source_index.SourcesIndex`, a segment of files each, under
+    `segment_key`). `hit` gives a source's hit back under its file's own key, with the chunk's
+    own entry; `per_file` does the same for a filter or a boost, so each sees what it would see
+    with one index a file."""
+
+    def __init__(self, searched: Mapping[Key, Shelved]) -> None:
+        self.indexes: list[tuple[Key, CategoryIndex]] = []
+        self.segments: dict[Key, SourcesIndex] = {}
+        for key, shelved in searched.items():
+            if isinstance(shelved.snapshot, Snapshot):
+                self.indexes.append((key, shelved.snapshot.index))
+            elif shelved.sources is not None and not self.segments:
+                self.segments = {segment_key(found): found for found in shelved.sources}
+                self.indexes += [(key, found.index) for key, found in self.segments.items()]
+
+    @classmethod
+    def of_sources(cls, segments: Sequence[SourcesIndex]) -> Searchable:
+        """What one search ranks for a workspace's sources alone."""
+        searchable = cls({})
+        searchable.segments = {segment_key(found): found for found in segments}
+        searchable.indexes = [(key, found.index) for key, found in searchable.segments.items()]
+        return searchable
+
+    def owner(self, key: Key, entry: Entry) -> tuple[Key, Entry]:
+        """The key and entry of a hit as one index a file would have given them."""
+        segment = self.segments.get(key)
+        if segment is None:
+            return key, entry
+        path, own = segment.owner(entry)
+        return Shelf("file", path), own
+
+    def hit(self, found: ranking.Hit[Key]) -> ranking.Hit[Key]:
+        """A hit under its own file's key (see `owner`)."""
+        if found.category not in self.segments:
+            return found
+        key, entry = self.owner(found.category, found.entry)
+        return ranking.Hit(category=key, entry=entry, score=found.score)
+
+    def per_file(self, judge: Callable[[Key, Entry], Value]) -> Callable[[Key, Entry], Value]:
+        """`judge` (a filter or a boost) called with each entry's own key and entry."""
+        return lambda key, entry: judge(*self.owner(key, entry))
+
+
+async def gather(
+    scopes: Scopes,
+    workspace: Workspace,
+    categories: tuple[Category, ...],
+    sources: Sequence[p.Origin] | None,
+) -> tuple[dict[Key, Shelved], list[p.FileProblem]]:
+    """The files one search reads, by key, and the project's files that could not be read (an
+    unreadable user-wide file is left out silently: the user-wide memory is searched as a
+    bonus, and `memd stats --global` names its problems).
+
+    Raises:
+        RpcError: none of the project's `categories` can be read (`read_filters.readable`).
+    """
+    wanted = set(sources or ORIGINS)
+    found: dict[Key, Shelved] = {}
+    problems: list[p.FileProblem] = []
+    if "memory" in wanted:
+        await workspace.refresh(categories)
+        snapshots, problems = readable(workspace, categories)
+        found.update({c: Shelved(workspace, s, c) for c, s in snapshots.items()})
+    if "global" in wanted and (user := await scopes.user_wide(create=False)) is not None:
+        await user.refresh(categories)
+        for category in categories:
+            snapshot = user.actor(category).snapshot
+            if snapshot.error is None:
+                found[Shelf("global", category.file, category)] = Shelved(user, snapshot, category)
+    if "file" in wanted and categories == CATEGORIES:
+        look = await scopes.look(workspace)
+        for path, source in look.files.items():
+            found[Shelf("file", path)] = Shelved(workspace, source, None, look.segments)
+    return found, problems
+
+
+def usage_boost(searched: Mapping[Key, Shelved]) -> ranking.Boost[Key] | None:
+    """The usage nudge of each searched entry, from its own workspace's history (None when only
+    sources are searched: their chunks have no history)."""
+    workspaces = {
+        id(shelved.workspace): shelved.workspace
+        for shelved in searched.values()
+        if shelved.category is not None
+    }
+    if not workspaces:
+        return None
+    boosts = {key: workspace.usage.booster() for key, workspace in workspaces.items()}
+
+    def boost(key: Key, entry: Entry) -> float:
+        shelved = searched[key]
+        if shelved.category is None:  # a source's chunk: no usage history
+            return 1.0
+        return boosts[id(shelved.workspace)](shelved.category, entry)
+
+    return boost
+
+
+def count_recalls(searched: Mapping[Key, Shelved], found: Iterable[Found]) -> None:
+    """Count one recall of each entry found with a score, in its own workspace's history (a
+    listing, score 0, is no recall)."""
+    for hit in found:
+        shelved = searched[hit.key]
+        if shelved.category is not None and hit.score > 0:
+            shelved.workspace.usage.recalled([(shelved.category, hit.entry)])
+
+
+TaggedLines = dict[Key, set[int]]
+"""Per category (only those with any), the lines of the entries carrying the wanted tags."""
+
+
+class Tagged(Protocol):
+    """Anything searched with tags: a category file's snapshot, a source file."""
+
+    @property
+    def tags(self) -> dict[int, frozenset[str]]: ...
+
+
+def tagged_lines(snapshots: Mapping[Key, Tagged], wanted: frozenset[str]) -> TaggedLines:
+    """Return where the entries carrying every `wanted` tag are, in `snapshots`' order."""
+    return {
+        category: lines
+        for category, snapshot in snapshots.items()
+        if (lines := {line for line, tags in snapshot.tags.items() if wanted <= tags})
+    }
+
+
+def within(allowed: TaggedLines) -> Callable[[Key, Entry], bool]:
+    """Return the test "is this entry one of the tagged ones"."""
+    untagged: set[int] = set()
+
+    def tagged(category: Key, entry: Entry) -> bool:
+        return entry.line in allowed.get(category, untagged)
+
+    return tagged
+
+
+class Search:
+    """The one search of a daemon (see the module rules), over its scopes and its semantic
+    search (None: lexical only)."""
+
+    def __init__(self, scopes: Scopes, semantic: SemanticService | None) -> None:
+        self.scopes = scopes
+        self.semantic = semantic
+
+    async def query(
+        self,
+        workspace: Workspace,
+        text: str,
+        *,
+        categories: tuple[Category, ...],
+        sources: Sequence[p.Origin] | None,
+        tags: frozenset[str],
+        mode: p.QueryMode,
+        limit: int,
+        min_score: float | None,
+    ) -> Answer:
+        """The whole search of `query`: gather, keep the entries carrying every one of `tags`
+        (none: every entry), rank, count the recalls, locate each hit.
+
+        Raises:
+            RpcError: nothing to search can be read (`gather`), or mode semantic and no hybrid
+                ranking (`rank`).
+        """
+        searched, unreadable = await gather(self.scopes, workspace, categories, sources)
+        # With tags, every entry still shapes the statistics (so each score is the one it has
+        # without tags); only tagged entries can be hits, before `limit` (a query without
+        # words lists them, as it lists every entry without tags).
+        snapshots = {key: shelved.snapshot for key, shelved in searched.items()}
+        keep = within(tagged_lines(snapshots, tags)) if tags else None
+        ranked = await self.rank(
+            searched, text, mode=mode, limit=limit, min_score=min_score, keep=keep
+        )
+        count_recalls(searched, ranked.hits)
+        hits = []
+        for found in ranked.hits:
+            shelved = searched[found.key]
+            chunk = None
+            if isinstance(shelved.snapshot, SourceFile):
+                chunk = shelved.snapshot.chunk_at[found.entry.line]
+            hits.append(Located(found, shelved.workspace.memory_dir, chunk))
+        return Answer(hits, ranked.total, ranked.mode, ranked.loading, unreadable)
+
+    async def rank(
+        self,
+        searched: Mapping[Key, Shelved],
+        query: str,
+        *,
+        mode: p.QueryMode,
+        limit: int,
+        min_score: float | None = None,
+        keep: ranking.Keep[Key] | None = None,
+        related_only: bool = False,
+        off_loop: bool = False,
+    ) -> Ranked:
+        """The best `limit` entries of `searched` for `query` (see the module rules), of at
+        least `min_score`, only those `keep` accepts (each still shapes the statistics).
+
+        Raises:
+            SemanticSearchUnavailable: mode semantic, and no hybrid ranking (saying why).
+        """
+        boost = usage_boost(searched)
+        layout, loading = None, None
+        if mode != "lexical" and ranking.query_weights(query):
+            layout, loading = await self._layout(mode, searched)
+        if layout is not None:
+            # Taken after the wait: a store meanwhile may have moved an index on to its next
+            # version (the snapshot then builds its own).
+            searchable = Searchable(searched)
+            # The lexical hits that can be keyword matches (same statistics, boost and filter
+            # as the lexical path); weaker ones count for nothing in the fusion.
+            strong = await _search(
+                searchable,
+                query,
+                off_loop,
+                limit=max(1, layout.size),
+                min_score=fusion.STRONG / ranking.MAX_BOOST,  # the cut is before the boost
+                boost=boost,
+                keep=keep,
+            )
+            fused_min = fusion.RELATED if related_only else min_score
+            if related_only and min_score is not None:
+                fused_min = max(min_score, fusion.RELATED)
+            fused = await self._fuse(
+                query, layout, [searchable.hit(hit) for hit in strong.hits], limit, fused_min, keep
+            )
+            if fused is not None:
+                return Ranked(fused[0], fused[1], "hybrid", None)
+            if mode == "semantic":
+                raise SemanticSearchUnavailable(NO_USABLE_VECTORS)
+        searchable = Searchable(searched)  # after the waits (see above)
+        found = await _search(
+            searchable, query, off_loop, limit=limit, min_score=min_score, boost=boost, keep=keep
+        )
+        hits = [
+            Found(hit.category, hit.entry, hit.score, "keyword")
+            for hit in map(searchable.hit, found.hits)
+        ]
+        return Ranked(hits, found.total, "lexical", loading)
+
+    async def relevant(
+        self, workspace: Workspace, snapshots: Mapping[Category, Snapshot], query: str
+    ) -> tuple[list[tuple[Category, Entry, float]], p.SemanticLoading | None]:
+        """Layer B of a prompt's block: the entries of the categories not always in it ranked
+        against the prompt by `rank` in mode auto (and how far semantic search is when it is
+        still loading)."""
+        searched: dict[Key, Shelved] = {
+            c: Shelved(workspace, snapshots[c], c)
+            for c in CATEGORIES
+            if c not in prompt_block.ALWAYS and snapshots[c].error is None
+        }
+        if not query.strip():
+            return [], None
+        ranked = await self.rank(
+            searched,
+            query,
+            mode="auto",
+            limit=prompt_block.RELEVANT_LIMIT,
+            related_only=True,
+            off_loop=True,
+        )
+        relevant = [
+            (category, hit.entry, hit.score)
+            for hit in ranked.hits
+            if (category := searched[hit.key].category) is not None
+        ]
+        return relevant, ranked.loading
+
+    async def source_chunks(
+        self, workspace: Workspace, query: str, skip: Sequence[str]
+    ) -> list[prompt_block.SourceChunk]:
+        """Layer C of a prompt's block: the chunks of the workspace's read-only sources ranked
+        against the prompt by `rank` (lexical), but for the files matching a glob of `skip`
+        (those the calling agent loads on its own: they still shape the statistics, being the
+        project's words too, but none of their chunks is a hit)."""
+        if not query.strip():
+            return []
+        look = await self.scopes.look(workspace)
+        loaded = {
+            path
+            for path in look.files
+            if any(pattern_matches(glob, found_as(path)) for glob in skip)
+        }
+        if len(loaded) == len(look.files):
+            return []
+        searched: dict[Key, Shelved] = {
+            Shelf("file", path): Shelved(workspace, source, None, look.segments)
+            for path, source in look.files.items()
+        }
+        skipped = {Shelf("file", path) for path in loaded}
+
+        def kept(key: Key, entry: Entry) -> bool:
+            return key not in skipped
+
+        ranked = await self.rank(
+            searched,
+            query,
+            mode="lexical",
+            limit=prompt_block.RELEVANT_LIMIT,
+            keep=kept if loaded else None,
+            off_loop=True,
+        )
+        chunks = []
+        for hit in ranked.hits:
+            assert isinstance(hit.key, Shelf)
+            part = look.files[hit.key.path].chunk_at[hit.entry.line]
+            chunks.append(
+                prompt_block.SourceChunk(hit.key.path, part.start, part.end, part.text, hit.score)
+            )
+        return chunks
+
+    def _semantic_service(self) -> SemanticService:
+        """The daemon's semantic search (there is one whenever a layout was given)."""
+        assert self.semantic is not None
+        return self.semantic
+
+    async def _layout(
+        self, mode: str, searched: Mapping[Key, Shelved]
+    ) -> tuple[Any, p.SemanticLoading | None]:
+        """The vectors of the searched entries (`memd.semantic.nearest.Layout`) for a hybrid
+        ranking, or None when it cannot run now and `mode` is auto, with how far semantic
+        search is when it is still loading (`SemanticService.loading`): asks for what is
+        missing (and for the model, until it is loaded), never waits for it.
+
+        Raises:
+            SemanticSearchUnavailable: mode semantic, and no layout (saying why).
+        """
+        semantic = self.semantic
+        if semantic is None:
+            if mode == "semantic":
+                raise SemanticSearchUnavailable("Semantic search is off.")
+            return None, None
+        files = {key: (s.workspace.root, s.snapshot.entries) for key, s in searched.items()}
+        layout, missing = await semantic.layout(files)
+        if layout is not None:
+            return layout, None
+        total = sum(len(entries) for _, entries in files.values())
+        if mode == "semantic":
+            raise SemanticSearchUnavailable(semantic.unavailable(total - missing, total))
+        return None, semantic.loading(missing, total)
+
+    async def _fuse(
+        self,
+        query: str,
+        layout: Any,
+        strong: Sequence[ranking.Hit[Key]],
+        limit: int,
+        min_score: float | None,
+        keep: ranking.Keep[Key] | None,
+    ) -> tuple[list[Found], int] | None:
+        """The hybrid ranking (`memd.core.search.fusion`) of the `layout`'s entries, given the
+        lexical hits of at least `fusion.STRONG`, and how many results there are in all; None
+        when the model has nothing to say about `query` (the caller ranks lexically). Only
+        those hits and the best entries by cosine are fused; the other entries the model would
+        return are counted."""
+        lexical = {layout.row(hit.category, hit.entry): hit.score for hit in strong}
+        allowed = None
+        if keep is not None:
+            allowed = [row for row, (c, entry) in enumerate(layout.entries()) if keep(c, entry)]
+
+        def counted(cosines: Any) -> Any:
+            return fusion.semantic_result(cosines, min_score)
+
+        want = limit + len(lexical)
+        nearest = await self._semantic_service().nearest(
+            query, layout, want=want, named=lexical, allowed=allowed, counted=counted
+        )
+        if nearest is None:
+            return None
+        cosine, others = nearest
+        fused = fusion.fuse(lexical, cosine, limit=len(cosine) or 1, min_score=min_score)
+        hits: list[Found] = []
+        for result in fused[:limit]:
+            category, entry = layout.entry(result.key)
+            hits.append(Found(category, entry, round(result.score, 4), result.match))
+        return hits, len(fused) + others
+
+
+async def _search(
+    searchable: Searchable,
+    query: str,
+    off_loop: bool,
+    *,
+    limit: int,
+    min_score: float | None,
+    boost: ranking.Boost[Key] | None,
+    keep: ranking.Keep[Key] | None,
+) -> ranking.SearchResult[Key]:
+    """`ranking.search` over `searchable`, the boost and the filter per file; `off_loop`, in a
+    worker thread with the indexes held unchanged meanwhile (a store may move on to the next
+    version of one; while held, a search in a worker thread and one on the loop leave their
+    caches alone)."""
+
+    def search() -> ranking.SearchResult[Key]:
+        return ranking.search(
+            searchable.indexes,
+            query,
+            limit=limit,
+            min_score=min_score,
+            boost=None if boost is None else searchable.per_file(boost),
+            keep=None if keep is None else searchable.per_file(keep),
+        )
+
+    if not off_loop:
+        return search()
+    with contextlib.ExitStack() as held:
+        for _, index in searchable.indexes:
+            held.enter_context(index.reading())
+        return await anyio.to_thread.run_sync(search)
