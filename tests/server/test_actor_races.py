@@ -255,7 +255,7 @@ async def test_nothing_is_written_while_git_holds_its_index_lock(tmp_path: Path)
             await tg.start(workspace.run)
             tg.start_soon(store)
             # The write found git working and backs off.
-            await until(lambda: workspace._git_lock is not None)
+            await until(lambda: workspace.lock._git_lock is not None)
             assert not (tmp_path / ".memory" / "quirks.md").exists()
             lock.unlink()  # git is done
             await until(lambda: done)

@@ -51,6 +51,6 @@ async def test_limits_set_while_a_workspace_loads_apply_to_it(tmp_path: Path) ->
             registry.set_limits(limits)
             await done.wait()
             workspace = loaded[0]
-            assert (workspace.lock_timeout, workspace.max_file_bytes) == (1.5, 5000)
+            assert (workspace.lock.lock_timeout, workspace.max_file_bytes) == (1.5, 5000)
             assert registry.limits == limits
             registry.close()

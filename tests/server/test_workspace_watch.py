@@ -23,7 +23,7 @@ from memd.core.writes import transitions
 from memd.fs import lock_file as hacklm_lock
 from memd.server.rpc.session import Session
 from memd.server.watch.watcher import mentions, touched_categories
-from memd.server.workspaces import workspace as workspace_module
+from memd.server.workspaces import write_lock
 from memd.server.workspaces.lock_wait import MemoryDirLock
 from memd.server.workspaces.workspace import Workspace
 from memd_client.errors import FileFormatError, LockTimeout
@@ -333,7 +333,7 @@ async def test_a_long_write_keeps_its_lock_fresh(
     """The workspace's keeper rewrites `.memory/.lock`'s `ts` while a write holds it, so HackLM
     never sees memd's lock go stale however long the write takes."""
     monkeypatch.setattr(hacklm_lock, "REFRESH_INTERVAL", 0.02)
-    monkeypatch.setattr(workspace_module, "REFRESH_INTERVAL", 0.02)
+    monkeypatch.setattr(write_lock, "REFRESH_INTERVAL", 0.02)
     workspace = Workspace(str(tmp_path), clock=time.time)
     lock_file = tmp_path / ".memory" / ".lock"
     (tmp_path / ".memory").mkdir()
@@ -351,7 +351,7 @@ async def test_a_long_write_keeps_its_lock_fresh(
     async with anyio.create_task_group() as tg:
         await tg.start(workspace.run)
         with anyio.fail_after(10):
-            result = await workspace.try_write(slow_write, deadline=anyio.current_time() + 5)
+            result = await workspace.lock.try_write(slow_write, deadline=anyio.current_time() + 5)
         workspace.close()
     assert isinstance(result, tuple)
     first, later = (hacklm_lock.parse_record(data) for data in result)

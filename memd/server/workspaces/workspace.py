@@ -64,9 +64,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime
-import functools
 import logging
-import math
 import os
 import stat
 import time
@@ -82,27 +80,19 @@ from memd.core.format.categories import CATEGORIES, Category
 from memd.core.format.limits import MAX_ARCHIVE_BYTES, MAX_ENTRY_CHARS, MAX_FILE_BYTES
 from memd.fs import git_state, storage
 from memd.fs.lock_file import (
-    BUSY,
     DEFAULT_TIMEOUT,
     LOCK_FILE,
-    REFRESH_INTERVAL,
-    Busy,
-    LockCheck,
-    MemoryDirLock,
 )
 from memd.paths import MEMORY_DIR
 from memd.server.rpc.session import Session, notification_frame
 from memd.server.rpc.wire import entry_info
-from memd.server.watch import inotify
 from memd.server.watch.watcher import WatchHub, WorkspaceWatcher
 from memd.server.workspaces.actor import CategoryActor, Handover, Snapshot
-from memd.server.workspaces.lock_wait import Backoff
 from memd.server.workspaces.source_index import WorkspaceSources
 from memd.server.workspaces.usage_store import UsageStore
-from memd.server.workspaces.write_lock import Staging, staged_run
+from memd.server.workspaces.write_lock import WorkspaceLock
 from memd_client import protocol as p
 from memd_client.errors import (
-    LockTimeout,
     RpcError,
     WorkspaceNotFound,
 )
@@ -113,18 +103,6 @@ FIRST_USE_SETTLE = 0.1
 """Seconds the category files memd creates exist before a store writes into them."""
 
 T = TypeVar("T")
-
-GIVE_WAY_MAX = 1.2
-"""The longest memd gives way to a writer seen waiting for `.memory/.lock`, in seconds: longer
-than HackLM's longest sleep between two attempts (1 s), so it tries once meanwhile."""
-HACKLM_FIRST_SLEEP = 0.05
-"""HackLM's sleep after its first failed attempt (50 ms x attempt, hacklm-spec.md §5.3)."""
-GIVE_WAY_AHEAD = 0.015
-"""How long before a waiter's retry memd stops taking the lock (a commit's hold)."""
-PATIENCE = 0.3
-"""memd gives way once writers have been seen waiting for this many seconds in a row (HackLM
-has then failed 3 of its 20 attempts): a short hold lets most of their retries in by itself,
-and giving way at every sighting would idle memd through every one of their sleeps."""
 
 GIT_WAIT_MAX = 30.0
 """The longest an outside change waits for git to finish before it is read anyway (a git that
@@ -153,8 +131,6 @@ class Workspace:
         self.memory_dir = os.path.join(root, MEMORY_DIR)
         self.archive_path = os.path.join(self.memory_dir, ARCHIVE_FILE)
         self.max_archive_bytes = MAX_ARCHIVE_BYTES
-        self._mutex = anyio.Lock()
-        self._dir_lock = MemoryDirLock(self.memory_dir, timeout=lock_timeout)
         self._swept = False
         self._created = True  # False: a category file was missing at load
         self._settled_at = 0.0  # time.monotonic() from which files memd created may be written
@@ -162,19 +138,19 @@ class Workspace:
         self._root_id: tuple[int, int] | None = None  # the root's (device, inode) at load
         self._loaded_ns = time.time_ns()  # debris older than this is a crash's, not in flight
         self.replaced = False  # a write found the root replaced: the registry loads it afresh
-        self._git_lock: str | None = None  # the git index lock the last write waited for
         self._git_changes = 0  # outside changes being read after git worked: they say `git`
         self._closed = anyio.Event()  # set by `close`: a wait for git ends there
         self._sweep_scope = anyio.CancelScope()
         self._subscribers: set[Session] = set()
         self._own_hub = WatchHub() if watches is None else None
-        self._give_way: _GiveWay | None = None  # a waiter seen: its turn comes first
-        self._waiting_since: float | None = None  # writers seen waiting since (anyio's clock)
-        self._last_sighting = 0.0
         self._hub = watches or self._own_hub or WatchHub()
+        self.lock = WorkspaceLock(
+            root, self.memory_dir, preparation=self, hub=self._hub, timeout=lock_timeout
+        )
+        """The write lock every actor commits under (`write_lock.WorkspaceLock`)."""
         self.sources = WorkspaceSources(root)  # as searches see them (the watcher reports)
         self.watcher = WorkspaceWatcher(
-            root, self.memory_dir, self._external_change, self._hub, on_lock=self._lock_event
+            root, self.memory_dir, self._external_change, self._hub, on_lock=self.lock.lock_event
         )
         self.sources.watch = self.watcher.serve_sources(self.sources.changed)
         self.in_use = 0
@@ -185,28 +161,18 @@ class Workspace:
         """Set once `run` has returned: every actor drained and stopped."""
         self.usage = UsageStore(root, clock=clock)
         self._usage_scope = anyio.CancelScope()
-        self._keeper_scope = anyio.CancelScope()
         self.actors = {
             category: CategoryActor(
                 self.memory_dir,
                 category,
                 archive=self.archive,
                 clock=clock,
-                write_lock=self,
+                write_lock=self.lock,
                 on_change=self._publish,
                 handed=(handed or {}).get(category),
             )
             for category in CATEGORIES
         }
-
-    @property
-    def lock_timeout(self) -> float:
-        """How long a write waits for another tool's `.memory/.lock`, in seconds."""
-        return self._dir_lock.timeout
-
-    @lock_timeout.setter
-    def lock_timeout(self, seconds: float) -> None:
-        self._dir_lock.timeout = seconds
 
     @property
     def max_file_bytes(self) -> int:
@@ -220,7 +186,7 @@ class Workspace:
 
     def apply(self, limits: Limits) -> None:
         """Make every write and load from now on keep to `limits`."""
-        self.lock_timeout = limits.lock_timeout
+        self.lock.lock_timeout = limits.lock_timeout
         self.max_file_bytes = limits.max_file_bytes
         self.max_archive_bytes = limits.max_archive_bytes
 
@@ -242,26 +208,19 @@ class Workspace:
                 loading.start_soon(anyio.to_thread.run_sync, self.usage.load)
                 loading.start_soon(anyio.to_thread.run_sync, self._check_at_load)
                 # A `.lock` memd cannot judge by its pid ages from here, before any write waits.
-                loading.start_soon(anyio.to_thread.run_sync, self._dir_lock.note_lock)
+                loading.start_soon(anyio.to_thread.run_sync, self.lock.note_lock)
                 for actor in self.actors.values():
                     loading.start_soon(tg.start, actor.run)
             await tg.start(self.watcher.run)
             tg.start_soon(self.sources.run)
             tg.start_soon(self._sweep_at_load)
             tg.start_soon(self._keep_usage)
-            tg.start_soon(self._keep_lock_fresh)
+            tg.start_soon(self.lock.keep_fresh)
             task_status.started()
 
     async def _keep_usage(self) -> None:
         with self._usage_scope:
             await self.usage.keep_saving()
-
-    async def _keep_lock_fresh(self) -> None:
-        with self._keeper_scope:
-            while True:
-                await anyio.sleep(REFRESH_INTERVAL)
-                if self._dir_lock.is_held:
-                    await anyio.to_thread.run_sync(self._dir_lock.refresh_if_held_long)
 
     def close(self) -> None:
         """Stop taking writes and stop watching; queued writes still finish."""
@@ -271,7 +230,7 @@ class Workspace:
             self._own_hub.stop()
         self._sweep_scope.cancel()
         self._usage_scope.cancel()  # saves the usage history once more
-        self._keeper_scope.cancel()  # writes in progress are short; a stuck one is not refreshed
+        self.lock.close()  # writes in progress are short; a stuck one is not refreshed
         self.sources.stop()  # a look in progress is left to its worker thread
         for actor in self.actors.values():
             actor.close()
@@ -285,133 +244,15 @@ class Workspace:
     def idle_for(self, now: float) -> float:
         """Return how long the workspace has been idle at `now` (anyio's clock): 0 while a
         request holds it, a session subscribes to it or a write holds its lock."""
-        if self.in_use or self._subscribers or self._mutex.locked() or self._dir_lock.is_held:
+        if self.in_use or self._subscribers or self.lock.is_held:
             return 0.0
         return max(0.0, now - self.last_used)
 
-    def lock_timeout_error(self) -> RpcError:
-        """Return the error for a write that waited `lock_timeout` seconds for the lock (or for
-        git to finish)."""
-        if self._git_lock is None:
-            return self._dir_lock.timeout_error()
-        return LockTimeout(
-            f"git has been working in this repository for over {self.lock_timeout:g} s "
-            f"({self._git_lock} exists), so memd wrote nothing to {self.memory_dir}; retry once "
-            "it finishes, or remove that file if no git command is running.",
-            data={"path": self._git_lock},
-        )
-
-    async def try_write(
-        self, work: Callable[[LockCheck], T], *, deadline: float, staging: Staging | None = None
-    ) -> T | Busy:
-        """Run blocking `work(check)` in one worker thread while holding the write lock; `check`
-        raises if another process broke `.memory/.lock` meanwhile (call it right before each
-        rename). The in-process lock is waited for until `deadline` (anyio's clock); HackLM's
-        lock is tried once. Debris left by a crash is removed under the lock first, once.
-        `staging` runs around the hold, in the same call (`write_lock.Staging`).
-
-        Returns:
-            What `work` returned, or BUSY (without running `work`) if another process holds
-            `.memory/.lock`: back off and try again.
-
-        Raises:
-            LockTimeout: memd's own writers kept the in-process lock until `deadline`.
-            Exception: whatever `work` raises.
-        """
-        await self.wait_turn(deadline)
-        try:
-            self._mutex.acquire_nowait()
-        except anyio.WouldBlock:
-            acquired = False
-            with anyio.move_on_at(deadline):
-                await self._mutex.acquire()
-                acquired = True
-            if not acquired:
-                raise self._dir_lock.timeout_error() from None
-        try:
-            if work is _nothing and ((self._swept and self._created) or not self.has_memory_dir()):
-                # A sweep with nothing left to do, or whose `.memory/` went away meanwhile (a
-                # sweep never makes it: only a write does).
-                return None  # type: ignore[return-value]
-            done = await anyio.to_thread.run_sync(
-                staged_run,
-                staging,
-                self._dir_lock.try_run,
-                functools.partial(self._prepared_first, work),
-            )
-        except storage.NotNow as busy:
-            self._git_lock = busy.args[0]  # None: waiting for new files to settle
-            return BUSY
-        finally:
-            self._mutex.release()
-            if self._dir_lock.waiter_seen:  # someone read our lock: a writer is waiting
-                self._dir_lock.waiter_seen = False
-                self._saw_waiter(self._dir_lock.waiter_read_ns)
-        self._git_lock = None
-        return done
-
-    def _saw_waiter(self, read_ns: int) -> None:
-        """A writer read our lock at `read_ns` (epoch ns) and is waiting. Writers seen waiting
-        for PATIENCE seconds in a row (no pause of GIVE_WAY_MAX between two sightings, no turn
-        given meanwhile) get memd to give way: it still commits until GIVE_WAY_AHEAD before the
-        waiter's soonest retry (HACKLM_FIRST_SLEEP after its read), then takes no lock until a
-        waiter's lock has come and gone."""
-        now = anyio.current_time()
-        read_at = now - min(max(0.0, (time.time_ns() - read_ns) / 1e9), GIVE_WAY_MAX)
-        if self._waiting_since is None or read_at - self._last_sighting > GIVE_WAY_MAX:
-            self._waiting_since = read_at
-        self._last_sighting = read_at
-        if self._give_way is not None and not self._give_way.done.is_set():
-            return  # giving way already: its moment stands
-        if read_at - self._waiting_since < PATIENCE:
-            return
-        self._waiting_since = None  # a turn is given: the next wait counts afresh
-        begin = max(now, read_at + HACKLM_FIRST_SLEEP - GIVE_WAY_AHEAD)
-        self._give_way = _GiveWay(begin, begin + GIVE_WAY_MAX)
-
-    async def wait_turn(self, deadline: float = math.inf) -> None:
-        """Return once a writer seen waiting for `.memory/.lock` has had its turn, or
-        GIVE_WAY_MAX seconds after memd began giving way (or at `deadline`, anyio's clock); at
-        once if none was seen, or while it still sleeps before its retry."""
-        way = self._give_way
-        if way is None:
-            return
-        if not way.done.is_set() and anyio.current_time() < way.begin:
-            return  # it is still asleep: this commit ends before it retries
-        if not way.done.is_set():
-            self._hub.hurry(True)  # the lock's events, as they come
-            try:
-                with anyio.move_on_at(min(way.until, deadline)):
-                    await way.done.wait()
-            finally:
-                self._hub.hurry(False)
-        if self._give_way is way:
-            self._give_way = None
-
-    def _lock_event(self, mask: int) -> None:
-        """An event on `.memory/.lock` (from the watcher): a record written into it is another
-        writer's lock (memd links its lock into place, written beforehand); its removal after
-        that ends memd's giving way."""
-        way = self._give_way
-        if way is None:
-            return
-        if mask & inotify.IN_CLOSE_WRITE:
-            way.appeared = True
-        elif way.appeared and mask & (inotify.IN_DELETE | inotify.IN_MOVED_FROM):
-            way.done.set()
-
-    def _prepared_first(self, work: Callable[[LockCheck], T], check: LockCheck) -> T:
-        """Run `work` under the lock, with a check that also stops it while git works; first
-        (once) remove debris and create the missing category files. A store waits until files
-        memd created have existed FIRST_USE_SETTLE seconds (raises NotNow before that)."""
-
-        def check_git_too() -> None:
-            check()
-            held = git_state.index_lock_held(self.root)
-            if held is not None:
-                raise storage.NotNow(held)
-
-        check_git_too()
+    def prepare_under_lock(self, *, sweeping: bool) -> None:
+        """Under the lock, before each hold's work (`write_lock.Preparation`): check the root;
+        first (once) remove debris and create the missing category files. A store waits until
+        files memd created have existed FIRST_USE_SETTLE seconds (raises NotNow before that);
+        a hold for this alone (`sweeping`) does not."""
         self._check_root()
         if not self._swept:
             for name in storage.remove_debris(self.memory_dir, before_ns=self._loaded_ns):
@@ -421,9 +262,13 @@ class Workspace:
             if self._create_missing_files():
                 self._settled_at = time.monotonic() + FIRST_USE_SETTLE
             self._created = True
-        if work is not _nothing and time.monotonic() < self._settled_at:
+        if not sweeping and time.monotonic() < self._settled_at:
             raise storage.NotNow(None)  # HackLM may be between its check and its header
-        return work(check_git_too)
+
+    def nothing_to_prepare(self) -> bool:
+        """Return True if a sweep has nothing left to do, or `.memory/` went away (a sweep never
+        makes it: only a write does)."""
+        return (self._swept and self._created) or not self.has_memory_dir()
 
     def _check_root(self) -> None:
         """Refuse to write through a root that is no longer the directory loaded (blocking).
@@ -492,11 +337,8 @@ class Workspace:
         with self._sweep_scope:
             if not await anyio.to_thread.run_sync(self._needs_preparing):
                 return
-            backoff = Backoff(anyio.current_time() + self._dir_lock.timeout)
             try:
-                # A write may sweep first (under the mutex, try_write then skips the lock).
-                while isinstance(await self.try_write(_nothing, deadline=backoff.deadline), Busy):
-                    await backoff.pause(self._dir_lock.timeout_error)
+                await self.lock.prepare_now()
             except RpcError as error:
                 logger.warning("left debris in %s for now: %s", self.memory_dir, error.message)
 
@@ -635,17 +477,6 @@ class Workspace:
             session.offer(self.root, frame)
 
 
-class _GiveWay:
-    """memd giving way to a writer seen waiting for the lock: from `begin` until `done` (its
-    lock appeared and went) or `until` (anyio's clock)."""
-
-    def __init__(self, begin: float, until: float) -> None:
-        self.begin = begin
-        self.until = until
-        self.appeared = False
-        self.done = anyio.Event()
-
-
 class Limits(NamedTuple):
     """The limits a daemon's settings put on writes and loads (see `memd.config`)."""
 
@@ -667,7 +498,3 @@ class Limits(NamedTuple):
 
 
 DEFAULT_LIMITS = Limits()
-
-
-def _nothing(check: LockCheck) -> None:
-    """The write of a sweep: nothing but taking the lock (which removes debris first)."""

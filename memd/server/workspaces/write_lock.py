@@ -12,16 +12,35 @@ fsync, the directory's fsync) is kept out of the hold.
 from __future__ import annotations
 
 import contextlib
+import functools
+import math
+import time
 from collections.abc import Callable
 from typing import Protocol, TypeVar
 
 import anyio
 
 from memd.core.format.limits import LOCK_TIMEOUT
-from memd.fs.lock_file import Busy, LockCheck
+from memd.fs import git_state, storage
+from memd.fs.lock_file import BUSY, DEFAULT_TIMEOUT, REFRESH_INTERVAL, Busy, LockCheck
+from memd.server.watch import inotify
+from memd.server.watch.watcher import WatchHub
+from memd.server.workspaces.lock_wait import Backoff, MemoryDirLock
 from memd_client.errors import LockTimeout, RpcError
 
 T = TypeVar("T")
+
+GIVE_WAY_MAX = 1.2
+"""The longest memd gives way to a writer seen waiting for `.memory/.lock`, in seconds: longer
+than HackLM's longest sleep between two attempts (1 s), so it tries once meanwhile."""
+HACKLM_FIRST_SLEEP = 0.05
+"""HackLM's sleep after its first failed attempt (50 ms x attempt, hacklm-spec.md §5.3)."""
+GIVE_WAY_AHEAD = 0.015
+"""How long before a waiter's retry memd stops taking the lock (a commit's hold)."""
+PATIENCE = 0.3
+"""memd gives way once writers have been seen waiting for this many seconds in a row (HackLM
+has then failed 3 of its 20 attempts): a short hold lets most of their retries in by itself,
+and giving way at every sighting would idle memd through every one of their sleeps."""
 
 
 class Staging(Protocol):
@@ -98,3 +117,236 @@ def staged_run(staging: Staging | None, hold: Callable[..., T], *args: object) -
         raise
     staging.after()
     return done
+
+
+class Preparation(Protocol):
+    """What the workspace does under the lock before a hold's work (blocking, in the worker
+    thread): the first-use preparation of its directory (see `workspace.Workspace`)."""
+
+    def prepare_under_lock(self, *, sweeping: bool) -> None:
+        """Run under the lock before each hold's work (`sweeping`: a hold for nothing else);
+        raise `storage.NotNow(None)` to have the attempt found BUSY."""
+
+    def nothing_to_prepare(self) -> bool:
+        """Return True if a hold for the preparation alone has nothing to do (on the loop)."""
+
+
+class WorkspaceLock:
+    """The write lock of one workspace's `.memory/`: memd's in-process mutex, then HackLM's
+    `.memory/.lock`; no write while git holds the repository's index lock; memd gives way to
+    writers seen waiting for `.lock`."""
+
+    def __init__(
+        self,
+        root: str,
+        memory_dir: str,
+        *,
+        preparation: Preparation,
+        hub: WatchHub,
+        timeout: float = DEFAULT_TIMEOUT,
+    ) -> None:
+        self.root = root
+        self.memory_dir = memory_dir
+        self._preparation = preparation
+        self._hub = hub
+        self._mutex = anyio.Lock()
+        self._dir_lock = MemoryDirLock(memory_dir, timeout=timeout)
+        self._git_lock: str | None = None  # the git index lock the last write waited for
+        self._keeper_scope = anyio.CancelScope()
+        self._give_way: _GiveWay | None = None  # a waiter seen: its turn comes first
+        self._waiting_since: float | None = None  # writers seen waiting since (anyio's clock)
+        self._last_sighting = 0.0
+
+    @property
+    def lock_timeout(self) -> float:
+        """How long a write waits for another tool's `.memory/.lock`, in seconds."""
+        return self._dir_lock.timeout
+
+    @lock_timeout.setter
+    def lock_timeout(self, seconds: float) -> None:
+        self._dir_lock.timeout = seconds
+
+    @property
+    def is_held(self) -> bool:
+        """True while a write holds the lock (or memd's own mutex)."""
+        return self._mutex.locked() or self._dir_lock.is_held
+
+    def note_lock(self) -> None:
+        """Note the `.lock` there is now, so one memd cannot judge by its pid ages from here
+        (blocking; see `lock_file.MemoryDirLock.note_lock`)."""
+        self._dir_lock.note_lock()
+
+    async def keep_fresh(self) -> None:
+        """Rewrite the lock's `ts` every REFRESH_INTERVAL seconds while a write holds it long,
+        until `close`."""
+        with self._keeper_scope:
+            while True:
+                await anyio.sleep(REFRESH_INTERVAL)
+                if self._dir_lock.is_held:
+                    await anyio.to_thread.run_sync(self._dir_lock.refresh_if_held_long)
+
+    def close(self) -> None:
+        """Stop refreshing: writes in progress are short; a stuck one is not refreshed."""
+        self._keeper_scope.cancel()
+
+    def lock_timeout_error(self) -> RpcError:
+        """Return the error for a write that waited `lock_timeout` seconds for the lock (or for
+        git to finish)."""
+        if self._git_lock is None:
+            return self._dir_lock.timeout_error()
+        return LockTimeout(
+            f"git has been working in this repository for over {self.lock_timeout:g} s "
+            f"({self._git_lock} exists), so memd wrote nothing to {self.memory_dir}; "
+            "retry once it finishes, or remove that file if no git command is running.",
+            data={"path": self._git_lock},
+        )
+
+    async def try_write(
+        self, work: Callable[[LockCheck], T], *, deadline: float, staging: Staging | None = None
+    ) -> T | Busy:
+        """Run blocking `work(check)` in one worker thread while holding the write lock; `check`
+        raises if another process broke `.memory/.lock` meanwhile (call it right before each
+        rename). The in-process lock is waited for until `deadline` (anyio's clock); HackLM's
+        lock is tried once. Debris left by a crash is removed under the lock first, once.
+        `staging` runs around the hold, in the same call (`write_lock.Staging`).
+
+        Returns:
+            What `work` returned, or BUSY (without running `work`) if another process holds
+            `.memory/.lock`: back off and try again.
+
+        Raises:
+            LockTimeout: memd's own writers kept the in-process lock until `deadline`.
+            Exception: whatever `work` raises.
+        """
+        return await self._try(work, deadline=deadline, staging=staging)
+
+    async def prepare_now(self) -> None:
+        """Take the lock for the workspace's preparation alone (a sweep at load), backing off
+        while it is held, for at most `lock_timeout` seconds; a write may prepare first (under
+        the mutex: this then skips the lock).
+
+        Raises:
+            LockTimeout: the lock was held until the timeout.
+            RpcError: as `try_write`.
+        """
+        backoff = Backoff(anyio.current_time() + self._dir_lock.timeout)
+        while isinstance(await self._try(_prepare_only, deadline=backoff.deadline), Busy):
+            await backoff.pause(self._dir_lock.timeout_error)
+
+    async def _try(
+        self,
+        work: Callable[[LockCheck], T],
+        *,
+        deadline: float,
+        staging: Staging | None = None,
+    ) -> T | Busy:
+        await self.wait_turn(deadline)
+        try:
+            self._mutex.acquire_nowait()
+        except anyio.WouldBlock:
+            acquired = False
+            with anyio.move_on_at(deadline):
+                await self._mutex.acquire()
+                acquired = True
+            if not acquired:
+                raise self._dir_lock.timeout_error() from None
+        try:
+            if work is _prepare_only and self._preparation.nothing_to_prepare():
+                # A sweep with nothing left to do, or whose `.memory/` went away meanwhile (a
+                # sweep never makes it: only a write does).
+                return None  # type: ignore[return-value]
+            done = await anyio.to_thread.run_sync(
+                staged_run,
+                staging,
+                self._dir_lock.try_run,
+                functools.partial(self._prepared_first, work),
+            )
+        except storage.NotNow as busy:
+            self._git_lock = busy.args[0]  # None: waiting for new files to settle
+            return BUSY
+        finally:
+            self._mutex.release()
+            if self._dir_lock.waiter_seen:  # someone read our lock: a writer is waiting
+                self._dir_lock.waiter_seen = False
+                self._saw_waiter(self._dir_lock.waiter_read_ns)
+        self._git_lock = None
+        return done
+
+    def _prepared_first(self, work: Callable[[LockCheck], T], check: LockCheck) -> T:
+        """Run `work` under the lock, with a check that also stops it while git works; first
+        the workspace's preparation (which may raise NotNow)."""
+
+        def check_git_too() -> None:
+            check()
+            held = git_state.index_lock_held(self.root)
+            if held is not None:
+                raise storage.NotNow(held)
+
+        check_git_too()
+        self._preparation.prepare_under_lock(sweeping=work is _prepare_only)
+        return work(check_git_too)
+
+    def _saw_waiter(self, read_ns: int) -> None:
+        """A writer read our lock at `read_ns` (epoch ns) and is waiting. Writers seen waiting
+        for PATIENCE seconds in a row (no pause of GIVE_WAY_MAX between two sightings, no turn
+        given meanwhile) get memd to give way: it still commits until GIVE_WAY_AHEAD before the
+        waiter's soonest retry (HACKLM_FIRST_SLEEP after its read), then takes no lock until a
+        waiter's lock has come and gone."""
+        now = anyio.current_time()
+        read_at = now - min(max(0.0, (time.time_ns() - read_ns) / 1e9), GIVE_WAY_MAX)
+        if self._waiting_since is None or read_at - self._last_sighting > GIVE_WAY_MAX:
+            self._waiting_since = read_at
+        self._last_sighting = read_at
+        if self._give_way is not None and not self._give_way.done.is_set():
+            return  # giving way already: its moment stands
+        if read_at - self._waiting_since < PATIENCE:
+            return
+        self._waiting_since = None  # a turn is given: the next wait counts afresh
+        begin = max(now, read_at + HACKLM_FIRST_SLEEP - GIVE_WAY_AHEAD)
+        self._give_way = _GiveWay(begin, begin + GIVE_WAY_MAX)
+
+    async def wait_turn(self, deadline: float = math.inf) -> None:
+        """Return once a writer seen waiting for `.memory/.lock` has had its turn, or
+        GIVE_WAY_MAX seconds after memd began giving way (or at `deadline`, anyio's clock); at
+        once if none was seen, or while it still sleeps before its retry."""
+        way = self._give_way
+        if way is None:
+            return
+        if not way.done.is_set() and anyio.current_time() < way.begin:
+            return  # it is still asleep: this commit ends before it retries
+        if not way.done.is_set():
+            self._hub.hurry(True)  # the lock's events, as they come
+            try:
+                with anyio.move_on_at(min(way.until, deadline)):
+                    await way.done.wait()
+            finally:
+                self._hub.hurry(False)
+        if self._give_way is way:
+            self._give_way = None
+
+    def lock_event(self, mask: int) -> None:
+        """An event on `.memory/.lock` (from the watcher): a record written into it is another
+        writer's lock (memd links its lock into place, written beforehand); its removal after
+        that ends memd's giving way."""
+        way = self._give_way
+        if way is None:
+            return
+        if mask & inotify.IN_CLOSE_WRITE:
+            way.appeared = True
+        elif way.appeared and mask & (inotify.IN_DELETE | inotify.IN_MOVED_FROM):
+            way.done.set()
+
+
+class _GiveWay:
+    """memd giving way to a writer seen waiting for the lock: from `begin` until `done` (its
+    lock appeared and went) or `until` (anyio's clock)."""
+
+    def __init__(self, begin: float, until: float) -> None:
+        self.begin = begin
+        self.until = until
+        self.appeared = False
+        self.done = anyio.Event()
+
+
+def _prepare_only(check: LockCheck) -> None:
+    """The write of a sweep: nothing but taking the lock (which prepares the directory first)."""
