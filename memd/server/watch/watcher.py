@@ -106,7 +106,8 @@ at again by age instead."""
 CONTENT_ONLY = inotify.IN_MODIFY | inotify.IN_CLOSE_WRITE | inotify.IN_ATTRIB
 """The events that change a file's content or metadata, never which names exist."""
 LockCallback = Callable[[int], None]
-"""Told the inotify mask of each event on `.memory/.lock` (see `Workspace.give_way`)."""
+"""Told the inotify mask of each event on `.memory/.lock` (see
+`workspaces.write_lock.WorkspaceLock.lock_event`)."""
 WatchMode = Literal["starting", "inotify", "watchfiles", "on-access", "stopped"]
 Role = Literal["memory", "root", "sources"]
 Placement = Literal["watched", "waiting", "missing", "full", "failed"]

@@ -12,19 +12,14 @@ Rules:
   drain their queues and stop, its watches go, its usage history is saved and every spelling of
   its path is forgotten. A request for it while it unloads waits for the unload to finish and
   then loads it again; no request ever gets a closed workspace.
-- Every write to a file in `.memory/` holds the write lock: first an in-process lock (so memd's
-  five actors never contend through the lock file), then HackLM's `.memory/.lock` (so HackLM and
-  other tools never interleave with memd). `try_write` takes `.memory/.lock`, writes and releases
-  it in one worker-thread call (a `Staging` writing the file before and syncing after it), so a
-  commit costs one thread hop; an actor whose `try_write`
-  finds it held (BUSY) backs off and tries again until the lock timeout. The archive is only
-  appended under it. While a write is in progress, `keep_lock_fresh` rewrites the lock's `ts`
-  every REFRESH_INTERVAL seconds, so HackLM never breaks a long hold as stale.
+- Every write to a file in `.memory/` holds the workspace's one write lock, `lock` (a
+  `write_lock.WorkspaceLock`: memd's in-process mutex and HackLM's `.memory/.lock`, no write
+  while git works, giving way to HackLM; its rules are there). The actors commit through it; the
+  archive is only appended under it. The workspace keeps what is prepared under it
+  (`prepare_under_lock`, below).
 - memd's own temp files (and stale locks renamed aside) left by a crash are removed under the
-  write lock, when the workspace loads and before its first write; they are never read as data.
-  A `.lock` found at load is taken once, which breaks it if its holder is gone; a `.lock` that
-  cannot be judged by its pid (another user's, pid 1, a `ts` in the future) is stale once memd
-  has seen it, from the load on, for 10 s (see `hacklm_lock`).
+  write lock, when the workspace loads (if `.memory/` holds debris, a `.lock` or lacks a file:
+  `lock.prepare_now`) and before its first write; they are never read as data.
 - A `.memory` that is a symbolic link is never followed: loading, reading, sweeping and locking
   create, rename and delete nothing through it, and writes are refused (1004).
 - Missing category files are created (with their header, never over a file that appeared)
@@ -39,25 +34,13 @@ Rules:
   another directory, or by a link, perhaps to the user-wide memory) gets nothing written
   through it: the write is refused (1006, retry), `replaced` is set, and the registry loads the
   path afresh on the next request (refused there if it now names the user-wide memory).
-- HackLM gets its turn. A commit holds `.memory/.lock` only to check and rename (its file is
-  written and fsynced before, the rename made durable after), so most of a waiting HackLM's
-  retries find it free. And once writers have been seen waiting for PATIENCE seconds in a row
-  (someone read `.memory/.lock` during memd's holds: HackLM does each time it finds it held,
-  see `lock_file`, `waiter_seen`), memd takes the lock again only until just before the
-  waiter's next retry (HACKLM_FIRST_SLEEP after its read, by the lock's access time), and then
-  not until a waiter's own lock has appeared and gone (its record written into `.lock`, then
-  `.lock` removed, as the watcher sees them) or GIVE_WAY_MAX seconds have passed; memd's
-  stores queue meanwhile and share the next commit (`wait_turn`). Without inotify only the
-  bound ends it.
-- Nothing is written while git is working in the workspace's repository (its `index.lock`
-  exists: see `git_state`): a write then backs off like one that finds `.memory/.lock` held.
 - Outside changes are read once git is done (`_external_change`): a checkout, merge, rebase,
   stash or reset that rewrites several files is seen as one change a file, each `changed`
   saying `git`.
 - Subscribers get each change as a `changed` notification, built and encoded once per change.
 
-Size: one workspace: its actors, its write lock (with the sweep and the first-use files) and its
-feeds.
+Size: one workspace: its actors, what is prepared under its write lock (the root's identity,
+the sweep, the first-use files), the reading of outside changes and its feeds.
 """
 
 from __future__ import annotations
@@ -69,7 +52,7 @@ import os
 import stat
 import time
 from collections.abc import Callable, Iterable, Mapping
-from typing import NamedTuple, TypeVar
+from typing import NamedTuple
 
 import anyio
 from anyio.abc import TaskStatus
@@ -101,8 +84,6 @@ logger = logging.getLogger(__name__)
 
 FIRST_USE_SETTLE = 0.1
 """Seconds the category files memd creates exist before a store writes into them."""
-
-T = TypeVar("T")
 
 GIT_WAIT_MAX = 30.0
 """The longest an outside change waits for git to finish before it is read anyway (a git that
@@ -420,8 +401,8 @@ class Workspace:
 
     def archive(self, records: list[ArchivedEntry]) -> None:
         """Append `records` to the archive durably, all or nothing. Blocks: called in a
-        `try_write` (under the write lock), before the entries leave their file. An archive that
-        would pass `max_archive_bytes` is first moved aside to `archive-<today>.md` (never
+        `lock.try_write` (under the write lock), before the entries leave their file. An archive
+        that would pass `max_archive_bytes` is first moved aside to `archive-<today>.md` (never
         deleted; logged) and a new one is started.
 
         Raises:

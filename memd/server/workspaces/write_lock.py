@@ -1,12 +1,38 @@
-"""The write lock an actor commits under, as the actor sees it: `WriteLock` (the workspace's,
-memd's own writers and HackLM's `.memory/.lock`: see `workspace.Workspace.try_write`), and
-`Unlocked` for a directory no other writer uses (and tests).
+"""The write lock an actor commits under: `WriteLock` as the actor sees it, `WorkspaceLock` (a
+workspace's: memd's own writers and HackLM's `.memory/.lock`), and `Unlocked` for a directory no
+other writer uses (and tests).
 
-Rule: `try_write` runs blocking `work(check)` in a worker thread while holding the lock, or
-returns BUSY without running it; `check` is called right before each rename. A `Staging`'s
-`before` runs in the same worker-thread call before the lock is tried, and its `after` once
-the lock is released, however the attempt ended: the slow part of a write (the temp file and its
-fsync, the directory's fsync) is kept out of the hold.
+Rules:
+- `try_write` runs blocking `work(check)` in a worker thread while holding the lock, or returns
+  BUSY without running it; `check` is called right before each rename. A `Staging`'s `before`
+  runs in the same worker-thread call before the lock is tried, and its `after` once the lock is
+  released, however the attempt ended: the slow part of a write (the temp file and its fsync,
+  the directory's fsync) is kept out of the hold.
+- A workspace's lock is first an in-process mutex (so memd's five actors never contend through
+  the lock file), then HackLM's `.memory/.lock` (so HackLM and other tools never interleave with
+  memd; the file protocol is `memd.fs.lock_file`). `try_write` takes `.memory/.lock`, writes and
+  releases it in one worker-thread call, so a commit costs one thread hop; an actor whose
+  `try_write` finds it held (BUSY) backs off and tries again until the lock timeout. While a
+  write is in progress, `keep_fresh` rewrites the lock's `ts` every REFRESH_INTERVAL seconds,
+  so HackLM never breaks a long hold as stale.
+- A `.lock` found at load is taken once (`prepare_now`, if the workspace has anything to
+  prepare), which breaks it if its holder is gone; a `.lock` that cannot be judged by its pid
+  (another user's, pid 1, a `ts` in the future) is stale once memd has seen it, from the load on
+  (`note_lock`), for 10 s (see `lock_file`).
+- Under the lock, before the work, the workspace prepares its directory (`Preparation`: the
+  root's identity, the debris of a crash, the first-use files); it may answer "not now" (BUSY).
+- Nothing is written while git is working in the workspace's repository (its `index.lock`
+  exists: see `git_state`): a write then backs off like one that finds `.memory/.lock` held,
+  and its timeout error names git's lock.
+- HackLM gets its turn. A commit holds `.memory/.lock` only to check and rename, so most of a
+  waiting HackLM's retries find it free. And once writers have been seen waiting for PATIENCE
+  seconds in a row (someone read `.memory/.lock` during memd's holds: HackLM does each time it
+  finds it held, see `lock_file`, `waiter_seen`), memd takes the lock again only until just
+  before the waiter's next retry (HACKLM_FIRST_SLEEP after its read, by the lock's access time),
+  and then not until a waiter's own lock has appeared and gone (its record written into
+  `.lock`, then `.lock` removed, as the watcher reports them to `lock_event`) or GIVE_WAY_MAX
+  seconds have passed; memd's stores queue meanwhile and share the next commit (`wait_turn`).
+  Without inotify only the bound ends it.
 """
 
 from __future__ import annotations
@@ -55,7 +81,7 @@ class Staging(Protocol):
 
 
 class WriteLock(Protocol):
-    """The write lock of the actor's directory (see `workspace.Workspace.try_write`)."""
+    """The write lock of the actor's directory (`WorkspaceLock`, `Unlocked`)."""
 
     @property
     def lock_timeout(self) -> float:
@@ -134,7 +160,7 @@ class Preparation(Protocol):
 class WorkspaceLock:
     """The write lock of one workspace's `.memory/`: memd's in-process mutex, then HackLM's
     `.memory/.lock`; no write while git holds the repository's index lock; memd gives way to
-    writers seen waiting for `.lock`."""
+    writers seen waiting for `.lock` (the module's rules)."""
 
     def __init__(
         self,
@@ -145,6 +171,8 @@ class WorkspaceLock:
         hub: WatchHub,
         timeout: float = DEFAULT_TIMEOUT,
     ) -> None:
+        """`root`: the repository git's index lock is looked for in; `hub`: the watch hub the
+        lock's events come through (hurried while memd gives way)."""
         self.root = root
         self.memory_dir = memory_dir
         self._preparation = preparation
@@ -206,13 +234,14 @@ class WorkspaceLock:
     ) -> T | Busy:
         """Run blocking `work(check)` in one worker thread while holding the write lock; `check`
         raises if another process broke `.memory/.lock` meanwhile (call it right before each
-        rename). The in-process lock is waited for until `deadline` (anyio's clock); HackLM's
-        lock is tried once. Debris left by a crash is removed under the lock first, once.
-        `staging` runs around the hold, in the same call (`write_lock.Staging`).
+        rename, it also stops the work while git works). The in-process lock is waited for until
+        `deadline` (anyio's clock); HackLM's lock is tried once. The workspace's `Preparation`
+        runs under the lock first. `staging` runs around the hold, in the same call.
 
         Returns:
             What `work` returned, or BUSY (without running `work`) if another process holds
-            `.memory/.lock`: back off and try again.
+            `.memory/.lock`, git holds its index lock, or the preparation said not now: back
+            off and try again.
 
         Raises:
             LockTimeout: memd's own writers kept the in-process lock until `deadline`.
