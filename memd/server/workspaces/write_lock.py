@@ -200,8 +200,8 @@ class WorkspaceLock:
         return self._mutex.locked() or self._dir_lock.is_held
 
     def note_lock(self) -> None:
-        """Note the `.lock` there is now, so one memd cannot judge by its pid ages from here
-        (blocking; see `lock_file.MemoryDirLock.note_lock`)."""
+        """Note the `.lock` there is now (blocking, at load): if memd cannot judge it by its
+        pid, its age counts from here (see `lock_file.MemoryDirLock.note_lock`)."""
         self._dir_lock.note_lock()
 
     async def keep_fresh(self) -> None:
@@ -247,28 +247,6 @@ class WorkspaceLock:
             LockTimeout: memd's own writers kept the in-process lock until `deadline`.
             Exception: whatever `work` raises.
         """
-        return await self._try(work, deadline=deadline, staging=staging)
-
-    async def prepare_now(self) -> None:
-        """Take the lock for the workspace's preparation alone (a sweep at load), backing off
-        while it is held, for at most `lock_timeout` seconds; a write may prepare first (under
-        the mutex: this then skips the lock).
-
-        Raises:
-            LockTimeout: the lock was held until the timeout.
-            RpcError: as `try_write`.
-        """
-        backoff = Backoff(anyio.current_time() + self._dir_lock.timeout)
-        while isinstance(await self._try(_prepare_only, deadline=backoff.deadline), Busy):
-            await backoff.pause(self._dir_lock.timeout_error)
-
-    async def _try(
-        self,
-        work: Callable[[LockCheck], T],
-        *,
-        deadline: float,
-        staging: Staging | None = None,
-    ) -> T | Busy:
         await self.wait_turn(deadline)
         try:
             self._mutex.acquire_nowait()
@@ -300,6 +278,19 @@ class WorkspaceLock:
                 self._saw_waiter(self._dir_lock.waiter_read_ns)
         self._git_lock = None
         return done
+
+    async def prepare_now(self) -> None:
+        """Take the lock for the workspace's preparation alone (a sweep at load), backing off
+        while it is held, for at most `lock_timeout` seconds; a write may prepare first (under
+        the mutex: this then skips the lock).
+
+        Raises:
+            LockTimeout: the lock was held until the timeout.
+            RpcError: as `try_write`.
+        """
+        backoff = Backoff(anyio.current_time() + self._dir_lock.timeout)
+        while isinstance(await self.try_write(_prepare_only, deadline=backoff.deadline), Busy):
+            await backoff.pause(self._dir_lock.timeout_error)
 
     def _prepared_first(self, work: Callable[[LockCheck], T], check: LockCheck) -> T:
         """Run `work` under the lock, with a check that also stops it while git works; first
