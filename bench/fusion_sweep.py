@@ -28,7 +28,7 @@ from bench import coding_memory, locomo, longmemeval
 from memd.core.format import mdformat
 from memd.core.format.categories import CATEGORIES, Category
 from memd.core.search.fusion import fuse
-from memd.core.search.index import CategoryIndex
+from memd.core.search.index import SearchIndex
 from memd.core.search.ranking import build_index, search
 from memd.semantic.embedder import Embedder, load
 
@@ -114,7 +114,7 @@ def _coding_memory(embedder: Embedder, pooled: bool, max_projects: int | None) -
         layout = coding_memory.Layout()
         for project in group:
             layout.add(project, coding_memory.data_dir() / project / ".memory")
-        indexes: list[tuple[Category, CategoryIndex]] = []
+        indexes: list[tuple[Category, SearchIndex]] = []
         keys: dict[tuple[str, int], tuple[str, str]] = {}
         texts: list[str] = []
         ids: list[tuple[str, int]] = []

@@ -15,8 +15,8 @@ from memd.core.search.ranking import (
     SPREAD_HIGH,
     SPREAD_LOW,
     B,
-    CategoryIndex,
     Hit,
+    SearchIndex,
     SearchResult,
     build_index,
     length_normalisation,
@@ -45,7 +45,7 @@ def _entries(contents: tuple[str, ...] | list[str], *, first_line: int = 5) -> l
     ]
 
 
-def _one(contents: tuple[str, ...] | list[str]) -> list[tuple[Category, CategoryIndex]]:
+def _one(contents: tuple[str, ...] | list[str]) -> list[tuple[Category, SearchIndex]]:
     return [(Category.INSTRUCTION, build_index(_entries(contents)))]
 
 
@@ -205,7 +205,7 @@ def test_build_index_does_not_depend_on_entry_order() -> None:
         )
 
 
-def _one_index(entries: list[Entry]) -> list[tuple[Category, CategoryIndex]]:
+def _one_index(entries: list[Entry]) -> list[tuple[Category, SearchIndex]]:
     return [(Category.PREFERENCE, build_index(entries))]
 
 
@@ -216,7 +216,7 @@ _workspaces = st.dictionaries(st.sampled_from(CATEGORIES), _category_entries, ma
 _queries = st.lists(st.sampled_from(_WORDS), max_size=4).map(" ".join)
 
 
-def _indexes(workspace: dict[Category, list[Entry]]) -> list[tuple[Category, CategoryIndex]]:
+def _indexes(workspace: dict[Category, list[Entry]]) -> list[tuple[Category, SearchIndex]]:
     return [(category, build_index(entries)) for category, entries in workspace.items()]
 
 

@@ -71,11 +71,11 @@ from memd.core.search import shelves
 from memd.core.search.index import (
     CLASS_SHIFT,
     DOC_MASK,
-    CategoryIndex,
     IndexBuild,
     LengthMoments,
     Ranked,
     Saturations,
+    SearchIndex,
     TermView,
     build_index,
     changed_entries,
@@ -110,10 +110,10 @@ __all__ = [
     "STOP_WORDS",
     "B",
     "Boost",
-    "CategoryIndex",
     "Hit",
     "IndexBuild",
     "Keep",
+    "SearchIndex",
     "SearchResult",
     "build_index",
     "changed_entries",
@@ -180,7 +180,7 @@ class SearchResult(msgspec.Struct, Generic[K], frozen=True, kw_only=True):
 
 
 def search(
-    indexes: Sequence[tuple[K, CategoryIndex]],
+    indexes: Sequence[tuple[K, SearchIndex]],
     query: str,
     *,
     limit: int,
@@ -239,7 +239,7 @@ def length_normalisation(spread: float) -> float:
 
 def length_spread(moments: Sequence[LengthMoments]) -> float:
     """Return the standard deviation of ln(1 + length) over the entries of several indexes
-    (each given by its `CategoryIndex.length_moments`); 0.0 without entries."""
+    (each given by its `SearchIndex.length_moments`); 0.0 without entries."""
     count = sum(found[0] for found in moments)
     if not count:
         return 0.0
@@ -273,7 +273,7 @@ class _Plan:
 
     def __init__(
         self,
-        ordered: Sequence[tuple[Any, CategoryIndex]],
+        ordered: Sequence[tuple[Any, SearchIndex]],
         weights: dict[str, float],
         *,
         smallest: float,
@@ -362,7 +362,7 @@ class _Best:
         elif final > self.finals[0]:
             heapq.heapreplace(self.finals, final)
 
-    def hits(self, ordered: Sequence[tuple[Any, CategoryIndex]]) -> tuple[Hit[Any], ...]:
+    def hits(self, ordered: Sequence[tuple[Any, SearchIndex]]) -> tuple[Hit[Any], ...]:
         """The best `limit` candidates as hits, best first."""
         best = heapq.nsmallest(self.limit, self.candidates, key=lambda item: item[:3])
         return tuple(
@@ -558,7 +558,7 @@ class _Found:
         best: _Best,
         number: int,
         category: Any,
-        index: CategoryIndex,
+        index: SearchIndex,
         boost: Boost[Any] | None,
     ) -> None:
         self.best = best
@@ -677,7 +677,7 @@ def _search_every_match(
     return SearchResult(hits=best.hits(plan.ordered), total=total)
 
 
-def _expansions(ordered: Sequence[tuple[Any, CategoryIndex]], prefix: str) -> list[str]:
+def _expansions(ordered: Sequence[tuple[Any, SearchIndex]], prefix: str) -> list[str]:
     """The indexed words a partial query word may mean: those starting with it, the most
     frequent first (then alphabetical), at most PREFIX_EXPANSIONS."""
     frequency: dict[str, int] = {}
@@ -689,7 +689,7 @@ def _expansions(ordered: Sequence[tuple[Any, CategoryIndex]], prefix: str) -> li
 
 
 def _list_all(
-    ordered: Sequence[tuple[Any, CategoryIndex]], limit: int, keep: Keep[Any] | None
+    ordered: Sequence[tuple[Any, SearchIndex]], limit: int, keep: Keep[Any] | None
 ) -> SearchResult[Any]:
     """Return every entry (that `keep` accepts) in (category, line) order with score 0.0: the
     empty-query listing."""

@@ -39,7 +39,7 @@ import anyio
 from memd.core.format.categories import CATEGORIES, Category
 from memd.core.format.mdformat import Entry
 from memd.core.search import context as prompt_block, fusion, ranking
-from memd.core.search.index import CategoryIndex
+from memd.core.search.index import SearchIndex
 from memd.core.search.shelves import Key, Shelf
 from memd.core.sources.chunks import Chunk
 from memd.core.sources.selection import pattern_matches
@@ -123,7 +123,7 @@ class Searchable:
     with one index a file."""
 
     def __init__(self, searched: Mapping[Key, Shelved]) -> None:
-        self.indexes: list[tuple[Key, CategoryIndex]] = []
+        self.indexes: list[tuple[Key, SearchIndex]] = []
         self.segments: dict[Key, SourcesIndex] = {}
         for key, shelved in searched.items():
             if isinstance(shelved.snapshot, Snapshot):

@@ -49,7 +49,7 @@ from memd.core.format.categories import CATEGORY_FILES
 from memd.core.format.mdformat import Entry
 from memd.core.project.agent_files import BlockError, find_block
 from memd.core.search import ranking
-from memd.core.search.index import CategoryIndex
+from memd.core.search.index import SearchIndex
 from memd.core.sources.chunks import Chunk, chunk, split_lines
 from memd.core.sources.segments import segments
 from memd.core.sources.selection import resolve_sources
@@ -119,7 +119,7 @@ class SourcesIndex:
                 self.owners.append((source.path, entry))
                 numbered.append(Entry(line=len(self.owners), slug=None, content=entry.content))
         base = previous.index.forked() if previous is not None else None
-        self.index: CategoryIndex = ranking.build_index(numbered, base)
+        self.index: SearchIndex = ranking.build_index(numbered, base)
 
     def owner(self, entry: Entry) -> tuple[str, Entry]:
         """The path of the file holding an entry of `index`, and the chunk's entry there."""
