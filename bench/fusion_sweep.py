@@ -131,7 +131,7 @@ def _coding_memory(embedder: Embedder, pooled: bool, max_projects: int | None) -
             if question.project not in group or question.kind == "none":
                 continue
             hits = search(indexes, question.query, limit=len(ids)).hits
-            lexical = {(hit.category.file, hit.entry.line): hit.score for hit in hits}
+            lexical = {(hit.key.file, hit.entry.line): hit.score for hit in hits}
             cosine = dict(
                 zip(ids, (vectors @ embedder.embed([question.query])[0]).tolist(), strict=True)
             )

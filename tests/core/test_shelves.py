@@ -39,7 +39,7 @@ def test_a_memory_ranks_above_an_equal_chunk_and_a_project_entry_before_a_global
         (Category.DECISION, _index(TEXT)),
     ]
     hits = search(indexes, "integration tests", limit=3).hits
-    assert [hit.category for hit in hits] == [Category.DECISION, user_wide, chunk]
+    assert [hit.key for hit in hits] == [Category.DECISION, user_wide, chunk]
     assert hits[0].score == hits[1].score > hits[2].score
 
 

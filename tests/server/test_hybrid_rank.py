@@ -156,7 +156,7 @@ def test_the_hybrid_path_ranks_as_fusing_every_entry(seed: int) -> None:
 
     indexes = [(c, snapshot.index) for c, snapshot in snapshots.items()]
     every = ranking.search(indexes, query, limit=max(1, layout.size), boost=boost, keep=keep)
-    lexical = {(hit.category, hit.entry.line): hit.score for hit in every.hits}
+    lexical = {(hit.key, hit.entry.line): hit.score for hit in every.hits}
     cosine = {
         (category, entry.line): float(similarity)
         for category, rows in layout.parts
@@ -199,7 +199,7 @@ def test_when_the_model_has_nothing_to_say_a_query_is_answered_lexically(
     # Exactly the lexical answer: every hit, in order, with its score, and the lexical total.
     assert (mode, total) == ("lexical", lexical.total) or layout.size == 0
     assert [(c, e.line, score) for c, e, score, _ in hits] == [
-        (hit.category, hit.entry.line, hit.score) for hit in lexical.hits
+        (hit.key, hit.entry.line, hit.score) for hit in lexical.hits
     ]
     if layout.size and ranking.query_weights(query):
         semantic = p.QueryParams(workspace="/w", query=query, mode="semantic")

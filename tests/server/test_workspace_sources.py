@@ -41,7 +41,7 @@ def _hits(look: Look, query: str) -> list[tuple[str, int]]:
     searchable = Searchable.of_sources(look.segments)
     found = ranking.search(searchable.indexes, query, limit=50)
     return [
-        (hit.category.path, hit.entry.line)  # type: ignore[union-attr]
+        (hit.key.path, hit.entry.line)  # type: ignore[union-attr]
         for hit in map(searchable.hit, found.hits)
     ]
 

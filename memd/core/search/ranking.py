@@ -164,10 +164,11 @@ Keep = Callable[[K, Entry], bool]
 
 
 class Hit(msgspec.Struct, Generic[K], frozen=True, kw_only=True):
-    """One ranked entry: the key of its index (its category), the entry itself and its
-    relevance score."""
+    """One ranked entry: the key of its index (a category, a user-wide file or a sources
+    segment: a `memd.core.search.shelves.Key` in the server), the entry itself and its relevance
+    score."""
 
-    category: K
+    key: K
     entry: Entry
     score: float
 
@@ -366,7 +367,7 @@ class _Best:
         """The best `limit` candidates as hits, best first."""
         best = heapq.nsmallest(self.limit, self.candidates, key=lambda item: item[:3])
         return tuple(
-            Hit(category=ordered[number][0], entry=entry, score=-negated)
+            Hit(key=ordered[number][0], entry=entry, score=-negated)
             for negated, number, _, entry in best
         )
 
@@ -701,5 +702,5 @@ def _list_all(
                 continue
             total += 1
             if len(hits) < limit:
-                hits.append(Hit(category=category, entry=entry, score=0.0))
+                hits.append(Hit(key=category, entry=entry, score=0.0))
     return SearchResult(hits=tuple(hits), total=total)

@@ -150,10 +150,10 @@ class Searchable:
 
     def hit(self, found: ranking.Hit[Key]) -> ranking.Hit[Key]:
         """A hit under its own file's key (see `owner`)."""
-        if found.category not in self.segments:
+        if found.key not in self.segments:
             return found
-        key, entry = self.owner(found.category, found.entry)
-        return ranking.Hit(category=key, entry=entry, score=found.score)
+        key, entry = self.owner(found.key, found.entry)
+        return ranking.Hit(key=key, entry=entry, score=found.score)
 
     def per_file(self, judge: Callable[[Key, Entry], Value]) -> Callable[[Key, Entry], Value]:
         """`judge` (a filter or a boost) called with each entry's own key and entry."""
@@ -351,7 +351,7 @@ class Search:
             searchable, query, off_loop, limit=limit, min_score=min_score, boost=boost, keep=keep
         )
         hits = [
-            Found(hit.category, hit.entry, hit.score, "keyword")
+            Found(hit.key, hit.entry, hit.score, "keyword")
             for hit in map(searchable.hit, found.hits)
         ]
         return Ranked(hits, found.total, "lexical", loading)
@@ -471,7 +471,7 @@ class Search:
         when the model has nothing to say about `query` (the caller ranks lexically). Only
         those hits and the best entries by cosine are fused; the other entries the model would
         return are counted."""
-        lexical = {layout.row(hit.category, hit.entry): hit.score for hit in strong}
+        lexical = {layout.row(hit.key, hit.entry): hit.score for hit in strong}
         allowed = None
         if keep is not None:
             allowed = [row for row, (c, entry) in enumerate(layout.entries()) if keep(c, entry)]
