@@ -33,7 +33,7 @@ from memd.core.format.categories import (
     parse_category,
 )
 from memd.core.format.mdformat import Entry
-from memd.core.search import context as prompt_block
+from memd.core.search import prompt_block
 from memd.core.search.shelves import origin
 from memd.core.sources.selection import MAX_SOURCE_ENTRIES, parse_entry
 from memd.core.writes import transitions
@@ -369,7 +369,7 @@ class Methods:
         )
 
     async def context(self, params: p.ContextParams, session: Session) -> p.ContextResult:
-        """A prompt's memory block (see `memd.core.search.context` for the layers and the budget).
+        """A prompt's memory block (its layers and budget: `memd.core.search.prompt_block`).
 
         A category file that cannot be read does not fail the call (a prompt hook must not
         fail over one bad file): an unreadable Security or Instruction file is named in the

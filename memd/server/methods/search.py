@@ -38,7 +38,7 @@ import anyio
 
 from memd.core.format.categories import CATEGORIES, Category
 from memd.core.format.mdformat import Entry
-from memd.core.search import context as prompt_block, fusion, ranking
+from memd.core.search import fusion, prompt_block, ranking
 from memd.core.search.index import SearchIndex
 from memd.core.search.shelves import Key, Shelf
 from memd.core.sources.chunks import Chunk
