@@ -1,6 +1,6 @@
-"""A workspace's read-only sources as its searches see them: which files (`memd.fs.sources`),
-each one's chunks (`memd.core.sources.chunks`) and their search indexes (`SourcesIndex`, one
-a segment of files, `memd.core.sources.segments`).
+"""A workspace's read-only sources as its searches see them: which files
+(`memd.fs.source_files`), each one's chunks (`memd.core.sources.chunks`) and their search indexes
+(`SourcesIndex`, one a segment of files, `memd.core.sources.segments`).
 
 Rules:
 - One owner: the workspace (`Workspace.sources`). Nothing here ever writes.
@@ -53,7 +53,7 @@ from memd.core.search.index import SearchIndex
 from memd.core.sources.chunks import Chunk, chunk, split_lines
 from memd.core.sources.segments import segments
 from memd.core.sources.selection import resolve_sources
-from memd.fs import sources as found
+from memd.fs import source_files
 from memd.fs.storage import Fingerprint
 from memd_client.errors import RpcError
 
@@ -294,7 +294,7 @@ def look_at(root: str, configured: Sequence[str], max_bytes: int, previous: Look
     refused: list[str] = []
     project: tuple[str, ...] = ()
     try:
-        project = found.read_project_config(root).sources
+        project = source_files.read_project_config(root).sources
     except ConfigError as exc:
         refused.append(str(exc))
     try:
@@ -302,7 +302,7 @@ def look_at(root: str, configured: Sequence[str], max_bytes: int, previous: Look
     except ValueError as exc:
         refused.append(f"the sources are not usable ({exc}); memd looks at the defaults only")
         selection = resolve_sources()
-    scan = found.find_sources(root, selection, max_bytes=max_bytes)
+    scan = source_files.find_sources(root, selection, max_bytes=max_bytes)
     refused += [refusal.message for refusal in scan.refused]
     files: dict[str, SourceFile] = {}
     chunked: list[str] = []
@@ -387,10 +387,10 @@ def _read(path: str, real_path: str, max_bytes: int) -> SourceFile | None:
     """Read and chunk one source (None: it is gone).
 
     Raises:
-        RpcError: it cannot be used (as `memd.fs.sources.read_source` says).
+        RpcError: it cannot be used (as `memd.fs.source_files.read_source` says).
     """
     shown = listed_as(path)
-    read = found.read_source(real_path, max_bytes, shown=path)
+    read = source_files.read_source(real_path, max_bytes, shown=path)
     if read is None:
         return None
     text, fingerprint = read
@@ -443,9 +443,9 @@ def read_lines(source: SourceFile, first: int, last: int, max_bytes: int) -> str
     (blocking; "" when the file is gone).
 
     Raises:
-        RpcError: the file cannot be read (as `memd.fs.sources.read_source` says).
+        RpcError: the file cannot be read (as `memd.fs.source_files.read_source` says).
     """
-    read = found.read_source(source.real_path, max_bytes, shown=source.path)
+    read = source_files.read_source(source.real_path, max_bytes, shown=source.path)
     if read is None:
         return ""
     return "\n".join(split_lines(read[0])[first - 1 : last])
