@@ -35,7 +35,7 @@ from memd.core.format.categories import (
 from memd.core.format.mdformat import Entry
 from memd.core.search import prompt_block
 from memd.core.search.shelves import origin
-from memd.core.sources.selection import MAX_SOURCE_ENTRIES, parse_entry
+from memd.core.sources.source_globs import MAX_SOURCE_ENTRIES, parse_entry
 from memd.core.writes import transitions
 from memd.paths import MEMORY_DIR
 from memd.server.methods import search

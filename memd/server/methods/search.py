@@ -42,7 +42,7 @@ from memd.core.search import fusion, prompt_block, ranking
 from memd.core.search.index import SearchIndex
 from memd.core.search.shelves import Key, Shelf
 from memd.core.sources.chunks import Chunk
-from memd.core.sources.selection import pattern_matches
+from memd.core.sources.source_globs import pattern_matches
 from memd.server.methods.read_filters import readable
 from memd.server.semantic import NO_USABLE_VECTORS, SemanticService
 from memd.server.workspaces.scopes import Scopes

@@ -52,7 +52,7 @@ from memd.core.search import ranking
 from memd.core.search.index import SearchIndex
 from memd.core.sources.chunks import Chunk, chunk, split_lines
 from memd.core.sources.segments import segments
-from memd.core.sources.selection import resolve_sources
+from memd.core.sources.source_globs import resolve_sources
 from memd.fs import source_files
 from memd.fs.storage import Fingerprint
 from memd_client.errors import RpcError
