@@ -1,6 +1,6 @@
-"""The `memd` command line's grammar: `VERBS` names each verb, its help line, the shared options
-it takes (`SHARED`) and the small builder that adds its own arguments (`memd.cli.usage_errors` reads
-a command line with it, and words its usage errors).
+"""The `memd` command line's grammar: `GRAMMAR` names each verb, its help line, the shared
+options it takes (`SHARED`) and the small builder that adds its own arguments
+(`memd.cli.usage_errors` reads a command line with it, and words its usage errors).
 
 Rules:
 - The table's order is the order of `memd --help`; a builder only adds arguments (and the
@@ -86,7 +86,7 @@ def build_parser() -> MemdParser:
     )
     parser.add_argument("--version", action="version", version=f"memd {__version__}")
     _add_shared(parser, tuple(SHARED), {}, before_verb=True)
-    _add_verbs(parser, VERBS, "verb", "VERB")
+    _add_verbs(parser, GRAMMAR, "verb", "VERB")
     return parser
 
 
@@ -369,7 +369,7 @@ SERVICE_ACTIONS: dict[str, Verb] = {
 """`memd service`'s actions."""
 
 
-VERBS: dict[str, Verb] = {
+GRAMMAR: dict[str, Verb] = {
     "serve": Verb(
         "run the daemon (in the foreground by default)",
         ("--socket",),
