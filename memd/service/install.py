@@ -30,7 +30,7 @@ import sys
 import msgspec
 
 from memd.service import launchd, systemd, units
-from memd.service.run import EXIT_FAILURE, EXIT_NOT_RUNNING, EXIT_OK, EXIT_USAGE
+from memd.service.commands import EXIT_FAILURE, EXIT_NOT_RUNNING, EXIT_OK, EXIT_USAGE
 from memd.service.steps import execute
 from memd_client import Client, DaemonUnavailable, MemdError, _paths
 from memd_client._paths import default_socket_path

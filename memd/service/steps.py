@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 from memd.fs import storage
-from memd.service.run import EXIT_FAILURE, EXIT_OK, StepFailed, run_command
+from memd.service.commands import EXIT_FAILURE, EXIT_OK, StepFailed, run_command
 from memd.service.running import serving_pid, stop_daemon
 from memd_client import StorageError
 
