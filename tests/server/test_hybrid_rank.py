@@ -21,7 +21,7 @@ from memd.core.search import fusion, ranking
 from memd.core.search.shelves import Key
 from memd.core.writes.catalog import Catalog
 from memd.server.methods.handlers import Methods
-from memd.server.methods.search import Ranked, Shelved
+from memd.server.methods.search import Ranked, SearchedFile
 from memd.server.workspaces.snapshot import Snapshot
 from memd_client import protocol as p
 from memd_client.errors import SemanticSearchUnavailable
@@ -100,17 +100,17 @@ def _workspace(
 
 def _searched(
     snapshots: dict[Category, Snapshot], boost: Callable[[Category, Entry], float]
-) -> dict[Key, Shelved]:
+) -> dict[Key, SearchedFile]:
     """The snapshots as searched files of one workspace whose usage history nudges by `boost`."""
     usage = SimpleNamespace(booster=lambda: boost)
     workspace: Any = SimpleNamespace(root="/w", memory_dir="/w/.memory", usage=usage)
-    return {c: Shelved(workspace, snapshot, c) for c, snapshot in snapshots.items()}
+    return {c: SearchedFile(workspace, snapshot, c) for c, snapshot in snapshots.items()}
 
 
 def _rank(
     methods: Methods,
     params: p.QueryParams,
-    searched: dict[Key, Shelved],
+    searched: dict[Key, SearchedFile],
     keep: ranking.Keep[Key] | None,
 ) -> Ranked:
     """What `query` ranks for `params` (its one search, `Search.rank`)."""

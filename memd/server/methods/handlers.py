@@ -272,14 +272,16 @@ class Methods:
         sources = params.sources or ["memory", "global"]
         searched, unreadable = await search.gather(self.scopes, workspace, categories, sources)
         entries: list[p.EntryInfo] = []
-        for key, shelved in searched.items():
-            if shelved.category is None:
+        for key, searched_file in searched.items():
+            if searched_file.category is None:
                 continue
-            for entry in shelved.snapshot.entries:
-                tags = shelved.snapshot.tags.get(entry.line, _NO_TAGS)
+            for entry in searched_file.snapshot.entries:
+                tags = searched_file.snapshot.tags.get(entry.line, _NO_TAGS)
                 if wanted <= tags:
                     scope: p.Scope = "global" if origin(key) == "global" else "project"
-                    entries.append(wire.entry_info(shelved.category, entry, tags, source=scope))
+                    entries.append(
+                        wire.entry_info(searched_file.category, entry, tags, source=scope)
+                    )
         return p.ListResult(entries=entries, unreadable=unreadable, workspace=workspace.root)
 
     async def delete(self, params: p.DeleteParams, session: Session) -> p.DeleteResult:
