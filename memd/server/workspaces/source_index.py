@@ -126,8 +126,8 @@ class SourcesIndex:
         return self.owners[entry.line - 1]
 
 
-class Look(NamedTuple):
-    """What one look at the sources found."""
+class SourcesSnapshot(NamedTuple):
+    """What one look at the sources found: an immutable snapshot of a workspace's sources."""
 
     files: dict[str, SourceFile]
     refused: list[str]
@@ -143,7 +143,7 @@ class Look(NamedTuple):
     """The files this look read and chunked (the others were kept from the last look)."""
 
 
-NOTHING = Look({}, [], 0.0, ())
+NOTHING = SourcesSnapshot({}, [], 0.0, ())
 """The look before the first: no files, taken as stale."""
 
 
@@ -169,7 +169,7 @@ class WorkspaceSources:
         self._touched: set[str] | None = set()  # None: anything may have changed
         self._watched = False
         self._next_at = 0.0
-        self._by_real: tuple[Look, dict[str, str]] = (NOTHING, {})
+        self._by_real: tuple[SourcesSnapshot, dict[str, str]] = (NOTHING, {})
 
     def changed(self, directory: str | None, name: str = "", content: bool = False) -> None:
         """Take one watcher report: `name` in `directory` (a real path) changed, its content
@@ -201,7 +201,7 @@ class WorkspaceSources:
             return True
         return not self._watched and time.monotonic() - look.at >= FRESH_SECONDS
 
-    async def refresh(self, configured: Sequence[str], max_bytes: int) -> Look:
+    async def refresh(self, configured: Sequence[str], max_bytes: int) -> SourcesSnapshot:
         """The last look at the sources (the first is taken here, and waited for); asks `run`
         for a new one when it may be out of date. `configured` is memd's config `sources`,
         `max_bytes` the cap on one file."""
@@ -233,7 +233,7 @@ class WorkspaceSources:
         """End `run` (a look in progress is left to finish in its worker thread, unused)."""
         self._scope.cancel()
 
-    async def look_now(self, asked: Asked, *, abandon_on_cancel: bool = False) -> Look:
+    async def look_now(self, asked: Asked, *, abandon_on_cancel: bool = False) -> SourcesSnapshot:
         """Look at the sources again (in a worker thread), make it the current look, watch its
         directories, and return it."""
         previous = self.current
@@ -283,12 +283,14 @@ class WorkspaceSources:
         return look
 
 
-def real_paths(look: Look) -> dict[str, str]:
+def real_paths(look: SourcesSnapshot) -> dict[str, str]:
     """The files of `look` by real path."""
     return {source.real_path: path for path, source in look.files.items()}
 
 
-def look_at(root: str, configured: Sequence[str], max_bytes: int, previous: Look = NOTHING) -> Look:
+def look_at(
+    root: str, configured: Sequence[str], max_bytes: int, previous: SourcesSnapshot = NOTHING
+) -> SourcesSnapshot:
     """Look at the sources again: walk the tree, re-reading only the files whose fingerprint
     changed (blocking)."""
     refused: list[str] = []
@@ -328,7 +330,7 @@ def look_at(root: str, configured: Sequence[str], max_bytes: int, previous: Look
             chunked.append(read.path)
     directories = {*scan.directories, *(os.path.dirname(f.real_path) for f in files.values())}
     indexed = _segments(files, previous)
-    return Look(
+    return SourcesSnapshot(
         files,
         refused,
         time.monotonic(),  # once indexed: its age says how long it has been served
@@ -340,7 +342,9 @@ def look_at(root: str, configured: Sequence[str], max_bytes: int, previous: Look
     )
 
 
-def look_again(previous: Look, touched: frozenset[str], max_bytes: int) -> Look | None:
+def look_again(
+    previous: SourcesSnapshot, touched: frozenset[str], max_bytes: int
+) -> SourcesSnapshot | None:
     """Look again at the touched files of `previous` (real paths) only, or None when only a
     walk can tell (a file is gone, refused, or the total passes `MAX_TOTAL_BYTES`): blocking."""
     if previous.capped:
@@ -397,7 +401,9 @@ def _read(path: str, real_path: str, max_bytes: int) -> SourceFile | None:
     return SourceFile(shown, real_path, fingerprint, _chunks(text))
 
 
-def _segments(files: Mapping[str, SourceFile], previous: Look) -> tuple[SourcesIndex, ...]:
+def _segments(
+    files: Mapping[str, SourceFile], previous: SourcesSnapshot
+) -> tuple[SourcesIndex, ...]:
     """The segments' indexes of `files`: each kept from `previous` when its files are the
     same, else updated from the one of `previous` with the same first file, if any."""
     before = {segment.paths: segment for segment in previous.segments}
