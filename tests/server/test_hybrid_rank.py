@@ -102,7 +102,7 @@ def _searched(
     snapshots: dict[Category, Snapshot], boost: Callable[[Category, Entry], float]
 ) -> dict[Key, SearchedFile]:
     """The snapshots as searched files of one workspace whose usage history nudges by `boost`."""
-    usage = SimpleNamespace(booster=lambda: boost)
+    usage = SimpleNamespace(make_boost=lambda: boost)
     workspace: Any = SimpleNamespace(root="/w", memory_dir="/w/.memory", usage=usage)
     return {c: SearchedFile(workspace, snapshot, c) for c, snapshot in snapshots.items()}
 

@@ -144,7 +144,7 @@ class Methods:
         outcome = await workspace.actor(category).store(command)
         if outcome.action != "skipped" and not outcome.dry_run:
             stored = Entry(line=outcome.line, slug=outcome.slug, content=outcome.content)
-            workspace.usage.stored(category, stored)
+            workspace.usage.record_store(category, stored)
         created = not (had_memory_dir or outcome.dry_run) and workspace.has_memory_dir()
         return wire.store_result(category, outcome, workspace.root, created)
 
@@ -212,7 +212,7 @@ class Methods:
             ]
             if not found:
                 raise wire.no_entry_with_slug(params.slug, categories, unreadable)
-            workspace.usage.recalled(found)
+            workspace.usage.record_recalls(found)
             return p.EntriesResult(
                 entries=[wire.entry_info(c, entry, source=params.scope) for c, entry in found],
                 unreadable=unreadable,

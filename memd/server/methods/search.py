@@ -205,7 +205,7 @@ def usage_boost(searched: Mapping[Key, SearchedFile]) -> ranking.Boost[Key] | No
     }
     if not workspaces:
         return None
-    boosts = {key: workspace.usage.booster() for key, workspace in workspaces.items()}
+    boosts = {key: workspace.usage.make_boost() for key, workspace in workspaces.items()}
 
     def boost(key: Key, entry: Entry) -> float:
         searched_file = searched[key]
@@ -222,7 +222,7 @@ def count_recalls(searched: Mapping[Key, SearchedFile], found: Iterable[Found]) 
     for hit in found:
         searched_file = searched[hit.key]
         if searched_file.category is not None and hit.score > 0:
-            searched_file.workspace.usage.recalled([(searched_file.category, hit.entry)])
+            searched_file.workspace.usage.record_recalls([(searched_file.category, hit.entry)])
 
 
 TaggedLines = dict[Key, set[int]]
