@@ -415,10 +415,10 @@ class Methods:
         workspace = await self.scopes.project(params.workspace)
         candidates = []
         # Off the event loop: a long message takes a while to scan, and other clients wait.
-        from memd.core.extract import pipeline as extraction  # large rules: loaded on first use
+        from memd.core.extract import pipeline  # large rules: loaded on first use
 
         created_any = False
-        for found in await anyio.to_thread.run_sync(extraction.extract, params.text):
+        for found in await anyio.to_thread.run_sync(pipeline.extract, params.text):
             stored, error = None, None
             if params.store:
                 try:

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import functools
 
-from memd.core.format import tags as tagging
 from memd.core.format.mdformat import Document, Entry
+from memd.core.format.tags import tags_of
 from memd.core.search import ranking
 from memd.core.writes.catalog import Catalog
 from memd_client.errors import RpcError
@@ -75,5 +75,5 @@ class Snapshot:
     @functools.cached_property
     def tags(self) -> dict[int, frozenset[str]]:
         """The inline #tags of each entry that has any, by line number; built on first use."""
-        found = {entry.line: tagging.tags_of(entry.content) for entry in self.entries}
+        found = {entry.line: tags_of(entry.content) for entry in self.entries}
         return {line: tags for line, tags in found.items() if tags}
