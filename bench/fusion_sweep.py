@@ -28,7 +28,7 @@ from bench import coding_memory, locomo, longmemeval
 from memd.core.format import mdformat
 from memd.core.format.categories import CATEGORIES, Category
 from memd.core.search.fusion import fuse
-from memd.core.search.index import CategoryIndex
+from memd.core.search.index import SearchIndex
 from memd.core.search.ranking import build_index, search
 from memd.semantic.embedder import Embedder, load
 
@@ -114,7 +114,7 @@ def _coding_memory(embedder: Embedder, pooled: bool, max_projects: int | None) -
         layout = coding_memory.Layout()
         for project in group:
             layout.add(project, coding_memory.data_dir() / project / ".memory")
-        indexes: list[tuple[Category, CategoryIndex]] = []
+        indexes: list[tuple[Category, SearchIndex]] = []
         keys: dict[tuple[str, int], tuple[str, str]] = {}
         texts: list[str] = []
         ids: list[tuple[str, int]] = []
@@ -131,7 +131,7 @@ def _coding_memory(embedder: Embedder, pooled: bool, max_projects: int | None) -
             if question.project not in group or question.kind == "none":
                 continue
             hits = search(indexes, question.query, limit=len(ids)).hits
-            lexical = {(hit.category.file, hit.entry.line): hit.score for hit in hits}
+            lexical = {(hit.key.file, hit.entry.line): hit.score for hit in hits}
             cosine = dict(
                 zip(ids, (vectors @ embedder.embed([question.query])[0]).tolist(), strict=True)
             )

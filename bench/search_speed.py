@@ -15,7 +15,7 @@ import time
 
 from memd.core.format.categories import CATEGORIES, Category
 from memd.core.format.mdformat import Entry
-from memd.core.search.ranking import CategoryIndex, build_index, search
+from memd.core.search.ranking import SearchIndex, build_index, search
 
 SEED = 20240601
 LIMIT = 10
@@ -132,7 +132,7 @@ def run(n_entries: int, n_queries: int) -> dict[str, float]:
     """
     entries = make_entries(n_entries)
     started = time.perf_counter()
-    indexes: list[tuple[Category, CategoryIndex]] = [
+    indexes: list[tuple[Category, SearchIndex]] = [
         (category, build_index(found)) for category, found in entries.items()
     ]
     build_ms = (time.perf_counter() - started) * 1000.0

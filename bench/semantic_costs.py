@@ -317,7 +317,7 @@ def _breakdown(
         # The steps of memd.server.methods.search.Search.rank and _fuse (no tags, no boost).
         began = clock()
         strong = ranking.search(indexes, question, limit=layout.size, min_score=fusion.STRONG)
-        lexical = {layout.row(hit.category, hit.entry): hit.score for hit in strong.hits}
+        lexical = {layout.row(hit.key, hit.entry): hit.score for hit in strong.hits}
         ranked = clock()
         vector = embedder.embed([question])[0]
         embedded = clock()

@@ -835,7 +835,7 @@ def breakdown(data: SpeedSet, mixed: Path) -> dict[str, Any]:
         started = time.perf_counter()
         look_at(str(mixed), (), MAX_FILE_BYTES, look)
         looks.append((time.perf_counter() - started) * 1000.0)
-    per_file: list[tuple[Key, ranking.CategoryIndex]] = [
+    per_file: list[tuple[Key, ranking.SearchIndex]] = [
         (Shelf("file", path), ranking.build_index(source.entries))
         for path, source in look.files.items()
     ]
@@ -859,13 +859,11 @@ def breakdown(data: SpeedSet, mixed: Path) -> dict[str, Any]:
     }
 
 
-def _indexes(corpus: dict[Category, list[Entry]]) -> list[tuple[Key, ranking.CategoryIndex]]:
+def _indexes(corpus: dict[Category, list[Entry]]) -> list[tuple[Key, ranking.SearchIndex]]:
     return [(category, ranking.build_index(entries)) for category, entries in corpus.items()]
 
 
-def _ranking_p50(
-    indexes: Sequence[tuple[Key, ranking.CategoryIndex]], questions: list[str]
-) -> float:
+def _ranking_p50(indexes: Sequence[tuple[Key, ranking.SearchIndex]], questions: list[str]) -> float:
     best = []
     for _ in range(3):
         samples = []

@@ -20,7 +20,7 @@ The file is TOML, at `--config PATH` or else `$XDG_CONFIG_HOME/memd/config.toml`
     sources = ["docs/adr/*.md", "~/notes/*.md", "!AGENTS.md"]   # read-only sources (below)
 
 `sources` adds read-only Markdown sources to every workspace, besides `.memory/` and the
-default instruction files (`memd.core.sources.selection` has the defaults and the rules): a
+default instruction files (`memd.core.sources.source_globs` has the defaults and the rules): a
 glob relative to the workspace root, an absolute path or glob (`~/` is expanded), or `!` and a
 pattern that removes files (`!CLAUDE.md` drops that default); at most 64 entries. A project
 may add its own in `.memory/memd.toml` (`sources = [...]`, the only key there), relative to
@@ -49,7 +49,7 @@ from memd.core.format.limits import (
     MAX_ENTRY_CHARS,
     MAX_FILE_BYTES,
 )
-from memd.core.sources.selection import MAX_SOURCE_ENTRIES, parse_entry
+from memd.core.sources.source_globs import MAX_SOURCE_ENTRIES, parse_entry
 from memd_client._framing import DEFAULT_MAX_FRAME
 
 LogLevel = Literal["DEBUG", "INFO", "WARNING", "ERROR"]
@@ -253,7 +253,7 @@ def _convert(values: Mapping[str, Any], source: str) -> Settings:
 
 def check_sources(raw: object, source: str, *, in_project: bool) -> tuple[str, ...]:
     """Return the `sources` entries of `source` normalised (`~/` expanded in memd's own config
-    file; see `memd.core.sources.selection.parse_entry`).
+    file; see `memd.core.sources.source_globs.parse_entry`).
 
     Raises:
         ConfigError: `raw` is not a list of at most MAX_SOURCE_ENTRIES strings, or an entry is

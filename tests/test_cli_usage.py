@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from memd.cli.commands import run
+from memd.cli.dispatch import run
 from memd.cli.parser import build_parser
-from memd.cli.usage import leaf_parsers, long_options, parse, shared_options
+from memd.cli.usage_errors import leaf_parsers, long_options, parse, shared_options
 from memd_client import protocol as p
 
 

@@ -50,4 +50,4 @@ def test_output_is_the_hook_json_and_nothing_for_an_empty_block() -> None:
         }
     }
     full_path = msgspec.json.encode(json.loads(line)).decode()
-    assert line == full_path  # byte for byte what `memd.cli.commands` prints
+    assert line == full_path  # byte for byte what `memd.cli.dispatch` prints

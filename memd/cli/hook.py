@@ -12,7 +12,7 @@ Rules:
   it), then `context` with the hook's default budget. The params it sends are `ContextParams`
   fields, and its output is byte for byte the full path's (tests check both).
 - Anything else (no daemon, an error reply, input it does not understand) returns None and
-  the full path (`memd.cli.commands`) runs on the same stdin: it starts a daemon if needed, and
+  the full path (`memd.cli.dispatch`) runs on the same stdin: it starts a daemon if needed, and
   it owns every message and exit code. So this path can only be faster, never different.
 """
 

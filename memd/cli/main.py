@@ -2,7 +2,7 @@
 
 The Claude Code prompt hook (`memd context --hook claude`) first tries `memd.cli.hook`'s fast path,
 which needs only the standard library; everything else, and the hook whenever the fast path
-declines, runs `memd.cli.commands`.
+declines, runs `memd.cli.dispatch`.
 
 Ctrl-C anywhere (say, while a verb waits on stdin) exits 130, as a shell reports SIGINT, without a
 traceback.
@@ -40,6 +40,6 @@ def _main() -> int:
             answered = hook.answer(plan, stdin)
             if answered is not None:
                 return answered
-    from memd.cli.commands import run
+    from memd.cli.dispatch import run
 
     return run(argv, stdin=stdin)

@@ -1,6 +1,6 @@
-"""The `memd` command line's grammar: `VERBS` names each verb, its help line, the shared options
-it takes (`SHARED`) and the small builder that adds its own arguments (`memd.cli.usage` reads
-a command line with it, and words its usage errors).
+"""The `memd` command line's grammar: `GRAMMAR` names each verb, its help line, the shared
+options it takes (`SHARED`) and the small builder that adds its own arguments
+(`memd.cli.usage_errors` reads a command line with it, and words its usage errors).
 
 Rules:
 - The table's order is the order of `memd --help`; a builder only adds arguments (and the
@@ -21,7 +21,7 @@ from typing import Any, NamedTuple
 from memd import __version__
 from memd.cli.arg_types import bounded, positive_float, positive_int
 from memd.cli.merge_file import MERGE_HELP, MERGE_MISSING, merge_file_arguments
-from memd.cli.usage import Check, MemdParser
+from memd.cli.usage_errors import Check, MemdParser
 from memd.config import LOG_LEVELS
 from memd_client import default_socket_path, protocol as p
 from memd_client._framing import DEFAULT_MAX_FRAME
@@ -68,7 +68,7 @@ class Verb(NamedTuple):
     """One verb of the table: its help line, the `SHARED` options it takes (`shared_help`
     rewords one for this verb), its builder, its actions (a verb of verbs, such as
     `service status`), the sentence a missing argument adds (what to give, e.g. how) and the
-    check of what argparse cannot require (`memd.cli.usage.Check`)."""
+    check of what argparse cannot require (`memd.cli.usage_errors.Check`)."""
 
     help: str
     takes: tuple[str, ...] = ()
@@ -86,7 +86,7 @@ def build_parser() -> MemdParser:
     )
     parser.add_argument("--version", action="version", version=f"memd {__version__}")
     _add_shared(parser, tuple(SHARED), {}, before_verb=True)
-    _add_verbs(parser, VERBS, "verb", "VERB")
+    _add_verbs(parser, GRAMMAR, "verb", "VERB")
     return parser
 
 
@@ -369,7 +369,7 @@ SERVICE_ACTIONS: dict[str, Verb] = {
 """`memd service`'s actions."""
 
 
-VERBS: dict[str, Verb] = {
+GRAMMAR: dict[str, Verb] = {
     "serve": Verb(
         "run the daemon (in the foreground by default)",
         ("--socket",),

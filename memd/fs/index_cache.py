@@ -20,7 +20,7 @@ import msgspec
 
 from memd.config import state_dir
 from memd.core.format.mdformat import Entry
-from memd.core.search.index import CategoryIndex, IndexImage, from_image, to_image
+from memd.core.search.index import IndexImage, SearchIndex, from_image, to_image
 from memd.fs.cache_file import write_cache_file
 from memd.fs.storage import read_regular_bytes
 
@@ -41,7 +41,7 @@ def text_key(text: str) -> str:
     return hashlib.blake2b(text.encode("utf-8"), digest_size=16).hexdigest()
 
 
-def load(path: str, key: str, entries: Iterable[Entry]) -> CategoryIndex | None:
+def load(path: str, key: str, entries: Iterable[Entry]) -> SearchIndex | None:
     """Return the kept index of `path` if it indexes `entries` under `key`, else None."""
     try:
         image = _decoder.decode(read_regular_bytes(image_path(path)))  # a FIFO never hangs
@@ -53,7 +53,7 @@ def load(path: str, key: str, entries: Iterable[Entry]) -> CategoryIndex | None:
     return from_image(entries, image, key)
 
 
-def save(path: str, index: CategoryIndex, key: str) -> None:
+def save(path: str, index: SearchIndex, key: str) -> None:
     """Keep `index` (of the text whose key is `key`) for the next run; never raises."""
     target = image_path(path)
     try:

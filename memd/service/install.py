@@ -11,8 +11,9 @@ Rules:
   step ends the run with one message saying what to do next (exit code 1); nothing is undone,
   so written unit files stay for the user to enable later.
 - Before the service manager takes the socket path, a memd serving that path outside it is
-  stopped (SIGTERM, then up to `running.STOP_TIMEOUT` s for it to exit); otherwise the manager would
-  replace the socket under the running daemon and clients would reach one or the other.
+  stopped (SIGTERM, then up to `daemon_process.STOP_TIMEOUT` s for it to exit); otherwise the
+  manager would replace the socket under the running daemon and clients would reach one or the
+  other.
   "Serving" means it holds the flock on `<socket>.lock` and the pid in `<socket>.pid` is alive.
 - Expected failures (no systemctl, no user session, unwritable paths) print a message, never a
   traceback. Progress goes to stdout, warnings and errors to stderr.
@@ -30,7 +31,7 @@ import sys
 import msgspec
 
 from memd.service import launchd, systemd, units
-from memd.service.run import EXIT_FAILURE, EXIT_NOT_RUNNING, EXIT_OK, EXIT_USAGE
+from memd.service.commands import EXIT_FAILURE, EXIT_NOT_RUNNING, EXIT_OK, EXIT_USAGE
 from memd.service.steps import execute
 from memd_client import Client, DaemonUnavailable, MemdError, _paths
 from memd_client._paths import default_socket_path

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 
 from memd.config import default_log_path
 from memd.service import units
-from memd.service.run import NOT_FOUND, NOT_RUNNABLE, TIMED_OUT, run_command
+from memd.service.commands import NOT_FOUND, NOT_RUNNABLE, TIMED_OUT, run_command
 from memd.service.steps import Command, RemoveFile, Step, WriteFile, missing_dirs, stop_unmanaged
 from memd_client import _paths
 

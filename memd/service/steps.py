@@ -20,8 +20,8 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 from memd.fs import storage
-from memd.service.run import EXIT_FAILURE, EXIT_OK, StepFailed, run_command
-from memd.service.running import serving_pid, stop_daemon
+from memd.service.commands import EXIT_FAILURE, EXIT_OK, StepFailed, run_command
+from memd.service.daemon_process import serving_pid, stop_daemon
 from memd_client import StorageError
 
 T = TypeVar("T")

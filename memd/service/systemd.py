@@ -13,7 +13,7 @@ import os
 from collections.abc import Sequence
 
 from memd.service import units
-from memd.service.run import NOT_FOUND, NOT_RUNNABLE, TIMED_OUT, CommandResult, run_command
+from memd.service.commands import NOT_FOUND, NOT_RUNNABLE, TIMED_OUT, CommandResult, run_command
 from memd.service.steps import Command, RemoveFile, Step, WriteFile, missing_dirs, stop_unmanaged
 from memd_client import _paths
 

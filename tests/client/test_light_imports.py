@@ -20,7 +20,7 @@ def test_import_memd_client_does_not_import_anyio_or_the_daemon() -> None:
 
 def test_client_verbs_of_the_cli_do_not_import_the_server_stack() -> None:
     code = (
-        "import sys, memd.cli.commands; "
+        "import sys, memd.cli.dispatch; "
         "print(','.join(sorted(m for m in sys.modules if m.split('.')[0] in "
         "{'anyio', 'watchfiles', 'filelock'} or m.startswith('memd.server'))))"
     )

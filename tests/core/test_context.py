@@ -6,7 +6,7 @@ from hypothesis import given, strategies as st
 
 from memd.core.format.categories import Category
 from memd.core.format.mdformat import Entry
-from memd.core.search.context import (
+from memd.core.search.prompt_block import (
     ALWAYS_HEADING,
     TITLE,
     build,

@@ -15,7 +15,7 @@ from hypothesis import example, given, settings, strategies as st
 from memd.core.format.categories import CATEGORIES, Category
 from memd.core.format.mdformat import Entry
 from memd.core.search.index import build_index
-from memd.core.search.ranking import MAX_BOOST, CategoryIndex, search
+from memd.core.search.ranking import MAX_BOOST, SearchIndex, search
 from memd.core.search.terms import entry_terms
 from tests.budget import examples
 
@@ -55,7 +55,7 @@ def _numbered(items: list[tuple[str | None, str]]) -> list[Entry]:
 _items = st.lists(st.tuples(_slugs, _contents), max_size=14)
 
 
-def _same_answers(updated: CategoryIndex, fresh: CategoryIndex) -> None:
+def _same_answers(updated: SearchIndex, fresh: SearchIndex) -> None:
     assert updated.entries == fresh.entries
     assert updated.total_length == fresh.total_length
     assert updated.length_moments() == fresh.length_moments()  # exactly: b depends on them

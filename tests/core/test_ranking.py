@@ -15,8 +15,8 @@ from memd.core.search.ranking import (
     SPREAD_HIGH,
     SPREAD_LOW,
     B,
-    CategoryIndex,
     Hit,
+    SearchIndex,
     SearchResult,
     build_index,
     length_normalisation,
@@ -45,7 +45,7 @@ def _entries(contents: tuple[str, ...] | list[str], *, first_line: int = 5) -> l
     ]
 
 
-def _one(contents: tuple[str, ...] | list[str]) -> list[tuple[Category, CategoryIndex]]:
+def _one(contents: tuple[str, ...] | list[str]) -> list[tuple[Category, SearchIndex]]:
     return [(Category.INSTRUCTION, build_index(_entries(contents)))]
 
 
@@ -148,10 +148,10 @@ def test_identical_entries_rank_by_category_priority_then_category_and_line() ->
     hits = search(indexes, "signing key", limit=20).hits
     others = [c for c in CATEGORIES if c not in (Category.SECURITY, Category.INSTRUCTION)]
     order = [Category.SECURITY, Category.INSTRUCTION, *others]
-    assert [(hit.category, hit.entry.line) for hit in hits] == [
+    assert [(hit.key, hit.entry.line) for hit in hits] == [
         (category, line) for category in order for line in (3, 5)
     ]
-    assert len({hit.score for hit in hits if hit.category in others}) == 1
+    assert len({hit.score for hit in hits if hit.key in others}) == 1
 
 
 def test_statistics_cover_exactly_the_indexes_searched() -> None:
@@ -159,7 +159,7 @@ def test_statistics_cover_exactly_the_indexes_searched() -> None:
     security = build_index(_entries(["Lock the vault", "Audit the logs"]))
     alone = search([(Category.SECURITY, security)], "lock", limit=5)
     search([(Category.INSTRUCTION, instructions), (Category.SECURITY, security)], "lock", limit=5)
-    assert [hit.category for hit in alone.hits] == [Category.SECURITY]
+    assert [hit.key for hit in alone.hits] == [Category.SECURITY]
     audit = "audit lock"  # "Audit the logs" matches half of it
     audit_alone = search([(Category.SECURITY, security)], audit, limit=5).hits
     audit_together = search(
@@ -181,7 +181,7 @@ def test_a_query_without_terms_lists_every_entry_in_order(query: str) -> None:
     ]
     result = search(indexes, query, limit=4, min_score=99.0)
     assert result.total == 5
-    assert [(hit.category, hit.entry.content, hit.score) for hit in result.hits] == [
+    assert [(hit.key, hit.entry.content, hit.score) for hit in result.hits] == [
         (Category.INSTRUCTION, "a one", 0.0),
         (Category.INSTRUCTION, "a two", 0.0),
         (Category.INSTRUCTION, "a three", 0.0),
@@ -205,7 +205,7 @@ def test_build_index_does_not_depend_on_entry_order() -> None:
         )
 
 
-def _one_index(entries: list[Entry]) -> list[tuple[Category, CategoryIndex]]:
+def _one_index(entries: list[Entry]) -> list[tuple[Category, SearchIndex]]:
     return [(Category.PREFERENCE, build_index(entries))]
 
 
@@ -216,7 +216,7 @@ _workspaces = st.dictionaries(st.sampled_from(CATEGORIES), _category_entries, ma
 _queries = st.lists(st.sampled_from(_WORDS), max_size=4).map(" ".join)
 
 
-def _indexes(workspace: dict[Category, list[Entry]]) -> list[tuple[Category, CategoryIndex]]:
+def _indexes(workspace: dict[Category, list[Entry]]) -> list[tuple[Category, SearchIndex]]:
     return [(category, build_index(entries)) for category, entries in workspace.items()]
 
 
@@ -248,13 +248,13 @@ def test_results_do_not_depend_on_category_order(
 def test_hits_are_sorted_and_positive(workspace: dict[Category, list[Entry]], query: str) -> None:
     hits = search(_indexes(workspace), query, limit=1000).hits
     order = {category: position for position, category in enumerate(CATEGORIES)}
-    keys = [(-hit.score, order[hit.category], hit.entry.line) for hit in hits]
+    keys = [(-hit.score, order[hit.key], hit.entry.line) for hit in hits]
     assert keys == sorted(keys)
     assert len(set(keys)) == len(keys)
     if tokenize(query):
         assert all(hit.score > 0 for hit in hits)
     else:
-        assert all(hit == Hit(category=hit.category, entry=hit.entry, score=0.0) for hit in hits)
+        assert all(hit == Hit(key=hit.key, entry=hit.entry, score=0.0) for hit in hits)
 
 
 CODE = (
@@ -366,7 +366,7 @@ def test_scores_are_between_0_and_1_and_a_full_match_scores_highest() -> None:
 def test_security_and_instruction_rank_above_an_equal_match() -> None:
     same = "Rotate the signing key every quarter"
     indexes = [(c, build_index(_entries([same]))) for c in CATEGORIES]
-    ranked = [hit.category for hit in search(indexes, "signing key", limit=5).hits]
+    ranked = [hit.key for hit in search(indexes, "signing key", limit=5).hits]
     assert ranked[:2] == [Category.SECURITY, Category.INSTRUCTION]
 
 

@@ -5,14 +5,14 @@ from __future__ import annotations
 
 from memd.core.format import mdformat
 from memd.core.format.categories import Category
-from memd.core.search.index import CategoryIndex
+from memd.core.search.index import SearchIndex
 from memd.core.search.ranking import build_index, search
 from memd.core.search.shelves import FILE_PRIORITY, Key, Shelf, order, priority
 
 TEXT = "Run the integration tests with make test before pushing."
 
 
-def _index(*contents: str) -> CategoryIndex:
+def _index(*contents: str) -> SearchIndex:
     lines = "".join(f"- {content}\n" for content in contents)
     return build_index(mdformat.entries(mdformat.parse(f"# Decisions\n\nx.\n\n{lines}")))
 
@@ -33,13 +33,13 @@ def test_priorities_and_ties() -> None:
 def test_a_memory_ranks_above_an_equal_chunk_and_a_project_entry_before_a_global_one() -> None:
     chunk = Shelf("file", "CLAUDE.md")
     user_wide = Shelf("global", "decisions.md", Category.DECISION)
-    indexes: list[tuple[Key, CategoryIndex]] = [
+    indexes: list[tuple[Key, SearchIndex]] = [
         (chunk, _index(TEXT)),
         (user_wide, _index(TEXT)),
         (Category.DECISION, _index(TEXT)),
     ]
     hits = search(indexes, "integration tests", limit=3).hits
-    assert [hit.category for hit in hits] == [Category.DECISION, user_wide, chunk]
+    assert [hit.key for hit in hits] == [Category.DECISION, user_wide, chunk]
     assert hits[0].score == hits[1].score > hits[2].score
 
 
@@ -54,7 +54,7 @@ def test_a_chunk_is_long_or_short_among_chunks_not_beside_the_memories() -> None
     )
     scores = []
     for memories in (terse, wordy):
-        indexes: list[tuple[Key, CategoryIndex]] = [
+        indexes: list[tuple[Key, SearchIndex]] = [
             (Category.DECISION, memories),
             (Shelf("file", "AGENTS.md"), chunks),
         ]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from memd.core.sources.selection import (
+from memd.core.sources.source_globs import (
     DEFAULT_SOURCES,
     SourceRule,
     could_contain,

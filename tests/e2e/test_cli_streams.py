@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from memd.cli.parser import build_parser
-from memd.cli.usage import leaf_parsers, long_options
+from memd.cli.usage_errors import leaf_parsers, long_options
 from tests.conftest import DaemonProcess
 from tests.e2e.test_cli import memd
 from tests.test_cli_usage import MINIMAL

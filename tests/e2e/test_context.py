@@ -71,7 +71,7 @@ def test_claude_hook_answers_with_additional_context(daemon: DaemonProcess, proj
     recorded = RECORDED.read_text().replace("WORKSPACE", str(project))
     result = memd("context", "--hook", "claude", socket=daemon.socket_path, stdin=recorded)
     assert result.returncode == 0, result.stderr
-    full_path = memd(  # --budget makes the command take the full path (memd.cli.commands)
+    full_path = memd(  # --budget makes the command take the full path (memd.cli.dispatch)
         "context", "--hook", "claude", "--budget", "800", socket=daemon.socket_path, stdin=recorded
     )
     assert full_path.stdout == result.stdout

@@ -14,9 +14,9 @@ from typing import TypeVar
 import pytest
 
 from memd.config import ConfigError, ProjectConfig
-from memd.core.sources.selection import resolve_sources
+from memd.core.sources.source_globs import resolve_sources
 from memd.fs import storage
-from memd.fs.sources import (
+from memd.fs.source_files import (
     MAX_PROJECT_CONFIG_BYTES,
     MAX_SOURCE_FILES,
     Refusal,

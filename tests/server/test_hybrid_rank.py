@@ -21,7 +21,7 @@ from memd.core.search import fusion, ranking
 from memd.core.search.shelves import Key
 from memd.core.writes.catalog import Catalog
 from memd.server.methods.handlers import Methods
-from memd.server.methods.search import Ranked, Shelved
+from memd.server.methods.search import Ranked, SearchedFile
 from memd.server.workspaces.snapshot import Snapshot
 from memd_client import protocol as p
 from memd_client.errors import SemanticSearchUnavailable
@@ -100,17 +100,17 @@ def _workspace(
 
 def _searched(
     snapshots: dict[Category, Snapshot], boost: Callable[[Category, Entry], float]
-) -> dict[Key, Shelved]:
+) -> dict[Key, SearchedFile]:
     """The snapshots as searched files of one workspace whose usage history nudges by `boost`."""
-    usage = SimpleNamespace(booster=lambda: boost)
+    usage = SimpleNamespace(make_boost=lambda: boost)
     workspace: Any = SimpleNamespace(root="/w", memory_dir="/w/.memory", usage=usage)
-    return {c: Shelved(workspace, snapshot, c) for c, snapshot in snapshots.items()}
+    return {c: SearchedFile(workspace, snapshot, c) for c, snapshot in snapshots.items()}
 
 
 def _rank(
     methods: Methods,
     params: p.QueryParams,
-    searched: dict[Key, Shelved],
+    searched: dict[Key, SearchedFile],
     keep: ranking.Keep[Key] | None,
 ) -> Ranked:
     """What `query` ranks for `params` (its one search, `Search.rank`)."""
@@ -156,7 +156,7 @@ def test_the_hybrid_path_ranks_as_fusing_every_entry(seed: int) -> None:
 
     indexes = [(c, snapshot.index) for c, snapshot in snapshots.items()]
     every = ranking.search(indexes, query, limit=max(1, layout.size), boost=boost, keep=keep)
-    lexical = {(hit.category, hit.entry.line): hit.score for hit in every.hits}
+    lexical = {(hit.key, hit.entry.line): hit.score for hit in every.hits}
     cosine = {
         (category, entry.line): float(similarity)
         for category, rows in layout.parts
@@ -199,7 +199,7 @@ def test_when_the_model_has_nothing_to_say_a_query_is_answered_lexically(
     # Exactly the lexical answer: every hit, in order, with its score, and the lexical total.
     assert (mode, total) == ("lexical", lexical.total) or layout.size == 0
     assert [(c, e.line, score) for c, e, score, _ in hits] == [
-        (hit.category, hit.entry.line, hit.score) for hit in lexical.hits
+        (hit.key, hit.entry.line, hit.score) for hit in lexical.hits
     ]
     if layout.size and ranking.query_weights(query):
         semantic = p.QueryParams(workspace="/w", query=query, mode="semantic")

@@ -20,7 +20,7 @@ from memd.server.methods.handlers import Methods
 from memd.server.rpc.session import Session
 from memd.server.workspaces.registry import PATH_MAX, Registry
 from memd.server.workspaces.spellings import ENTRY_OVERHEAD, SpellingCache
-from memd.server.workspaces.workspace import Limits, Workspace
+from memd.server.workspaces.workspace import Workspace, WorkspaceSettings
 from memd_client import protocol as p
 from memd_client.errors import InvalidParams
 from tests.polling import until
@@ -30,7 +30,7 @@ async def test_an_idle_workspace_unloads_and_the_next_request_loads_it_again(
     tmp_path: Path,
 ) -> None:
     async with anyio.create_task_group() as services:
-        registry = Registry(services, clock=time.time, limits=Limits(idle_unload=0.05))
+        registry = Registry(services, clock=time.time, limits=WorkspaceSettings(idle_unload=0.05))
         with registry.leases():
             first = await registry.get(str(tmp_path))
             await first.actor(Category.QUIRK).submit(transitions.Store(content="Kept on disk."))
@@ -56,7 +56,7 @@ async def test_unloaded_workspaces_are_freed(tmp_path: Path) -> None:
         root.mkdir()
         (root / "CLAUDE.md").write_text("# Rules\n\n- Widgets spin twice.\n")
     async with anyio.create_task_group() as services:
-        registry = Registry(services, clock=time.time, limits=Limits(idle_unload=0.02))
+        registry = Registry(services, clock=time.time, limits=WorkspaceSettings(idle_unload=0.02))
         _, query = Methods(registry, started=0.0, socket_path="unused").table["query"]
 
         async def held(*paths: Path) -> list[weakref.ref[Workspace]]:
@@ -83,7 +83,7 @@ async def test_a_held_or_subscribed_workspace_stays_loaded(tmp_path: Path) -> No
     (tmp_path / "a").mkdir()
     (tmp_path / "b").mkdir()
     async with anyio.create_task_group() as services:
-        registry = Registry(services, clock=time.time, limits=Limits(idle_unload=0.02))
+        registry = Registry(services, clock=time.time, limits=WorkspaceSettings(idle_unload=0.02))
         session = Session()
         with registry.leases():
             subscribed = await registry.get(str(tmp_path / "b"))
@@ -167,7 +167,9 @@ async def test_requests_racing_unloads_never_get_a_closed_workspace(tmp_path: Pa
 
     with anyio.fail_after(60):
         async with anyio.create_task_group() as services:
-            registry = Registry(services, clock=time.time, limits=Limits(idle_unload=0.005))
+            registry = Registry(
+                services, clock=time.time, limits=WorkspaceSettings(idle_unload=0.005)
+            )
             async with anyio.create_task_group() as clients:
                 for number in range(6):
                     clients.start_soon(client, number)

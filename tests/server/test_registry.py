@@ -9,7 +9,7 @@ import anyio
 import anyio.lowlevel
 
 from memd.server.workspaces.registry import Registry
-from memd.server.workspaces.workspace import Limits, Workspace
+from memd.server.workspaces.workspace import Workspace, WorkspaceSettings
 
 
 async def test_one_workspace_per_directory_however_many_ask_at_once(tmp_path: Path) -> None:
@@ -34,7 +34,7 @@ async def test_one_workspace_per_directory_however_many_ask_at_once(tmp_path: Pa
 
 
 async def test_limits_set_while_a_workspace_loads_apply_to_it(tmp_path: Path) -> None:
-    limits = Limits(lock_timeout=1.5, max_file_bytes=5000, max_entry_chars=50)
+    limits = WorkspaceSettings(lock_timeout=1.5, max_file_bytes=5000, max_entry_chars=50)
     with anyio.fail_after(20):
         async with anyio.create_task_group() as services:
             registry = Registry(services, clock=time.time)

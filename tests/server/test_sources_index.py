@@ -13,7 +13,7 @@ from memd.core.format.mdformat import Entry
 from memd.core.search import ranking
 from memd.core.search.index import build_index
 from memd.core.search.shelves import Key, Shelf
-from memd.server.methods.search import Searchable, Shelved
+from memd.server.methods.search import Searchable, SearchedFile
 from memd.server.workspaces.snapshot import Snapshot
 from memd.server.workspaces.source_index import SourceFile, SourcesIndex, _chunks
 from tests.budget import examples
@@ -70,14 +70,14 @@ def _markdown(rng: random.Random) -> str:
 @given(st.integers(0, 2**32 - 1))
 def test_segments_of_sources_rank_as_one_index_a_file(seed: int) -> None:
     rng = random.Random(seed)
-    searched: dict[Key, Shelved] = {}
+    searched: dict[Key, SearchedFile] = {}
     for category in rng.sample(CATEGORIES, rng.randint(0, 3)):
         entries = [
             Entry(line=3 + 2 * n, slug=None, content=_words(rng, rng.randint(1, 10)))
             for n in range(rng.randint(0, 10))
         ]
         snapshot = Snapshot(None, 0.0, index=build_index(entries))
-        searched[category] = Shelved(None, snapshot, category)  # type: ignore[arg-type]
+        searched[category] = SearchedFile(None, snapshot, category)  # type: ignore[arg-type]
     files = {
         path: SourceFile(path, "/nowhere/" + path, None, _chunks(_markdown(rng)))  # type: ignore[arg-type]
         for path in rng.sample(_PATHS, rng.randint(0, 6))
@@ -88,7 +88,7 @@ def test_segments_of_sources_rank_as_one_index_a_file(seed: int) -> None:
     runs = [ordered[a:b] for a, b in zip([0, *cuts], [*cuts, len(ordered)], strict=True)]
     segments = tuple(SourcesIndex(run) for run in runs if run)
     for path, source in files.items():
-        searched[Shelf("file", path)] = Shelved(None, source, None, segments)  # type: ignore[arg-type]
+        searched[Shelf("file", path)] = SearchedFile(None, source, None, segments)  # type: ignore[arg-type]
     query = rng.choice(["", "the", _words(rng, rng.randint(1, 6)), "loc", _words(rng, 12)])
     limit, min_score = rng.randint(1, 12), rng.choice([None, None, 0.05, 0.2, 0.5])
     salt = rng.random()

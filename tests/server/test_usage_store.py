@@ -19,7 +19,7 @@ async def test_missing_then_saved_then_forgotten(tmp_path: Path) -> None:
     store = UsageStore("/w", clock=lambda: 1000.0, path=str(path))
     store.load()
     assert store.entries == {}
-    store.recalled([(Category.DECISION, KEEP), (Category.DECISION, GONE)])
+    store.record_recalls([(Category.DECISION, KEEP), (Category.DECISION, GONE)])
     await store.save()
     assert set(json.loads(path.read_text())["entries"]) == {"Decision/keep", "Decision/gone"}
     assert store.forget_missing([(Category.DECISION, KEEP)]) == 1

@@ -23,7 +23,7 @@ from memd.server.workspaces import source_index as sources_module
 from memd.server.workspaces.registry import Registry
 from memd.server.workspaces.source_index import (
     FRESH_SECONDS,
-    Look,
+    SourcesSnapshot,
     WorkspaceSources,
     look_again,
     look_at,
@@ -37,11 +37,11 @@ def _paragraphs(word: str, count: int) -> str:
     return "".join(f"{word} paragraph number {n} about things.\n\n" for n in range(count))
 
 
-def _hits(look: Look, query: str) -> list[tuple[str, int]]:
+def _hits(look: SourcesSnapshot, query: str) -> list[tuple[str, int]]:
     searchable = Searchable.of_sources(look.segments)
     found = ranking.search(searchable.indexes, query, limit=50)
     return [
-        (hit.category.path, hit.entry.line)  # type: ignore[union-attr]
+        (hit.key.path, hit.entry.line)  # type: ignore[union-attr]
         for hit in map(searchable.hit, found.hits)
     ]
 
@@ -126,7 +126,7 @@ async def test_a_search_during_a_look_is_served_the_last_look(
     started, release = threading.Event(), threading.Event()
     real = sources_module.look_at
 
-    def held(*args: object) -> Look:
+    def held(*args: object) -> SourcesSnapshot:
         started.set()
         release.wait()
         return real(*args)  # type: ignore[arg-type]
@@ -180,7 +180,7 @@ async def test_a_watched_tree_is_walked_again_only_when_the_watcher_reports_a_ch
         assert registry.watches.mode == "inotify"
         sources = workspace.sources
 
-        async def settled() -> Look:
+        async def settled() -> SourcesSnapshot:
             while sources.stale(ASKED):
                 looked = sources.looked
                 await sources.refresh(*ASKED)

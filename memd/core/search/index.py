@@ -1,4 +1,7 @@
-"""`CategoryIndex`: the inverted index of one category file's entries, updated incrementally.
+"""`SearchIndex`: the inverted index of one file's entries, updated incrementally.
+
+One index per thing a search reads: a category file, a user-wide memory file, or a segment of
+the read-only sources' chunks (`memd.core.sources.segments`).
 
 Layout, chosen so that a search touches little and an edit costs only what changed:
 - Each entry has a document number (`doc`). Numbers follow line order: the entries' numbers
@@ -126,8 +129,9 @@ Saturations = list[float]
 """Each impact class's `tf / (tf + norm)` for one average entry length, by class number."""
 
 
-class CategoryIndex:
-    """The inverted index of one category file's entries (see the module docstring).
+class SearchIndex:
+    """The inverted index of one file's entries or one segment of source chunks (see the module
+    docstring).
 
     Build it with `build_index`; `memd.core.search.ranking.search` reads it. Readers see it as
     immutable: only `build_index` changes an index, and only one it takes over.
@@ -289,10 +293,10 @@ class CategoryIndex:
 
     def __repr__(self) -> str:
         """Return a short description (entry and term counts)."""
-        return f"CategoryIndex(entries={len(self._entries)}, terms={len(self._postings)})"
+        return f"SearchIndex(entries={len(self._entries)}, terms={len(self._postings)})"
 
     @contextlib.contextmanager
-    def reading(self) -> Iterator[CategoryIndex]:
+    def reading(self) -> Iterator[SearchIndex]:
         """Keep this index unchanged while a search runs elsewhere (in a worker thread): while
         it is read, `build_index` leaves it alone and builds a new index instead. Enter and
         leave on the thread that builds indexes."""
@@ -373,13 +377,13 @@ class CategoryIndex:
         self._owned.add(term)
         return copied
 
-    def forked(self) -> CategoryIndex:
+    def forked(self) -> SearchIndex:
         """A copy of this index for `build_index` to take over, leaving this one as it is (it
         may be searched meanwhile, even in another thread): the copy shares the postings and
         copies each one before it changes it, so an update costs its own terms plus copying
         the term table, not a rebuild."""
         self._check()
-        fork = CategoryIndex()
+        fork = SearchIndex()
         fork._entries = self._entries
         fork._docs = list(self._docs)
         fork._slots = list(self._slots)
@@ -397,7 +401,7 @@ class CategoryIndex:
         if dropped is not None:
             self._view_postings -= dropped.size
 
-    def _take_over(self, ordered: tuple[Entry, ...]) -> CategoryIndex | None:
+    def _take_over(self, ordered: tuple[Entry, ...]) -> SearchIndex | None:
         """Return an index of `ordered` made by updating this one (which is retired), or None
         when a rebuild is needed (see the module docstring)."""
         old = self._entries
@@ -424,7 +428,7 @@ class CategoryIndex:
         kept = docs[old_count - end :]
         for doc, entry in zip(kept, ordered[new_count - end :], strict=True):
             self._slots[doc] = entry  # the same entry, maybe on another line now
-        updated = CategoryIndex()
+        updated = SearchIndex()
         for name in self.__slots__:
             setattr(updated, name, getattr(self, name))
         updated._entries = ordered
@@ -449,10 +453,10 @@ def _sorted_in_runs(terms: list[str]) -> list[str]:
 
 
 class _Filling:
-    """`CategoryIndex._fill` a unit at a time: each `step(unit)` indexes up to `unit` entries, or
+    """`SearchIndex._fill` a unit at a time: each `step(unit)` indexes up to `unit` entries, or
     packs up to 16 * `unit` terms, and returns True once the index is complete."""
 
-    def __init__(self, index: CategoryIndex, ordered: tuple[Entry, ...]) -> None:
+    def __init__(self, index: SearchIndex, ordered: tuple[Entry, ...]) -> None:
         self.index = index
         self.ordered = ordered
         self.lists: dict[str, list[int] | int] = {}  # a term one entry holds: its posting
@@ -520,10 +524,10 @@ class IndexBuild:
     `unit` entries' worth of work and returns None, the last call returns the index."""
 
     def __init__(self, entries: Iterable[Entry], unit: int) -> None:
-        self._filling = _Filling(CategoryIndex(), tuple(sorted(entries, key=_line)))
+        self._filling = _Filling(SearchIndex(), tuple(sorted(entries, key=_line)))
         self._unit = unit
 
-    def step(self) -> CategoryIndex | None:
+    def step(self) -> SearchIndex | None:
         """Do one unit; return the index once it is complete."""
         return self._filling.index if self._filling.step(self._unit) else None
 
@@ -559,7 +563,7 @@ def changed_entries(old: Sequence[Entry], new: Sequence[Entry]) -> int:
     return (len(old) - start - end) + (len(new) - start - end)
 
 
-def to_image(index: CategoryIndex, key: str) -> IndexImage:
+def to_image(index: SearchIndex, key: str) -> IndexImage:
     """Return `index` as data (numbered densely, whatever numbers it uses), under `key`."""
     index._check()
     renumber = {doc: position for position, doc in enumerate(index._docs)}
@@ -598,13 +602,13 @@ def to_image(index: CategoryIndex, key: str) -> IndexImage:
     )
 
 
-def from_image(entries: Iterable[Entry], image: IndexImage, key: str) -> CategoryIndex | None:
+def from_image(entries: Iterable[Entry], image: IndexImage, key: str) -> SearchIndex | None:
     """Return the index `image` holds for `entries`, or None when it is not theirs (another
     `key`, entry count or format version, or length counts that are not the entries')."""
     ordered = tuple(sorted(entries, key=_line))
     if image.version != IMAGE_VERSION or image.key != key or image.entries != len(ordered):
         return None
-    index = CategoryIndex()
+    index = SearchIndex()
     index._entries = ordered
     index._docs = list(range(len(ordered)))
     index._slots = list(ordered)
@@ -620,13 +624,13 @@ def from_image(entries: Iterable[Entry], image: IndexImage, key: str) -> Categor
     return index
 
 
-def build_index(entries: Iterable[Entry], previous: CategoryIndex | None = None) -> CategoryIndex:
+def build_index(entries: Iterable[Entry], previous: SearchIndex | None = None) -> SearchIndex:
     """Build the inverted index of one category's entries.
 
     Args:
         entries: The category's entries, in any order.
         previous: The index of the file's previous version, if there is one. It is taken over
-            (unless it is being read, see `CategoryIndex.reading`): the entries both versions
+            (unless it is being read, see `SearchIndex.reading`): the entries both versions
             share keep their place and only the changed ones are indexed, so a store or an
             edit costs only what changed. Do not use it afterwards.
 
@@ -640,6 +644,6 @@ def build_index(entries: Iterable[Entry], previous: CategoryIndex | None = None)
         if updated is not None:
             return updated
         previous._retire()
-    index = CategoryIndex()
+    index = SearchIndex()
     index._fill(ordered)
     return index

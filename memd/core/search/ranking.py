@@ -71,11 +71,11 @@ from memd.core.search import shelves
 from memd.core.search.index import (
     CLASS_SHIFT,
     DOC_MASK,
-    CategoryIndex,
     IndexBuild,
     LengthMoments,
     Ranked,
     Saturations,
+    SearchIndex,
     TermView,
     build_index,
     changed_entries,
@@ -110,10 +110,10 @@ __all__ = [
     "STOP_WORDS",
     "B",
     "Boost",
-    "CategoryIndex",
     "Hit",
     "IndexBuild",
     "Keep",
+    "SearchIndex",
     "SearchResult",
     "build_index",
     "changed_entries",
@@ -164,10 +164,11 @@ Keep = Callable[[K, Entry], bool]
 
 
 class Hit(msgspec.Struct, Generic[K], frozen=True, kw_only=True):
-    """One ranked entry: the key of its index (its category), the entry itself and its
-    relevance score."""
+    """One ranked entry: the key of its index (a category, a user-wide file or a sources
+    segment: a `memd.core.search.shelves.Key` in the server), the entry itself and its relevance
+    score."""
 
-    category: K
+    key: K
     entry: Entry
     score: float
 
@@ -180,7 +181,7 @@ class SearchResult(msgspec.Struct, Generic[K], frozen=True, kw_only=True):
 
 
 def search(
-    indexes: Sequence[tuple[K, CategoryIndex]],
+    indexes: Sequence[tuple[K, SearchIndex]],
     query: str,
     *,
     limit: int,
@@ -239,7 +240,7 @@ def length_normalisation(spread: float) -> float:
 
 def length_spread(moments: Sequence[LengthMoments]) -> float:
     """Return the standard deviation of ln(1 + length) over the entries of several indexes
-    (each given by its `CategoryIndex.length_moments`); 0.0 without entries."""
+    (each given by its `SearchIndex.length_moments`); 0.0 without entries."""
     count = sum(found[0] for found in moments)
     if not count:
         return 0.0
@@ -273,7 +274,7 @@ class _Plan:
 
     def __init__(
         self,
-        ordered: Sequence[tuple[Any, CategoryIndex]],
+        ordered: Sequence[tuple[Any, SearchIndex]],
         weights: dict[str, float],
         *,
         smallest: float,
@@ -362,11 +363,11 @@ class _Best:
         elif final > self.finals[0]:
             heapq.heapreplace(self.finals, final)
 
-    def hits(self, ordered: Sequence[tuple[Any, CategoryIndex]]) -> tuple[Hit[Any], ...]:
+    def hits(self, ordered: Sequence[tuple[Any, SearchIndex]]) -> tuple[Hit[Any], ...]:
         """The best `limit` candidates as hits, best first."""
         best = heapq.nsmallest(self.limit, self.candidates, key=lambda item: item[:3])
         return tuple(
-            Hit(category=ordered[number][0], entry=entry, score=-negated)
+            Hit(key=ordered[number][0], entry=entry, score=-negated)
             for negated, number, _, entry in best
         )
 
@@ -558,7 +559,7 @@ class _Found:
         best: _Best,
         number: int,
         category: Any,
-        index: CategoryIndex,
+        index: SearchIndex,
         boost: Boost[Any] | None,
     ) -> None:
         self.best = best
@@ -677,7 +678,7 @@ def _search_every_match(
     return SearchResult(hits=best.hits(plan.ordered), total=total)
 
 
-def _expansions(ordered: Sequence[tuple[Any, CategoryIndex]], prefix: str) -> list[str]:
+def _expansions(ordered: Sequence[tuple[Any, SearchIndex]], prefix: str) -> list[str]:
     """The indexed words a partial query word may mean: those starting with it, the most
     frequent first (then alphabetical), at most PREFIX_EXPANSIONS."""
     frequency: dict[str, int] = {}
@@ -689,7 +690,7 @@ def _expansions(ordered: Sequence[tuple[Any, CategoryIndex]], prefix: str) -> li
 
 
 def _list_all(
-    ordered: Sequence[tuple[Any, CategoryIndex]], limit: int, keep: Keep[Any] | None
+    ordered: Sequence[tuple[Any, SearchIndex]], limit: int, keep: Keep[Any] | None
 ) -> SearchResult[Any]:
     """Return every entry (that `keep` accepts) in (category, line) order with score 0.0: the
     empty-query listing."""
@@ -701,5 +702,5 @@ def _list_all(
                 continue
             total += 1
             if len(hits) < limit:
-                hits.append(Hit(category=category, entry=entry, score=0.0))
+                hits.append(Hit(key=category, entry=entry, score=0.0))
     return SearchResult(hits=tuple(hits), total=total)

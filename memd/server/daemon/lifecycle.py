@@ -57,7 +57,7 @@ from memd.server.rpc.dispatch import Dispatcher
 from memd.server.rpc.peer import peer_allowed, peer_uid, refuse_peer
 from memd.server.semantic import SemanticService
 from memd.server.workspaces.registry import Registry
-from memd.server.workspaces.workspace import Limits
+from memd.server.workspaces.workspace import WorkspaceSettings
 
 logger = logging.getLogger("memd.server.daemon")  # its log name before the move to daemon/
 
@@ -445,8 +445,8 @@ def _raise_file_limit() -> None:
             resource.setrlimit(resource.RLIMIT_NOFILE, (wanted, hard))
 
 
-def _limits(settings: Settings) -> Limits:
-    return Limits(
+def _limits(settings: Settings) -> WorkspaceSettings:
+    return WorkspaceSettings(
         lock_timeout=settings.lock_timeout,
         max_file_bytes=settings.max_file_bytes,
         max_entry_chars=settings.max_entry_chars,

@@ -33,9 +33,9 @@ from memd.core.format.categories import (
     parse_category,
 )
 from memd.core.format.mdformat import Entry
-from memd.core.search import context as prompt_block
+from memd.core.search import prompt_block
 from memd.core.search.shelves import origin
-from memd.core.sources.selection import MAX_SOURCE_ENTRIES, parse_entry
+from memd.core.sources.source_globs import MAX_SOURCE_ENTRIES, parse_entry
 from memd.core.writes import transitions
 from memd.paths import MEMORY_DIR
 from memd.server.methods import search
@@ -144,7 +144,7 @@ class Methods:
         outcome = await workspace.actor(category).store(command)
         if outcome.action != "skipped" and not outcome.dry_run:
             stored = Entry(line=outcome.line, slug=outcome.slug, content=outcome.content)
-            workspace.usage.stored(category, stored)
+            workspace.usage.record_store(category, stored)
         created = not (had_memory_dir or outcome.dry_run) and workspace.has_memory_dir()
         return wire.store_result(category, outcome, workspace.root, created)
 
@@ -212,7 +212,7 @@ class Methods:
             ]
             if not found:
                 raise wire.no_entry_with_slug(params.slug, categories, unreadable)
-            workspace.usage.recalled(found)
+            workspace.usage.record_recalls(found)
             return p.EntriesResult(
                 entries=[wire.entry_info(c, entry, source=params.scope) for c, entry in found],
                 unreadable=unreadable,
@@ -272,14 +272,16 @@ class Methods:
         sources = params.sources or ["memory", "global"]
         searched, unreadable = await search.gather(self.scopes, workspace, categories, sources)
         entries: list[p.EntryInfo] = []
-        for key, shelved in searched.items():
-            if shelved.category is None:
+        for key, searched_file in searched.items():
+            if searched_file.category is None:
                 continue
-            for entry in shelved.snapshot.entries:
-                tags = shelved.snapshot.tags.get(entry.line, _NO_TAGS)
+            for entry in searched_file.snapshot.entries:
+                tags = searched_file.snapshot.tags.get(entry.line, _NO_TAGS)
                 if wanted <= tags:
                     scope: p.Scope = "global" if origin(key) == "global" else "project"
-                    entries.append(wire.entry_info(shelved.category, entry, tags, source=scope))
+                    entries.append(
+                        wire.entry_info(searched_file.category, entry, tags, source=scope)
+                    )
         return p.ListResult(entries=entries, unreadable=unreadable, workspace=workspace.root)
 
     async def delete(self, params: p.DeleteParams, session: Session) -> p.DeleteResult:
@@ -369,7 +371,7 @@ class Methods:
         )
 
     async def context(self, params: p.ContextParams, session: Session) -> p.ContextResult:
-        """A prompt's memory block (see `memd.core.search.context` for the layers and the budget).
+        """A prompt's memory block (its layers and budget: `memd.core.search.prompt_block`).
 
         A category file that cannot be read does not fail the call (a prompt hook must not
         fail over one bad file): an unreadable Security or Instruction file is named in the
@@ -413,10 +415,10 @@ class Methods:
         workspace = await self.scopes.project(params.workspace)
         candidates = []
         # Off the event loop: a long message takes a while to scan, and other clients wait.
-        from memd.core.extract import pipeline as extraction  # large rules: loaded on first use
+        from memd.core.extract import pipeline  # large rules: loaded on first use
 
         created_any = False
-        for found in await anyio.to_thread.run_sync(extraction.extract, params.text):
+        for found in await anyio.to_thread.run_sync(pipeline.extract, params.text):
             stored, error = None, None
             if params.store:
                 try:

@@ -38,11 +38,11 @@ import anyio
 
 from memd.core.format.categories import CATEGORIES, Category
 from memd.core.format.mdformat import Entry
-from memd.core.search import context as prompt_block, fusion, ranking
-from memd.core.search.index import CategoryIndex
+from memd.core.search import fusion, prompt_block, ranking
+from memd.core.search.index import SearchIndex
 from memd.core.search.shelves import Key, Shelf
 from memd.core.sources.chunks import Chunk
-from memd.core.sources.selection import pattern_matches
+from memd.core.sources.source_globs import pattern_matches
 from memd.server.methods.read_filters import readable
 from memd.server.semantic import NO_USABLE_VECTORS, SemanticService
 from memd.server.workspaces.scopes import Scopes
@@ -56,7 +56,7 @@ ORIGINS: tuple[p.Origin, ...] = ("memory", "global", "file")
 Mode = Literal["lexical", "hybrid"]
 
 
-class Shelved(NamedTuple):
+class SearchedFile(NamedTuple):
     """One searched file: its workspace, its snapshot and its category (None for a source, and
     then `sources`, the indexes of every source of its workspace, a segment each)."""
 
@@ -122,14 +122,14 @@ class Searchable:
     own entry; `per_file` does the same for a filter or a boost, so each sees what it would see
     with one index a file."""
 
-    def __init__(self, searched: Mapping[Key, Shelved]) -> None:
-        self.indexes: list[tuple[Key, CategoryIndex]] = []
+    def __init__(self, searched: Mapping[Key, SearchedFile]) -> None:
+        self.indexes: list[tuple[Key, SearchIndex]] = []
         self.segments: dict[Key, SourcesIndex] = {}
-        for key, shelved in searched.items():
-            if isinstance(shelved.snapshot, Snapshot):
-                self.indexes.append((key, shelved.snapshot.index))
-            elif shelved.sources is not None and not self.segments:
-                self.segments = {segment_key(found): found for found in shelved.sources}
+        for key, searched_file in searched.items():
+            if isinstance(searched_file.snapshot, Snapshot):
+                self.indexes.append((key, searched_file.snapshot.index))
+            elif searched_file.sources is not None and not self.segments:
+                self.segments = {segment_key(found): found for found in searched_file.sources}
                 self.indexes += [(key, found.index) for key, found in self.segments.items()]
 
     @classmethod
@@ -150,10 +150,10 @@ class Searchable:
 
     def hit(self, found: ranking.Hit[Key]) -> ranking.Hit[Key]:
         """A hit under its own file's key (see `owner`)."""
-        if found.category not in self.segments:
+        if found.key not in self.segments:
             return found
-        key, entry = self.owner(found.category, found.entry)
-        return ranking.Hit(category=key, entry=entry, score=found.score)
+        key, entry = self.owner(found.key, found.entry)
+        return ranking.Hit(key=key, entry=entry, score=found.score)
 
     def per_file(self, judge: Callable[[Key, Entry], Value]) -> Callable[[Key, Entry], Value]:
         """`judge` (a filter or a boost) called with each entry's own key and entry."""
@@ -165,7 +165,7 @@ async def gather(
     workspace: Workspace,
     categories: tuple[Category, ...],
     sources: Sequence[p.Origin] | None,
-) -> tuple[dict[Key, Shelved], list[p.FileProblem]]:
+) -> tuple[dict[Key, SearchedFile], list[p.FileProblem]]:
     """The files one search reads, by key, and the project's files that could not be read (an
     unreadable user-wide file is left out silently: the user-wide memory is searched as a
     bonus, and `memd stats --global` names its problems).
@@ -174,53 +174,55 @@ async def gather(
         RpcError: none of the project's `categories` can be read (`read_filters.readable`).
     """
     wanted = set(sources or ORIGINS)
-    found: dict[Key, Shelved] = {}
+    found: dict[Key, SearchedFile] = {}
     problems: list[p.FileProblem] = []
     if "memory" in wanted:
         await workspace.refresh(categories)
         snapshots, problems = readable(workspace, categories)
-        found.update({c: Shelved(workspace, s, c) for c, s in snapshots.items()})
+        found.update({c: SearchedFile(workspace, s, c) for c, s in snapshots.items()})
     if "global" in wanted and (user := await scopes.user_wide(create=False)) is not None:
         await user.refresh(categories)
         for category in categories:
             snapshot = user.actor(category).snapshot
             if snapshot.error is None:
-                found[Shelf("global", category.file, category)] = Shelved(user, snapshot, category)
+                found[Shelf("global", category.file, category)] = SearchedFile(
+                    user, snapshot, category
+                )
     if "file" in wanted and categories == CATEGORIES:
         look = await scopes.look(workspace)
         for path, source in look.files.items():
-            found[Shelf("file", path)] = Shelved(workspace, source, None, look.segments)
+            found[Shelf("file", path)] = SearchedFile(workspace, source, None, look.segments)
     return found, problems
 
 
-def usage_boost(searched: Mapping[Key, Shelved]) -> ranking.Boost[Key] | None:
+def usage_boost(searched: Mapping[Key, SearchedFile]) -> ranking.Boost[Key] | None:
     """The usage nudge of each searched entry, from its own workspace's history (None when only
     sources are searched: their chunks have no history)."""
     workspaces = {
-        id(shelved.workspace): shelved.workspace
-        for shelved in searched.values()
-        if shelved.category is not None
+        id(searched_file.workspace): searched_file.workspace
+        for searched_file in searched.values()
+        if searched_file.category is not None
     }
     if not workspaces:
         return None
-    boosts = {key: workspace.usage.booster() for key, workspace in workspaces.items()}
+    boosts = {key: workspace.usage.make_boost() for key, workspace in workspaces.items()}
 
     def boost(key: Key, entry: Entry) -> float:
-        shelved = searched[key]
-        if shelved.category is None:  # a source's chunk: no usage history
+        searched_file = searched[key]
+        if searched_file.category is None:  # a source's chunk: no usage history
             return 1.0
-        return boosts[id(shelved.workspace)](shelved.category, entry)
+        return boosts[id(searched_file.workspace)](searched_file.category, entry)
 
     return boost
 
 
-def count_recalls(searched: Mapping[Key, Shelved], found: Iterable[Found]) -> None:
+def count_recalls(searched: Mapping[Key, SearchedFile], found: Iterable[Found]) -> None:
     """Count one recall of each entry found with a score, in its own workspace's history (a
     listing, score 0, is no recall)."""
     for hit in found:
-        shelved = searched[hit.key]
-        if shelved.category is not None and hit.score > 0:
-            shelved.workspace.usage.recalled([(shelved.category, hit.entry)])
+        searched_file = searched[hit.key]
+        if searched_file.category is not None and hit.score > 0:
+            searched_file.workspace.usage.record_recalls([(searched_file.category, hit.entry)])
 
 
 TaggedLines = dict[Key, set[int]]
@@ -284,7 +286,7 @@ class Search:
         # With tags, every entry still shapes the statistics (so each score is the one it has
         # without tags); only tagged entries can be hits, before `limit` (a query without
         # words lists them, as it lists every entry without tags).
-        snapshots = {key: shelved.snapshot for key, shelved in searched.items()}
+        snapshots = {key: searched_file.snapshot for key, searched_file in searched.items()}
         keep = within(tagged_lines(snapshots, tags)) if tags else None
         ranked = await self.rank(
             searched, text, mode=mode, limit=limit, min_score=min_score, keep=keep
@@ -292,16 +294,16 @@ class Search:
         count_recalls(searched, ranked.hits)
         hits = []
         for found in ranked.hits:
-            shelved = searched[found.key]
+            searched_file = searched[found.key]
             chunk = None
-            if isinstance(shelved.snapshot, SourceFile):
-                chunk = shelved.snapshot.chunk_at[found.entry.line]
-            hits.append(Located(found, shelved.workspace.memory_dir, chunk))
+            if isinstance(searched_file.snapshot, SourceFile):
+                chunk = searched_file.snapshot.chunk_at[found.entry.line]
+            hits.append(Located(found, searched_file.workspace.memory_dir, chunk))
         return Answer(hits, ranked.total, ranked.mode, ranked.loading, unreadable)
 
     async def rank(
         self,
-        searched: Mapping[Key, Shelved],
+        searched: Mapping[Key, SearchedFile],
         query: str,
         *,
         mode: p.QueryMode,
@@ -351,7 +353,7 @@ class Search:
             searchable, query, off_loop, limit=limit, min_score=min_score, boost=boost, keep=keep
         )
         hits = [
-            Found(hit.category, hit.entry, hit.score, "keyword")
+            Found(hit.key, hit.entry, hit.score, "keyword")
             for hit in map(searchable.hit, found.hits)
         ]
         return Ranked(hits, found.total, "lexical", loading)
@@ -362,8 +364,8 @@ class Search:
         """Layer B of a prompt's block: the entries of the categories not always in it ranked
         against the prompt by `rank` in mode auto (and how far semantic search is when it is
         still loading)."""
-        searched: dict[Key, Shelved] = {
-            c: Shelved(workspace, snapshots[c], c)
+        searched: dict[Key, SearchedFile] = {
+            c: SearchedFile(workspace, snapshots[c], c)
             for c in CATEGORIES
             if c not in prompt_block.ALWAYS and snapshots[c].error is None
         }
@@ -401,8 +403,8 @@ class Search:
         }
         if len(loaded) == len(look.files):
             return []
-        searched: dict[Key, Shelved] = {
-            Shelf("file", path): Shelved(workspace, source, None, look.segments)
+        searched: dict[Key, SearchedFile] = {
+            Shelf("file", path): SearchedFile(workspace, source, None, look.segments)
             for path, source in look.files.items()
         }
         skipped = {Shelf("file", path) for path in loaded}
@@ -433,7 +435,7 @@ class Search:
         return self.semantic
 
     async def _layout(
-        self, mode: str, searched: Mapping[Key, Shelved]
+        self, mode: str, searched: Mapping[Key, SearchedFile]
     ) -> tuple[Any, p.SemanticLoading | None]:
         """The vectors of the searched entries (`memd.semantic.nearest.Layout`) for a hybrid
         ranking, or None when it cannot run now and `mode` is auto, with how far semantic
@@ -471,7 +473,7 @@ class Search:
         when the model has nothing to say about `query` (the caller ranks lexically). Only
         those hits and the best entries by cosine are fused; the other entries the model would
         return are counted."""
-        lexical = {layout.row(hit.category, hit.entry): hit.score for hit in strong}
+        lexical = {layout.row(hit.key, hit.entry): hit.score for hit in strong}
         allowed = None
         if keep is not None:
             allowed = [row for row, (c, entry) in enumerate(layout.entries()) if keep(c, entry)]

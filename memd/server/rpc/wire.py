@@ -24,7 +24,7 @@ from memd.core.format.categories import CATEGORIES, Category
 from memd.core.format.mdformat import Entry
 from memd.core.format.render import entry_ref
 from memd.core.format.tags import tags_of
-from memd.core.search.context import Block
+from memd.core.search.prompt_block import Block
 from memd.core.search.shelves import Key, origin
 from memd.core.sources.chunks import Chunk
 from memd.core.writes import transitions
@@ -387,7 +387,7 @@ def context_result(
     root: str,
     loading: p.SemanticLoading | None,
 ) -> p.ContextResult:
-    """Return the wire form of a prompt's memory block (`memd.core.search.context`)."""
+    """Return the wire form of a prompt's memory block (`memd.core.search.prompt_block`)."""
     return p.ContextResult(
         markdown=block.markdown,
         tokens=block.tokens,

@@ -878,7 +878,7 @@ BUILD_UNIT = 2000
 
 def _load_kept(
     path: str, text: str, previous: Catalog | None
-) -> tuple[Catalog, ranking.CategoryIndex | None, str]:
+) -> tuple[Catalog, ranking.SearchIndex | None, str]:
     """Parse a category file's text, and take its kept search index if it is the text's
     (blocking): the catalog, the index or None, and the text's key."""
     catalog = Catalog.from_text(text, previous=previous)

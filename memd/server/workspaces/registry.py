@@ -25,7 +25,7 @@ from memd.fs.real_path import Unresolvable, Walk
 from memd.server.watch.watcher import WatchHub
 from memd.server.workspaces.actor import Handover
 from memd.server.workspaces.spellings import SpellingCache
-from memd.server.workspaces.workspace import DEFAULT_LIMITS, Limits, Workspace
+from memd.server.workspaces.workspace import DEFAULT_LIMITS, Workspace, WorkspaceSettings
 from memd_client.errors import InvalidParams, ShuttingDown, WorkspaceNotFound
 
 logger = logging.getLogger(__name__)
@@ -56,7 +56,7 @@ class Registry:
         services: TaskGroup,
         *,
         clock: Callable[[], float],
-        limits: Limits = DEFAULT_LIMITS,
+        limits: WorkspaceSettings = DEFAULT_LIMITS,
     ) -> None:
         self._services = services
         self._clock = clock
@@ -82,7 +82,7 @@ class Registry:
         """How many times the registry looked for idle workspaces."""
         self.closed = False
 
-    def set_limits(self, limits: Limits) -> None:
+    def set_limits(self, limits: WorkspaceSettings) -> None:
         """Apply `limits` to every write and load from now on, in every workspace (loading
         ones too)."""
         self.limits = limits

@@ -29,7 +29,7 @@ from memd.fs import real_path
 from memd.fs.real_path import Unresolvable
 from memd.paths import MEMORY_DIR
 from memd.server.workspaces.registry import Registry, check_spelling
-from memd.server.workspaces.source_index import Look
+from memd.server.workspaces.source_index import SourcesSnapshot
 from memd.server.workspaces.workspace import Workspace
 from memd_client.errors import FileFormatError, InvalidParams
 
@@ -121,7 +121,7 @@ class Scopes:
         self._absent_at = None if exists else now
         return exists
 
-    async def look(self, workspace: Workspace) -> Look:
+    async def look(self, workspace: Workspace) -> SourcesSnapshot:
         """The workspace's read-only sources as they are now
         (`memd.server.workspaces.source_index`), under the daemon's settings."""
         limits = self.registry.limits

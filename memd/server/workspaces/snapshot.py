@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import functools
 
-from memd.core.format import tags as tagging
 from memd.core.format.mdformat import Document, Entry
+from memd.core.format.tags import tags_of
 from memd.core.search import ranking
 from memd.core.writes.catalog import Catalog
 from memd_client.errors import RpcError
@@ -37,7 +37,7 @@ class Snapshot:
         error: RpcError | None = None,
         conflict: RpcError | None = None,
         previous: Snapshot | None = None,
-        index: ranking.CategoryIndex | None = None,
+        index: ranking.SearchIndex | None = None,
     ) -> None:
         """`index`, when given, is the entries' index, already built (in a worker thread)."""
         self.catalog = catalog
@@ -49,7 +49,7 @@ class Snapshot:
             self.__dict__["index"] = index
         # Only an index is handed on (the last one built), never the older snapshots. The
         # index moves: the previous snapshot no longer has it (it would build its own).
-        self._previous_index: ranking.CategoryIndex | None = None
+        self._previous_index: ranking.SearchIndex | None = None
         if previous is not None:
             built = previous.__dict__.pop("index", None)
             self._previous_index = built if built is not None else previous._previous_index
@@ -61,7 +61,7 @@ class Snapshot:
         return None if self.catalog is None else self.catalog.doc
 
     @functools.cached_property
-    def index(self) -> ranking.CategoryIndex:
+    def index(self) -> ranking.SearchIndex:
         """The search index, built on first use by updating the previous version's index when
         there is one (so only changed entries are indexed again)."""
         previous, self._previous_index = self._previous_index, None
@@ -75,5 +75,5 @@ class Snapshot:
     @functools.cached_property
     def tags(self) -> dict[int, frozenset[str]]:
         """The inline #tags of each entry that has any, by line number; built on first use."""
-        found = {entry.line: tagging.tags_of(entry.content) for entry in self.entries}
+        found = {entry.line: tags_of(entry.content) for entry in self.entries}
         return {line: tags for line, tags in found.items() if tags}

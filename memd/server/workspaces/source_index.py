@@ -1,6 +1,6 @@
-"""A workspace's read-only sources as its searches see them: which files (`memd.fs.sources`),
-each one's chunks (`memd.core.sources.chunks`) and their search indexes (`SourcesIndex`, one
-a segment of files, `memd.core.sources.segments`).
+"""A workspace's read-only sources as its searches see them: which files
+(`memd.fs.source_files`), each one's chunks (`memd.core.sources.chunks`) and their search indexes
+(`SourcesIndex`, one a segment of files, `memd.core.sources.segments`).
 
 Rules:
 - One owner: the workspace (`Workspace.sources`). Nothing here ever writes.
@@ -49,11 +49,11 @@ from memd.core.format.categories import CATEGORY_FILES
 from memd.core.format.mdformat import Entry
 from memd.core.project.agent_files import BlockError, find_block
 from memd.core.search import ranking
-from memd.core.search.index import CategoryIndex
+from memd.core.search.index import SearchIndex
 from memd.core.sources.chunks import Chunk, chunk, split_lines
 from memd.core.sources.segments import segments
-from memd.core.sources.selection import resolve_sources
-from memd.fs import sources as found
+from memd.core.sources.source_globs import resolve_sources
+from memd.fs import source_files
 from memd.fs.storage import Fingerprint
 from memd_client.errors import RpcError
 
@@ -119,15 +119,15 @@ class SourcesIndex:
                 self.owners.append((source.path, entry))
                 numbered.append(Entry(line=len(self.owners), slug=None, content=entry.content))
         base = previous.index.forked() if previous is not None else None
-        self.index: CategoryIndex = ranking.build_index(numbered, base)
+        self.index: SearchIndex = ranking.build_index(numbered, base)
 
     def owner(self, entry: Entry) -> tuple[str, Entry]:
         """The path of the file holding an entry of `index`, and the chunk's entry there."""
         return self.owners[entry.line - 1]
 
 
-class Look(NamedTuple):
-    """What one look at the sources found."""
+class SourcesSnapshot(NamedTuple):
+    """What one look at the sources found: an immutable snapshot of a workspace's sources."""
 
     files: dict[str, SourceFile]
     refused: list[str]
@@ -143,7 +143,7 @@ class Look(NamedTuple):
     """The files this look read and chunked (the others were kept from the last look)."""
 
 
-NOTHING = Look({}, [], 0.0, ())
+NOTHING = SourcesSnapshot({}, [], 0.0, ())
 """The look before the first: no files, taken as stale."""
 
 
@@ -169,7 +169,7 @@ class WorkspaceSources:
         self._touched: set[str] | None = set()  # None: anything may have changed
         self._watched = False
         self._next_at = 0.0
-        self._by_real: tuple[Look, dict[str, str]] = (NOTHING, {})
+        self._by_real: tuple[SourcesSnapshot, dict[str, str]] = (NOTHING, {})
 
     def changed(self, directory: str | None, name: str = "", content: bool = False) -> None:
         """Take one watcher report: `name` in `directory` (a real path) changed, its content
@@ -201,7 +201,7 @@ class WorkspaceSources:
             return True
         return not self._watched and time.monotonic() - look.at >= FRESH_SECONDS
 
-    async def refresh(self, configured: Sequence[str], max_bytes: int) -> Look:
+    async def refresh(self, configured: Sequence[str], max_bytes: int) -> SourcesSnapshot:
         """The last look at the sources (the first is taken here, and waited for); asks `run`
         for a new one when it may be out of date. `configured` is memd's config `sources`,
         `max_bytes` the cap on one file."""
@@ -233,7 +233,7 @@ class WorkspaceSources:
         """End `run` (a look in progress is left to finish in its worker thread, unused)."""
         self._scope.cancel()
 
-    async def look_now(self, asked: Asked, *, abandon_on_cancel: bool = False) -> Look:
+    async def look_now(self, asked: Asked, *, abandon_on_cancel: bool = False) -> SourcesSnapshot:
         """Look at the sources again (in a worker thread), make it the current look, watch its
         directories, and return it."""
         previous = self.current
@@ -283,18 +283,20 @@ class WorkspaceSources:
         return look
 
 
-def real_paths(look: Look) -> dict[str, str]:
+def real_paths(look: SourcesSnapshot) -> dict[str, str]:
     """The files of `look` by real path."""
     return {source.real_path: path for path, source in look.files.items()}
 
 
-def look_at(root: str, configured: Sequence[str], max_bytes: int, previous: Look = NOTHING) -> Look:
+def look_at(
+    root: str, configured: Sequence[str], max_bytes: int, previous: SourcesSnapshot = NOTHING
+) -> SourcesSnapshot:
     """Look at the sources again: walk the tree, re-reading only the files whose fingerprint
     changed (blocking)."""
     refused: list[str] = []
     project: tuple[str, ...] = ()
     try:
-        project = found.read_project_config(root).sources
+        project = source_files.read_project_config(root).sources
     except ConfigError as exc:
         refused.append(str(exc))
     try:
@@ -302,7 +304,7 @@ def look_at(root: str, configured: Sequence[str], max_bytes: int, previous: Look
     except ValueError as exc:
         refused.append(f"the sources are not usable ({exc}); memd looks at the defaults only")
         selection = resolve_sources()
-    scan = found.find_sources(root, selection, max_bytes=max_bytes)
+    scan = source_files.find_sources(root, selection, max_bytes=max_bytes)
     refused += [refusal.message for refusal in scan.refused]
     files: dict[str, SourceFile] = {}
     chunked: list[str] = []
@@ -328,7 +330,7 @@ def look_at(root: str, configured: Sequence[str], max_bytes: int, previous: Look
             chunked.append(read.path)
     directories = {*scan.directories, *(os.path.dirname(f.real_path) for f in files.values())}
     indexed = _segments(files, previous)
-    return Look(
+    return SourcesSnapshot(
         files,
         refused,
         time.monotonic(),  # once indexed: its age says how long it has been served
@@ -340,7 +342,9 @@ def look_at(root: str, configured: Sequence[str], max_bytes: int, previous: Look
     )
 
 
-def look_again(previous: Look, touched: frozenset[str], max_bytes: int) -> Look | None:
+def look_again(
+    previous: SourcesSnapshot, touched: frozenset[str], max_bytes: int
+) -> SourcesSnapshot | None:
     """Look again at the touched files of `previous` (real paths) only, or None when only a
     walk can tell (a file is gone, refused, or the total passes `MAX_TOTAL_BYTES`): blocking."""
     if previous.capped:
@@ -387,17 +391,19 @@ def _read(path: str, real_path: str, max_bytes: int) -> SourceFile | None:
     """Read and chunk one source (None: it is gone).
 
     Raises:
-        RpcError: it cannot be used (as `memd.fs.sources.read_source` says).
+        RpcError: it cannot be used (as `memd.fs.source_files.read_source` says).
     """
     shown = listed_as(path)
-    read = found.read_source(real_path, max_bytes, shown=path)
+    read = source_files.read_source(real_path, max_bytes, shown=path)
     if read is None:
         return None
     text, fingerprint = read
     return SourceFile(shown, real_path, fingerprint, _chunks(text))
 
 
-def _segments(files: Mapping[str, SourceFile], previous: Look) -> tuple[SourcesIndex, ...]:
+def _segments(
+    files: Mapping[str, SourceFile], previous: SourcesSnapshot
+) -> tuple[SourcesIndex, ...]:
     """The segments' indexes of `files`: each kept from `previous` when its files are the
     same, else updated from the one of `previous` with the same first file, if any."""
     before = {segment.paths: segment for segment in previous.segments}
@@ -443,9 +449,9 @@ def read_lines(source: SourceFile, first: int, last: int, max_bytes: int) -> str
     (blocking; "" when the file is gone).
 
     Raises:
-        RpcError: the file cannot be read (as `memd.fs.sources.read_source` says).
+        RpcError: the file cannot be read (as `memd.fs.source_files.read_source` says).
     """
-    read = found.read_source(source.real_path, max_bytes, shown=source.path)
+    read = source_files.read_source(source.real_path, max_bytes, shown=source.path)
     if read is None:
         return ""
     return "\n".join(split_lines(read[0])[first - 1 : last])

@@ -82,7 +82,7 @@ class UsageStore:
         self.entries = dict(data.entries)
         self._nudges.clear()
 
-    def recalled(self, found: Iterable[tuple[Category, Entry]]) -> None:
+    def record_recalls(self, found: Iterable[tuple[Category, Entry]]) -> None:
         """Count one recall of each entry in `found`."""
         now = self._clock()
         for category, entry in found:
@@ -91,14 +91,14 @@ class UsageStore:
             self._nudges.pop(name, None)
             self._dirty = True
 
-    def stored(self, category: Category, entry: Entry) -> None:
+    def record_store(self, category: Category, entry: Entry) -> None:
         """Record that `entry` was stored or updated now."""
         name = usage.key(category, entry)
         self.entries[name] = usage.store(self.entries.get(name), self._clock())
         self._nudges.pop(name, None)
         self._dirty = True
 
-    def booster(self) -> Callable[[Category, Entry], float]:
+    def make_boost(self) -> Callable[[Category, Entry], float]:
         """Return the ranking nudge per entry for one search (see `memd.core.search.usage.nudge`).
 
         Nudges are memoised per entry until its history changes, and all of them for at most

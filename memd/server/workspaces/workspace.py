@@ -165,7 +165,7 @@ class Workspace:
         for actor in self.actors.values():
             actor.max_file_bytes = limit
 
-    def apply(self, limits: Limits) -> None:
+    def apply(self, limits: WorkspaceSettings) -> None:
         """Make every write and load from now on keep to `limits`."""
         self.lock.lock_timeout = limits.lock_timeout
         self.max_file_bytes = limits.max_file_bytes
@@ -458,8 +458,9 @@ class Workspace:
             session.offer(self.root, frame)
 
 
-class Limits(NamedTuple):
-    """The limits a daemon's settings put on writes and loads (see `memd.config`)."""
+class WorkspaceSettings(NamedTuple):
+    """The daemon's settings a workspace uses (see `memd.config`): limits on writes and loads,
+    whether a secret may be stored, and the configured read-only sources."""
 
     lock_timeout: float = DEFAULT_TIMEOUT
     """How long a write waits for another tool's `.memory/.lock`, in seconds."""
@@ -478,4 +479,4 @@ class Limits(NamedTuple):
     (`memd.server.workspaces.source_index`)."""
 
 
-DEFAULT_LIMITS = Limits()
+DEFAULT_LIMITS = WorkspaceSettings()

@@ -6,7 +6,7 @@ Rules:
   lists one directory, `**` lists every directory below it, never one whose name starts with a
   dot; `.git`, `.memory` and `node_modules` are never entered, at any depth, however reached.
 - A file is a source only if the rules select it (the last matching rule includes it; see
-  `memd.core.sources.selection`), it is a regular file of at most `max_bytes`, and its real
+  `memd.core.sources.source_globs`), it is a regular file of at most `max_bytes`, and its real
   path (every link resolved) lies inside the walk's base or matches an absolute including
   rule (the user named it in memd's config file). The base is the workspace root for a
   relative rule, and for an absolute rule the real path of its fixed leading directories (of
@@ -41,7 +41,7 @@ import stat
 from typing import Literal, NamedTuple
 
 from memd.config import PROJECT_CONFIG_NAME, ConfigError, ProjectConfig, parse_project_config
-from memd.core.sources.selection import (
+from memd.core.sources.source_globs import (
     SKIPPED_DIRS,
     SourceRule,
     SourceSelection,

@@ -18,7 +18,7 @@ from memd.cli.exit_codes import EXIT_USAGE
 from memd.cli.parser import build_parser
 from memd.cli.serve import run_serve
 from memd.cli.stdin_text import read_stdin
-from memd.cli.usage import parse, verb_parser
+from memd.cli.usage_errors import parse, verb_parser
 from memd.cli.verbs import run_client_verb
 from memd.cli.watch import run_watch
 from memd.config import LOG_LEVELS

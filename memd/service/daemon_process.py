@@ -16,7 +16,7 @@ import time
 
 from memd.fs.processes import pid_alive
 from memd.paths import read_pid
-from memd.service.run import StepFailed
+from memd.service.commands import StepFailed
 
 STOP_TIMEOUT = 15.0
 """Seconds an unmanaged daemon gets to exit after SIGTERM (it drains writes within ~10 s)."""
