@@ -12,9 +12,9 @@ import pytest
 
 from memd.cli.parser import build_parser
 from memd.cli.usage import leaf_parsers, long_options
+from tests.cli.test_cli_usage import MINIMAL
 from tests.conftest import DaemonProcess
 from tests.e2e.test_cli import memd
-from tests.test_cli_usage import MINIMAL
 
 pytestmark = pytest.mark.e2e
 

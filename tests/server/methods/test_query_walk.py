@@ -18,7 +18,7 @@ from memd.server.methods.handlers import Methods
 from memd.server.workspaces.registry import Registry
 from memd_client import protocol as p
 
-SERVER = Path(__file__).resolve().parents[2] / "memd" / "server"
+SERVER = Path(__file__).resolve().parents[3] / "memd" / "server"
 
 
 def _server_module(frame: FrameType | None) -> str | None:

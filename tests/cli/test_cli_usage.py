@@ -81,7 +81,7 @@ def test_the_wire_type_rejects_what_the_cli_rejects() -> None:
 
 # ---------------------------------------------------------------------------- shared options
 
-CLI_REFERENCE = Path(__file__).resolve().parent.parent / "docs" / "reference" / "cli.md"
+CLI_REFERENCE = Path(__file__).resolve().parents[2] / "docs" / "reference" / "cli.md"
 SHARED_FLAGS = shared_options(build_parser())
 
 # What each verb needs besides options to get past argparse (and no further: nothing here runs).

@@ -30,7 +30,7 @@ from memd.core.writes.judge import Relation, Verdict, judge
 from memd.core.writes.wording import index_terms
 from tests.budget import examples
 
-HACKLM_MEMORY = Path(__file__).resolve().parents[2].parent / "shared/data/hacklm-memory/.memory"
+HACKLM_MEMORY = Path(__file__).resolve().parents[3].parent / "shared/data/hacklm-memory/.memory"
 
 
 def cleanup(

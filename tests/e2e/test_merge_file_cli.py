@@ -15,7 +15,7 @@ import pytest
 
 from tests.git_env import git_env
 
-SOURCE = Path(__file__).resolve().parent.parent
+SOURCE = Path(__file__).resolve().parents[2]
 ENV = {
     **os.environ,
     "PYTHONPATH": os.pathsep.join([str(SOURCE), str(SOURCE / "client")]),

@@ -99,7 +99,7 @@ def test_the_hint_fits_the_install(installed: Installed, hint: str) -> None:
 def test_the_pipx_and_uv_hints_are_readmes_commands_with_the_extra() -> None:
     from pathlib import Path
 
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    readme = (Path(__file__).resolve().parents[3] / "README.md").read_text()
     assert "pipx install --pip-args=--find-links=dist 'memd-daemon[mcp]'" in readme
     assert "uv tool install --find-links dist 'memd-daemon[mcp]'" in readme
     assert "`make semantic`" in readme

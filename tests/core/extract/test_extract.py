@@ -14,7 +14,7 @@ from memd.core.extract.pipeline import MAX_CONTENT, Found, Kind, category_of, ex
 from memd.core.format.categories import Category
 from memd.core.format.secrets import has_secret
 from tests.budget import examples
-from tests.core.extract_messages import (
+from tests.core.extract.extract_messages import (
     HELD_OUT,
     HELD_OUT_1,
     HELD_OUT_2,
