@@ -20,7 +20,6 @@ def test_the_hostile_file_is_valid_distinct_and_fills_its_size() -> None:
     assert all("#" in entry.content for entry in entries)
 
 
-@pytest.mark.e2e
 def test_big_file_benchmark_runs_quick(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     output = tmp_path / "big_file.json"
     report = big_file.run(big_file.QUICK, output=output)

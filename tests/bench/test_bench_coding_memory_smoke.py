@@ -11,7 +11,6 @@ import pytest
 from bench import coding_memory
 
 
-@pytest.mark.e2e
 def test_coding_memory_benchmark_runs_quick(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -21,7 +21,6 @@ def test_a_strong_keyword_hit_stays_first_and_the_model_ranks_the_rest() -> None
     assert fusion_sweep.convex(0.5)(lexical, cosine, ids)[0] == "exact"
 
 
-@pytest.mark.e2e
 def test_fusion_sweep_runs_quick(capsys: pytest.CaptureFixture[str]) -> None:
     if not (coding_memory.data_dir() / "queries.jsonl").is_file():
         pytest.skip("coding-memory data not found (set MEMD_CODING_MEMORY_DIR)")

@@ -11,7 +11,6 @@ import pytest
 from bench import lifecycle
 
 
-@pytest.mark.e2e
 def test_lifecycle_benchmark_runs_quick(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     output = tmp_path / "lifecycle.json"
     report = lifecycle.run(

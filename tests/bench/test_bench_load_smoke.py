@@ -10,7 +10,6 @@ import pytest
 from bench import load
 
 
-@pytest.mark.e2e
 def test_load_benchmark_runs_quick_and_loses_nothing(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -23,7 +23,6 @@ def _check_shape(report: dict[str, Any], questions: int) -> None:
                 assert 0.0 <= figures[metric] <= 1.0
 
 
-@pytest.mark.e2e
 def test_longmemeval_benchmark_runs_quick(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -98,7 +97,6 @@ def test_a_haystack_becomes_three_units_of_one_line_entries(tmp_path: Path) -> N
     assert by_line[parsed[3].line] == "s1:t1"
 
 
-@pytest.mark.e2e
 def test_the_benchmark_leaves_out_abstention_and_unanswerable_questions(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -11,7 +11,6 @@ import pytest
 from bench import query
 
 
-@pytest.mark.e2e
 def test_query_benchmark_runs_quick(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     output = tmp_path / "query.json"
     report = query.run(query.QUICK_SIZES, budget_s=query.QUICK_BUDGET_S, output=output)

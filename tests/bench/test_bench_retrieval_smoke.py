@@ -13,7 +13,6 @@ from bench._daemon import semantic_installed
 from memd.core.format.mdformat import Entry
 
 
-@pytest.mark.e2e
 def test_retrieval_benchmark_runs_quick(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     directory = locomo.data_dir()
     if not directory.is_dir() or not any(directory.glob("*.json")):

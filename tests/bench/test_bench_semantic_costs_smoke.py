@@ -19,7 +19,6 @@ def test_questions_are_distinct_and_deterministic() -> None:
     assert all(question.endswith("?") for question in questions)
 
 
-@pytest.mark.e2e
 def test_semantic_costs_benchmark_runs_quick(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

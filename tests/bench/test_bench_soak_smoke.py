@@ -14,7 +14,6 @@ from bench import soak
 TINY = soak.Settings(workspaces=12, spellings=4, spelling_bytes=2048, rewrites=6, idle_unload=0.3)
 
 
-@pytest.mark.e2e
 def test_soak_runs_tiny(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     output = tmp_path / "soak.json"
     report = soak.run(TINY, output=output)

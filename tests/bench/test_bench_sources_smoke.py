@@ -14,7 +14,6 @@ from bench import sources
 from memd.core.sources.chunks import chunk
 
 
-@pytest.mark.e2e
 def test_sources_benchmark_runs_quick(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     output = tmp_path / "sources.json"
     report = sources.run(sources.QUICK, output=output)
@@ -91,7 +90,6 @@ def test_a_chunk_hit_counts_when_its_lines_hold_the_answer() -> None:
     assert sources.score(ranked, chunk_answer) == {"r@1": 0.0, "r@5": 1.0, "mrr": 0.5}
 
 
-@pytest.mark.e2e
 def test_sources_churn_benchmark_runs_quick(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

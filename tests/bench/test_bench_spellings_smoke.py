@@ -22,7 +22,6 @@ def test_every_hostile_spelling_is_accepted_and_new() -> None:
             assert len(spelling.encode()) > PATH_MAX - 8
 
 
-@pytest.mark.e2e
 def test_spellings_benchmark_runs_quick(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     output = tmp_path / "spellings.json"
     report = spellings.run(spellings.QUICK, output=output)

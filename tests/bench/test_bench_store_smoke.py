@@ -15,7 +15,6 @@ from memd.core.format.mdformat import Entry
 from memd.core.writes import dedup
 
 
-@pytest.mark.e2e
 def test_store_benchmark_runs_quick_and_every_store_lands(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -73,14 +72,12 @@ def test_entries_are_distinct_enough_not_to_be_deduplicated() -> None:
         assert match.verdict is dedup.Verdict.STORE, (at, match.relation)
 
 
-@pytest.mark.e2e
 def test_watch_latency_benchmark_runs_and_sees_every_edit() -> None:
     figures = watch_latency.run(edits=4)
     assert figures["edits"] == 4
     assert figures["max_ms"] >= figures["p95_ms"] >= figures["p50_ms"] > 0
 
 
-@pytest.mark.e2e
 def test_the_comparison_with_another_daemon_runs_both_interleaved() -> None:
     """`--baseline-daemon`: here this tree's own `memd` program stands in for the other one."""
     program = Path(sys.executable).parent / "memd"

@@ -13,7 +13,6 @@ from bench.write_decisions import Decision, hacklm_decision
 from memd.core.format.secrets import has_secret
 
 
-@pytest.mark.e2e
 def test_write_decisions_benchmark_runs_quick(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -16,8 +16,6 @@ from tests.cli.test_cli_usage import MINIMAL
 from tests.conftest import DaemonProcess
 from tests.e2e.test_cli import memd
 
-pytestmark = pytest.mark.e2e
-
 CLIENT_VERBS = [
     path for path, sub in leaf_parsers(build_parser()) if "--no-autostart" in long_options(sub)
 ]
