@@ -3,15 +3,14 @@ notification), never a crash, a hang, a traceback on the wire or a change outsid
 
 Inputs: arbitrary bytes, arbitrary JSON, valid envelopes with hostile params (every method,
 wrong types, path tricks, control characters, bytes that are not UTF-8, huge numbers), and
-batches of those; first against the dispatcher (a real registry on a temp workspace, in one
-event loop), then over the socket of a real daemon. `make test` runs a few hundred cases;
-`make fuzz` (MEMD_TEST_BUDGET=deep, `tests/budget.py`) runs 100,100 in all.
+batches of those; here against the dispatcher (a real registry on a temp workspace, in one
+event loop), and over the socket of a real daemon in `tests/e2e/test_fuzz_daemon.py`. `make test`
+runs a few hundred cases; `make fuzz` (MEMD_TEST_BUDGET=deep, `tests/budget.py`) runs 100,100 in
+all.
 """
 
 from __future__ import annotations
 
-import contextlib
-import socket
 import threading
 import time
 from collections.abc import Iterator
@@ -30,7 +29,6 @@ from memd.server.rpc.dispatch import Dispatcher
 from memd.server.rpc.session import Session
 from memd.server.workspaces.registry import Registry
 from tests.budget import examples
-from tests.conftest import DaemonProcess
 
 EXAMPLES = examples(150, deep=91000)
 FUZZ = settings(
@@ -180,45 +178,3 @@ def test_the_dispatcher_answers_anything_well_formed(
     frame = data.draw(_frames(str(workspace)))
     reply = portal.call(dispatcher.handle_frame, frame, Session())
     _check_reply(frame, reply)
-
-
-@contextlib.contextmanager
-def _connection(path: Path) -> Iterator[socket.socket]:
-    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    sock.settimeout(20)
-    sock.connect(str(path))
-    try:
-        yield sock
-    finally:
-        sock.close()
-
-
-def _lines(sock: socket.socket) -> Iterator[bytes]:
-    """The reply lines, until the daemon closes the connection."""
-    buffer = b""
-    while chunk := sock.recv(65536):
-        buffer += chunk
-        *lines, buffer = buffer.split(b"\n")
-        yield from lines
-
-
-@settings(FUZZ, max_examples=examples(20, deep=9100))
-@given(data=st.data())
-def test_a_real_daemon_answers_anything_well_formed_or_closes(
-    daemon: DaemonProcess, workspace: Path, data: st.DataObject
-) -> None:
-    frame = data.draw(_frames(str(workspace))).replace(b"\n", b" ")
-    with _connection(daemon.socket_path) as sock:
-        # A probe after the frame: its answer shows the frame was handled (or closed on).
-        sock.sendall(frame + b'\n{"jsonrpc":"2.0","id":"probe","method":"status"}\n')
-        replies = []
-        for line in _lines(sock):
-            decoded = msgspec.json.decode(line)
-            if isinstance(decoded, dict) and decoded.get("id") == "probe":
-                break
-            replies.append(line)
-        for reply in replies:
-            _check_reply(frame, reply)
-    with _connection(daemon.socket_path) as sock:  # and the daemon still serves
-        sock.sendall(b'{"jsonrpc":"2.0","id":1,"method":"status"}\n')
-        assert b'"result"' in next(_lines(sock))
