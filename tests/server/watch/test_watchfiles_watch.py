@@ -44,9 +44,21 @@ def _force_polling(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("WATCHFILES_FORCE_POLLING", "1")
 
 
+def poll_threads() -> int:
+    """How many of watchfiles' polling threads this process runs (they end after their watch
+    is closed, in their own time, and may hold a directory open until then); 0 without /proc."""
+    tasks = Path("/proc/self/task")
+    count = 0
+    for task in os.listdir(tasks) if tasks.is_dir() else ():
+        with contextlib.suppress(OSError):  # a thread that ended meanwhile
+            count += Path(f"/proc/self/task/{task}/comm").read_text().startswith("notify-rs poll")
+    return count
+
+
 @contextlib.asynccontextmanager
 async def watching(root: Path) -> AsyncIterator[Reports]:
-    """A running `ThreadedWatch` on `root`, stopped (and awaited) on exit."""
+    """A running `ThreadedWatch` on `root`, stopped (and awaited) on exit, its polling thread
+    gone before the next test (some count the process's open files)."""
     reports = Reports()
     watch = ThreadedWatch(str(root), str(root / ".memory"), reports.on_change)
     with anyio.fail_after(20):  # stopping takes about one STEP_MS; this only bounds a hang
@@ -56,6 +68,7 @@ async def watching(root: Path) -> AsyncIterator[Reports]:
                 yield reports
             finally:
                 watch.stop()
+    await until(lambda: poll_threads() == 0)
 
 
 def write_atomically(path: Path, text: str) -> None:
