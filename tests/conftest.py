@@ -16,8 +16,12 @@ from pathlib import Path
 import pytest
 from hypothesis import settings
 
-settings.register_profile("ci", deadline=None, print_blob=True)
-settings.load_profile("ci")
+from tests.budget import budget, examples
+
+# One profile, chosen by MEMD_TEST_BUDGET (tests/budget.py): a property that names no example
+# count runs Hypothesis's default 100 under `ci` (`make test`), and its budget's share otherwise.
+settings.register_profile(budget(), deadline=None, print_blob=True, max_examples=examples(100))
+settings.load_profile(budget())
 
 REPO = Path(__file__).resolve().parent.parent
 FIXTURES = REPO.parent / "shared" / "data" / "hacklm-memory" / ".memory"

@@ -82,6 +82,9 @@ def test_the_wire_type_rejects_what_the_cli_rejects() -> None:
 # ---------------------------------------------------------------------------- shared options
 
 CLI_REFERENCE = Path(__file__).resolve().parents[2] / "docs" / "reference" / "cli.md"
+PARSER = build_parser()
+"""One parser for the many parametrized cases (parsing never changes it; building one costs
+more than a parse). Tests about the parser itself build their own."""
 SHARED_FLAGS = shared_options(build_parser())
 
 # What each verb needs besides options to get past argparse (and no further: nothing here runs).
@@ -158,7 +161,7 @@ def test_a_shared_option_a_verb_does_not_take_is_a_usage_error_naming_it(
     given = [flag, *VALUES[flag]]
     argv = [*given, *path, *MINIMAL[path]] if before else [*path, *MINIMAL[path], *given]
     with pytest.raises(SystemExit) as exited:
-        parse(build_parser(), argv)  # parsing only: a verb that got through would not run
+        parse(PARSER, argv)  # parsing only: a verb that got through would not run
     assert exited.value.code == 2
     err = capsys.readouterr().err
     verb = " ".join(path)
@@ -182,8 +185,8 @@ def test_a_shared_option_a_verb_takes_is_taken_before_or_after_it(
 ) -> None:
     given = [flag, *VALUES[flag]]
     argv = [*given, *path, *MINIMAL[path]] if before else [*path, *MINIMAL[path], *given]
-    args = parse(build_parser(), argv)
-    option = next(a for a in build_parser()._actions if flag in a.option_strings)
+    args = parse(PARSER, argv)
+    option = next(a for a in PARSER._actions if flag in a.option_strings)
     assert getattr(args, option.dest) != option.default
 
 
@@ -197,7 +200,7 @@ def test_init_and_service_status_take_json() -> None:
 
 def _usage_error(argv: list[str], capsys: pytest.CaptureFixture[str]) -> str:
     with pytest.raises(SystemExit) as exited:
-        parse(build_parser(), argv)  # parsing only: a verb that got through would not run
+        parse(PARSER, argv)  # parsing only: a verb that got through would not run
     assert exited.value.code == 2
     out, err = capsys.readouterr()
     assert out == ""

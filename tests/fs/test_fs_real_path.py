@@ -29,6 +29,7 @@ from memd.fs.real_path import (
 from memd.server.workspaces.registry import PATH_MAX, Registry, check_spelling, resolve_root
 from memd.server.workspaces.scopes import Scopes
 from memd_client.errors import InvalidParams, WorkspaceNotFound
+from tests.budget import examples
 
 
 class CountingWalk:
@@ -114,7 +115,7 @@ def tree(tmp_path: Path) -> Path:
 COMPONENTS = ["a", "b", "c", "f", "la", "lb", "up", "labs", "lf", "gone", "missing", ".", ".."]
 
 
-@settings(max_examples=300, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(300), suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.lists(st.sampled_from([*COMPONENTS, "", "loop", "ping"]), max_size=30), st.booleans())
 def test_the_answer_is_realpaths(tree: Path, components: list[str], slash: bool) -> None:
     path = str(tree) + "/" + "/".join(components) + ("/" if slash else "")
