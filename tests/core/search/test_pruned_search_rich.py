@@ -1,5 +1,5 @@
 """The pruned search (pairs skipped whole, `_Overlap`, `_offer_several`) against
-scoring every match, over a richer vocabulary than tests/core/test_index.py: stems that merge
+scoring every match, over a richer vocabulary than tests/core/search/test_index.py: stems that merge
 ("lock", "locks", "locking"), prefix families ("abc", "abcd", ...: a missing query word's
 expansions may repeat a query word), identifiers whose parts are query words, repeated-word
 phrases ("lock lock"), up to 14 query words (both sides of `_PAIRWISE_MOST`), source shelves
