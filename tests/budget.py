@@ -4,9 +4,10 @@
 - `quick` (`make test-quick`, the edit loop): a tenth of them, at least `QUICK_LEAST`.
 - `deep` (`make fuzz`, or a long run by hand): the test's `deep` count, else ten times `ci`.
 
-Every `@settings(max_examples=...)` in the suite goes through `examples`, so one variable scales
-them all; Hypothesis's own settings (no deadline, the failing example's blob printed) are one
-profile in `tests/conftest.py`.
+Every `@settings(max_examples=...)` in the suite goes through `examples`, and a property that
+names no count gets `examples(100)` (Hypothesis's default, under `ci`) from the one profile in
+`tests/conftest.py` (with no deadline, the failing example's blob printed), so one variable
+scales them all.
 """
 
 from __future__ import annotations

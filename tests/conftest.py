@@ -16,8 +16,12 @@ from pathlib import Path
 import pytest
 from hypothesis import settings
 
-settings.register_profile("ci", deadline=None, print_blob=True)
-settings.load_profile("ci")
+from tests.budget import budget, examples
+
+# One profile, chosen by MEMD_TEST_BUDGET (tests/budget.py): a property that names no example
+# count runs Hypothesis's default 100 under `ci` (`make test`), and its budget's share otherwise.
+settings.register_profile(budget(), deadline=None, print_blob=True, max_examples=examples(100))
+settings.load_profile(budget())
 
 REPO = Path(__file__).resolve().parent.parent
 FIXTURES = REPO.parent / "shared" / "data" / "hacklm-memory" / ".memory"
@@ -43,14 +47,21 @@ CALLERS_MEMD_ENV = (
 service manager sets when `make test` runs inside a unit."""
 
 
-E2E = Path(__file__).resolve().parent / "e2e"
+E2E_FOLDERS = (
+    Path(__file__).resolve().parent / "e2e",
+    Path(__file__).resolve().parent / "bench",
+)
+"""The folders whose tests are all `e2e`: the end-to-end tests (real daemons, CLI subprocesses,
+git, MCP sessions) and the benchmarks' smoke runs (most of them through real daemons)."""
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Mark `e2e` every test under `tests/e2e/` (the folder says it) and every test that starts
-    a real daemon through the `daemon` fixture, so `-m "not e2e"` is the quick loop."""
+    """Mark `e2e` every test under an `E2E_FOLDERS` folder (the folder says it) and every test
+    that starts a real daemon through the `daemon` fixture, so `-m "not e2e"` is the quick loop.
+    A file elsewhere marks only its own end-to-end tests (`@pytest.mark.e2e`)."""
     for item in items:
-        if E2E in item.path.parents or "daemon" in getattr(item, "fixturenames", ()):
+        in_folder = any(folder in item.path.parents for folder in E2E_FOLDERS)
+        if in_folder or "daemon" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.e2e)
 
 

@@ -19,8 +19,6 @@ import pytest
 from memd_client import Client
 from tests.conftest import READY_TIMEOUT, STOP_TIMEOUT, start_daemon
 
-pytestmark = pytest.mark.e2e
-
 # Puts the socket at fd 3 and sets LISTEN_PID to its own pid, then becomes `memd serve`
 # (exec keeps the pid), as systemd does for a service started by its socket unit.
 LAUNCHER = (

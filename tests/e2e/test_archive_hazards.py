@@ -14,8 +14,6 @@ from memd_client import Client
 from memd_client.errors import FileFormatError
 from tests.conftest import STOP_TIMEOUT, DaemonProcess, start_daemon
 
-pytestmark = pytest.mark.e2e
-
 TIMEOUT = 15.0  # a call that hangs on the FIFO fails the test instead of hanging it
 
 

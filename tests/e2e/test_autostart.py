@@ -18,8 +18,6 @@ from memd_client import Client, DaemonUnavailable
 from memd_client.aio import AsyncClient
 from tests.conftest import serve_processes, stop_serving, wait_gone
 
-pytestmark = pytest.mark.e2e
-
 FACTS = (
     "Builds run with GNU make.",
     "Tests live under the tests folder.",

@@ -12,8 +12,6 @@ from memd_client.aio import AsyncClient
 from tests.conftest import DaemonProcess
 from tests.e2e.test_cli import memd
 
-pytestmark = pytest.mark.e2e
-
 HAND_WRITTEN = (
     "# Security\n\nRules that must NEVER be broken. Always read this file.\n\n"
     + "".join(f"- [rule-{n}] Guard secret{n} with key{n} in vault{n}.\n" for n in range(33))

@@ -8,11 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from tests.conftest import DaemonProcess
-
-pytestmark = pytest.mark.e2e
 
 
 def memd(*args: str, cwd: Path, socket: Path | None = None) -> subprocess.CompletedProcess[str]:

@@ -12,11 +12,9 @@ import pytest
 
 from memd.cli.parser import build_parser
 from memd.cli.usage_errors import leaf_parsers, long_options
+from tests.cli.test_cli_usage import MINIMAL
 from tests.conftest import DaemonProcess
 from tests.e2e.test_cli import memd
-from tests.test_cli_usage import MINIMAL
-
-pytestmark = pytest.mark.e2e
 
 CLIENT_VERBS = [
     path for path, sub in leaf_parsers(build_parser()) if "--no-autostart" in long_options(sub)

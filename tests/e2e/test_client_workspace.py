@@ -14,8 +14,6 @@ from memd_client import Client
 from memd_client.aio import AsyncClient
 from tests.conftest import DaemonProcess, skip_inside_a_project
 
-pytestmark = pytest.mark.e2e
-
 NO_DIRECTORY = (
     "This client has no workspace (when it was made, its current directory was in no project, "
     "with no .memory/ or .git in it or above it, or could not be read); pass workspace= (a "

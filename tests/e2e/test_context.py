@@ -13,8 +13,6 @@ import pytest
 from memd_client import Client
 from tests.conftest import DaemonProcess
 
-pytestmark = pytest.mark.e2e
-
 RECORDED = Path(__file__).parent / "hook_inputs" / "claude_user_prompt_submit.json"
 
 

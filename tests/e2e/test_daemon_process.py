@@ -23,8 +23,6 @@ from memd_client import (
 )
 from tests.conftest import DaemonProcess, start_daemon
 
-pytestmark = pytest.mark.e2e
-
 WRITERS = 16
 PER_WRITER = 50
 WRITER_SCRIPT = textwrap.dedent(

@@ -7,12 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 from memd_client import Client
 from tests.conftest import DaemonProcess
-
-pytestmark = pytest.mark.e2e
 
 MESSAGE = (
     "Thanks, that works. Actually, we deploy with Helm, not kubectl. "

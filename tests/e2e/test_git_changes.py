@@ -19,8 +19,6 @@ from memd_client import Client, MemdError, protocol as p
 from tests.conftest import DaemonProcess
 from tests.git_env import git_env
 
-pytestmark = pytest.mark.e2e
-
 DEADLINE = 30.0
 ROUNDS = 12
 CLIENTS = 4

@@ -15,8 +15,6 @@ from memd.core.project.gitattributes import MERGE_LINE
 from tests.conftest import DaemonProcess
 from tests.git_env import git_env
 
-pytestmark = pytest.mark.e2e
-
 
 def _memd(*args: str, cwd: Path, home: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(

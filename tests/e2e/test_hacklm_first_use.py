@@ -140,7 +140,7 @@ def test_stores_under_sustained_hacklm_writing_all_succeed_and_stay(
     1-18 % of memd's stores used to fail with "kept changing"; now memd reads the file again
     under the lock after the first change, so every store lands. (The race at its worst moment,
     HackLM winning the lock before every attempt, is replayed in
-    tests/server/test_actor_races.py.)
+    tests/server/workspaces/test_actor_races.py.)
 
     Every client must finish and every store be acknowledged before anything is judged, and the
     writers are stopped after their write under way (`Subprocess.stop`): a SIGKILL between an

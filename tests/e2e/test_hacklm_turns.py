@@ -10,14 +10,10 @@ import socket
 import threading
 from pathlib import Path
 
-import pytest
-
 from bench._text import word
 from memd.core.format import mdformat
 from tests.conftest import DaemonProcess
 from tests.hacklm_standin import MAX_RETRIES, Subprocess
-
-pytestmark = pytest.mark.e2e
 
 MEMD_CLIENTS = 8
 HACKLM_APPENDS = 150

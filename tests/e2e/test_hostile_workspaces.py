@@ -10,8 +10,6 @@ import pytest
 from memd_client import Client, FileFormatError, InvalidEntry, InvalidParams, RpcError
 from tests.conftest import DaemonProcess, start_daemon, wait_for_log
 
-pytestmark = pytest.mark.e2e
-
 
 def test_a_memory_file_linked_to_a_home_file_is_refused_and_the_target_untouched(
     daemon: DaemonProcess, workspace: Path, tmp_path: Path

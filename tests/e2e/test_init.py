@@ -19,8 +19,6 @@ from memd.core.project.agent_files import END, START, render_block
 from memd.fs import storage
 from tests.conftest import DaemonProcess, skip_inside_a_project
 
-pytestmark = pytest.mark.e2e
-
 BLOCK = render_block()
 COPILOT = Path(".github") / "copilot-instructions.md"
 

@@ -27,8 +27,6 @@ from memd_client.errors import LockTimeout
 from tests.conftest import READY_TIMEOUT, STOP_TIMEOUT, DaemonProcess, start_daemon, wait_ready
 from tests.hacklm_standin import HackLMWriter, Pauses, Subprocess, store_header
 
-pytestmark = pytest.mark.e2e
-
 WAIT = 60.0  # upper bound on every wait in these tests
 
 

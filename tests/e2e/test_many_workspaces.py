@@ -8,12 +8,8 @@ import threading
 import time
 from pathlib import Path
 
-import pytest
-
 from memd_client import Client, protocol as p
 from tests.conftest import start_daemon
-
-pytestmark = pytest.mark.e2e
 
 MANY = 300
 """More than the 128 inotify instances a user commonly may have."""

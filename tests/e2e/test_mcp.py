@@ -35,8 +35,6 @@ from memd_client import protocol as p
 from tests.conftest import DaemonProcess, serve_processes, stop_serving
 from tests.e2e.test_cleanup_and_async import FIRST_HOUR_PLAN, write_the_first_hour
 
-pytestmark = pytest.mark.e2e
-
 TOOLS = {
     "storeMemory",
     "queryMemory",

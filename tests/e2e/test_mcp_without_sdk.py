@@ -16,8 +16,6 @@ from mcp import Client
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.shared.exceptions import MCPError
 
-pytestmark = pytest.mark.e2e
-
 WITHOUT_MCP = """
 import sys
 

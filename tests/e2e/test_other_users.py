@@ -14,7 +14,6 @@ from memd_client import Client
 from tests.conftest import DaemonProcess, wait_for_log
 
 pytestmark = [
-    pytest.mark.e2e,
     pytest.mark.skipif(
         not hasattr(socket, "SO_PEERCRED") or os.geteuid() != 0,
         reason="needs SO_PEERCRED and root, to run a client as another user",

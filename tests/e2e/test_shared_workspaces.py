@@ -16,7 +16,6 @@ from typing import Any
 
 import anyio
 import msgspec
-import pytest
 
 from bench._text import word
 from memd.core.format import mdformat
@@ -25,8 +24,6 @@ from memd_client import Changed, Client, MemdError, Resync
 from memd_client.aio import AsyncClient
 from tests.conftest import DaemonProcess, start_daemon, write_big_quirks
 from tests.e2e.test_protocol_socket import connect
-
-pytestmark = pytest.mark.e2e
 
 
 class Lines:

@@ -19,8 +19,6 @@ from memd.server.daemon.exit_deadline import EXIT_ABANDONED
 from memd.server.daemon.lifecycle import SHUTDOWN_DEADLINE, SHUTDOWN_GRACE
 from tests.conftest import start_daemon, store_frames, write_big_quirks
 
-pytestmark = pytest.mark.e2e
-
 
 def test_sigterm_finishes_queued_writes_and_replies(short_tmp: Path, workspace: Path) -> None:
     daemon = start_daemon(short_tmp)

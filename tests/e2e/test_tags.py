@@ -16,8 +16,6 @@ from tests.conftest import DaemonProcess
 from tests.e2e.test_cli import memd
 from tests.e2e.test_mcp import bridge, call
 
-pytestmark = pytest.mark.e2e
-
 DECISIONS = (
     "# Decisions\n\nArchitectural commitments made in this project.\n\n"
     "- [one-transaction] Run each schema migration in one transaction. #db #Migrations\n"

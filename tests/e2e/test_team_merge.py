@@ -15,8 +15,6 @@ import pytest
 from memd.core.format import mdformat
 from tests.git_env import git_env
 
-pytestmark = pytest.mark.e2e
-
 BASE = (
     "# Decisions\n\n"
     "- [pnpm] Use pnpm for installs.\n\n"

@@ -13,8 +13,6 @@ from memd.mcp_bridge import text as mcp_text
 from memd_client import Client, FileFormatError, protocol as p
 from tests.conftest import DaemonProcess
 
-pytestmark = pytest.mark.e2e
-
 
 def _plant(workspace: Path) -> None:
     memory = workspace / ".memory"

@@ -10,14 +10,11 @@ import time
 from pathlib import Path
 
 import msgspec
-import pytest
 
 from memd.core.format.categories import CATEGORIES
 from memd.server.workspaces.usage_store import usage_path
 from memd_client import Client
 from tests.conftest import start_daemon
-
-pytestmark = pytest.mark.e2e
 
 DAY = 86400
 

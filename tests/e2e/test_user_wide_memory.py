@@ -16,8 +16,6 @@ from memd_client.errors import FileFormatError, InvalidParams
 from tests.conftest import DaemonProcess
 from tests.e2e.test_cli import memd
 
-pytestmark = pytest.mark.e2e
-
 RULE = "Use uv to manage Python packages, never pip."
 
 

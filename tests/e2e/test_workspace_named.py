@@ -7,12 +7,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pytest
-
 from tests.conftest import DaemonProcess, skip_inside_a_project
 from tests.e2e.test_cli import memd
-
-pytestmark = pytest.mark.e2e
 
 OTHER = "pass --workspace DIR to use another."
 

@@ -18,8 +18,6 @@ from memd_client import Client
 from memd_client.errors import InvalidParams
 from tests.conftest import DaemonProcess
 
-pytestmark = pytest.mark.e2e
-
 RULE = "Use uv to manage Python packages, never pip."
 
 

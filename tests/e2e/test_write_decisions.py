@@ -11,14 +11,10 @@ from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-import pytest
-
 from bench._text import word
 from memd.core.format import mdformat
 from memd_client import Client
 from tests.conftest import DaemonProcess
-
-pytestmark = pytest.mark.e2e
 
 
 def test_a_changed_value_replaces_the_entry_and_names_the_old_value(
