@@ -50,7 +50,10 @@ from memd_client.errors import RpcError
 CATEGORY = Category.DECISION
 CLIENT_TIMEOUT = 600.0
 SETTLE_QUIET = 0.5
-"""Seconds without daemon CPU time after which it counts as settled."""
+"""Seconds of (nearly) no daemon CPU time after which it counts as settled."""
+SETTLE_CPU = 0.05
+"""The share of a core the daemon may use while settled (the stall probe is paused meanwhile:
+its `status` calls kept the daemon at ~12 % of a core, so every step waited SETTLE_MOST)."""
 SETTLE_MOST = 60.0
 """The longest the bench waits for the daemon to settle after a step."""
 
@@ -109,13 +112,15 @@ def _cpu_ticks(pid: int) -> int:
 
 
 def _settle(pid: int) -> None:
-    """Wait until the daemon's CPU time stops growing for SETTLE_QUIET s (at most SETTLE_MOST)."""
+    """Wait until the daemon uses at most SETTLE_CPU of a core for SETTLE_QUIET s (at most
+    SETTLE_MOST)."""
     deadline = time.monotonic() + SETTLE_MOST
+    allowed = SETTLE_CPU * SETTLE_QUIET * os.sysconf("SC_CLK_TCK")
     before = _cpu_ticks(pid)
     while time.monotonic() < deadline:
         time.sleep(SETTLE_QUIET)
         now = _cpu_ticks(pid)
-        if now == before:
+        if now - before <= allowed:
             return
         before = now
 
@@ -142,6 +147,8 @@ class StallProbe:
         self._started: float | None = None  # of the call in flight
         self._lock = threading.Lock()
         self._stop = threading.Event()
+        self._probing = threading.Event()
+        self._probing.set()
         self._thread = threading.Thread(target=self._run, daemon=True)
 
     def __enter__(self) -> StallProbe:
@@ -155,6 +162,9 @@ class StallProbe:
     def _run(self) -> None:
         with Client(self._socket_path, timeout=CLIENT_TIMEOUT) as client:
             while not self._stop.is_set():
+                if not self._probing.is_set():
+                    self._stop.wait(0.05)
+                    continue
                 started = time.perf_counter()
                 with self._lock:
                     self._started = started
@@ -166,6 +176,18 @@ class StallProbe:
                     self._calls += 1
                     self._took.append(took)
                 self._stop.wait(0.005)
+
+    @contextlib.contextmanager
+    def paused(self) -> Iterator[None]:
+        """No `status` calls within (the call in flight finishes first): while the bench waits
+        for the daemon to settle, the probe's own calls would keep it busy."""
+        self._probing.clear()
+        while self._started is not None and not self._stop.is_set():
+            time.sleep(0.01)
+        try:
+            yield
+        finally:
+            self._probing.set()
 
     def reset(self) -> None:
         """Start a new step."""
@@ -238,7 +260,8 @@ def run(settings: Settings = FULL, *, output: Path | None = None) -> dict[str, A
                     took = (time.perf_counter() - started) * 1000
                     worst, calls = probe.worst()
                     p50, p99 = probe.latencies()
-                    _settle(pid)
+                    with probe.paused():
+                        _settle(pid)
                     kb = _status_kb(pid)
                     steps.append(
                         {
