@@ -3,9 +3,9 @@ however it is edited."""
 
 from __future__ import annotations
 
-import gc
-import random
-import tracemalloc
+import json
+import subprocess
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from unittest import mock
@@ -14,7 +14,6 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from memd.core.format.mdformat import Entry
-from memd.core.text import memo
 from memd.core.writes import dedup, dedup_index
 from memd.core.writes.dedup_index import DedupIndex, IndexEditor
 from memd.core.writes.layers import Layers
@@ -151,28 +150,41 @@ def test_ties_go_to_the_first_entry_in_the_file(
         assert _ranked(index, query, limit) == _naive(query, dict(enumerate(contents)), limit)
 
 
+_MEASURE = """
+import gc, json, random, tracemalloc
+from memd.core.text import memo
+from memd.core.writes.dedup_index import DedupIndex
+rng = random.Random(7)
+letters = "abcdefghijklmnopqrstuvwxyz"
+contents = [
+    " ".join("".join(rng.choices(letters, k=rng.randint(4, 9))) for _ in range(9))
+    for _ in range(2000)
+]
+size = sum(len(text) for text in contents)
+gc.collect()
+tracemalloc.start()
+before = tracemalloc.get_traced_memory()[0]
+index = DedupIndex.build(enumerate(contents))
+for cache in memo._caches:
+    cache.clear()
+gc.collect()
+held = tracemalloc.get_traced_memory()[0] - before
+values = list(index.sparse.as_dict().values())
+small = sum(1 for keys in values if not isinstance(keys, int) and len(keys) < 2)
+print(json.dumps({"held": held, "size": size, "small": small}))
+"""
+
+
 def test_an_index_of_distinct_words_costs_a_bounded_share_of_its_text() -> None:
     """A category whose every word is new (a hostile file) keeps each entry's keywords in a
-    tuple and a keyword one entry holds as a bare int: the index holds under 36 bytes per byte
-    of text (32 measured; tuples of one key and frozensets made it 49)."""
-    rng = random.Random(7)
-    letters = "abcdefghijklmnopqrstuvwxyz"
-    contents = [
-        " ".join("".join(rng.choices(letters, k=rng.randint(4, 9))) for _ in range(9))
-        for _ in range(2000)
-    ]
-    size = sum(len(text) for text in contents)
-    gc.collect()
-    tracemalloc.start()
-    try:
-        before = tracemalloc.get_traced_memory()[0]
-        index = DedupIndex.build(enumerate(contents))
-        for cache in memo._caches:
-            cache.clear()
-        gc.collect()
-        held = tracemalloc.get_traced_memory()[0] - before
-    finally:
-        tracemalloc.stop()
-    held_by = list(index.sparse.as_dict().values())
-    assert not [keys for keys in held_by if not isinstance(keys, int) and len(keys) < 2]
+    tuple and a keyword one entry holds as a bare int (no tuples of one: checked), and the index
+    holds under 36 bytes per byte of text (25 measured). Measured in an interpreter of its own:
+    inside the suite the figure depended on what earlier tests had left (the interned-string
+    table's growth, the stemmer's cache), from 32 to 46."""
+    done = subprocess.run(
+        [sys.executable, "-c", _MEASURE], capture_output=True, text=True, timeout=120, check=True
+    )
+    measured = json.loads(done.stdout)
+    assert measured["small"] == 0
+    held, size = measured["held"], measured["size"]
     assert held < 36 * size, f"{held / size:.1f} bytes per byte of text"
