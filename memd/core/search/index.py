@@ -488,6 +488,7 @@ class _Filling:
         index._slots = list(ordered)
         index._postings = packed
         index._vocabulary = list(heapq.merge(*self.vocabulary_runs))  # merged in Python steps
+        self.vocabulary_runs = []
         index._total_length = self.total
         index._lengths = self.lengths
         index._moments = None

@@ -85,9 +85,7 @@ def identifiers(text: str) -> list[str]:
 
 def split_terms(text: str) -> tuple[list[str], list[str]]:
     """Split `text` into word terms and whole-identifier terms (see the module rules)."""
-    if not text.isascii():
-        folded = unicodedata.normalize("NFKD", text)
-        text = "".join(ch for ch in folded if not unicodedata.combining(ch))
+    text = _without_accents(text)
     words: list[str] = []
     wholes: list[str] = []
     for compound in _COMPOUND.findall(text):
@@ -96,6 +94,14 @@ def split_terms(text: str) -> tuple[list[str], list[str]]:
         if whole:
             wholes.append(whole)
     return words, wholes
+
+
+def _without_accents(text: str) -> str:
+    """`text` NFKD-normalised with its combining marks (accents) dropped."""
+    if text.isascii():
+        return text
+    folded = unicodedata.normalize("NFKD", text)
+    return "".join(ch for ch in folded if not unicodedata.combining(ch))
 
 
 @memo(_COMPOUND_BUDGET, base=300, per_char=48)
@@ -130,9 +136,7 @@ def spelling_alternatives(text: str) -> dict[str, tuple[str, ...]]:
     Returns:
         Each alternative term mapped to the query terms it stands for; empty when none.
     """
-    if not text.isascii():
-        folded = unicodedata.normalize("NFKD", text)
-        text = "".join(ch for ch in folded if not unicodedata.combining(ch))
+    text = _without_accents(text)
     alternatives: dict[str, tuple[str, ...]] = {}
     for compound in _COMPOUND.findall(text):
         stems, whole = _compound_terms(compound)
