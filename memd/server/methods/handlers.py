@@ -51,7 +51,7 @@ from memd.server.rpc import wire
 from memd.server.rpc.dispatch import Handler
 from memd.server.rpc.session import Session
 from memd.server.semantic import SemanticService
-from memd.server.workspaces.registry import PATH_MAX, Registry
+from memd.server.workspaces.registry import Registry, check_path_length
 from memd.server.workspaces.scopes import Scopes
 from memd.server.workspaces.source_index import listed_as, read_lines
 from memd.server.workspaces.workspace import Workspace
@@ -466,12 +466,7 @@ def memory_file(file: str, memory_dir: str) -> Category | None:
         InvalidParams: `file` is longer than PATH_MAX bytes (no file has such a path; resolving
             one would cost time growing with the square of its length).
     """
-    size = len(file.encode("utf-8", "surrogatepass"))
-    if size > PATH_MAX:
-        raise InvalidParams(
-            f"file path is {size:,} bytes long, over the {PATH_MAX:,}-byte limit (PATH_MAX); "
-            "use a path as query results give it."
-        )
+    check_path_length(file, "file path", "use a path as query results give it")
     name = posixpath.basename(file)
     if name not in CATEGORY_FILES:
         return None

@@ -293,11 +293,20 @@ def check_spelling(path: str) -> None:
     Raises:
         InvalidParams: `path` is longer than PATH_MAX bytes.
     """
+    check_path_length(path, "workspace path", "pass the project root's real path")
+
+
+def check_path_length(path: str, what: str, advice: str) -> None:
+    """Refuse a path longer than PATH_MAX bytes: no file has one, and resolving it would cost
+    time growing with the square of its length.
+
+    Raises:
+        InvalidParams: `path` is too long, naming `what` it is and `advice` on what to pass.
+    """
     size = len(path.encode("utf-8", "surrogatepass"))
     if size > PATH_MAX:
         raise InvalidParams(
-            f"workspace path is {size:,} bytes long, over the {PATH_MAX:,}-byte limit (PATH_MAX); "
-            "pass the project root's real path."
+            f"{what} is {size:,} bytes long, over the {PATH_MAX:,}-byte limit (PATH_MAX); {advice}."
         )
 
 
