@@ -46,6 +46,7 @@ MAY_USE = {
     "project": {"format", "text"},
     "sources": {"format", "text"},
     "merge": {"format", "text", "writes"},
+    "citations": {"format", "text"},
 }
 """Which core packages each core package may import (besides itself)."""
 
