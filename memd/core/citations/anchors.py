@@ -401,9 +401,14 @@ def _command(text: str, offset: int) -> Iterator[Anchor]:
         tokens = tokens[1:]
     if len(tokens) >= 3 and tokens[0][0] in _LAUNCHERS and tokens[1][0] == "run":
         tokens = tokens[2:]
-    if not tokens:
-        return
-    (runner, at), rest = tokens[0], tokens[1:]
+    if tokens:
+        yield from _run(tokens[0][0], tokens[0][1], tokens[1:], text, offset)
+
+
+def _run(
+    runner: str, at: int, rest: list[tuple[str, int]], text: str, offset: int
+) -> Iterator[Anchor]:
+    """The citations of `runner` (written at `at`) run with the words `rest`."""
     if runner == "make":
         yield from _make(rest, at, text, offset)
     elif runner in ("npm", "pnpm", "yarn", "bun"):
@@ -413,18 +418,16 @@ def _command(text: str, offset: int) -> Iterator[Anchor]:
     elif runner in _PYTHONS:
         yield from _python(rest)
     elif runner in _SCRIPT_RUNNERS:
-        operands = [(w, a) for w, a in rest if not w.startswith("-")]
-        if operands:
-            yield from _paths([operands[0]])
+        yield from _paths([(w, a) for w, a in rest if not w.startswith("-")][:1])
     elif runner.startswith(_SCRIPT_PREFIXES) or _extension(runner) in _EXTENSIONS:
         yield from _paths([(runner, at)])
     else:
         yield from _paths(rest)
-        if len(rest) >= 1 and runner not in _TOOLS and re.fullmatch(r"[a-z][\w-]*", runner):
+        cli = re.compile(r"[a-z][\w-]*")
+        if rest and runner not in _TOOLS and cli.fullmatch(runner) and cli.fullmatch(rest[0][0]):
             name, name_at = rest[0]
-            if re.fullmatch(r"[a-z][\w-]*", name):
-                written = text[at - offset : name_at - offset + len(name)]
-                yield _anchor(written, "command", f"{runner} {name}", at, (runner, name))
+            written = text[at - offset : name_at - offset + len(name)]
+            yield _anchor(written, "command", f"{runner} {name}", at, (runner, name))
 
 
 def _make(rest: list[tuple[str, int]], at: int, text: str, offset: int) -> Iterator[Anchor]:
@@ -581,13 +584,14 @@ def _path(word: str, at: int, *, quoted: bool) -> Anchor | None:
     if rooted and (segments[0] in _SYSTEM_ROOTS or not known_extension):
         return None  # outside the workspace, or a URL route (`/api/users`)
     if len(segments) > 1 or directory:
-        if not _looks_like_place(segments, known_extension):
-            return None
-        if not quoted and not (known_extension or dot_slash or directory):
-            return None
-    elif not _single_file(segments[0], extension, known_extension, quoted=quoted):
-        if not (dot_slash and re.fullmatch(r"[\w.-]+", segments[0])):
-            return None
+        bare_ok = known_extension or dot_slash or directory
+        place = _looks_like_place(segments, known_extension) and (quoted or bare_ok)
+    else:
+        place = _single_file(segments[0], extension, known_extension, quoted=quoted) or (
+            dot_slash and re.fullmatch(r"[\w.-]+", segments[0]) is not None
+        )
+    if not place:
+        return None
     key = "/".join(segments)
     return Anchor(word, "path", key, at, at + len(word), quoted)
 
@@ -688,13 +692,13 @@ def _bare(blanked: str) -> Iterator[Anchor]:
         )
     for match in _BARE_WORD.finditer(blanked):
         word, at = match.group(), match.start()
-        if "_" * 2 in word and word.strip("_") == "" or len(word) > MAX_WORD:
+        if len(word) > MAX_WORD or not word.strip("_"):
             continue
         lead = len(word) - len(word.lstrip(_LEADING))
         word, at = word[lead:], at + lead
         if not word.endswith("()"):
             word = word.rstrip(_TRAILING)
-        if not word or word.startswith("_") or word.endswith("_") and not word.endswith("()"):
+        if not word or word.startswith("_") or word.endswith("_"):
             continue  # emphasis (`_word_`, `__bold__`) or next to a code span
         anchor = _word(word, at, quoted=False)
         if anchor is not None:

@@ -103,9 +103,7 @@ class Clauses:
         before = self._text[low:start]
         if _NOT_BEFORE.search(before):
             return True
-        last = None
-        for last in _PREFIX_CUE.finditer(before):
-            pass
-        if last is not None and _TURN.search(before, last.end()) is None:
+        cues = [cue.end() for cue in _PREFIX_CUE.finditer(before)]
+        if cues and _TURN.search(before, cues[-1]) is None:
             return True
         return _POSTFIX_CUE.match(self._text, end, high) is not None
