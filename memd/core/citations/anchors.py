@@ -269,11 +269,12 @@ def anchors_of(content: str) -> tuple[Anchor, ...]:
 
 
 def _blank(content: str, spans: list[tuple[int, int]]) -> str:
-    """`content` with each code span replaced by as many `_` (offsets kept)."""
+    """`content` with each code span replaced by as many `"` (offsets kept; a `"` ends a bare
+    word, so a word next to a span is read without it)."""
     pieces, position = [], 0
     for start, end in spans:
         pieces.append(content[position:start])
-        pieces.append("_" * (end - start))
+        pieces.append('"' * (end - start))
         position = end
     pieces.append(content[position:])
     return "".join(pieces)

@@ -84,7 +84,7 @@ class Clauses:
     whether a citation at `text[start:end]` is negated (see the module rules)."""
 
     def __init__(self, blanked: str) -> None:
-        """`blanked`: the entry's text with each code span replaced by as many `_`."""
+        """`blanked`: the entry's text with each code span replaced by as many `"`."""
         self._text = blanked
         self._ends = [match.start() for match in _CLAUSE_END.finditer(blanked)]
 
