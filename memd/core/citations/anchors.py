@@ -334,6 +334,12 @@ def _spanned(content: str, spans: list[tuple[int, int]]) -> Iterator[Anchor]:
 def _span_text(text: str, at: int) -> Iterator[Anchor]:
     """One code span's text: a single word, a call with arguments, a config line, or a
     command (see the module rules)."""
+    table = _TABLE.fullmatch(text)
+    if table:
+        key = table.group(1).replace('"', "")
+        key = f"{key}.{table.group(2)}" if table.group(2) else key
+        yield _anchor(text, "config", key, at, _parts(key))
+        return
     if not any(ch.isspace() for ch in text):
         assign = _ENV_ASSIGN.fullmatch(text)
         if assign and "=" in text and not text.startswith("$"):
@@ -356,12 +362,6 @@ def _span_text(text: str, at: int) -> Iterator[Anchor]:
         anchor = _word(text, at, quoted=True)
         if anchor is not None:
             yield anchor
-        return
-    table = _TABLE.fullmatch(text)
-    if table:
-        key = table.group(1).replace('"', "")
-        key = f"{key}.{table.group(2)}" if table.group(2) else key
-        yield _anchor(text, "config", key, at, _parts(key))
         return
     assign = _ASSIGN.fullmatch(text)
     if assign:

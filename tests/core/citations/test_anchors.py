@@ -189,7 +189,10 @@ def _steps(content: str) -> int:
 
     def tracer(frame: FrameType, event: str, arg: Any) -> Any:
         nonlocal count
-        if "memd/core/citations" in frame.f_code.co_filename or "tags.py" in frame.f_code.co_filename:
+        if (
+            "memd/core/citations" in frame.f_code.co_filename
+            or "tags.py" in frame.f_code.co_filename
+        ):
             if event == "line":
                 count += 1
             return tracer
