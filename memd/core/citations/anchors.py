@@ -90,7 +90,8 @@ def _words(text: str) -> frozenset[str]:
 
 # Extensions of files in a code base (case-insensitive). Not TLDs like com/org/io/dev/ai.
 _EXTENSIONS = _words(
-    "py pyi pyx ipynb ts tsx mts cts js jsx mjs cjs vue svelte astro json jsonc json5 yaml yml "
+    "py pyi pyx ipynb jsonl ndjson parquet ts tsx mts cts js jsx mjs cjs vue svelte astro json "
+    "jsonc json5 yaml yml "
     "toml ini cfg conf env md mdx rst txt adoc html htm css scss sass less styl go mod sum rs rb "
     "erb php java kt kts scala groovy gradle swift m mm h hpp hh c cc cpp cxx cs fs fsx dart lua "
     "ex exs erl hrl clj cljs edn elm hs ml mli nim zig sol sh bash zsh fish ps1 psm1 bat cmd sql "
