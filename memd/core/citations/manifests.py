@@ -39,6 +39,9 @@ PACKAGE_JSON = "package.json"
 PYPROJECT = "pyproject.toml"
 CARGO_TOML = "Cargo.toml"
 CARGO_CONFIGS = frozenset({".cargo/config.toml", ".cargo/config"})
+_MANIFEST_NAMES = (
+    MAKEFILES | JUSTFILES | {PACKAGE_JSON, PYPROJECT, CARGO_TOML, "config.toml", "config"}
+)
 NPM_RUNNERS = ("npm", "pnpm", "yarn", "bun")
 
 CARGO_BUILTINS = frozenset(
@@ -65,12 +68,14 @@ _JUST_ALIAS = re.compile(r"^alias\s+([A-Za-z_][A-Za-z0-9_-]*)\s*:=")
 
 def is_manifest(path: str) -> bool:
     """Whether the file at `path` (relative, `/`-separated) is a manifest `targets_of` reads."""
-    if "node_modules/" in path or path.startswith("node_modules"):
+    name = path.rpartition("/")[2]
+    if name not in _MANIFEST_NAMES:
         return False
-    name = path.rsplit("/", 1)[-1]
-    if name in MAKEFILES or name in JUSTFILES or name in (PACKAGE_JSON, PYPROJECT, CARGO_TOML):
-        return True
-    return any(path == config or path.endswith("/" + config) for config in CARGO_CONFIGS)
+    if path.startswith("node_modules/") or "/node_modules/" in path:
+        return False
+    if name in ("config.toml", "config"):
+        return any(path == config or path.endswith("/" + config) for config in CARGO_CONFIGS)
+    return True
 
 
 def _logical_lines(text: str) -> list[str]:

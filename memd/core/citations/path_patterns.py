@@ -103,9 +103,7 @@ def parse_gitignore(text: str) -> tuple[IgnoreRule, ...]:
         if not line or line.startswith("#"):
             continue
         negated = line.startswith("!")
-        if negated:
-            line = line[1:]
-        elif line.startswith(("\\!", "\\#")):
+        if negated or line.startswith(("\\!", "\\#")):
             line = line[1:]
         directory_only = line.endswith("/")
         line = line.rstrip("/")
