@@ -739,11 +739,11 @@ def _paths_walk(root: str, keys: Sequence[str], walk: _Walked) -> dict[str, Path
     facts: dict[str, PathFact] = {}
     for key in keys:
         found, _ = current.resolve(key)
-        if not found and not is_glob(key) and os.path.lexists(os.path.join(root, key)):
-            found = (key,)
         ignored = not found and (
             is_ignored(walk.ignore, key) or is_ignored(walk.ignore, key, is_dir=True)
         )
+        if not found and not ignored and not is_glob(key):
+            found = (key,) if os.path.lexists(os.path.join(root, key)) else ()
         first = key.split("/", 1)[0]
         known = bool(found) or (
             walk.complete
