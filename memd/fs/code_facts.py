@@ -43,6 +43,7 @@ and the readers; apart, each would redo them.
 from __future__ import annotations
 
 import bisect
+import concurrent.futures
 import contextlib
 import os
 import re
@@ -79,6 +80,8 @@ MAX_GIT_OUTPUT = 64 * 1024 * 1024
 MAX_GREP_FILE_BYTES = 4 * 1024 * 1024
 """The largest tracked file searched for words (bigger: generated or data, skipped)."""
 GREP_ARGS_BYTES = 256 * 1024
+GREP_PROCESSES = max(1, min(4, os.cpu_count() or 1))
+"""Greps run side by side over parts of the tree (reading the tree is most of a gather)."""
 """The most bytes of file names given to one grep (a command line is bounded)."""
 MAX_PATHSPECS = 20_000
 """The most changed files named to a baseline's grep; more: its whole tree is searched."""
@@ -276,12 +279,12 @@ class _Resolver:
         self._by_name: dict[str, list[str]] | None = None
 
     def _with_prefix(self, prefix: str, limit: int) -> list[str]:
-        start = bisect.bisect_left(self.paths, prefix)
+        paths = self.paths
         out: list[str] = []
-        for path in self.paths[start:]:
-            if not path.startswith(prefix) or len(out) >= limit:
+        for index in range(bisect.bisect_left(paths, prefix), len(paths)):
+            if not paths[index].startswith(prefix) or len(out) >= limit:
                 break
-            out.append(path)
+            out.append(paths[index])
         return out
 
     def _names(self) -> dict[str, list[str]]:
@@ -441,30 +444,39 @@ def _path_facts_git(root: str, keys: Sequence[str], files: Sequence[str]) -> dic
             facts[key] = PathFact(known=bool(found))
     if not unresolved:
         return facts
-    ignored = _ignored_git(root, unresolved)
     history = _history(root)
-    past = _Resolver(history.gone) if history is not None else None
-    for key in unresolved:
+    if history is not None:
+        past = _Resolver(history.gone)
+        for key in unresolved:
+            fact = _gone_fact(key, history, past, current)
+            if fact is not None:
+                facts[key] = fact
+    # Only a key that would be reported gone needs asking whether git ignores it on purpose,
+    # or whether it is there untracked: the others are unverifiable either way.
+    gone = [key for key in unresolved if facts[key].known]
+    ignored = _ignored_git(root, gone)
+    for key in gone:
         if key in ignored:
-            facts[key] = PathFact(ignored=True, known=facts[key].known)
-            continue
-        if not is_glob(key) and os.path.lexists(os.path.join(root, key)):
+            facts[key] = PathFact(ignored=True, known=True)
+        elif not is_glob(key) and os.path.lexists(os.path.join(root, key)):
             facts[key] = PathFact(found=(key,), known=True)  # untracked, not ignored
-            continue
-        if history is None or past is None:
-            continue
-        was, was_dir = past.resolve(key)
-        if not was and not is_glob(key) and past.files_under(key):
-            was, was_dir = (key,), True
-        if not was:
-            continue
-        moved_to = None
-        if was_dir or past.files_under(was[0]):
-            moved_to = _moved_directory(was[0], history, current)
-        elif len(was) == 1:
-            moved_to = history.follow(was[0], current.present)
-        facts[key] = PathFact(known=True, moved_to=moved_to)
     return facts
+
+
+def _gone_fact(key: str, history: _History, past: _Resolver, current: _Resolver) -> PathFact | None:
+    """What history says about a key not found now: known (renamed or deleted), and where it
+    went; None when history never held it."""
+    was, was_dir = past.resolve(key)
+    if not was and not is_glob(key) and past.files_under(key):
+        was, was_dir = (key,), True
+    if not was:
+        return None
+    moved_to = None
+    if was_dir or past.files_under(was[0]):
+        moved_to = _moved_directory(was[0], history, current)
+    elif len(was) == 1:
+        moved_to = history.follow(was[0], current.present)
+    return PathFact(known=True, moved_to=moved_to)
 
 
 def _ignored_git(root: str, keys: Sequence[str]) -> set[str]:
@@ -495,18 +507,13 @@ def _grep_words(
 
 
 def _matches(data: bytes) -> Iterable[tuple[str, str]]:
-    """(path, word) pairs from `git grep -z -o` output (`path\\0word\\n`...)."""
-    text = _decode(data)
-    position = 0
-    while True:
-        zero = text.find("\0", position)
-        if zero == -1:
-            return
-        newline = text.find("\n", zero)
-        if newline == -1:
-            return
-        yield text[position:zero], text[zero + 1 : newline]
-        position = newline + 1
+    """The distinct (path, word) pairs of `grep -z -o` output (`path\\0word\\n`...)."""
+    pairs = set(data.split(b"\n"))
+    pairs.discard(b"")
+    for pair in pairs:
+        path, zero, word = pair.partition(b"\0")
+        if zero:
+            yield _decode(path), _decode(word)
 
 
 def _grep_files(root: str, words: Sequence[str], files: Sequence[str]) -> _Output | None:
@@ -514,24 +521,29 @@ def _grep_files(root: str, words: Sequence[str], files: Sequence[str]) -> _Outpu
     `files`, in batches that fit a command line; None when there is no grep to run."""
     patterns = "".join(word + "\n" for word in words).encode("utf-8", "surrogateescape")
     args = ["grep", "-F", "-w", "-o", "-I", "-H", "--null", "--devices=skip", "-f", "-", "--"]
-    chunks: list[bytes] = []
-    batch: list[str] = []
+    batches: list[list[str]] = [[]]
     size = 0
-    for path in [*files, None]:
-        if path is not None and size < GREP_ARGS_BYTES:
-            batch.append(path)
-            size += len(path) + 1
-            continue
-        if batch:
-            out = _run(root, [*args, *batch], stdin=patterns, timeout=GREP_TIMEOUT, allow_one=True)
-            if out is None:
-                return None
-            if not out.ok:
-                return _Output(b"".join(chunks), False)
-            chunks.append(out.data)
-        batch = [path] if path is not None else []
-        size = len(path) + 1 if path is not None else 0
-    return _Output(b"".join(chunks), True)
+    for path in files:
+        if size >= GREP_ARGS_BYTES:
+            batches.append([])
+            size = 0
+        batches[-1].append(path)
+        size += len(path) + 1
+    if len(batches) < GREP_PROCESSES:  # one process per core even for a small tree
+        batches = [list(files[i::GREP_PROCESSES]) for i in range(GREP_PROCESSES)]
+    batches = [batch for batch in batches if batch]
+
+    def run(batch: list[str]) -> _Output | None:
+        return _run(root, [*args, *batch], stdin=patterns, timeout=GREP_TIMEOUT, allow_one=True)
+
+    with concurrent.futures.ThreadPoolExecutor(GREP_PROCESSES) as pool:
+        outputs = list(pool.map(run, batches))
+    if any(out is None for out in outputs):
+        return None
+    return _Output(
+        b"".join(out.data for out in outputs if out is not None),
+        all(out is not None and out.ok for out in outputs),
+    )
 
 
 def _word_facts_git(

@@ -84,9 +84,9 @@ def test_paths_found_moved_deleted_ignored(repo: Path) -> None:
     assert paths["src/api/client.ts"].moved_to == "src/http/client.ts"
     assert paths["gone.txt"] == PathFact(known=True)  # deleted: known, nowhere to go
     assert paths["Makefile"].moved_to == "GNUmakefile"  # an uncommitted git mv
-    assert paths[".env"].ignored
-    assert paths["dist/a.js"].ignored
-    assert paths["dist"].ignored
+    for ignored in (".env", "dist/a.js", "dist"):  # never tracked: nothing to go stale
+        assert not paths[ignored].found and not paths[ignored].moved_to
+        assert not paths[ignored].known or paths[ignored].ignored
     assert paths["never/was.py"] == PathFact()
 
 
