@@ -19,7 +19,8 @@ def test_the_labelled_sets_have_every_label() -> None:
     assert {"stale", "current", "none"} <= set(labels)
     assert all(s["text"] in row["content"] for row in history for s in row["stale"])
     public = json.loads(citations.PUBLIC.read_text())
-    assert all(a["text"] in b["content"] for r in public for b in r["bullets"] for a in b["anchors"])
+    bullets = [bullet for repo in public for bullet in repo["bullets"]]
+    assert all(a["text"] in b["content"] for b in bullets for a in b["anchors"])
 
 
 def test_a_synthetic_repository_is_scored_by_both_checkers(tmp_path: Path) -> None:
