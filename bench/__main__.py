@@ -13,6 +13,7 @@ from types import ModuleType
 
 from bench import (
     big_file,
+    citations,
     coding_memory,
     fusion_sweep,
     lifecycle,
@@ -55,6 +56,7 @@ BENCHMARKS: tuple[ModuleType, ...] = (
     spellings,
     big_file,
     merge,
+    citations,
 )
 
 
