@@ -18,12 +18,15 @@ Rules, in a git work tree (`memd.fs.git_state.git_dir` finds one):
   first, through chains to a path in the index now (a directory: when every renamed file
   under it went to one new directory); a path deleted (or renamed, then deleted) is known,
   with no `moved_to`.
-- Words are found by one `git grep -w -F -I -o` of all asked words over the tracked files
-  (not `.memory/`, where the entries themselves are): up to `MAX_WORD_FILES` files each.
-  `known_words[baseline]` holds the words missing now that occurred at that commit (one more
-  `git grep` over at most `MAX_BASELINES` distinct baselines, the most used first; "" is
-  HEAD). A baseline not looked at (over the cap, unknown to git, a failing git) is absent:
-  its entries' missing words are unverifiable.
+- Words are found by `grep -w -F -o` (Aho-Corasick: linear in the text whatever the number
+  of words) of all asked words over the tracked files (not `.memory/`, where the entries
+  themselves are), `GREP_PROCESSES` greps side by side over parts of the tree; `git grep`
+  where there is no grep. Up to `MAX_WORD_FILES` files are kept for each word.
+  `known_words[baseline]` holds the words missing now that occurred at that commit: a
+  `git grep` of those words at each distinct baseline, the most used first, over the files
+  changed since it only, for at most `MAX_BASELINES` baselines and `BASELINES_BUDGET`
+  seconds ("" is HEAD). A baseline not looked at (over the caps, unknown to git, a failing
+  git) is absent: its entries' missing words are unverifiable.
 - Every git runs with a timeout, a bounded output, `GIT_OPTIONAL_LOCKS=0` (it never takes
   the index lock), and never raises here: a word not looked up is absent from `words`, a
   path whose facts git could not give is not known. A failing `git ls-files` (git not
@@ -89,8 +92,11 @@ MAX_FOUND = 3
 """The most paths a key resolves to; a subfolder-relative key matching more is ambiguous."""
 MAX_WORD_FILES = 3
 """The most files recorded for one word."""
-MAX_BASELINES = 8
+MAX_BASELINES = 256
 """The most distinct baseline commits looked at in one gather."""
+BASELINES_BUDGET = 3.0
+"""Seconds spent at most on the baselines' words in one gather (the rest are unverifiable);
+only entries citing a word that is gone need it."""
 MAX_WALK_FILES = 50_000
 MAX_WALK_DIRS = 20_000
 MAX_WALK_DEPTH = 64
@@ -592,7 +598,10 @@ def _known_words(
         return {b: frozenset() for b in chosen}
     uncommitted = _changed(root, ["HEAD"])
     known: dict[str, frozenset[str]] = {}
+    deadline = time.monotonic() + BASELINES_BUDGET
     for baseline in chosen:
+        if time.monotonic() > deadline:
+            break
         revision = baseline or "HEAD"
         changed = uncommitted if not baseline else _changed(root, [baseline, "HEAD"])
         if changed is None or uncommitted is None:
