@@ -172,6 +172,8 @@ def _hit_line(hit: p.QueryHit) -> str:
     if hit.source == "file":
         label = f"[{hit.path}:{hit.lines}]"
     line = f"- {label} {hit.content} (score {hit.score:.2f})"
+    if hit.status == "stale":
+        line += f" (stale: {hit.stale})"
     labels = [match_label(hit.match), "[user-wide]" if hit.source == "global" else ""]
     return " ".join([line, *(label for label in labels if label)])
 
@@ -219,6 +221,35 @@ def render_cleanup(result: p.CleanupResult) -> str:
             f"({entry.file}:{entry.line}); ask the user whether it still holds"
         )
     return "\n".join(lines)
+
+
+def render_check(result: p.CheckResult) -> str:
+    """The stale entries, each with what is wrong and the fix it suggests, then the counts;
+    the agent is asked to fix or confirm them with the user, never to act on them as they
+    stand."""
+    counts = result.counts
+    total = counts.ok + counts.stale + counts.none
+    summary = (
+        f"Checked {total} {'memory' if total == 1 else 'memories'} against the code: "
+        f"{counts.stale} stale, {counts.ok} current, {counts.none} citing no code."
+    )
+    lines = [summary]
+    for entry in result.entries:
+        if entry.status != "stale":
+            continue
+        lines.append(
+            f"- {entry_label(entry.category, entry.slug)} {entry.content} "
+            f"({entry.file}:{entry.line}): {entry.note}"
+        )
+        if entry.fix is not None:
+            lines.append(f"  suggested fix: {entry.fix}")
+    if counts.stale:
+        lines.append(
+            "Do not act on a stale memory as it stands: store the fix under its slug with "
+            "storeMemory, or ask the user whether it still holds."
+        )
+    lines += unreadable_lines(result.unreadable)
+    return printable("\n".join(lines))
 
 
 def render_context(result: p.ContextResult) -> str:
