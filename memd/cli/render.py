@@ -156,10 +156,15 @@ def render_cleanup(result: p.CleanupResult, apply: str = "memd cleanup --apply")
     """Return the cleanup plan: the daemon's summary, one line per action (each entry named by
     file, line, slug and a short quote, so two entries with one slug stay apart; a merge's kept
     entry first, then each entry folded into it; why in words), then how to apply it (`apply`:
-    the command, with the options that chose this workspace and daemon)."""
+    the command, with the options that chose this workspace and daemon). Entries whose every
+    citation is gone from the code are proposed for the archive ("stale"), or were archived."""
     lines = [result.message]
     lines += [f"  {verb:<6} {text}" for verb, text in cleanup_actions(result)]
-    if not result.applied and (result.merged or result.pruned or result.slugged):
+    for stale in result.stale:
+        verb = "archived" if stale.archived else "stale"
+        text = entry_text(stale.category, stale.entry.slug, stale.entry.content)
+        lines.append(f"  {verb:<6} {stale.file}:{stale.entry.line} {text} ({stale.why})")
+    if not result.applied and (result.merged or result.pruned or result.slugged or result.stale):
         lines.append(f"Run `{apply}` to carry it out.")
     if result.unused:
         lines.append("Not recalled for 180 days (archive candidates; cleanup leaves them):")

@@ -213,7 +213,13 @@ def render_cleanup(result: p.CleanupResult) -> str:
     slug and a short quote; a merge's kept entry first), how to apply it, then unused entries."""
     lines = [result.message]
     lines += [f"- {verb} {text}" for verb, text in cleanup_actions(result)]
-    if not result.applied and (result.merged or result.pruned or result.slugged):
+    for stale in result.stale:
+        verb = "archived" if stale.archived else "archive (its code is gone)"
+        label = entry_label(stale.category, stale.entry.slug)
+        lines.append(
+            f"- {verb} {label} {stale.entry.content} ({stale.file}:{stale.entry.line}): {stale.why}"
+        )
+    if not result.applied and (result.merged or result.pruned or result.slugged or result.stale):
         lines.append("Call cleanupMemory with apply: true to carry it out.")
     for entry in result.unused:
         lines.append(

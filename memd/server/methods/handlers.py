@@ -37,6 +37,7 @@ from memd.core.search import prompt_block
 from memd.core.search.shelves import origin
 from memd.core.sources.source_globs import MAX_SOURCE_ENTRIES, parse_entry
 from memd.core.writes import transitions
+from memd.core.writes.cleanup import every_citation_gone
 from memd.paths import MEMORY_DIR
 from memd.server.methods import search
 from memd.server.methods.read_filters import (
@@ -324,6 +325,8 @@ class Methods:
         plans = {c: outcomes[c].plan for c in CATEGORIES}
         result = wire.cleanup_result(workspace.archive_path, plans, params.apply, params.scope)
         result.workspace = workspace.root
+        if params.scope == "project":
+            result.stale = await _stale(workspace, params.apply)
         present = [(c, e) for c in CATEGORIES for e in workspace.actor(c).snapshot.entries]
         workspace.usage.forget_missing(present)
         # Security and Instruction entries go into every prompt block, which is use that no
@@ -491,6 +494,29 @@ class Methods:
         return p.UnsubscribeResult(
             workspace=workspace.root, subscribed=workspace.unsubscribe(session)
         )
+
+
+async def _stale(workspace: Workspace, apply: bool) -> list[p.StaleInfo]:
+    """The entries every citation of which is gone from the code (`cleanup`'s
+    `every_citation_gone`), archived when `apply` (an entry without a slug, or changed
+    meanwhile, is only proposed); none when the check does not finish in time."""
+    try:
+        checked = await workspace.code.current()
+    except RpcError:
+        return []
+    stale: list[p.StaleInfo] = []
+    for category, entry in checked.entries:
+        verdict = checked.verdict(category, entry)
+        if verdict is None or not every_citation_gone(verdict.check):
+            continue
+        archived = False
+        if apply and entry.slug is not None:
+            command = transitions.Delete(
+                slug=entry.slug, content=entry.content, reason=wire.stale_reason(verdict.note)
+            )
+            archived = (await workspace.actor(category).delete(command)).deleted
+        stale.append(wire.stale_info(category, entry, verdict.note, archived=archived))
+    return stale
 
 
 class _Checks:

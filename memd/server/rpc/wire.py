@@ -264,6 +264,24 @@ def cleanup_result(
     )
 
 
+def stale_info(category: Category, entry: Entry, note: str, *, archived: bool) -> p.StaleInfo:
+    """The wire form of an entry `cleanup` proposes to archive since its every citation is gone
+    from the code (`note` says which)."""
+    return p.StaleInfo(
+        category=category.value,
+        file=category.file,
+        entry=entry_info(category, entry),
+        why=note,
+        archived=archived,
+    )
+
+
+def stale_reason(note: str) -> str:
+    """The archive reason of an entry archived by cleanup because its code is gone (no " | ":
+    the archive line's separator)."""
+    return f"stale: {note}".replace(" | ", " / ")
+
+
 def prune_why(category: Category, limit: int, prune: Prune, *, sides_kept: bool = False) -> str:
     """Why a pruned entry goes, in words; on a tie, which entry stays instead and why; and the
     newer side of a contradiction that stays (`sides_kept`: the plan kept such entries, which
