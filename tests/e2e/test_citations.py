@@ -82,11 +82,31 @@ def test_a_deleted_file_makes_its_memory_stale_everywhere(
     daemon: DaemonProcess, repo: Path
 ) -> None:
     with Client(daemon.socket_path, workspace=repo) as client:
-        client.store(category="Quirk", content="The gone value lives in `src/gone.ts` for now.", slug="gone-value")
-        client.store(category="Quirk", content="The stays value lives in `src/stays.ts` always.", slug="stays")
-        client.store(category="Quirk", content="Retry flaky network calls twice before failing.", slug="retry")
-        client.store(category="Quirk", content="Secrets for local runs sit in `.env` at the root.", slug="env")
-        client.store(category="Instruction", content="Read `src/gone.ts` before editing the config.", slug="rd")
+        client.store(
+            category="Quirk",
+            content="The gone value lives in `src/gone.ts` for now.",
+            slug="gone-value",
+        )
+        client.store(
+            category="Quirk",
+            content="The stays value lives in `src/stays.ts` always.",
+            slug="stays",
+        )
+        client.store(
+            category="Quirk",
+            content="Retry flaky network calls twice before failing.",
+            slug="retry",
+        )
+        client.store(
+            category="Quirk",
+            content="Secrets for local runs sit in `.env` at the root.",
+            slug="env",
+        )
+        client.store(
+            category="Instruction",
+            content="Read `src/gone.ts` before editing the config.",
+            slug="rd",
+        )
         _git(repo, "add", "-A")
         _git(repo, "commit", "-q", "-m", "memories")
         _git(repo, "rm", "-q", "src/gone.ts")
@@ -146,7 +166,9 @@ def test_a_renamed_file_is_moved_and_fixed_through_the_write_path(
     daemon: DaemonProcess, repo: Path
 ) -> None:
     with Client(daemon.socket_path, workspace=repo) as client:
-        client.store(category="Decision", content="The HTTP client lives in `src/old.ts` only.", slug="http")
+        client.store(
+            category="Decision", content="The HTTP client lives in `src/old.ts` only.", slug="http"
+        )
         _git(repo, "add", "-A")
         _git(repo, "commit", "-q", "-m", "memory")
         _git(repo, "mv", "src/old.ts", "src/new.ts")
@@ -169,9 +191,10 @@ def test_a_renamed_file_is_moved_and_fixed_through_the_write_path(
     text = (repo / ".memory" / "decisions.md").read_text()
     assert "- [http] The HTTP client lives in `src/new.ts` only." in text
     assert "src/old.ts" not in text
-    assert "[http] The HTTP client lives in `src/old.ts` only." in (
-        repo / ".memory" / "archive.md"
-    ).read_text()
+    assert (
+        "[http] The HTTP client lives in `src/old.ts` only."
+        in (repo / ".memory" / "archive.md").read_text()
+    )
 
 
 def test_without_git_a_path_gone_from_an_existing_directory_is_missing(
@@ -180,9 +203,17 @@ def test_without_git_a_path_gone_from_an_existing_directory_is_missing(
     (workspace / "lib").mkdir()
     (workspace / "lib" / "kept.py").write_text("x = 1\n")
     with Client(daemon.socket_path, workspace=workspace) as client:
-        client.store(category="Quirk", content="Parsing happens in `lib/parse.py` today.", slug="parse")
-        client.store(category="Quirk", content="The kept module is `lib/kept.py` for sure.", slug="kept")
-        client.store(category="Quirk", content="Vendored code sits in `vendor/thing.py` upstream.", slug="vendor")
+        client.store(
+            category="Quirk", content="Parsing happens in `lib/parse.py` today.", slug="parse"
+        )
+        client.store(
+            category="Quirk", content="The kept module is `lib/kept.py` for sure.", slug="kept"
+        )
+        client.store(
+            category="Quirk",
+            content="Vendored code sits in `vendor/thing.py` upstream.",
+            slug="vendor",
+        )
         checked = client.check()
     entries = _by_slug(checked)
     assert not checked.git

@@ -50,8 +50,8 @@ Rules:
 - Every non-entry line survives unchanged; removing an entry may also drop one blank separator
   line (`mdformat.remove_line`). Lines never move: rewrites are in place, removals close up.
 
-- Stale entries (`every_citation_gone`): an entry whose every citation is missing from the
-  code (none moved, none unverifiable: `memd.core.citations`) is proposed for the archive;
+- Stale entries (`every_citation_gone`, given its citations' statuses): an entry whose every
+  citation is missing from the code (none moved, none unverifiable: `memd.core.citations`) is proposed for the archive;
   the daemon archives it only when the cleanup is applied, never deletes it. An entry with one
   citation that still holds, or that memd cannot judge, is never proposed.
 
@@ -64,8 +64,6 @@ import re
 from collections.abc import Iterable, Sequence
 
 import msgspec
-
-from memd.core.citations.model import EntryCheck
 from memd.core.format.archive import ArchivedEntry
 from memd.core.format.categories import Category
 from memd.core.format.mdformat import (
@@ -610,7 +608,8 @@ def _prune_reason(plan: CleanupPlan, prune: Prune) -> str:
     return f"{why}; the newer {named} contradicting it stays)"
 
 
-def every_citation_gone(check: EntryCheck) -> bool:
-    """Return True if the entry cites something and every citation is missing from the code
-    (not moved, not unverifiable, not holding): cleanup proposes archiving it."""
-    return bool(check.anchors) and all(found.status == "missing" for found in check.anchors)
+def every_citation_gone(statuses: Sequence[str]) -> bool:
+    """Return True if an entry cites something and every citation's status (as
+    `memd.core.citations` gives it) is "missing" (none moved, unverifiable or holding): cleanup
+    proposes archiving it."""
+    return bool(statuses) and all(status == "missing" for status in statuses)

@@ -507,7 +507,9 @@ async def _stale(workspace: Workspace, apply: bool) -> list[p.StaleInfo]:
     stale: list[p.StaleInfo] = []
     for category, entry in checked.entries:
         verdict = checked.verdict(category, entry)
-        if verdict is None or not every_citation_gone(verdict.check):
+        if verdict is None or not every_citation_gone(
+            [found.status for found in verdict.check.anchors]
+        ):
             continue
         archived = False
         if apply and entry.slug is not None:

@@ -78,8 +78,7 @@ class Checked(NamedTuple):
 
     def verdict(self, category: Category, entry: Entry) -> Verdict | None:
         """One entry's verdict (None: not checked by this gather)."""
-        baseline = self.baselines.get((memory_path(category), entry.line), "")
-        return self.verdicts.get((entry.content, baseline))
+        return self.verdicts.get(_key(self.baselines, category, entry))
 
 
 NOTHING = Checked("\0", {}, {}, False, float("-inf"), 0.0)
@@ -89,6 +88,11 @@ NOTHING = Checked("\0", {}, {}, False, float("-inf"), 0.0)
 def memory_path(category: Category) -> str:
     """A category file's path relative to the workspace, as `baselines` takes it."""
     return f"{MEMORY_DIR}/{category.file}"
+
+
+def _key(baselines: dict[tuple[str, int], str], category: Category, entry: Entry) -> Key:
+    """What an entry's verdict is cached under, given its file's lines' baselines."""
+    return (entry.content, baselines.get((memory_path(category), entry.line), ""))
 
 
 def gather_verdicts(
@@ -103,14 +107,14 @@ def gather_verdicts(
     result's cache holds the verdicts of `entries` only."""
     state = code_facts.tree_state(root)
     same = not full and state == previous.state and state != ""
-    if same and all(previous.verdict(c, e) is not None for c, e in entries):
-        return previous._replace(entries=tuple(entries))  # nothing new: no blame, no gather
+    if same:
+        held = [_key(previous.baselines, category, entry) for category, entry in entries]
+        if all(key in previous.verdicts for key in held):  # nothing new: no blame, no gather
+            kept_only = {key: previous.verdicts[key] for key in held}
+            return previous._replace(verdicts=kept_only, entries=tuple(entries))
     files = sorted({memory_path(category) for category, _ in entries})
     lines = code_facts.baselines(root, files)
-    keys = [
-        (entry.content, lines.get((memory_path(category), entry.line), ""))
-        for category, entry in entries
-    ]
+    keys = [_key(lines, category, entry) for category, entry in entries]
     kept = previous.verdicts if same else {}
     wanted = {key for key in keys if key not in kept}
     anchored = {key: citation_anchors.anchors_of(key[0]) for key in wanted}
