@@ -51,9 +51,10 @@ Rules:
   line (`mdformat.remove_line`). Lines never move: rewrites are in place, removals close up.
 
 - Stale entries (`every_citation_gone`, given its citations' statuses): an entry whose every
-  citation is missing from the code (none moved, none unverifiable: `memd.core.citations`) is proposed for the archive;
-  the daemon archives it only when the cleanup is applied, never deletes it. An entry with one
-  citation that still holds, or that memd cannot judge, is never proposed.
+  citation is missing from the code (none moved, none unverifiable: `memd.core.citations`) is
+  proposed for the archive; the daemon archives it only when the cleanup is applied, never
+  deletes it. An entry with one citation that still holds, or that memd cannot judge, is never
+  proposed.
 
 Size: one plan (merge, prune, slug) built in passes that each read the previous one's result.
 """
@@ -64,6 +65,7 @@ import re
 from collections.abc import Iterable, Sequence
 
 import msgspec
+
 from memd.core.format.archive import ArchivedEntry
 from memd.core.format.categories import Category
 from memd.core.format.mdformat import (

@@ -64,15 +64,10 @@ async def test_a_store_and_a_query_never_wait_for_a_check(
             again = await methods.query(query, None)  # type: ignore[arg-type]
             assert again.results[0].status is None  # the gather is still blocked
             released.set()
-
-            async def checked() -> bool:
-                hits = (await methods.query(query, None)).results  # type: ignore[arg-type]
-                return hits[0].status == "stale"
-
-            with anyio.fail_after(20):
-                while not await checked():
-                    await anyio.sleep(0.01)
+            workspace = await registry.get(root)
+            await until(lambda: workspace.code.last.verdicts)
             hit = (await methods.query(query, None)).results[0]  # type: ignore[arg-type]
+            assert hit.status == "stale"
             assert hit.stale == "cites src/parse.py, which no longer exists"
         registry.close()
 
