@@ -151,8 +151,7 @@ def build(
     missing += [(c, "global") for c in user_unreadable]
     ranked = [(c, e, score, note_of(c, e)) for c, e, score in relevant]
     ranked.sort(key=lambda item: bool(item[3]))  # stable: current entries first, order kept
-    notes = {(c, e.line): note_of(c, e) for c, e, where in rules if where == "memory"}
-    packing = _Packing(rules, ranked, sources, notes)
+    packing = _Packing(rules, ranked, sources, note_of)
     block = _pack(packing, budget_tokens, missing, reserve=())
     if block.omitted == 0 and not missing:
         return block
@@ -163,12 +162,13 @@ def build(
 
 class _Packing(NamedTuple):
     """What `_pack` places: the rules (layer A), the ranked entries with their notes (layer B),
-    the sources' chunks (layer C), and layer A's workspace entries' notes by (category, line)."""
+    the sources' chunks (layer C), and the notes of layer A's workspace entries (asked only of
+    the rules that may still fit)."""
 
     rules: Sequence[tuple[Category, Entry, Source]]
     relevant: Sequence[tuple[Category, Entry, float, str]]
     sources: Sequence[SourceChunk]
-    notes: dict[tuple[Category, int], str]
+    note_of: NoteOf
 
 
 def notice_lines(left_out: Sequence[Category], unreadable: Sequence[Category]) -> list[str]:
@@ -223,7 +223,10 @@ def _pack(
         return estimate_tokens("\n".join([*lines, *extra]) + "\n") <= budget_tokens
 
     for category, entry, source in rules:
-        note = packing.notes.get((category, entry.line), "") if source == "memory" else ""
+        if left_out:  # once one rule is left out, every later one is (in order)
+            left_out.append((category, source))
+            continue
+        note = packing.note_of(category, entry) if source == "memory" else ""
         line = entry_line(category, entry, note)
         heading = () if placed else (ALWAYS_HEADING,)
         if not left_out and fits(*heading, line, *reserve):
