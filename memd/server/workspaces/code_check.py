@@ -119,7 +119,7 @@ def gather_verdicts(
     lines = code_facts.baselines(root, files)
     keys = [_key(lines, category, entry) for category, entry in entries]
     kept = previous.verdicts if same else {}
-    wanted = {key for key in keys if key not in kept}
+    wanted = dict.fromkeys(key for key in keys if key not in kept)  # in entry order
     anchored = {key: citation_anchors.anchors_of(key[0]) for key in wanted}
     every: list[Anchor] = [anchor for found in anchored.values() for anchor in found]
     git = previous.git if same else False
