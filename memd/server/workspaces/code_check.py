@@ -17,7 +17,9 @@ Rules:
   `LOOK_SECONDS`, or an entry not checked yet), wake `run`, the workspace's background task,
   which refreshes it. A store's acknowledgement never waits for a check.
 - Without git (`tree_state` ""), a background refresh gathers everything again once the last
-  gather is `LOOK_SECONDS` old, since nothing cheaper says the code changed.
+  gather is `NO_GIT_REFRESH_SECONDS` old, since nothing cheaper says the code changed.
+- An entry citing nothing (status none) keeps its verdict across tree states: only entries with
+  citations are gathered again.
 """
 
 from __future__ import annotations
@@ -43,6 +45,9 @@ LOOK_SECONDS = 2.0
 """How long a look at the tree state serves `query` and `context` before they ask again."""
 CHECK_FRESH_SECONDS = 3.0
 """How old a full gather may be when `check` answers from it (the tree state unchanged)."""
+NO_GIT_REFRESH_SECONDS = 10.0
+"""Without git (no tree state), how old the last gather may be before a read's wake takes a new
+one in the background (a walk of the tree; `check` itself takes one at `CHECK_FRESH_SECONDS`)."""
 GATHER_TIMEOUT = 30.0
 """The longest `check` waits for a gather (a huge repository on a slow disk)."""
 
@@ -118,7 +123,12 @@ def gather_verdicts(
     files = sorted({memory_path(category) for category, _ in entries})
     lines = code_facts.baselines(root, files)
     keys = [_key(lines, category, entry) for category, entry in entries]
-    kept = previous.verdicts if same else {}
+    # An entry citing nothing is "none" whatever the code says: kept across tree states.
+    kept = (
+        previous.verdicts
+        if same
+        else {k: v for k, v in previous.verdicts.items() if not v.check.anchors}
+    )
     wanted = dict.fromkeys(key for key in keys if key not in kept)  # in entry order
     anchored = {key: citation_anchors.anchors_of(key[0]) for key in wanted}
     every: list[Anchor] = [anchor for found in anchored.values() for anchor in found]
@@ -179,7 +189,8 @@ class CodeCheck:
             while True:
                 await self._wanted.wait()
                 self._wanted = anyio.Event()
-                full = self.last.state == "" and time.monotonic() - self.last.at >= LOOK_SECONDS
+                age = time.monotonic() - self.last.at
+                full = self.last.state == "" and age >= NO_GIT_REFRESH_SECONDS
                 # On a timeout the next wake tries again; reads meanwhile serve the last cache.
                 with contextlib.suppress(ServerBusy):
                     await self._gather(full=full)
