@@ -152,6 +152,11 @@ def cleanup(workspace: str, apply: bool, scope: p.Scope = "project") -> Call:
     return Call("cleanup", params, p.CleanupResult)
 
 
+def check(workspace: str, category: str | None = None) -> Call:
+    """Prepare a `check` request."""
+    return Call("check", p.CheckParams(workspace=workspace, category=category), p.CheckResult)
+
+
 def stats(workspace: str, scope: p.Scope = "project") -> Call:
     """Prepare a `stats` request."""
     return Call("stats", p.StatsParams(workspace=workspace, scope=scope), p.StatsResult)

@@ -1,4 +1,7 @@
-"""`Client`: the blocking client, on a stdlib Unix socket; `SyncSubscription`: its event thread."""
+"""`Client`: the blocking client, on a stdlib Unix socket; `SyncSubscription`: its event thread.
+
+Size: just over the ~400-line guide: one short method per wire method, mirroring `aio`.
+"""
 
 from __future__ import annotations
 
@@ -236,6 +239,15 @@ class Client(ClientBase):
         user-wide memory."""
         ws = _calls.workspace_path(workspace, self.workspace)
         result: p.CleanupResult = self.call(_calls.cleanup(ws, apply, scope))
+        return result
+
+    def check(
+        self, *, category: str | None = None, workspace: str | os.PathLike[str] | None = None
+    ) -> p.CheckResult:
+        """Check every memory (or one category's) against the code it cites: each entry's
+        status ("ok", "stale", "none"), its citations' verdicts and the suggested fix."""
+        ws = _calls.workspace_path(workspace, self.workspace)
+        result: p.CheckResult = self.call(_calls.check(ws, category))
         return result
 
     def stats(

@@ -216,6 +216,15 @@ class AsyncClient(ClientBase):
         result: p.CleanupResult = await self.call(_calls.cleanup(ws, apply, scope))
         return result
 
+    async def check(
+        self, *, category: str | None = None, workspace: str | os.PathLike[str] | None = None
+    ) -> p.CheckResult:
+        """Check every memory (or one category's) against the code it cites: each entry's
+        status ("ok", "stale", "none"), its citations' verdicts and the suggested fix."""
+        ws = _calls.workspace_path(workspace, self.workspace)
+        result: p.CheckResult = await self.call(_calls.check(ws, category))
+        return result
+
     async def stats(
         self, *, workspace: str | os.PathLike[str] | None = None, scope: p.Scope = "project"
     ) -> p.StatsResult:

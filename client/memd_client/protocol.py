@@ -6,9 +6,10 @@ Params are always by name. Schema evolution: new fields get defaults and go last
 so a misspelt option never silently does nothing.
 
 Method names are fixed by the public contract: store, query, get, list, delete, cleanup, stats,
-status, subscribe, unsubscribe. After `subscribe`, the daemon also sends notifications (no `id`)
-on that connection: `changed` (a category file changed) and `resync` (changes were dropped
-because the subscriber fell behind; re-read with `list`).
+status, subscribe, unsubscribe (and since: context, extract, check). After `subscribe`, the
+daemon also sends notifications (no `id`) on that connection: `changed` (a category file
+changed) and `resync` (changes were dropped because the subscriber fell behind; re-read with
+`list`).
 
 Size: this module runs past the project's ~400-line guide on purpose: it is the wire contract, one
 Struct per message and no logic, read top to bottom; split, the contract would have to be pieced
@@ -115,6 +116,9 @@ class MatchedEntry(msgspec.Struct, kw_only=True):
 
 # ---------------------------------------------------------------------------- store
 
+
+CheckStatus = Literal["ok", "stale", "none"]
+"""An entry checked against the code it cites (`check`)."""
 
 Scope = Literal["project", "global"]
 """Where a store goes: the workspace's memory, or the user-wide one."""
@@ -249,6 +253,13 @@ class QueryHit(_Result):
     newer daemons)."""
     lines: str = ""
     """Its lines in that file, "a-b" (from newer daemons)."""
+    status: CheckStatus | None = None
+    """Whether the code it cites still holds (`check`): "ok", "stale" (a cited file, symbol or
+    command is gone or moved: `stale` says what), "none" (it cites nothing that can go stale);
+    None when it was not checked yet, or for a source's chunk."""
+    stale: str = ""
+    """For a stale entry, what is wrong in one sentence ("cites src/old.ts, which no longer
+    exists; moved to src/new.ts")."""
 
 
 class QueryResult(_Result):
@@ -411,6 +422,21 @@ class CleanupResult(_Result):
     unused: list[EntryInfo] = []
     workspace: str = ""
     """The real path of the project root this call used (empty from older daemons)."""
+    stale: list[StaleInfo] = []
+    """Entries every citation of which is missing from the code (not moved, not unverifiable):
+    proposed for the archive, archived only with `apply` (never deleted; from newer daemons)."""
+
+
+class StaleInfo(_Result):
+    """An entry whose every citation is gone from the code (`cleanup`'s proposal)."""
+
+    category: str
+    file: str
+    entry: EntryInfo
+    why: str
+    """What is gone, in one sentence (the `check` note)."""
+    archived: bool = False
+    """It was archived by this cleanup (`apply`)."""
 
 
 # ---------------------------------------------------------------------------- stats / status
@@ -569,6 +595,13 @@ class ContextEntry(_Result):
     """A source chunk's lines, "a-b"."""
     source: Literal["memory", "global", "file"] = "memory"
     """Where it lives: the workspace's memory, the user-wide one, or a read-only source."""
+    status: CheckStatus | None = None
+    """Whether the code it cites still holds (`check`): "ok", "stale" (a cited file, symbol or
+    command is gone or moved: `stale` says what), "none" (it cites nothing that can go stale);
+    None when it was not checked yet, or for a source's chunk."""
+    stale: str = ""
+    """For a stale entry, what is wrong in one sentence ("cites src/old.ts, which no longer
+    exists; moved to src/new.ts")."""
 
 
 class ContextResult(_Result):
@@ -588,6 +621,70 @@ class ContextResult(_Result):
     semantic_loading: SemanticLoading | None = None
     """Set when the relevant layer was ranked by words alone because semantic search is still
     loading (as in `QueryResult`); the block itself does not say so."""
+
+
+# ---------------------------------------------------------------------------- check
+
+
+AnchorStatusName = Literal["ok", "moved", "missing", "unverifiable"]
+AnchorKindName = Literal["path", "symbol", "command", "config", "env"]
+
+
+class CheckParams(_Params):
+    """Check every memory of a workspace (or of one category) against the code it cites."""
+
+    workspace: Workspace
+    category: str | None = None
+
+
+class AnchorInfo(_Result):
+    """One citation of an entry and its verdict: "ok" (it holds), "moved" (gone, and git says
+    where it went: `moved_to`), "missing" (gone), "unverifiable" (memd cannot tell; never makes
+    an entry stale); `evidence` says why in a few words."""
+
+    text: str
+    kind: AnchorKindName
+    status: AnchorStatusName
+    evidence: str
+    moved_to: str | None = None
+
+
+class CheckedEntry(_Result):
+    """One entry checked: its status ("ok", "stale" or "none"), its citations, what is wrong
+    (`note`, for a stale entry) and the content `memd check --fix` would store (`fix`: each
+    moved citation rewritten to where it went; None when nothing moved)."""
+
+    category: str
+    file: str
+    line: int
+    slug: str | None
+    content: str
+    status: CheckStatus
+    anchors: list[AnchorInfo]
+    note: str = ""
+    fix: str | None = None
+
+
+class CheckCounts(_Result):
+    """How many entries are current, stale, and cite nothing that can go stale."""
+
+    ok: int = 0
+    stale: int = 0
+    none: int = 0
+
+
+class CheckResult(_Result):
+    """Every entry checked, stale ones first (then in category and file order), the counts, and
+    when the code was looked at (ISO 8601)."""
+
+    entries: list[CheckedEntry]
+    counts: CheckCounts
+    checked_at: str
+    workspace: str = ""
+    git: bool = False
+    """The workspace is in a git work tree (without git, symbols are unverifiable)."""
+    unreadable: list[FileProblem] = []
+    """The category files that could not be read, so were not checked."""
 
 
 # ---------------------------------------------------------------------------- extract

@@ -242,6 +242,19 @@ def _cleanup(cleanup: argparse.ArgumentParser) -> None:
     _user_wide(cleanup, "clean up your user-wide memory instead of the project's")
 
 
+def _check(check: argparse.ArgumentParser) -> None:
+    check.add_argument("--category", "-c", help=CATEGORY_FILTER_HELP)
+    check.add_argument(
+        "--fix",
+        action="store_true",
+        help="rewrite each moved citation to where it went (an update: the old line is archived)",
+    )
+    check.description = (
+        "Check each memory against the code it cites (paths, symbols, commands): stale ones "
+        "first, with what is wrong and the fix. Exit 4 when any memory is stale."
+    )
+
+
 def _stats(stats: argparse.ArgumentParser) -> None:
     _user_wide(stats, "count your user-wide memory instead of the project's")
 
@@ -404,6 +417,7 @@ GRAMMAR: dict[str, Verb] = {
     "extract": Verb(
         "find memories (preferences, corrections, constraints) in a message", CLIENT, _extract
     ),
+    "check": Verb("check memories against the code they cite", CLIENT, _check),
     "init": Verb(
         "create .memory/ files and a memd block in agent instruction files",
         ("--workspace", "--json"),

@@ -61,7 +61,7 @@ def render_query(result: p.QueryResult, text: str, tags: list[str] | None = None
             return missed
         return f"No memories{tagged}." if tags else "No memories stored yet."
     lines = [
-        f"{hit.score:7.3f}  {_text(hit)}  ({_where(hit)}){_matched(hit.match)}"
+        f"{hit.score:7.3f}  {_text(hit)}  ({_where(hit)}){_matched(hit.match)}{_stale(hit)}"
         for hit in result.results
     ]
     shown = len(result.results)
@@ -84,6 +84,43 @@ def _where(hit: p.QueryHit) -> str:
         return f"{hit.path}:{hit.lines}"
     prefix = "global:" if hit.source == "global" else ""
     return f"{prefix}{hit.file}:{hit.line}"
+
+
+def _stale(hit: p.QueryHit) -> str:
+    """What a stale hit's line adds: what is wrong with it (nothing for any other)."""
+    return f"  (stale: {hit.stale})" if hit.status == "stale" else ""
+
+
+def render_check(result: p.CheckResult, fixed: dict[tuple[str, int], str] | None = None) -> str:
+    """Return a check: each stale entry (they come first) with what is wrong and the fix it
+    suggests (or, with `fixed`, what `--fix` did to it), then one line of counts. Entries that
+    are current or cite nothing are only counted."""
+    lines: list[str] = []
+    for entry in result.entries:
+        if entry.status != "stale":
+            continue
+        text = entry_text(entry.category, entry.slug, entry.content)
+        lines.append(f"stale  {entry.file}:{entry.line}  {text}")
+        lines.append(f"       {entry.note}")
+        done = (fixed or {}).get((entry.file, entry.line))
+        if done is not None:
+            lines.append(f"       {done}")
+        elif entry.fix is not None:
+            lines.append(f"       fix: {entry.fix}  (memd check --fix)")
+    lines.append(check_counts(result))
+    return "\n".join(lines)
+
+
+def check_counts(result: p.CheckResult) -> str:
+    """One line: how many entries are stale, current and cite nothing that can go stale."""
+    counts = result.counts
+    total = counts.ok + counts.stale + counts.none
+    noun = "memory" if total == 1 else "memories"
+    line = (
+        f"{total} {noun} checked: {counts.stale} stale, {counts.ok} current, "
+        f"{counts.none} citing no code"
+    )
+    return line if result.git else f"{line} (no git here: symbols cannot be checked)"
 
 
 def _matched(match: str) -> str:
@@ -119,10 +156,15 @@ def render_cleanup(result: p.CleanupResult, apply: str = "memd cleanup --apply")
     """Return the cleanup plan: the daemon's summary, one line per action (each entry named by
     file, line, slug and a short quote, so two entries with one slug stay apart; a merge's kept
     entry first, then each entry folded into it; why in words), then how to apply it (`apply`:
-    the command, with the options that chose this workspace and daemon)."""
+    the command, with the options that chose this workspace and daemon). Entries whose every
+    citation is gone from the code are proposed for the archive ("stale"), or were archived."""
     lines = [result.message]
     lines += [f"  {verb:<6} {text}" for verb, text in cleanup_actions(result)]
-    if not result.applied and (result.merged or result.pruned or result.slugged):
+    for stale in result.stale:
+        verb = "archived" if stale.archived else "stale"
+        text = entry_text(stale.category, stale.entry.slug, stale.entry.content)
+        lines.append(f"  {verb:<6} {stale.file}:{stale.entry.line} {text} ({stale.why})")
+    if not result.applied and (result.merged or result.pruned or result.slugged or result.stale):
         lines.append(f"Run `{apply}` to carry it out.")
     if result.unused:
         lines.append("Not recalled for 180 days (archive candidates; cleanup leaves them):")

@@ -1,12 +1,14 @@
 """The client verbs (store, query, cleanup, list, get, delete, stats, status, context,
-extract): one small function per verb calls the daemon and says what came of it (`Outcome`);
+extract, check): one small function per verb calls the daemon and says what came of it (`Outcome`);
 `run_client_verb` runs one and prints the result, as text or with --json.
 
 Rules:
 - Stdout carries results only. Every error, miss and warning goes to stderr as a `memd: `
   sentence, with --json too: an error the daemon answered (or a slug `get` or `delete` did not
   find, or a candidate `extract --store` could not store) exits 1; a file a read left out
-  (`unreadable`) is a warning beside a served result, and exits 0.
+  (`unreadable`) is a warning beside a served result, and exits 0. `check` exits
+  `EXIT_STALE` (4) when any memory is stale (after --fix: still stale), so a script can tell
+  it from an error.
 - Every message the user sees passes through `visible` (a memory file's terminal escapes are
   shown, never obeyed); `watch` and the prompt hook share this module's notes and error report.
 """
@@ -22,9 +24,10 @@ from typing import Any, NamedTuple
 import msgspec
 
 from memd.cli import git_setup
-from memd.cli.exit_codes import EXIT_ERROR, EXIT_OK, EXIT_UNREACHABLE
+from memd.cli.exit_codes import EXIT_ERROR, EXIT_OK, EXIT_STALE, EXIT_UNREACHABLE
 from memd.cli.render import (
     context_loading_note,
+    render_check,
     render_cleanup,
     render_context,
     render_entries,
@@ -36,6 +39,7 @@ from memd.cli.render import (
 )
 from memd.cli.where import Chosen, choose, note, origin_phrase, reported
 from memd.core.format.controls import visible
+from memd.core.format.render import entry_text
 from memd_client import Client, DaemonUnavailable, MemdError, RpcError, protocol as p
 
 
@@ -71,7 +75,9 @@ def run_client_verb(args: argparse.Namespace) -> int:
     sys.stdout.flush()  # the result first, then what went wrong beside it
     for problem in outcome.problems:
         print(f"memd: {visible(problem)}", file=sys.stderr)
-    return EXIT_ERROR if outcome.failed else EXIT_OK
+    if outcome.failed:
+        return EXIT_ERROR
+    return EXIT_STALE if outcome.stale else EXIT_OK
 
 
 def report_error(exc: MemdError, *, as_json: bool) -> None:
@@ -91,6 +97,8 @@ class Outcome(NamedTuple):
     render: Callable[[Any], str]
     problems: list[str]
     failed: bool = False
+    stale: bool = False
+    """A check found stale memories (exit `EXIT_STALE`)."""
 
 
 def _store(client: Client, args: argparse.Namespace) -> Outcome:
@@ -185,6 +193,48 @@ def _context(client: Client, args: argparse.Namespace) -> Outcome:
     return Outcome(result, render_context, problems)
 
 
+def _check(client: Client, args: argparse.Namespace) -> Outcome:
+    """Check the memories against the code; with --fix, store each moved citation's fix under
+    the entry's slug (an update: the old line goes to the archive), then check again."""
+    result = client.check(category=args.category)
+    problems = unreadable_lines(result.unreadable)
+    fixed: dict[tuple[str, int], str] = {}
+    if args.fix:
+        fixes = [e for e in result.entries if e.status == "stale" and e.fix is not None]
+        for entry in fixes:
+            done, problem = _fix(client, entry)
+            fixed[(entry.file, entry.line)] = done
+            problems += [problem] if problem else []
+        if fixes:
+            result = client.check(category=args.category)
+    failed = any("was not fixed" in problem for problem in problems)
+    return Outcome(
+        result,
+        lambda r: render_check(r, fixed),
+        problems,
+        failed=failed,
+        stale=result.counts.stale > 0,
+    )
+
+
+def _fix(client: Client, entry: p.CheckedEntry) -> tuple[str, str]:
+    """Store one entry's fix in its place (what was done, and what went wrong, "" if nothing).
+    An entry without a slug is left as it is: a store without one could land beside it."""
+    where = f"{entry.file}:{entry.line}"
+    if entry.slug is None:
+        return (
+            "not fixed: it has no slug",
+            f"{where} was not fixed: it has no slug to update it by; run `memd cleanup "
+            "--apply` to give it one, then `memd check --fix` again.",
+        )
+    assert entry.fix is not None
+    try:
+        stored = client.store(category=entry.category, content=entry.fix, slug=entry.slug)
+    except RpcError as exc:
+        return ("not fixed", f"{where} was not fixed: {exc.message}")
+    return (f"fixed: now {entry_text(entry.category, entry.slug, stored.content)}", "")
+
+
 def _extract(client: Client, args: argparse.Namespace) -> Outcome:
     result = client.extract(" ".join(args.text), store=args.store)
     problems = [
@@ -209,4 +259,5 @@ VERBS: dict[str, Callable[[Client, argparse.Namespace], Outcome]] = {
     "status": _status,
     "context": _context,
     "extract": _extract,
+    "check": _check,
 }

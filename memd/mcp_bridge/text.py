@@ -172,6 +172,8 @@ def _hit_line(hit: p.QueryHit) -> str:
     if hit.source == "file":
         label = f"[{hit.path}:{hit.lines}]"
     line = f"- {label} {hit.content} (score {hit.score:.2f})"
+    if hit.status == "stale":
+        line += f" (stale: {hit.stale})"
     labels = [match_label(hit.match), "[user-wide]" if hit.source == "global" else ""]
     return " ".join([line, *(label for label in labels if label)])
 
@@ -211,7 +213,13 @@ def render_cleanup(result: p.CleanupResult) -> str:
     slug and a short quote; a merge's kept entry first), how to apply it, then unused entries."""
     lines = [result.message]
     lines += [f"- {verb} {text}" for verb, text in cleanup_actions(result)]
-    if not result.applied and (result.merged or result.pruned or result.slugged):
+    for stale in result.stale:
+        verb = "archived" if stale.archived else "archive (its code is gone)"
+        label = entry_label(stale.category, stale.entry.slug)
+        lines.append(
+            f"- {verb} {label} {stale.entry.content} ({stale.file}:{stale.entry.line}): {stale.why}"
+        )
+    if not result.applied and (result.merged or result.pruned or result.slugged or result.stale):
         lines.append("Call cleanupMemory with apply: true to carry it out.")
     for entry in result.unused:
         lines.append(
@@ -219,6 +227,35 @@ def render_cleanup(result: p.CleanupResult) -> str:
             f"({entry.file}:{entry.line}); ask the user whether it still holds"
         )
     return "\n".join(lines)
+
+
+def render_check(result: p.CheckResult) -> str:
+    """The stale entries, each with what is wrong and the fix it suggests, then the counts;
+    the agent is asked to fix or confirm them with the user, never to act on them as they
+    stand."""
+    counts = result.counts
+    total = counts.ok + counts.stale + counts.none
+    summary = (
+        f"Checked {total} {'memory' if total == 1 else 'memories'} against the code: "
+        f"{counts.stale} stale, {counts.ok} current, {counts.none} citing no code."
+    )
+    lines = [summary]
+    for entry in result.entries:
+        if entry.status != "stale":
+            continue
+        lines.append(
+            f"- {entry_label(entry.category, entry.slug)} {entry.content} "
+            f"({entry.file}:{entry.line}): {entry.note}"
+        )
+        if entry.fix is not None:
+            lines.append(f"  suggested fix: {entry.fix}")
+    if counts.stale:
+        lines.append(
+            "Do not act on a stale memory as it stands: store the fix under its slug with "
+            "storeMemory, or ask the user whether it still holds."
+        )
+    lines += unreadable_lines(result.unreadable)
+    return printable("\n".join(lines))
 
 
 def render_context(result: p.ContextResult) -> str:

@@ -4,8 +4,8 @@ daemon and back.
 Rules:
 - The tools keep HackLM Memory's names and argument shapes (`storeMemory`, `queryMemory`), so
   instruction files written for HackLM keep working; the others (`getMemory`, `memoryStats`,
-  `cleanupMemory`, `memoryContext`, `deleteMemory`) follow the same style. A category is
-  taken in any case, as the CLI takes it (`any_case`).
+  `cleanupMemory`, `memoryContext`, `deleteMemory`, `memoryCheck`) follow the same style. A
+  category is taken in any case, as the CLI takes it (`any_case`).
 - The bridge holds no memory state. Each call opens its own `AsyncClient` (with autostart), so
   concurrent calls run in parallel on separate connections.
 - Each result is a `CallToolResult`: text for the agent (`memd.mcp_bridge.text`) and structured
@@ -43,6 +43,7 @@ from memd.mcp_bridge import LogLevel
 from memd.mcp_bridge.text import (
     bad_arguments,
     failure,
+    render_check,
     render_cleanup,
     render_context,
     render_delete,
@@ -469,7 +470,8 @@ def _write_tools(bridge: Bridge, resolver: Callable[..., Awaitable[Any]]) -> lis
 
 
 def _read_tools(bridge: Bridge, resolver: Callable[..., Awaitable[Any]]) -> list["Tool"]:
-    """queryMemory, getMemory, memoryStats and memoryContext: read-only, closed-world.
+    """queryMemory, getMemory, memoryStats, memoryContext and memoryCheck: read-only,
+    closed-world.
     (Long: one decorated block per tool, read as a list.)"""
     from mcp.server.mcpserver import Resolve
     from mcp.types import CallToolResult, ListRootsResult, ToolAnnotations
@@ -602,6 +604,19 @@ def _read_tools(bridge: Bridge, resolver: Callable[..., Awaitable[Any]]) -> list
         )
         return bridge.reply(render_context(result), structured(result, ws))
 
+    async def memory_check(
+        roots: Roots,
+        category: Annotated[AnyCase | None, Field(description="Check only this category.")] = None,
+    ) -> CallToolResult:
+        """Check the project's memories against the code they cite (file paths, functions,
+        make/npm scripts): lists each stale one (a cited file renamed or deleted, a function or
+        script gone) with what is wrong and the fix it suggests.
+
+        Use it before relying on a memory that names code, or when asked to tidy the memory.
+        """
+        result, ws = await bridge.call(roots, lambda client: client.check(category=category))
+        return bridge.reply(render_check(result), structured(result, ws))
+
     return [
         make_tool(
             query_memory,
@@ -630,5 +645,12 @@ def _read_tools(bridge: Bridge, resolver: Callable[..., Awaitable[Any]]) -> list
             name="memoryContext",
             annotations=read_only("Memory for this task"),
             result=p.ContextResult,
+        ),
+        make_tool(
+            memory_check,
+            bridge=bridge,
+            name="memoryCheck",
+            annotations=read_only("Check memories against the code"),
+            result=p.CheckResult,
         ),
     ]

@@ -101,6 +101,7 @@ MINIMAL: dict[tuple[str, ...], list[str]] = {
     ("watch",): [],
     ("context",): [],
     ("extract",): ["x"],
+    ("check",): [],
     ("init",): [],
     ("git-setup",): [],
     ("mcp",): [],

@@ -43,8 +43,9 @@ TOOLS = {
     "cleanupMemory",
     "memoryContext",
     "deleteMemory",
+    "memoryCheck",
 }
-READ_ONLY = {"queryMemory", "getMemory", "memoryStats", "memoryContext"}
+READ_ONLY = {"queryMemory", "getMemory", "memoryStats", "memoryContext", "memoryCheck"}
 CATEGORIES = ["Instruction", "Quirk", "Preference", "Decision", "Security"]
 RESULTS: dict[str, type[msgspec.Struct]] = {
     "storeMemory": p.StoreResult,
@@ -54,6 +55,7 @@ RESULTS: dict[str, type[msgspec.Struct]] = {
     "cleanupMemory": p.CleanupResult,
     "memoryContext": p.ContextResult,
     "deleteMemory": p.DeleteResult,
+    "memoryCheck": p.CheckResult,
 }
 """The protocol Struct each tool's structured content comes from."""
 
@@ -373,6 +375,14 @@ async def test_daemon_errors_cleanup_and_context_in_the_clients_first_root(
         assert layers["Never commit the .env file."] == "always"
         assert layers["Deploys go through the queue."] == "relevant"
         assert context["tokens"] <= 400 and context["workspace"] == str(workspace)
+
+        (workspace / "lib").mkdir()
+        content = "Parsing lives in `lib/parse.py` alone."
+        await call(c, "storeMemory", category="Quirk", content=content)
+        text, checked = await call(c, "memoryCheck", category="quirk")
+        assert checked["counts"] == {"ok": 0, "stale": 1, "none": 1}
+        assert f"{content} (quirks.md:" in text
+        assert "cites lib/parse.py, which no longer exists" in text and "storeMemory" in text
     assert not (second / ".memory").exists()
     assert "Tool 'storeMemory' failed" in (short_tmp / "bridge.log").read_text()  # INFO, stderr
 

@@ -16,6 +16,10 @@ Rules:
 - Rules never go missing silently: when layer-A entries are left out, or a Security or
   Instruction file cannot be read, layer A ends with a line saying so and where to read them
   (room for it is kept first).
+- An entry with a note (`note_of`: the caller's, e.g. "cites src/old.ts, which no longer
+  exists") is marked with it, `- [Quirk] [slug] text (stale: <note>)`, so an agent never takes
+  it as current: layer A keeps every rule, marked; layer B puts noted entries after the others
+  (their order kept). Only the workspace's own entries are noted, never the user-wide ones.
 - A person may read the block (a hook's context, `memd context`), so any character of an entry
   that could hide text from them is shown as an escape (`controls.visible`): the agent and the
   person read the same text.
@@ -68,6 +72,8 @@ class Placed:
     """A source chunk's lines, "a-b"."""
     source: Source = "memory"
     """Where an entry lives: the workspace's memory or the user-wide one."""
+    note: str = ""
+    """What the block said is wrong with it ("" for none: see `note_of` in `build`)."""
 
 
 class SourceChunk(NamedTuple):
@@ -103,10 +109,22 @@ def path_words(path: str | None) -> str:
     return " ".join(part for part in re.split(r"[\\/._\-\s]+", path) if part)
 
 
-def entry_line(category: Category, entry: Entry) -> str:
-    """One bullet: `- [Category] [slug] content` (the slug only when the entry has one), with
-    any terminal escape or bidi control in it shown as an escape (`controls.visible`)."""
-    return f"- {visible(entry_text(category.value, entry.slug, entry.content))}"
+def entry_line(category: Category, entry: Entry, note: str = "") -> str:
+    """One bullet: `- [Category] [slug] content` (the slug only when the entry has one), then
+    `(stale: note)` when there is a note, with any terminal escape or bidi control in it shown
+    as an escape (`controls.visible`)."""
+    text = entry_text(category.value, entry.slug, entry.content)
+    if note:
+        text = f"{text} (stale: {note})"
+    return f"- {visible(text)}"
+
+
+NoteOf = Callable[[Category, Entry], str]
+"""What is wrong with one of the workspace's entries ("" for nothing)."""
+
+
+def _no_note(category: Category, entry: Entry) -> str:
+    return ""
 
 
 def build(
@@ -117,9 +135,11 @@ def build(
     sources: Sequence[SourceChunk] = (),
     user_wide: Iterable[tuple[Category, Entry]] = (),
     user_unreadable: Sequence[Category] = (),
+    note_of: NoteOf = _no_note,
 ) -> Block:
-    """Pack layer A (`always`, in order), layer B (`relevant`, best first) then layer C
-    (`sources`, best first) into the budget.
+    """Pack layer A (`always`, in order), layer B (`relevant`, best first, the entries
+    `note_of` notes last) then layer C (`sources`, best first) into the budget; each of the
+    workspace's entries with a note is marked with it.
 
     Layer A entries that do not fit, and layer-A files that cannot be read (`unreadable`), are
     named in a closing line of layer A ("Not shown: ..."), so an agent knows rules are missing
@@ -129,12 +149,26 @@ def build(
     rules += [(c, e, "global") for c, e in user_wide]
     missing: list[tuple[Category, Source]] = [(c, "memory") for c in unreadable]
     missing += [(c, "global") for c in user_unreadable]
-    block = _pack(rules, relevant, sources, budget_tokens, missing, reserve=())
+    ranked = [(c, e, score, note_of(c, e)) for c, e, score in relevant]
+    ranked.sort(key=lambda item: bool(item[3]))  # stable: current entries first, order kept
+    packing = _Packing(rules, ranked, sources, note_of)
+    block = _pack(packing, budget_tokens, missing, reserve=())
     if block.omitted == 0 and not missing:
         return block
     worst = notice_lines([c for c, _, where in rules if where == "memory"], unreadable)
     worst += _user_wide_notices([c for c, _, where in rules if where == "global"], user_unreadable)
-    return _pack(rules, relevant, sources, budget_tokens, missing, reserve=worst)
+    return _pack(packing, budget_tokens, missing, reserve=worst)
+
+
+class _Packing(NamedTuple):
+    """What `_pack` places: the rules (layer A), the ranked entries with their notes (layer B),
+    the sources' chunks (layer C), and the notes of layer A's workspace entries (asked only of
+    the rules that may still fit)."""
+
+    rules: Sequence[tuple[Category, Entry, Source]]
+    relevant: Sequence[tuple[Category, Entry, float, str]]
+    sources: Sequence[SourceChunk]
+    note_of: NoteOf
 
 
 def notice_lines(left_out: Sequence[Category], unreadable: Sequence[Category]) -> list[str]:
@@ -174,14 +208,13 @@ def _user_wide_notices(left_out: Sequence[Category], unreadable: Sequence[Catego
 
 
 def _pack(
-    rules: Sequence[tuple[Category, Entry, Source]],
-    relevant: Sequence[tuple[Category, Entry, float]],
-    sources: Sequence[SourceChunk],
+    packing: _Packing,
     budget_tokens: int,
     unreadable: Sequence[tuple[Category, Source]],
     *,
     reserve: Sequence[str],
 ) -> Block:
+    rules, relevant, sources = packing.rules, packing.relevant, packing.sources
     lines = [TITLE]
     placed: list[Placed] = []
     left_out: list[tuple[Category, Source]] = []
@@ -190,11 +223,15 @@ def _pack(
         return estimate_tokens("\n".join([*lines, *extra]) + "\n") <= budget_tokens
 
     for category, entry, source in rules:
-        line = entry_line(category, entry)
+        if left_out:  # once one rule is left out, every later one is (in order)
+            left_out.append((category, source))
+            continue
+        note = packing.note_of(category, entry) if source == "memory" else ""
+        line = entry_line(category, entry, note)
         heading = () if placed else (ALWAYS_HEADING,)
         if not left_out and fits(*heading, line, *reserve):
             lines.extend([*heading, line])
-            placed.append(Placed("always", category, entry, source=source))
+            placed.append(Placed("always", category, entry, source=source, note=note))
         else:
             left_out.append((category, source))
     notices = notice_lines(
@@ -207,16 +244,16 @@ def _pack(
         if not fits(*notices):  # no room to say rules are missing: show nothing rather
             return Block(markdown="", tokens=0, entries=(), omitted=len(rules))
         lines.extend(notices)
-    top = max((score for _, _, score in relevant), default=0.0)
+    top = max((score for _, _, score, _ in relevant), default=0.0)
     seen = {(p.category, p.entry.line) for p in placed}
-    for category, entry, score in relevant:
+    for category, entry, score, note in relevant:
         if score < top * MIN_RELATIVE_SCORE or (category, entry.line) in seen:
             continue
-        line = entry_line(category, entry)
+        line = entry_line(category, entry, note)
         heading = () if any(p.layer == "relevant" for p in placed) else (RELEVANT_HEADING,)
         if fits(*heading, line):
             lines.extend([*heading, line])
-            placed.append(Placed("relevant", category, entry, score))
+            placed.append(Placed("relevant", category, entry, score, note=note))
     _add_sources(sources, lines, placed, fits)
     if len(lines) == 1:
         return Block(markdown="", tokens=0, entries=(), omitted=len(left_out))

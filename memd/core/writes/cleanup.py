@@ -50,6 +50,12 @@ Rules:
 - Every non-entry line survives unchanged; removing an entry may also drop one blank separator
   line (`mdformat.remove_line`). Lines never move: rewrites are in place, removals close up.
 
+- Stale entries (`every_citation_gone`, given its citations' statuses): an entry whose every
+  citation is missing from the code (none moved, none unverifiable: `memd.core.citations`) is
+  proposed for the archive; the daemon archives it only when the cleanup is applied, never
+  deletes it. An entry with one citation that still holds, or that memd cannot judge, is never
+  proposed.
+
 Size: one plan (merge, prune, slug) built in passes that each read the previous one's result.
 """
 
@@ -602,3 +608,10 @@ def _prune_reason(plan: CleanupPlan, prune: Prune) -> str:
         return why + ")"
     named = f"[{side.slug}]" if side.slug else f"line {side.line}"
     return f"{why}; the newer {named} contradicting it stays)"
+
+
+def every_citation_gone(statuses: Sequence[str]) -> bool:
+    """Return True if an entry cites something and every citation's status (as
+    `memd.core.citations` gives it) is "missing" (none moved, unverifiable or holding): cleanup
+    proposes archiving it."""
+    return bool(statuses) and all(status == "missing" for status in statuses)

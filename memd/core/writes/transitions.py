@@ -73,9 +73,12 @@ class Store(msgspec.Struct, frozen=True, kw_only=True, tag=True):
 
 
 class Delete(msgspec.Struct, frozen=True, kw_only=True, tag=True):
-    """Remove the first entry with `slug` (it goes to the archive)."""
+    """Remove the first entry with `slug` (it goes to the archive, with `reason`); with
+    `content`, only if that entry still says exactly this (else nothing is removed)."""
 
     slug: str
+    content: str | None = None
+    reason: str = "deleted"
 
 
 class Cleanup(msgspec.Struct, frozen=True, kw_only=True, tag=True):
@@ -213,7 +216,9 @@ def _apply_one(
         case Delete():
             if editor is None:
                 return DeleteOutcome(deleted=False, entry=None), (), None
-            deleted, removed = delete(category, editor, command.slug)
+            deleted, removed = delete(
+                category, editor, command.slug, content=command.content, reason=command.reason
+            )
             return deleted, removed, editor
         case Restore():
             if editor is None:
@@ -444,16 +449,21 @@ def restore(editor: CatalogEditor, command: Restore) -> StoreOutcome:
 
 
 def delete(
-    category: Category, editor: CatalogEditor, slug: str
+    category: Category,
+    editor: CatalogEditor,
+    slug: str,
+    *,
+    content: str | None = None,
+    reason: str = "deleted",
 ) -> tuple[DeleteOutcome, tuple[ArchivedEntry, ...]]:
-    """Remove the first entry whose slug is `slug` from `editor`; return the outcome and its
-    archive record."""
+    """Remove the first entry whose slug is `slug` from `editor` (with `content`: only if it
+    says exactly that); return the outcome and its archive record, giving `reason`."""
     target = editor.first_with_slug(slug)
-    if target is None:
+    if target is None or (content is not None and target.content != content):
         return DeleteOutcome(deleted=False, entry=None), ()
     editor.remove(target)
     record = ArchivedEntry(
-        category=category, slug=target.slug, content=target.content, reason="deleted"
+        category=category, slug=target.slug, content=target.content, reason=reason
     )
     return DeleteOutcome(deleted=True, entry=target), (record,)
 

@@ -37,6 +37,7 @@ from memd.core.search import prompt_block
 from memd.core.search.shelves import origin
 from memd.core.sources.source_globs import MAX_SOURCE_ENTRIES, parse_entry
 from memd.core.writes import transitions
+from memd.core.writes.cleanup import every_citation_gone
 from memd.paths import MEMORY_DIR
 from memd.server.methods import search
 from memd.server.methods.read_filters import (
@@ -51,6 +52,7 @@ from memd.server.rpc import wire
 from memd.server.rpc.dispatch import Handler
 from memd.server.rpc.session import Session
 from memd.server.semantic import SemanticService
+from memd.server.workspaces import code_check
 from memd.server.workspaces.registry import Registry, check_path_length
 from memd.server.workspaces.scopes import Scopes
 from memd.server.workspaces.source_index import listed_as, read_lines
@@ -96,6 +98,7 @@ class Methods:
             "unsubscribe": (p.UnsubscribeParams, self.unsubscribe),
             "context": (p.ContextParams, self.context),
             "extract": (p.ExtractParams, self.extract),
+            "check": (p.CheckParams, self.check),
         }
         self.table = {name: (t, self._leasing(h)) for name, (t, h) in self.table.items()}
         self.quick = frozenset({"query", "get", "list", "stats", "status"})
@@ -174,11 +177,19 @@ class Methods:
             limit=params.limit,
             min_score=params.min_score,
         )
+        checks = _Checks(workspace)
+        results = [
+            wire.query_hit(
+                *hit.found,
+                memory_dir=hit.memory_dir,
+                chunk=hit.chunk,
+                checked=checks.of(hit.found.key, hit.found.entry),
+            )
+            for hit in answer.hits
+        ]
+        checks.done()
         return p.QueryResult(
-            results=[
-                wire.query_hit(*hit.found, memory_dir=hit.memory_dir, chunk=hit.chunk)
-                for hit in answer.hits
-            ],
+            results=results,
             total=answer.total,
             unreadable=answer.unreadable,
             workspace=workspace.root,
@@ -314,6 +325,8 @@ class Methods:
         plans = {c: outcomes[c].plan for c in CATEGORIES}
         result = wire.cleanup_result(workspace.archive_path, plans, params.apply, params.scope)
         result.workspace = workspace.root
+        if params.scope == "project":
+            result.stale = await _stale(workspace, params.apply)
         present = [(c, e) for c in CATEGORIES for e in workspace.actor(c).snapshot.entries]
         workspace.usage.forget_missing(present)
         # Security and Instruction entries go into every prompt block, which is use that no
@@ -388,6 +401,7 @@ class Methods:
         relevant, loading = await self.search.relevant(workspace, snapshots, query)
         chunks = await self.search.source_chunks(workspace, query, skip)
         rules, user_unreadable = await self.scopes.user_wide_rules(prompt_block.ALWAYS)
+        checks = _Checks(workspace)
         block = prompt_block.build(
             always,
             relevant,
@@ -396,7 +410,9 @@ class Methods:
             chunks,
             user_wide=rules,
             user_unreadable=user_unreadable,
+            note_of=checks.note,
         )
+        checks.done()
         unreadable_files = [
             wire.file_problem(c, s.error) for c, s in snapshots.items() if s.error is not None
         ]
@@ -406,6 +422,29 @@ class Methods:
             unreadable=unreadable_files,
             root=workspace.root,
             loading=loading,
+            checked=checks.placed,
+        )
+
+    async def check(self, params: p.CheckParams, session: Session) -> p.CheckResult:
+        """Check every entry of the workspace (or of one category) against the code it cites
+        (`memd.server.workspaces.code_check`): waits for an up-to-date check, gathered off the
+        event loop."""
+        workspace = await self.scopes.project(params.workspace)
+        categories = categories_named(params.category)
+        await workspace.refresh(CATEGORIES)
+        _, unreadable = readable(workspace, categories)
+        checked = await workspace.code.current()
+        entries = []
+        for category, entry in checked.entries:
+            verdict = checked.verdict(category, entry)
+            if category in categories and verdict is not None:
+                entries.append(wire.checked_entry(category, entry, *verdict))
+        return wire.check_result(
+            entries,
+            checked_at=code_check.checked_at(checked),
+            root=workspace.root,
+            git=checked.git,
+            unreadable=unreadable,
         )
 
     async def extract(self, params: p.ExtractParams, session: Session) -> p.ExtractResult:
@@ -455,6 +494,65 @@ class Methods:
         return p.UnsubscribeResult(
             workspace=workspace.root, subscribed=workspace.unsubscribe(session)
         )
+
+
+async def _stale(workspace: Workspace, apply: bool) -> list[p.StaleInfo]:
+    """The entries every citation of which is gone from the code (`cleanup`'s
+    `every_citation_gone`), archived when `apply` (an entry without a slug, or changed
+    meanwhile, is only proposed); none when the check does not finish in time."""
+    try:
+        checked = await workspace.code.current()
+    except RpcError:
+        return []
+    stale: list[p.StaleInfo] = []
+    for category, entry in checked.entries:
+        verdict = checked.verdict(category, entry)
+        if verdict is None or not every_citation_gone(
+            [found.status for found in verdict.check.anchors]
+        ):
+            continue
+        archived = False
+        if apply and entry.slug is not None:
+            command = transitions.Delete(
+                slug=entry.slug, content=entry.content, reason=wire.stale_reason(verdict.note)
+            )
+            archived = (await workspace.actor(category).delete(command)).deleted
+        stale.append(wire.stale_info(category, entry, verdict.note, archived=archived))
+    return stale
+
+
+class _Checks:
+    """The statuses a `query` or `context` reads from the workspace's citation check, never
+    waiting for it; `done` wakes a refresh when an entry was not checked yet (or the check may
+    be out of date). Only the workspace's own entries have one (not the user-wide memory's, nor
+    a source's chunks)."""
+
+    def __init__(self, workspace: Workspace) -> None:
+        self.code = workspace.code
+        self.unchecked = False
+
+    def of(self, key: object, entry: Entry) -> wire.Checked:
+        """The status and stale note of the entry `entry` found under `key`."""
+        if not isinstance(key, Category):
+            return (None, "")
+        verdict = self.code.verdict(key, entry)
+        if verdict is None:
+            self.unchecked = True
+            return (None, "")
+        return (verdict.check.status, verdict.note)
+
+    def note(self, category: Category, entry: Entry) -> str:
+        """The stale note of one of the workspace's entries ("" when current or unchecked)."""
+        return self.of(category, entry)[1]
+
+    def placed(self, placed: prompt_block.Placed) -> wire.Checked:
+        """The status and note of an entry of the prompt block."""
+        if placed.category is None or placed.source != "memory":
+            return (None, "")
+        return self.of(placed.category, placed.entry)
+
+    def done(self) -> None:
+        self.code.wake(unchecked=self.unchecked)
 
 
 def memory_file(file: str, memory_dir: str) -> Category | None:

@@ -17,14 +17,15 @@ sentences a store and a cleanup carry; the one home of both (see the rules).
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
+from memd.core.citations.model import EntryCheck
 from memd.core.format.archive import ARCHIVE_FILE
 from memd.core.format.categories import CATEGORIES, Category
 from memd.core.format.mdformat import Entry
 from memd.core.format.render import entry_ref
 from memd.core.format.tags import tags_of
-from memd.core.search.prompt_block import Block
+from memd.core.search.prompt_block import Block, Placed
 from memd.core.search.shelves import Key, origin
 from memd.core.sources.chunks import Chunk
 from memd.core.writes import transitions
@@ -263,6 +264,24 @@ def cleanup_result(
     )
 
 
+def stale_info(category: Category, entry: Entry, note: str, *, archived: bool) -> p.StaleInfo:
+    """The wire form of an entry `cleanup` proposes to archive since its every citation is gone
+    from the code (`note` says which)."""
+    return p.StaleInfo(
+        category=category.value,
+        file=category.file,
+        entry=entry_info(category, entry),
+        why=note,
+        archived=archived,
+    )
+
+
+def stale_reason(note: str) -> str:
+    """The archive reason of an entry archived by cleanup because its code is gone (no " | ":
+    the archive line's separator)."""
+    return f"stale: {note}".replace(" | ", " / ")
+
+
 def prune_why(category: Category, limit: int, prune: Prune, *, sides_kept: bool = False) -> str:
     """Why a pruned entry goes, in words; on a tie, which entry stays instead and why; and the
     newer side of a contradiction that stays (`sides_kept`: the plan kept such entries, which
@@ -339,10 +358,12 @@ def query_hit(
     *,
     memory_dir: str,
     chunk: Chunk | None = None,
+    checked: Checked = (None, ""),
 ) -> p.QueryHit:
     """One query result, saying where it lives: the workspace's memory (`path` relative to the
     workspace), the user-wide one (`path` absolute, in its `memory_dir`) or a read-only source
-    (`chunk` given: its path, the chunk's lines and its own text)."""
+    (`chunk` given: its path, the chunk's lines and its own text); `checked` is its status
+    against the code it cites and the stale note (`check_status`)."""
     source = origin(key)
     if chunk is not None:
         assert not isinstance(key, Category)
@@ -376,6 +397,8 @@ def query_hit(
             else f"{MEMORY_DIR}/{category.file}"
         ),
         lines=f"{entry.line}-{entry.line}",
+        status=checked[0],
+        stale=checked[1],
     )
 
 
@@ -386,8 +409,10 @@ def context_result(
     unreadable: list[p.FileProblem],
     root: str,
     loading: p.SemanticLoading | None,
+    checked: Callable[[Placed], Checked] = lambda placed: (None, ""),
 ) -> p.ContextResult:
-    """Return the wire form of a prompt's memory block (`memd.core.search.prompt_block`)."""
+    """Return the wire form of a prompt's memory block (`memd.core.search.prompt_block`);
+    `checked` gives each placed entry's status and stale note."""
     return p.ContextResult(
         markdown=block.markdown,
         tokens=block.tokens,
@@ -403,6 +428,8 @@ def context_result(
                 score=placed.score,
                 lines=placed.lines,
                 source="file" if placed.category is None else placed.source,
+                status=checked(placed)[0],
+                stale=checked(placed)[1],
             )
             for placed in block.entries
         ],
@@ -410,6 +437,67 @@ def context_result(
         unreadable=unreadable,
         workspace=root,
         semantic_loading=loading,
+    )
+
+
+Checked = tuple[p.CheckStatus | None, str]
+"""An entry's status against the code it cites (None: not checked yet) and its stale note."""
+
+
+def check_status(check: EntryCheck | None, note: str) -> Checked:
+    """The status and note a query hit or a context entry carries ((None, "") unchecked)."""
+    return (None, "") if check is None else (check.status, note)
+
+
+def checked_entry(
+    category: Category, entry: Entry, check: EntryCheck, note: str, fix: str | None
+) -> p.CheckedEntry:
+    """The wire form of one entry's check against the code it cites."""
+    return p.CheckedEntry(
+        category=category.value,
+        file=category.file,
+        line=entry.line,
+        slug=entry.slug,
+        content=entry.content,
+        status=check.status,
+        anchors=[
+            p.AnchorInfo(
+                text=found.anchor.text,
+                kind=found.anchor.kind,
+                status=found.status,
+                evidence=found.evidence,
+                moved_to=found.moved_to,
+            )
+            for found in check.anchors
+        ],
+        note=note,
+        fix=fix,
+    )
+
+
+def check_result(
+    entries: Sequence[p.CheckedEntry],
+    *,
+    checked_at: str,
+    root: str,
+    git: bool,
+    unreadable: list[p.FileProblem],
+) -> p.CheckResult:
+    """The wire form of a workspace's check: stale entries first, then the others, each group in
+    category and file order (as given), with the counts."""
+    ordered = sorted(entries, key=lambda checked: checked.status != "stale")
+    counts = p.CheckCounts(
+        ok=sum(e.status == "ok" for e in entries),
+        stale=sum(e.status == "stale" for e in entries),
+        none=sum(e.status == "none" for e in entries),
+    )
+    return p.CheckResult(
+        entries=list(ordered),
+        counts=counts,
+        checked_at=checked_at,
+        workspace=root,
+        git=git,
+        unreadable=unreadable,
     )
 
 

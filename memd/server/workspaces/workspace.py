@@ -38,6 +38,8 @@ Rules:
   stash or reset that rewrites several files is seen as one change a file, each `changed`
   saying `git`.
 - Subscribers get each change as a `changed` notification, built and encoded once per change.
+- Its memories' citations are checked in the background (`code`, `code_check.CodeCheck`), which
+  runs in its task group and stops when it closes.
 
 Size: one workspace: its actors, what is prepared under its write lock (the root's identity,
 the sweep, the first-use files), the reading of outside changes and its feeds.
@@ -61,6 +63,7 @@ from memd.config import DEFAULT_IDLE_UNLOAD
 from memd.core.format.archive import ARCHIVE_FILE, ARCHIVE_HEADER, ArchivedEntry, archive_line
 from memd.core.format.categories import CATEGORIES, Category
 from memd.core.format.limits import MAX_ARCHIVE_BYTES, MAX_ENTRY_CHARS, MAX_FILE_BYTES
+from memd.core.format.mdformat import Entry
 from memd.fs import git_state, storage
 from memd.fs.lock_file import (
     DEFAULT_TIMEOUT,
@@ -71,6 +74,7 @@ from memd.server.rpc.session import Session, notification_frame
 from memd.server.rpc.wire import entry_info
 from memd.server.watch.watcher import WatchHub, WorkspaceWatcher
 from memd.server.workspaces.actor import CategoryActor, Handover, Snapshot
+from memd.server.workspaces.code_check import CodeCheck
 from memd.server.workspaces.source_index import WorkspaceSources
 from memd.server.workspaces.usage_store import UsageStore
 from memd.server.workspaces.write_lock import WorkspaceLock
@@ -134,6 +138,8 @@ class Workspace:
             root, self.memory_dir, self._external_change, self._hub, on_lock=self.lock.lock_event
         )
         self.sources.watch = self.watcher.serve_sources(self.sources.changed)
+        self.code = CodeCheck(root, self.memory_entries)
+        """Its memories checked against the code they cite (`code_check`)."""
         self.in_use = 0
         """Requests holding this workspace now (`Registry.leases`)."""
         self.last_used = anyio.current_time()
@@ -194,6 +200,7 @@ class Workspace:
                     loading.start_soon(tg.start, actor.run)
             await tg.start(self.watcher.run)
             tg.start_soon(self.sources.run)
+            tg.start_soon(self.code.run)
             tg.start_soon(self._sweep_at_load)
             tg.start_soon(self._keep_usage)
             tg.start_soon(self.lock.keep_fresh)
@@ -213,6 +220,7 @@ class Workspace:
         self._usage_scope.cancel()  # saves the usage history once more
         self.lock.close()  # writes in progress are short; a stuck one is not refreshed
         self.sources.stop()  # a look in progress is left to its worker thread
+        self.code.stop()  # a gather in progress likewise
         for actor in self.actors.values():
             actor.close()
 
@@ -394,6 +402,10 @@ class Workspace:
         """Return True if anything is at `.memory` (one `lstat`: cheap enough for the loop);
         a store compares this before and after its write to tell whether it created it."""
         return os.path.lexists(self.memory_dir)
+
+    def memory_entries(self) -> list[tuple[Category, Entry]]:
+        """Every entry of its category files as last read (the snapshots), in category order."""
+        return [(c, entry) for c, actor in self.actors.items() for entry in actor.snapshot.entries]
 
     def actor(self, category: Category) -> CategoryActor:
         """Return the actor that owns `category`'s file."""

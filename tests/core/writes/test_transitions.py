@@ -162,6 +162,17 @@ def test_delete_archives_and_removes_the_line() -> None:
     assert [(a.slug, a.reason) for a in result.archived] == [("gone", "deleted")]
 
 
+def test_a_delete_naming_content_removes_only_an_entry_still_saying_it() -> None:
+    doc, _ = _store(None, "Cites `src/gone.ts` for the value.", slug="gone")
+    changed = transitions.apply(CAT, doc, Delete(slug="gone", content="Other words now."))
+    assert changed.doc is doc and changed.archived == ()
+    reason = "stale: cites src/gone.ts, which no longer exists"
+    result = transitions.apply(
+        CAT, doc, Delete(slug="gone", content="Cites `src/gone.ts` for the value.", reason=reason)
+    )
+    assert [(a.slug, a.reason) for a in result.archived] == [("gone", reason)]
+
+
 def test_delete_of_a_missing_slug_changes_nothing() -> None:
     doc, _ = _store(None, "Keep me around.", slug="keep")
     result = transitions.apply(CAT, doc, Delete(slug="nope"))

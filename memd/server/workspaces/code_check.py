@@ -1,0 +1,226 @@
+"""A workspace's memories checked against the code they cite (`memd.core.citations`): the
+verdicts `check` returns and `query` and `context` show beside each entry.
+
+Rules:
+- One owner: the workspace (`Workspace.code`). Nothing here ever writes a file.
+- The verdicts are cached by (entry content, baseline) for one tree state
+  (`code_facts.tree_state`): the cache holds only the current entries' verdicts (bounded by
+  the number of entries), and a new tree state drops them all.
+- A gather (`code_facts.gather`, with `baselines` and the pure `check_entry`) runs in a worker
+  thread, one at a time per workspace, bounded by `GATHER_TIMEOUT` seconds; a gather at the
+  same tree state asks only about the entries not in the cache (incremental).
+- `check` (`current`) waits for an up-to-date result: it gathers again when the tree state
+  changed or the last full gather is older than `CHECK_FRESH_SECONDS`, else only the entries
+  not checked yet.
+- `query` and `context` never wait (`verdict`, `wake`): they read the cache (an entry not in
+  it has no status) and, when it may be out of date (the tree state not looked at within
+  `LOOK_SECONDS`, or an entry not checked yet), wake `run`, the workspace's background task,
+  which refreshes it. A store's acknowledgement never waits for a check.
+- Without git (`tree_state` ""), a background refresh gathers everything again once the last
+  gather is `NO_GIT_REFRESH_SECONDS` old, since nothing cheaper says the code changed.
+- An entry citing nothing (status none) keeps its verdict across tree states: only entries with
+  citations are gathered again.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime
+import functools
+import time
+from collections.abc import Callable, Sequence
+from typing import NamedTuple
+
+import anyio
+
+from memd.core.citations import anchors as citation_anchors, verdicts
+from memd.core.citations.model import Anchor, EntryCheck
+from memd.core.format.categories import CATEGORIES, Category
+from memd.core.format.mdformat import Entry
+from memd.fs import code_facts, git_state
+from memd.paths import MEMORY_DIR
+from memd_client.errors import ServerBusy
+
+LOOK_SECONDS = 2.0
+"""How long a look at the tree state serves `query` and `context` before they ask again."""
+CHECK_FRESH_SECONDS = 3.0
+"""How old a full gather may be when `check` answers from it (the tree state unchanged)."""
+NO_GIT_REFRESH_SECONDS = 10.0
+"""Without git (no tree state), how old the last gather may be before a read's wake takes a new
+one in the background (a walk of the tree; `check` itself takes one at `CHECK_FRESH_SECONDS`)."""
+GATHER_TIMEOUT = 30.0
+"""The longest `check` waits for a gather (a huge repository on a slow disk)."""
+
+Entries = Callable[[], Sequence[tuple[Category, Entry]]]
+"""The workspace's memory entries now (every category's snapshot)."""
+
+
+class Verdict(NamedTuple):
+    """One entry's check, what is wrong with it in one sentence (`note`, "" unless stale) and
+    the content `--fix` would store (None: nothing moved)."""
+
+    check: EntryCheck
+    note: str
+    fix: str | None
+
+
+Key = tuple[str, str]
+"""(entry content, baseline): what a verdict depends on, at one tree state."""
+
+
+class Checked(NamedTuple):
+    """The cache after a gather: the tree state it was taken at, each line's baseline, the
+    verdicts, whether the workspace is in git, when the last full gather was (monotonic and
+    wall clock), and the entries it checked."""
+
+    state: str
+    baselines: dict[tuple[str, int], str]
+    verdicts: dict[Key, Verdict]
+    git: bool
+    at: float
+    wall: float
+    entries: tuple[tuple[Category, Entry], ...] = ()
+
+    def verdict(self, category: Category, entry: Entry) -> Verdict | None:
+        """One entry's verdict (None: not checked by this gather)."""
+        return self.verdicts.get(_key(self.baselines, category, entry))
+
+
+NOTHING = Checked("\0", {}, {}, False, float("-inf"), 0.0)
+"""Before the first gather: nothing checked, a tree state no tree has."""
+
+
+_MEMORY_PATHS = {category: f"{MEMORY_DIR}/{category.file}" for category in CATEGORIES}
+
+
+def memory_path(category: Category) -> str:
+    """A category file's path relative to the workspace, as `baselines` takes it."""
+    return _MEMORY_PATHS[category]
+
+
+def _key(baselines: dict[tuple[str, int], str], category: Category, entry: Entry) -> Key:
+    """What an entry's verdict is cached under, given its file's lines' baselines."""
+    return (entry.content, baselines.get((memory_path(category), entry.line), ""))
+
+
+def gather_verdicts(
+    root: str,
+    entries: Sequence[tuple[Category, Entry]],
+    previous: Checked,
+    *,
+    full: bool,
+) -> Checked:
+    """Check `entries` against the workspace at `root` as it is now (blocking): all of them when
+    `full` or the tree state moved on since `previous`, else only those not in its cache. The
+    result's cache holds the verdicts of `entries` only."""
+    state = code_facts.tree_state(root)
+    same = not full and state == previous.state and state != ""
+    if same:
+        held = [_key(previous.baselines, category, entry) for category, entry in entries]
+        if all(key in previous.verdicts for key in held):  # nothing new: no blame, no gather
+            kept_only = {key: previous.verdicts[key] for key in held}
+            return previous._replace(verdicts=kept_only, entries=tuple(entries))
+    files = sorted({memory_path(category) for category, _ in entries})
+    lines = code_facts.baselines(root, files)
+    keys = [_key(lines, category, entry) for category, entry in entries]
+    # An entry citing nothing is "none" whatever the code says: kept across tree states.
+    kept = (
+        previous.verdicts
+        if same
+        else {k: v for k, v in previous.verdicts.items() if not v.check.anchors}
+    )
+    wanted = dict.fromkeys(key for key in keys if key not in kept)  # in entry order
+    anchored = {key: citation_anchors.anchors_of(key[0]) for key in wanted}
+    every: list[Anchor] = [anchor for found in anchored.values() for anchor in found]
+    git = previous.git if same else False
+    new: dict[Key, Verdict] = {}
+    if anchored:
+        facts = code_facts.gather(root, every, sorted({key[1] for key in anchored}))
+        git = facts.git
+        for key, found in anchored.items():
+            check = verdicts.check_entry(found, facts, key[1])
+            new[key] = Verdict(
+                check, verdicts.stale_note(check), verdicts.fixed_content(key[0], check)
+            )
+    elif not same:
+        git = git_state.git_dir(root) is not None
+    cache = {key: kept[key] if key in kept else new[key] for key in keys}
+    at, wall = (previous.at, previous.wall) if same else (time.monotonic(), time.time())
+    return Checked(state, lines, cache, git, at, wall, tuple(entries))
+
+
+class CodeCheck:
+    """The citation check of the workspace at `root` (see the module rules); `entries` gives
+    its memory entries now. `gathers` counts the gathers taken."""
+
+    def __init__(self, root: str, entries: Entries) -> None:
+        self.root = root
+        self.entries = entries
+        self.last = NOTHING
+        self.gathers = 0
+        self._looked_at = float("-inf")
+        self._lock = anyio.Lock()
+        self._wanted = anyio.Event()
+        self._scope = anyio.CancelScope()
+
+    def verdict(self, category: Category, entry: Entry) -> Verdict | None:
+        """The cached verdict of one entry (None: not checked yet; `wake` then refreshes).
+        Never waits, never touches a file."""
+        return self.last.verdict(category, entry)
+
+    def wake(self, *, unchecked: bool = False) -> None:
+        """Ask `run` for a refresh when the cache may be out of date: an entry was not in it
+        (`unchecked`), or the tree state was not looked at within `LOOK_SECONDS`."""
+        if unchecked or time.monotonic() - self._looked_at >= LOOK_SECONDS:
+            self._wanted.set()
+
+    async def current(self) -> Checked:
+        """An up-to-date check of every entry (waits for a gather when needed).
+
+        Raises:
+            ServerBusy: the gather took longer than `GATHER_TIMEOUT` seconds.
+        """
+        full = time.monotonic() - self.last.at >= CHECK_FRESH_SECONDS
+        return await self._gather(full=full)
+
+    async def run(self) -> None:
+        """Refresh the cache each time `wake` asks, one gather at a time, until `stop`."""
+        with self._scope:
+            while True:
+                await self._wanted.wait()
+                self._wanted = anyio.Event()
+                age = time.monotonic() - self.last.at
+                full = self.last.state == "" and age >= NO_GIT_REFRESH_SECONDS
+                # On a timeout the next wake tries again; reads meanwhile serve the last cache.
+                with contextlib.suppress(ServerBusy):
+                    await self._gather(full=full)
+
+    def stop(self) -> None:
+        """End `run` (a gather in progress is left to finish in its worker thread, unused)."""
+        self._scope.cancel()
+
+    async def _gather(self, *, full: bool) -> Checked:
+        """Gather in a worker thread (one at a time) and make the result the cache."""
+        async with self._lock:
+            entries = list(self.entries())
+            previous = self.last
+            try:
+                with anyio.fail_after(GATHER_TIMEOUT):
+                    checked = await anyio.to_thread.run_sync(
+                        functools.partial(gather_verdicts, self.root, entries, previous, full=full),
+                        abandon_on_cancel=True,
+                    )
+            except TimeoutError:
+                raise ServerBusy(
+                    f"Checking the memories against the code took over {GATHER_TIMEOUT:.0f} s; "
+                    "try again (a first check of a huge repository warms its caches)."
+                ) from None
+            self.last = checked
+            self._looked_at = time.monotonic()
+            self.gathers += 1
+            return checked
+
+
+def checked_at(checked: Checked) -> str:
+    """When the code was looked at, ISO 8601 (UTC)."""
+    return datetime.datetime.fromtimestamp(checked.wall, datetime.UTC).isoformat()

@@ -1,0 +1,141 @@
+"""The per-workspace citation check (`memd.server.workspaces.code_check`), in process: a store
+and a query never wait for a gather; `check` waits for an up-to-date one; the cache asks only
+about entries it has not seen at one tree state, and holds only the current entries."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterable
+from pathlib import Path
+
+import anyio
+import pytest
+
+from memd.core.citations.model import Anchor, CodeFacts
+from memd.core.format.categories import Category
+from memd.core.format.mdformat import Entry
+from memd.fs import code_facts
+from memd.server.methods.handlers import Methods
+from memd.server.workspaces import code_check
+from memd.server.workspaces.code_check import NOTHING, CodeCheck, gather_verdicts
+from memd.server.workspaces.registry import Registry
+from memd_client import protocol as p
+from tests.polling import until
+
+QUIRK = Category.QUIRK
+
+
+def _entry(line: int, content: str, slug: str | None = None) -> Entry:
+    return Entry(line=line, slug=slug, content=content)
+
+
+async def test_a_store_and_a_query_never_wait_for_a_check(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "src").mkdir()
+    released = threading.Event()
+    gathering = threading.Event()
+    real_gather = code_facts.gather
+
+    def slow_gather(
+        root: str, anchors: Iterable[Anchor], baselines: Iterable[str] = ()
+    ) -> CodeFacts:
+        gathering.set()
+        released.wait(30)
+        return real_gather(root, anchors, baselines)
+
+    monkeypatch.setattr(code_facts, "gather", slow_gather)
+    async with anyio.create_task_group() as services:
+        registry = Registry(services, clock=time.time)
+        methods = Methods(registry, started=0.0, socket_path="unused")
+        root = str(tmp_path)
+        with registry.leases():
+            content = "The parser sits in `src/parse.py` today."
+            stored = await methods.store(
+                p.StoreParams(workspace=root, category="Quirk", content=content, slug="parse"),
+                None,  # type: ignore[arg-type]
+            )
+            assert stored.action == "stored"
+            query = p.QueryParams(workspace=root, query="parser")
+            first = await methods.query(query, None)  # type: ignore[arg-type]
+            assert first.results[0].status is None  # not checked yet: not waited for
+            await until(gathering.is_set)  # the query woke the background check
+            again = await methods.query(query, None)  # type: ignore[arg-type]
+            assert again.results[0].status is None  # the gather is still blocked
+            released.set()
+            workspace = await registry.get(root)
+            await until(lambda: workspace.code.last.verdicts)
+            hit = (await methods.query(query, None)).results[0]  # type: ignore[arg-type]
+            assert hit.status == "stale"
+            assert hit.stale == "cites src/parse.py, which no longer exists"
+        registry.close()
+
+
+def test_a_gather_asks_only_about_entries_not_checked_at_the_same_tree_state(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    asked: list[list[str]] = []
+    real_gather = code_facts.gather
+
+    def counting(root: str, anchors: Iterable[Anchor], baselines: Iterable[str] = ()) -> CodeFacts:
+        anchors = list(anchors)
+        asked.append([anchor.key for anchor in anchors])
+        return real_gather(root, anchors, baselines)
+
+    monkeypatch.setattr(code_facts, "gather", counting)
+    monkeypatch.setattr(code_facts, "tree_state", lambda root: "HEAD:1")
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "a.py").write_text("")
+    one = [(QUIRK, _entry(3, "See `src/a.py` first."))]
+    first = gather_verdicts(str(tmp_path), one, NOTHING, full=False)
+    two = [*one, (QUIRK, _entry(4, "See `src/b.py` next."))]
+    second = gather_verdicts(str(tmp_path), two, first, full=False)
+    third = gather_verdicts(str(tmp_path), two, second, full=False)
+    assert asked == [["src/a.py"], ["src/b.py"]]  # the third asked nothing
+    assert third.verdict(*two[0]).check.status == "ok"  # type: ignore[union-attr]
+    assert third.verdict(*two[1]).check.status == "stale"  # type: ignore[union-attr]
+    gather_verdicts(str(tmp_path), two, third, full=True)
+    assert asked[-1] == ["src/a.py", "src/b.py"]  # a full gather asks about everything
+    shrunk = gather_verdicts(str(tmp_path), two[1:], third, full=False)
+    assert list(shrunk.verdicts) == [("See `src/b.py` next.", "")]  # only current entries
+
+
+def test_a_new_tree_state_drops_every_verdict(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    state = ["HEAD:1"]
+    monkeypatch.setattr(code_facts, "tree_state", lambda root: state[0])
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "a.py").write_text("")
+    entries = [(QUIRK, _entry(3, "See `src/a.py` first."))]
+    before = gather_verdicts(str(tmp_path), entries, NOTHING, full=False)
+    (tmp_path / "src" / "a.py").unlink()
+    assert gather_verdicts(str(tmp_path), entries, before, full=False) == before._replace(
+        entries=before.entries
+    )  # same tree state: the cache holds
+    state[0] = "HEAD:2"
+    after = gather_verdicts(str(tmp_path), entries, before, full=False)
+    assert after.verdict(*entries[0]).check.status == "stale"  # type: ignore[union-attr]
+
+
+async def test_check_waits_for_a_gather_and_reads_never_do(tmp_path: Path) -> None:
+    entries = [(QUIRK, _entry(3, "Nothing cited here at all."))]
+    check = CodeCheck(str(tmp_path), lambda: entries)
+    assert check.verdict(*entries[0]) is None
+    check.wake(unchecked=True)  # no `run`: nothing happens, nothing waits
+    checked = await check.current()
+    assert checked.verdict(*entries[0]).check.status == "none"  # type: ignore[union-attr]
+    assert check.verdict(*entries[0]) is not None and check.gathers == 1
+
+
+async def test_run_refreshes_when_woken_and_stops(tmp_path: Path) -> None:
+    entries: list[tuple[Category, Entry]] = []
+    check = CodeCheck(str(tmp_path), lambda: entries)
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(check.run)
+        entries.append((QUIRK, _entry(3, "Nothing cited here.")))
+        check.wake(unchecked=True)
+        await until(lambda: check.verdict(*entries[0]) is not None)
+        check.stop()
+    assert code_check.checked_at(check.last).endswith("+00:00")
