@@ -19,15 +19,10 @@ from pathlib import Path
 
 import pytest
 
-from memd.fs import code_facts
 from memd_client import Client, protocol as p
 from tests.conftest import DaemonProcess
 from tests.git_env import git_env
 from tests.polling_sync import wait_until
-
-RENAMES_DETECTED = "STUB" not in (code_facts.__doc__ or "")
-"""The git-aware gatherer (rename detection) replaces the stub at integration."""
-
 
 def _git(repo: Path, *args: str) -> None:
     done = subprocess.run(
@@ -161,7 +156,6 @@ def test_a_deleted_file_makes_its_memory_stale_everywhere(
     assert memd("check", cwd=repo, daemon=daemon).returncode == 0
 
 
-@pytest.mark.skipif(not RENAMES_DETECTED, reason="needs git's rename detection (cite-facts)")
 def test_a_renamed_file_is_moved_and_fixed_through_the_write_path(
     daemon: DaemonProcess, repo: Path
 ) -> None:
