@@ -24,6 +24,7 @@ from tests.conftest import DaemonProcess
 from tests.git_env import git_env
 from tests.polling_sync import wait_until
 
+
 def _git(repo: Path, *args: str) -> None:
     done = subprocess.run(
         ["git", *args], cwd=repo, env=git_env(repo.parent), capture_output=True, text=True
