@@ -48,6 +48,7 @@ from __future__ import annotations
 import bisect
 import concurrent.futures
 import contextlib
+import hashlib
 import os
 import re
 import selectors
@@ -88,6 +89,8 @@ GREP_PROCESSES = max(1, min(4, os.cpu_count() or 1))
 """The most bytes of file names given to one grep (a command line is bounded)."""
 MAX_PATHSPECS = 20_000
 """The most changed files named to a baseline's grep; more: its whole tree is searched."""
+MAX_WORKTREE_FILES = 4096
+"""The most edited working-tree files whose stat goes into the tree state (then their count)."""
 MAX_FOUND = 3
 """The most paths a key resolves to; a subfolder-relative key matching more is ambiguous."""
 MAX_WORD_FILES = 3
@@ -121,9 +124,10 @@ _GIT_CONFIG = (
 
 
 def tree_state(root: str) -> str:
-    """Return a cheap fingerprint of the workspace's code: git's HEAD, the commit of the
-    branch it names, and the index's mtime and size; "" without git (then the caller
-    re-gathers by age). A few stats and two small reads."""
+    """Return a fingerprint of the workspace's code: git's HEAD, the commit of the branch it
+    names, the index's mtime and size, and the working-tree files that differ from the index
+    (`_worktree_part`); "" without git (then the caller re-gathers by age). A few stats, two
+    small reads and one `git diff-files` (about 70 ms in a 50,000-file tree)."""
     directory = git_dir(root)
     if directory is None:
         return ""
@@ -144,7 +148,29 @@ def tree_state(root: str) -> str:
             for base in bases:
                 parts.append(_stat_part("packed", os.path.join(base, "packed-refs")))
     parts.append(_stat_part("index", os.path.join(directory, "index")))
+    parts.append(_worktree_part(root))
     return ";".join(parts)
+
+
+def _worktree_part(root: str) -> str:
+    """The tracked files whose working-tree copy differs from the index by git's stat cache
+    (`git diff-files`: edited, deleted, touched), each with its size and mtime (at most
+    MAX_WORKTREE_FILES of them, then their count): an edit nobody staged still changes the
+    fingerprint. A stat of every tracked file, in git."""
+    out = _git(root, ["diff-files", "--name-only", "-z", "--relative"], timeout=GIT_TIMEOUT)
+    if not out.ok:
+        return "worktree:?"
+    names = [name for name in out.data.split(b"\0") if name]
+    digest = hashlib.blake2b(digest_size=16)
+    for name in names[:MAX_WORKTREE_FILES]:
+        digest.update(name + b"\0")
+        try:
+            st = os.lstat(os.path.join(os.fsencode(root), name))
+        except OSError:
+            digest.update(b"gone\0")
+        else:
+            digest.update(b"%d:%d\0" % (st.st_size, st.st_mtime_ns))
+    return f"worktree:{len(names)}:{digest.hexdigest()}"
 
 
 def _stat_part(name: str, path: str) -> str:

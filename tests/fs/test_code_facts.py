@@ -120,6 +120,19 @@ def test_tree_state_changes_with_a_commit(repo: Path) -> None:
     assert code_facts.tree_state(str(repo)) not in ("", before)
 
 
+def test_tree_state_changes_with_an_unstaged_edit_and_a_delete(repo: Path) -> None:
+    """A function removed in the working tree, staged or not, changes the fingerprint, so a
+    check gathers again; reading the state twice gives the same answer."""
+    before = code_facts.tree_state(str(repo))
+    assert code_facts.tree_state(str(repo)) == before
+    source = repo / "src" / "http" / "client.ts"
+    source.write_text(source.read_text() + "// edited, not staged\n")
+    edited = code_facts.tree_state(str(repo))
+    assert edited != before
+    source.unlink()
+    assert code_facts.tree_state(str(repo)) not in (before, edited)
+
+
 def test_a_broken_git_degrades_to_unverifiable(repo: Path) -> None:
     (repo / ".git" / "HEAD").write_text("garbage\n")
     (repo / ".git" / "index").write_bytes(b"not an index")

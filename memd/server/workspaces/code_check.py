@@ -10,8 +10,9 @@ Rules:
   thread, one at a time per workspace, bounded by `GATHER_TIMEOUT` seconds; a gather at the
   same tree state asks only about the entries not in the cache (incremental).
 - `check` (`current`) waits for an up-to-date result: it gathers again when the tree state
-  changed or the last full gather is older than `CHECK_FRESH_SECONDS`, else only the entries
-  not checked yet.
+  changed (a commit, a checkout, the index, an edited tracked file) or the last full gather is
+  older than `CHECK_FRESH_SECONDS` (`NO_GIT_CHECK_FRESH_SECONDS` without git, where nothing
+  cheaper says the code changed), else only the entries not checked yet.
 - `query` and `context` never wait (`verdict`, `wake`): they read the cache (an entry not in
   it has no status) and, when it may be out of date (the tree state not looked at within
   `LOOK_SECONDS`, or an entry not checked yet), wake `run`, the workspace's background task,
@@ -43,11 +44,15 @@ from memd_client.errors import ServerBusy
 
 LOOK_SECONDS = 2.0
 """How long a look at the tree state serves `query` and `context` before they ask again."""
-CHECK_FRESH_SECONDS = 3.0
-"""How old a full gather may be when `check` answers from it (the tree state unchanged)."""
+CHECK_FRESH_SECONDS = 60.0
+"""How old a full gather may be when `check` answers from it, the tree state unchanged (what
+the tree state does not see: a file created untracked)."""
+NO_GIT_CHECK_FRESH_SECONDS = 3.0
+"""The same without git, where there is no tree state."""
 NO_GIT_REFRESH_SECONDS = 10.0
 """Without git (no tree state), how old the last gather may be before a read's wake takes a new
-one in the background (a walk of the tree; `check` itself takes one at `CHECK_FRESH_SECONDS`)."""
+one in the background (a walk of the tree; `check` takes one after
+`NO_GIT_CHECK_FRESH_SECONDS`)."""
 GATHER_TIMEOUT = 30.0
 """The longest `check` waits for a gather (a huge repository on a slow disk)."""
 
@@ -180,7 +185,8 @@ class CodeCheck:
         Raises:
             ServerBusy: the gather took longer than `GATHER_TIMEOUT` seconds.
         """
-        full = time.monotonic() - self.last.at >= CHECK_FRESH_SECONDS
+        fresh = CHECK_FRESH_SECONDS if self.last.state else NO_GIT_CHECK_FRESH_SECONDS
+        full = time.monotonic() - self.last.at >= fresh
         return await self._gather(full=full)
 
     async def run(self) -> None:
