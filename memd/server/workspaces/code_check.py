@@ -17,8 +17,13 @@ Rules:
   it has no status) and, when it may be out of date (the tree state not looked at within
   `LOOK_SECONDS`, or an entry not checked yet), wake `run`, the workspace's background task,
   which refreshes it. A store's acknowledgement never waits for a check.
+- While the workspace is read (a `query` or `context` within `IN_USE_SECONDS`), `run` also
+  looks at the tree state every `POLL_SECONDS` (or `POLL_COST_FACTOR` times its last look's
+  cost, if more), so the next read after a commit, a rename or an edit finds its verdicts
+  already refreshed; an idle workspace is never looked at.
 - Without git (`tree_state` ""), a background refresh gathers everything again once the last
-  gather is `NO_GIT_REFRESH_SECONDS` old, since nothing cheaper says the code changed.
+  gather is `NO_GIT_REFRESH_SECONDS` old, since nothing cheaper says the code changed; sooner,
+  it checks only entries not checked yet.
 - An entry citing nothing (status none) keeps its verdict across tree states: only entries with
   citations are gathered again.
 """
@@ -53,6 +58,13 @@ NO_GIT_REFRESH_SECONDS = 10.0
 """Without git (no tree state), how old the last gather may be before a read's wake takes a new
 one in the background (a walk of the tree; `check` takes one after
 `NO_GIT_CHECK_FRESH_SECONDS`)."""
+IN_USE_SECONDS = 600.0
+"""How long after a read the background keeps looking at the tree state by itself."""
+POLL_SECONDS = 5.0
+"""How often the background looks at the tree state of a workspace in use."""
+POLL_COST_FACTOR = 20.0
+"""A look is spaced at least this many times its own cost apart (a huge tree's `git
+diff-files`), so looking costs at most 1/POLL_COST_FACTOR of a core."""
 GATHER_TIMEOUT = 30.0
 """The longest `check` waits for a gather (a huge repository on a slow disk)."""
 
@@ -119,7 +131,7 @@ def gather_verdicts(
     `full` or the tree state moved on since `previous`, else only those not in its cache. The
     result's cache holds the verdicts of `entries` only."""
     state = code_facts.tree_state(root)
-    same = not full and state == previous.state and state != ""
+    same = not full and state == previous.state
     if same:
         held = [_key(previous.baselines, category, entry) for category, entry in entries]
         if all(key in previous.verdicts for key in held):  # nothing new: no blame, no gather
@@ -164,6 +176,8 @@ class CodeCheck:
         self.last = NOTHING
         self.gathers = 0
         self._looked_at = float("-inf")
+        self._read_at = float("-inf")
+        self._look_cost = 0.0
         self._lock = anyio.Lock()
         self._wanted = anyio.Event()
         self._scope = anyio.CancelScope()
@@ -176,7 +190,9 @@ class CodeCheck:
     def wake(self, *, unchecked: bool = False) -> None:
         """Ask `run` for a refresh when the cache may be out of date: an entry was not in it
         (`unchecked`), or the tree state was not looked at within `LOOK_SECONDS`."""
-        if unchecked or time.monotonic() - self._looked_at >= LOOK_SECONDS:
+        now = time.monotonic()
+        self._read_at = now
+        if unchecked or now - self._looked_at >= LOOK_SECONDS:
             self._wanted.set()
 
     async def current(self) -> Checked:
@@ -190,16 +206,26 @@ class CodeCheck:
         return await self._gather(full=full)
 
     async def run(self) -> None:
-        """Refresh the cache each time `wake` asks, one gather at a time, until `stop`."""
+        """Refresh the cache each time `wake` asks, and every poll while the workspace is in
+        use, one gather at a time, until `stop`."""
         with self._scope:
             while True:
-                await self._wanted.wait()
+                with anyio.move_on_after(self._poll_delay()):
+                    await self._wanted.wait()
                 self._wanted = anyio.Event()
+                if time.monotonic() - self._read_at > IN_USE_SECONDS:
+                    continue  # a poll of a workspace nobody reads any more
                 age = time.monotonic() - self.last.at
                 full = self.last.state == "" and age >= NO_GIT_REFRESH_SECONDS
                 # On a timeout the next wake tries again; reads meanwhile serve the last cache.
                 with contextlib.suppress(ServerBusy):
                     await self._gather(full=full)
+
+    def _poll_delay(self) -> float | None:
+        """Seconds until the next look by itself (None: not in use, wait for a wake)."""
+        if time.monotonic() - self._read_at > IN_USE_SECONDS:
+            return None
+        return max(POLL_SECONDS, POLL_COST_FACTOR * self._look_cost)
 
     def stop(self) -> None:
         """End `run` (a gather in progress is left to finish in its worker thread, unused)."""
@@ -210,6 +236,7 @@ class CodeCheck:
         async with self._lock:
             entries = list(self.entries())
             previous = self.last
+            started = time.monotonic()
             try:
                 with anyio.fail_after(GATHER_TIMEOUT):
                     checked = await anyio.to_thread.run_sync(
@@ -223,6 +250,7 @@ class CodeCheck:
                 ) from None
             self.last = checked
             self._looked_at = time.monotonic()
+            self._look_cost = self._looked_at - started
             self.gathers += 1
             return checked
 

@@ -4,6 +4,7 @@ about entries it has not seen at one tree state, and holds only the current entr
 
 from __future__ import annotations
 
+import subprocess
 import threading
 import time
 from collections.abc import Iterable
@@ -21,6 +22,7 @@ from memd.server.workspaces import code_check
 from memd.server.workspaces.code_check import NOTHING, CodeCheck, gather_verdicts
 from memd.server.workspaces.registry import Registry
 from memd_client import protocol as p
+from tests.git_env import git_env
 from tests.polling import until
 
 QUIRK = Category.QUIRK
@@ -139,3 +141,50 @@ async def test_run_refreshes_when_woken_and_stops(tmp_path: Path) -> None:
         await until(lambda: check.verdict(*entries[0]) is not None)
         check.stop()
     assert code_check.checked_at(check.last).endswith("+00:00")
+
+
+async def test_a_workspace_in_use_is_looked_at_again_without_a_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """After a read, the background looks at the tree state by itself: a file renamed by a
+    commit is seen before the next read, which then finds the entry already marked."""
+    monkeypatch.setattr(code_check, "POLL_SECONDS", 0.05)
+    repo = tmp_path / "repo"
+    (repo / "src").mkdir(parents=True)
+    (repo / "src" / "parse.py").write_text("def parse(): ...\n")
+    env = git_env(tmp_path / "home")
+
+    def git(*args: str) -> None:
+        subprocess.run(["git", *args], cwd=repo, env=env, check=True, capture_output=True)
+
+    git("init", "-q")
+    git("add", "-A")
+    git("commit", "-qm", "one")
+    async with anyio.create_task_group() as services:
+        registry = Registry(services, clock=time.time)
+        methods = Methods(registry, started=0.0, socket_path="unused")
+        root = str(repo)
+        with registry.leases():
+            content = "The parser sits in `src/parse.py` today."
+            await methods.store(
+                p.StoreParams(workspace=root, category="Quirk", content=content, slug="parse"),
+                None,  # type: ignore[arg-type]
+            )
+            query = p.QueryParams(workspace=root, query="parser")
+            await methods.query(query, None)  # type: ignore[arg-type]
+            workspace = await registry.get(root)
+            entry = workspace.memory_entries()[0][1]
+            await until(lambda: workspace.code.verdict(QUIRK, entry) is not None)
+            assert workspace.code.verdict(QUIRK, entry).check.status == "ok"  # type: ignore[union-attr]
+            git("mv", "src/parse.py", "src/parser.py")
+            git("commit", "-qm", "rename")
+
+            def marked() -> bool:
+                verdict = workspace.code.verdict(QUIRK, entry)
+                return verdict is not None and verdict.check.status == "stale"
+
+            await until(marked)  # no read in between
+            hit = (await methods.query(query, None)).results[0]  # type: ignore[arg-type]
+            assert hit.status == "stale"
+            assert hit.stale.endswith("moved to src/parser.py")
+        registry.close()
