@@ -118,7 +118,7 @@ def check_counts(result: p.CheckResult) -> str:
     noun = "memory" if total == 1 else "memories"
     line = (
         f"{total} {noun} checked: {counts.stale} stale, {counts.ok} current, "
-        f"{counts.none} citing no code"
+        f"{counts.none} citing nothing memd can check"
     )
     return line if result.git else f"{line} (no git here: symbols cannot be checked)"
 

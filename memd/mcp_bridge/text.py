@@ -237,7 +237,7 @@ def render_check(result: p.CheckResult) -> str:
     total = counts.ok + counts.stale + counts.none
     summary = (
         f"Checked {total} {'memory' if total == 1 else 'memories'} against the code: "
-        f"{counts.stale} stale, {counts.ok} current, {counts.none} citing no code."
+        f"{counts.stale} stale, {counts.ok} current, {counts.none} citing nothing memd can check."
     )
     lines = [summary]
     for entry in result.entries:

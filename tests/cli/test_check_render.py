@@ -41,7 +41,7 @@ def test_stale_entries_show_the_note_and_the_fix_then_the_counts() -> None:
         "stale  decisions.md:3  [Decision] [moved] moved text in `src/old.ts`",
         f"       {NOTE}",
         "       fix: moved text in `src/new.ts`  (memd check --fix)",
-        "3 memories checked: 1 stale, 1 current, 1 citing no code",
+        "3 memories checked: 1 stale, 1 current, 1 citing nothing memd can check",
     ]
 
 
@@ -51,6 +51,6 @@ def test_after_fix_it_says_what_was_done_and_without_git_it_says_so() -> None:
     assert lines[2] == "       fixed: now [Decision] [moved] moved text in `src/new.ts`"
     quiet = p.CheckResult(entries=[], counts=p.CheckCounts(), checked_at="", git=False)
     assert render_check(quiet) == (
-        "0 memories checked: 0 stale, 0 current, 0 citing no code "
+        "0 memories checked: 0 stale, 0 current, 0 citing nothing memd can check "
         "(no git here: symbols cannot be checked)"
     )

@@ -215,5 +215,5 @@ def test_without_git_a_path_gone_from_an_existing_directory_is_missing(
     assert entries["parse"].status == "stale"
     assert entries["parse"].anchors[0].status == "missing"
     assert entries["kept"].status == "ok"
-    assert entries["vendor"].status == "ok"  # its directory never existed: unverifiable
+    assert entries["vendor"].status == "none"  # its directory never existed: unverifiable
     assert entries["vendor"].anchors[0].status == "unverifiable"

@@ -22,7 +22,7 @@ stale):
   subcommand occurs as a word in the code -> ok, gone but known at the baseline -> missing,
   else unverifiable.
 - entry: stale when any citation is missing or moved, ok when it has citations and none is,
-  none without citations.
+  none without citations, or when memd can verify none of them (all unverifiable).
 """
 
 from __future__ import annotations
@@ -128,14 +128,17 @@ def _check_command(anchor: Anchor, facts: CodeFacts, baseline: str) -> AnchorChe
 
 
 def check_entry(anchors: Sequence[Anchor], facts: CodeFacts, baseline: str = "") -> EntryCheck:
-    """Return the entry's verdict: stale if any anchor is missing or moved, ok if it has
-    anchors and none is, none without anchors (see the module rules)."""
+    """Return the entry's verdict: stale if any anchor is missing or moved, ok if one holds
+    and none is stale, none without anchors or when every one is unverifiable (see the
+    module rules); the anchors' checks are kept either way."""
     checks = [check_anchor(anchor, facts, baseline) for anchor in anchors]
     if not checks:
         return EntryCheck("none")
     checks = _symbols_moved(checks, facts)
-    stale = any(check.status in ("missing", "moved") for check in checks)
-    return EntryCheck("stale" if stale else "ok", tuple(checks))
+    if any(check.status in ("missing", "moved") for check in checks):
+        return EntryCheck("stale", tuple(checks))
+    verified = any(check.status == "ok" for check in checks)
+    return EntryCheck("ok" if verified else "none", tuple(checks))
 
 
 def _symbols_moved(checks: list[AnchorCheck], facts: CodeFacts) -> list[AnchorCheck]:

@@ -232,3 +232,13 @@ def test_fix_changes_only_the_moved_citation(old: str, new: str, before: str, af
         assert fixed.count(new) >= 1
         position = c.anchor.end
     assert fixed.endswith(content[position:])
+
+
+def test_an_entry_whose_every_citation_is_unverifiable_is_none_not_ok() -> None:
+    """memd claims a memory current only when one of its citations holds: citing only a
+    third-party name or an ignored file says nothing either way."""
+    content = "Never commit `.env`; `ThirdPartyThing.run()` is theirs."
+    facts = CodeFacts(git=True, paths={".env": PathFact(ignored=True)}, words={})
+    check = check_entry(anchors_of(content), facts)
+    assert check.status == "none"
+    assert check.anchors and {c.status for c in check.anchors} == {"unverifiable"}
