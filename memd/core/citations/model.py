@@ -15,7 +15,8 @@ unique symbol elsewhere says where it went: `moved_to`), `missing` (gone, and th
 history shows it was this workspace's), or `unverifiable` (memd cannot tell: it never saw the
 thing in this workspace, a manifest it cannot read, no git history for a symbol). An entry is
 `stale` when any anchor is missing or moved, `ok` when one holds and none is stale, and `none`
-when it cites nothing memd can check (no anchor, or only unverifiable ones). Precision comes first: when in doubt, `unverifiable`.
+when it cites nothing memd can check (no anchor, or only unverifiable ones). Precision comes
+first: when in doubt, `unverifiable`.
 """
 
 from __future__ import annotations
