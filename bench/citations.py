@@ -48,7 +48,10 @@ from typing import Any, NamedTuple
 
 from bench._report import commit, print_verdicts, save, settings_main
 from memd.core.citations import anchors as anchor_rules, verdicts
+from memd.core.format.categories import Category
+from memd.core.format.mdformat import Entry as MemoryEntry
 from memd.fs import code_facts
+from memd.server.workspaces.code_check import NOTHING, gather_verdicts
 
 DATA_DIR = Path(__file__).resolve().parent / "data" / "citations"
 HISTORY = DATA_DIR / "memd-history.jsonl"
@@ -366,13 +369,35 @@ def cost_run(workdir: Path, files: int, entries: int) -> dict[str, Any]:
         root, [(line.split("] ", 1)[1].rstrip("\n"), None, n, ()) for n, line in enumerate(lines)]
     )
     stale, first, cached = check_memd(root, placed)
+    daemon = daemon_check_costs(root, placed)
     return {
         "files": files,
         "entries": entries,
         "first_s": first,
         "cached_s": cached,
         "stale": sum(stale),
+        **daemon,
     }
+
+
+def daemon_check_costs(root: Path, placed: Sequence[Entry]) -> dict[str, float]:
+    """The daemon's own check (`code_check.gather_verdicts`, what `check` runs in its worker
+    thread): the first, the next with nothing changed (its cache at one tree state), and the
+    next after a tracked file is edited in the working tree (a new tree state: every entry
+    with citations gathered again)."""
+    entries = [
+        (Category.DECISION, MemoryEntry(line=e.line, slug=None, content=e.content)) for e in placed
+    ]
+    seconds: dict[str, float] = {}
+    checked = NOTHING
+    for step in ("daemon_first_s", "daemon_unchanged_s", "daemon_after_edit_s"):
+        if step == "daemon_after_edit_s":
+            edited = root / _big_path(2)  # neither renamed nor deleted
+            edited.write_text(edited.read_text() + "# edited\n")
+        started = time.perf_counter()
+        checked = gather_verdicts(str(root), entries, checked, full=False)
+        seconds[step] = time.perf_counter() - started
+    return seconds
 
 
 def _big_path(i: int) -> str:
@@ -464,7 +489,10 @@ def _print(report: dict[str, Any]) -> None:
     cost = report["cost"]
     print(
         f"cost run: {cost['entries']} entries in a {cost['files']:,}-file git repository: "
-        f"{cost['first_s']:.3f} s first, {cost['cached_s']:.3f} s cached"
+        f"{cost['first_s']:.3f} s first, {cost['cached_s']:.3f} s cached; through the "
+        f"daemon's checker {cost['daemon_first_s']:.3f} s first, "
+        f"{cost['daemon_unchanged_s']:.3f} s with nothing changed, "
+        f"{cost['daemon_after_edit_s']:.3f} s after an edit"
     )
 
 
