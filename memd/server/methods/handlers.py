@@ -121,7 +121,12 @@ class Methods:
         workspace = await self._scoped(params.workspace, params.scope)
         category = parse_category(params.category)
         return await self._store_into(
-            workspace, category, params.content, slug=params.slug, dry_run=params.dry_run
+            workspace,
+            category,
+            params.content,
+            slug=params.slug,
+            dry_run=params.dry_run,
+            replaces=params.replaces,
         )
 
     async def _store_into(
@@ -132,6 +137,7 @@ class Methods:
         *,
         slug: str | None = None,
         dry_run: bool = False,
+        replaces: str | None = None,
     ) -> p.StoreResult:
         """The one store path (`store`, `extract` with `store`): the category's actor decides
         and writes (`transitions.store`), and a stored entry is recorded in the usage sidecar
@@ -141,6 +147,7 @@ class Methods:
             content=content,
             slug=slug,
             dry_run=dry_run,
+            replaces=replaces,
             max_length=self.registry.limits.max_entry_chars,
             allow_secrets=self.registry.limits.allow_secrets,
         )
