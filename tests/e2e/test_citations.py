@@ -246,3 +246,24 @@ def test_fix_never_overwrites_a_line_edited_after_the_check(
     assert decisions.read_text() == edited  # the edit stands
     archive = repo / ".memory" / "archive.md"
     assert not archive.exists() or "src/net.ts" not in archive.read_text()
+
+
+def test_cleanup_apply_checks_the_code_again_before_archiving(
+    daemon: DaemonProcess, repo: Path
+) -> None:
+    with Client(daemon.socket_path, workspace=repo) as client:
+        client.store(
+            category="Quirk", content="The gone value lives in `src/gone.ts` for now.", slug="gone"
+        )
+        _git(repo, "add", "-A")
+        _git(repo, "commit", "-q", "-m", "memories")
+        _git(repo, "rm", "-q", "src/gone.ts")
+        _git(repo, "commit", "-q", "-m", "remove gone")
+        assert [s.entry.slug for s in client.cleanup().stale] == ["gone"]
+        # The file comes back, untracked: nothing git's tree state sees changed.
+        (repo / "src" / "gone.ts").write_text("export const gone = 2;\n")
+
+        applied = client.cleanup(apply=True)
+
+        assert applied.stale == []
+        assert [e.slug for e in client.list().entries] == ["gone"]

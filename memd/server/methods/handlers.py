@@ -506,9 +506,10 @@ class Methods:
 async def _stale(workspace: Workspace, apply: bool) -> list[p.StaleInfo]:
     """The entries every citation of which is gone from the code (`cleanup`'s
     `every_citation_gone`), archived when `apply` (an entry without a slug, or changed
-    meanwhile, is only proposed); none when the check does not finish in time."""
+    meanwhile, is only proposed); none when the check does not finish in time. Before archiving,
+    the code is looked at again in full (the cache may miss a file created untracked)."""
     try:
-        checked = await workspace.code.current()
+        checked = await workspace.code.current(full=apply)
     except RpcError:
         return []
     stale: list[p.StaleInfo] = []

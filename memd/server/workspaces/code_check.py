@@ -12,7 +12,9 @@ Rules:
 - `check` (`current`) waits for an up-to-date result: it gathers again when the tree state
   changed (a commit, a checkout, the index, an edited tracked file) or the last full gather is
   older than `CHECK_FRESH_SECONDS` (`NO_GIT_CHECK_FRESH_SECONDS` without git, where nothing
-  cheaper says the code changed), else only the entries not checked yet.
+  cheaper says the code changed), else only the entries not checked yet. Before anything is
+  archived for its verdict (`cleanup --apply`), `current(full=True)` gathers everything again:
+  the tree state does not see a file created untracked.
 - `query` and `context` never wait (`verdict`, `wake`): they read the cache (an entry not in
   it has no status) and, when it may be out of date (the tree state not looked at within
   `LOOK_SECONDS`, or an entry not checked yet), wake `run`, the workspace's background task,
@@ -179,14 +181,15 @@ class CodeCheck:
         if unchecked or time.monotonic() - self._looked_at >= LOOK_SECONDS:
             self._wanted.set()
 
-    async def current(self) -> Checked:
-        """An up-to-date check of every entry (waits for a gather when needed).
+    async def current(self, *, full: bool = False) -> Checked:
+        """An up-to-date check of every entry (waits for a gather when needed); `full`: gather
+        everything again whatever the cache holds.
 
         Raises:
             ServerBusy: the gather took longer than `GATHER_TIMEOUT` seconds.
         """
         fresh = CHECK_FRESH_SECONDS if self.last.state else NO_GIT_CHECK_FRESH_SECONDS
-        full = time.monotonic() - self.last.at >= fresh
+        full = full or time.monotonic() - self.last.at >= fresh
         return await self._gather(full=full)
 
     async def run(self) -> None:
