@@ -8,7 +8,10 @@ Rules:
   the number of entries), and a new tree state drops them all.
 - A gather (`code_facts.gather`, with `baselines` and the pure `check_entry`) runs in a worker
   thread, one at a time per workspace, bounded by `GATHER_TIMEOUT` seconds; a gather at the
-  same tree state asks only about the entries not in the cache (incremental).
+  same tree state asks only about the entries not in the cache (incremental). A gather that
+  ran over its time (or outlived its workspace's `stop`) is left to finish in its thread, and
+  no new one starts for that root until it has (`ServerBusy` meanwhile): abandoned threads
+  never pile up.
 - `check` (`current`) waits for an up-to-date result: it gathers again when the tree state
   changed (a commit, a checkout, the index, an edited tracked file) or the last full gather is
   older than `CHECK_FRESH_SECONDS` (`NO_GIT_CHECK_FRESH_SECONDS` without git, where nothing
@@ -30,7 +33,9 @@ from __future__ import annotations
 import contextlib
 import datetime
 import functools
+import threading
 import time
+from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import NamedTuple
 
@@ -156,6 +161,32 @@ def gather_verdicts(
     return Checked(state, lines, cache, git, at, wall, tuple(entries))
 
 
+_running: Counter[str] = Counter()
+"""The roots with a gather running in a worker thread now (abandoned ones included)."""
+_running_lock = threading.Lock()
+
+
+def _gather_counted(
+    root: str, entries: Sequence[tuple[Category, Entry]], previous: Checked, full: bool
+) -> Checked:
+    """`gather_verdicts`, counted in `_running` while it runs (in its worker thread)."""
+    with _running_lock:
+        _running[root] += 1
+    try:
+        return gather_verdicts(root, entries, previous, full=full)
+    finally:
+        with _running_lock:
+            _running[root] -= 1
+            if not _running[root]:
+                del _running[root]
+
+
+def gathering(root: str) -> bool:
+    """Whether a gather of `root` runs in a worker thread now."""
+    with _running_lock:
+        return root in _running
+
+
 class CodeCheck:
     """The citation check of the workspace at `root` (see the module rules); `entries` gives
     its memory entries now. `gathers` counts the gathers taken."""
@@ -211,12 +242,17 @@ class CodeCheck:
     async def _gather(self, *, full: bool) -> Checked:
         """Gather in a worker thread (one at a time) and make the result the cache."""
         async with self._lock:
+            if gathering(self.root):  # only an abandoned one can run now: never a second
+                raise ServerBusy(
+                    "An earlier check of this workspace's code is still running after "
+                    f"{GATHER_TIMEOUT:.0f} s; try again in a minute."
+                )
             entries = list(self.entries())
             previous = self.last
             try:
                 with anyio.fail_after(GATHER_TIMEOUT):
                     checked = await anyio.to_thread.run_sync(
-                        functools.partial(gather_verdicts, self.root, entries, previous, full=full),
+                        functools.partial(_gather_counted, self.root, entries, previous, full),
                         abandon_on_cancel=True,
                     )
             except TimeoutError:

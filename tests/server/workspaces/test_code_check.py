@@ -21,6 +21,7 @@ from memd.server.workspaces import code_check
 from memd.server.workspaces.code_check import NOTHING, CodeCheck, gather_verdicts
 from memd.server.workspaces.registry import Registry
 from memd_client import protocol as p
+from memd_client.errors import ServerBusy
 from tests.polling import until
 
 QUIRK = Category.QUIRK
@@ -139,3 +140,33 @@ async def test_run_refreshes_when_woken_and_stops(tmp_path: Path) -> None:
         await until(lambda: check.verdict(*entries[0]) is not None)
         check.stop()
     assert code_check.checked_at(check.last).endswith("+00:00")
+
+
+async def test_a_gather_over_its_time_is_never_joined_by_a_second_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    released = threading.Event()
+    calls: list[str] = []
+
+    def stuck(root: str, anchors: Iterable[Anchor], baselines: Iterable[str] = ()) -> CodeFacts:
+        calls.append(root)
+        released.wait(30)
+        return CodeFacts(git=False)
+
+    monkeypatch.setattr(code_facts, "gather", stuck)
+    monkeypatch.setattr(code_check, "GATHER_TIMEOUT", 0.05)
+    entries = [(QUIRK, _entry(3, "See `src/a.py` first."))]
+    check = CodeCheck(str(tmp_path), lambda: entries)
+    with pytest.raises(ServerBusy, match="took over"):
+        await check.current()
+    await until(lambda: calls == [str(tmp_path)])
+    again = CodeCheck(str(tmp_path), lambda: entries)  # the workspace unloaded and came back
+    for checker in (check, again):
+        with pytest.raises(ServerBusy, match=r"still running .* try again in a minute"):
+            await checker.current()
+    assert calls == [str(tmp_path)]  # no second thread while the first one runs
+    released.set()
+    await until(lambda: not code_check.gathering(str(tmp_path)))
+    monkeypatch.setattr(code_check, "GATHER_TIMEOUT", 30.0)
+    assert (await check.current()).verdict(*entries[0]) is not None
+    assert len(calls) == 2
