@@ -333,7 +333,13 @@ class Methods:
         result = wire.cleanup_result(workspace.archive_path, plans, params.apply, params.scope)
         result.workspace = workspace.root
         if params.scope == "project":
-            result.stale = await _stale(workspace, params.apply)
+            stale = await _stale(workspace, params.apply)
+            if stale is None:
+                result.message += (
+                    " The check against the code did not finish in time, so no stale memory "
+                    "was proposed or archived; run `memd check`, then clean up again."
+                )
+            result.stale = stale or []
         present = [(c, e) for c in CATEGORIES for e in workspace.actor(c).snapshot.entries]
         workspace.usage.forget_missing(present)
         # Security and Instruction entries go into every prompt block, which is use that no
@@ -503,15 +509,16 @@ class Methods:
         )
 
 
-async def _stale(workspace: Workspace, apply: bool) -> list[p.StaleInfo]:
+async def _stale(workspace: Workspace, apply: bool) -> list[p.StaleInfo] | None:
     """The entries every citation of which is gone from the code (`cleanup`'s
     `every_citation_gone`), archived when `apply` (an entry without a slug, or changed
-    meanwhile, is only proposed); none when the check does not finish in time. Before archiving,
-    the code is looked at again in full (the cache may miss a file created untracked)."""
+    meanwhile, is only proposed); None when the check does not finish in time. Before
+    archiving, the code is looked at again in full (the cache may miss a file created
+    untracked)."""
     try:
         checked = await workspace.code.current(full=apply)
     except RpcError:
-        return []
+        return None
     stale: list[p.StaleInfo] = []
     for category, entry in checked.entries:
         verdict = checked.verdict(category, entry)

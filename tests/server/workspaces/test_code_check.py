@@ -170,3 +170,35 @@ async def test_a_gather_over_its_time_is_never_joined_by_a_second_one(
     monkeypatch.setattr(code_check, "GATHER_TIMEOUT", 30.0)
     assert (await check.current()).verdict(*entries[0]) is not None
     assert len(calls) == 2
+
+
+async def test_cleanup_says_so_when_the_check_does_not_finish(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    released = threading.Event()
+
+    def stuck(root: str, anchors: Iterable[Anchor], baselines: Iterable[str] = ()) -> CodeFacts:
+        released.wait(30)
+        return CodeFacts(git=False)
+
+    monkeypatch.setattr(code_facts, "gather", stuck)
+    monkeypatch.setattr(code_check, "GATHER_TIMEOUT", 0.05)
+    async with anyio.create_task_group() as services:
+        registry = Registry(services, clock=time.time)
+        methods = Methods(registry, started=0.0, socket_path="unused")
+        root = str(tmp_path)
+        with registry.leases():
+            content = "The parser sits in `src/parse.py` today."
+            await methods.store(
+                p.StoreParams(workspace=root, category="Quirk", content=content, slug="parse"),
+                None,  # type: ignore[arg-type]
+            )
+            applied = await methods.cleanup(
+                p.CleanupParams(workspace=root, apply=True),
+                None,  # type: ignore[arg-type]
+            )
+            assert applied.stale == []
+            assert "did not finish in time, so no stale memory was proposed" in applied.message
+            released.set()
+            await until(lambda: not code_check.gathering(root))
+        registry.close()
