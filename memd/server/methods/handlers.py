@@ -546,7 +546,7 @@ class _Checks:
         self.code = workspace.code
         self.unchecked = False
 
-    def of(self, key: object, entry: Entry) -> wire.Checked:
+    def of(self, key: object, entry: Entry) -> wire.StatusNote:
         """The status and stale note of the entry `entry` found under `key`."""
         if not isinstance(key, Category):
             return (None, "")
@@ -560,7 +560,7 @@ class _Checks:
         """The stale note of one of the workspace's entries ("" when current or unchecked)."""
         return self.of(category, entry)[1]
 
-    def placed(self, placed: prompt_block.Placed) -> wire.Checked:
+    def placed(self, placed: prompt_block.Placed) -> wire.StatusNote:
         """The status and note of an entry of the prompt block."""
         if placed.category is None or placed.source != "memory":
             return (None, "")
