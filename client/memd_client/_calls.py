@@ -60,6 +60,7 @@ def store(
     slug: str | None,
     dry_run: bool,
     scope: p.Scope = "project",
+    replaces: str | None = None,
 ) -> Call:
     """Prepare a `store` request."""
     params = p.StoreParams(
@@ -69,6 +70,7 @@ def store(
         slug=slug,
         dry_run=dry_run,
         scope=scope,
+        replaces=replaces,
     )
     return Call("store", params, p.StoreResult)
 

@@ -167,11 +167,14 @@ class Client(ClientBase):
         dry_run: bool = False,
         workspace: str | os.PathLike[str] | None = None,
         scope: p.Scope = "project",
+        replaces: str | None = None,
     ) -> p.StoreResult:
         """Store a memory; see docs/write-decisions.md (store rules) for the dedup rules. `scope`
-        "global" stores it in the user-wide memory, searched from every project."""
+        "global" stores it in the user-wide memory, searched from every project. `replaces`
+        (with `slug`): update that entry only if it still says exactly this, else raise
+        `EntryNotFound` and store nothing."""
         ws = _calls.workspace_path(workspace, self.workspace)
-        call = _calls.store(ws, category, content, slug, dry_run, scope)
+        call = _calls.store(ws, category, content, slug, dry_run, scope, replaces)
         result: p.StoreResult = self.call(call)
         return result
 

@@ -138,6 +138,9 @@ class StoreParams(_Params):
     scope: Scope = "project"
     """"global": into the user-wide memory (`$XDG_DATA_HOME/memd/global/.memory/`), for rules
     that hold in every project; `workspace` still names where the call comes from."""
+    replaces: str | None = None
+    """With `slug`: update that entry only if it still says exactly this (the text the caller
+    read); else nothing is stored and the error is `EntryNotFound`."""
 
 
 StoreAction = Literal["stored", "updated", "skipped"]

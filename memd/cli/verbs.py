@@ -40,7 +40,14 @@ from memd.cli.render import (
 from memd.cli.where import Chosen, choose, note, origin_phrase, reported
 from memd.core.format.controls import visible
 from memd.core.format.render import entry_text
-from memd_client import Client, DaemonUnavailable, MemdError, RpcError, protocol as p
+from memd_client import (
+    Client,
+    DaemonUnavailable,
+    EntryNotFound,
+    MemdError,
+    RpcError,
+    protocol as p,
+)
 
 
 def show_client_notes() -> None:
@@ -218,8 +225,10 @@ def _check(client: Client, args: argparse.Namespace) -> Outcome:
 
 
 def _fix(client: Client, entry: p.CheckedEntry) -> tuple[str, str]:
-    """Store one entry's fix in its place (what was done, and what went wrong, "" if nothing).
-    An entry without a slug is left as it is: a store without one could land beside it."""
+    """Store one entry's fix in its place (what was done, and what went wrong, "" if nothing),
+    only if the entry still says what was checked (`replaces`): an entry edited or removed
+    since is left as it is. An entry without a slug is left too: a store without one could
+    land beside it."""
     where = f"{entry.file}:{entry.line}"
     if entry.slug is None:
         return (
@@ -229,7 +238,15 @@ def _fix(client: Client, entry: p.CheckedEntry) -> tuple[str, str]:
         )
     assert entry.fix is not None
     try:
-        stored = client.store(category=entry.category, content=entry.fix, slug=entry.slug)
+        stored = client.store(
+            category=entry.category, content=entry.fix, slug=entry.slug, replaces=entry.content
+        )
+    except EntryNotFound:
+        return (
+            "not fixed: it changed since the check",
+            f"{where} was not fixed: [{entry.slug}] was edited or removed since the check; run "
+            "`memd check` again to see it as it is now.",
+        )
     except RpcError as exc:
         return ("not fixed", f"{where} was not fixed: {exc.message}")
     return (f"fixed: now {entry_text(entry.category, entry.slug, stored.content)}", "")

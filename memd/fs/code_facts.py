@@ -81,12 +81,10 @@ HISTORY_COMMITS = 2000
 """How many of the latest commits rename detection looks at."""
 MAX_GIT_OUTPUT = 64 * 1024 * 1024
 """The most bytes read from one git command; past it the command is stopped."""
-MAX_GREP_FILE_BYTES = 4 * 1024 * 1024
-"""The largest tracked file searched for words (bigger: generated or data, skipped)."""
 GREP_ARGS_BYTES = 256 * 1024
+"""The most bytes of file names given to one grep (a command line is bounded)."""
 GREP_PROCESSES = max(1, min(4, os.cpu_count() or 1))
 """Greps run side by side over parts of the tree (reading the tree is most of a gather)."""
-"""The most bytes of file names given to one grep (a command line is bounded)."""
 MAX_PATHSPECS = 20_000
 """The most changed files named to a baseline's grep; more: its whole tree is searched."""
 MAX_WORKTREE_FILES = 4096

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from memd.cli import verbs
 from memd_client import Client, protocol as p
 from tests.conftest import DaemonProcess
 from tests.git_env import git_env
@@ -217,3 +218,52 @@ def test_without_git_a_path_gone_from_an_existing_directory_is_missing(
     assert entries["kept"].status == "ok"
     assert entries["vendor"].status == "none"  # its directory never existed: unverifiable
     assert entries["vendor"].anchors[0].status == "unverifiable"
+
+
+def test_fix_never_overwrites_a_line_edited_after_the_check(
+    daemon: DaemonProcess, repo: Path
+) -> None:
+    with Client(daemon.socket_path, workspace=repo) as client:
+        client.store(
+            category="Decision", content="The HTTP client lives in `src/old.ts` only.", slug="http"
+        )
+        _git(repo, "add", "-A")
+        _git(repo, "commit", "-q", "-m", "memory")
+        _git(repo, "mv", "src/old.ts", "src/new.ts")
+        _git(repo, "commit", "-q", "-m", "rename")
+        entry = _by_slug(client.check())["http"]
+        assert entry.fix is not None
+        decisions = repo / ".memory" / "decisions.md"
+        edited = decisions.read_text().replace(
+            "The HTTP client lives in `src/old.ts` only.", "The HTTP client is `src/net.ts` now."
+        )
+        decisions.write_text(edited)  # a person's edit lands between the check and the fix
+
+        done, problem = verbs._fix(client, entry)
+
+    assert done == "not fixed: it changed since the check"
+    assert "[http] was edited or removed since the check; run `memd check` again" in problem
+    assert decisions.read_text() == edited  # the edit stands
+    archive = repo / ".memory" / "archive.md"
+    assert not archive.exists() or "src/net.ts" not in archive.read_text()
+
+
+def test_cleanup_apply_checks_the_code_again_before_archiving(
+    daemon: DaemonProcess, repo: Path
+) -> None:
+    with Client(daemon.socket_path, workspace=repo) as client:
+        client.store(
+            category="Quirk", content="The gone value lives in `src/gone.ts` for now.", slug="gone"
+        )
+        _git(repo, "add", "-A")
+        _git(repo, "commit", "-q", "-m", "memories")
+        _git(repo, "rm", "-q", "src/gone.ts")
+        _git(repo, "commit", "-q", "-m", "remove gone")
+        assert [s.entry.slug for s in client.cleanup().stale] == ["gone"]
+        # The file comes back, untracked: nothing git's tree state sees changed.
+        (repo / "src" / "gone.ts").write_text("export const gone = 2;\n")
+
+        applied = client.cleanup(apply=True)
+
+        assert applied.stale == []
+        assert [e.slug for e in client.list().entries] == ["gone"]

@@ -15,7 +15,9 @@ Store rules (the public contract):
   character, or another character that can hide text from a person (`controls.first_refused`:
   terminal escapes, C1 controls, bidi overrides, tag characters), is refused whole.
 - A given slug upserts: an entry with that slug is replaced in place (unchanged text is
-  "skipped").
+  "skipped"). With `replaces` (what the caller read, e.g. `memd check --fix`), only if the
+  first entry with that slug still says exactly that; else nothing changes (`EntryNotFound`:
+  someone edited or removed it since), and never without a slug.
 - A new slug (one no entry has) always makes its own entry ("stored"): the caller named an
   entry and will ask for it again by that name, so it is never skipped, never replaces another
   entry and never renames one. It is still judged against the category's candidates, and the
@@ -54,7 +56,7 @@ from memd.core.writes.cleanup import CleanupPlan, apply_cleanup, plan_cleanup
 from memd.core.writes.dedup import Match, Verdict, decide
 from memd.core.writes.judge import Relation, judge
 from memd.core.writes.slugs import derive_slug, validate_slug
-from memd_client.errors import InvalidEntry, RpcError
+from memd_client.errors import EntryNotFound, InvalidEntry, RpcError
 
 # ---------------------------------------------------------------------------- commands
 
@@ -70,6 +72,8 @@ class Store(msgspec.Struct, frozen=True, kw_only=True, tag=True):
     allow_secrets: bool = False
     """Store content that carries a secret value (the daemon's `allow_secrets`); a slug never
     carries one either way."""
+    replaces: str | None = None
+    """With `slug`: update the entry only if it still says exactly this (see the store rules)."""
 
 
 class Delete(msgspec.Struct, frozen=True, kw_only=True, tag=True):
@@ -346,6 +350,8 @@ def _store_clean(
 ) -> tuple[StoreOutcome, tuple[ArchivedEntry, ...]]:
     slug = validate_slug(command.slug) if command.slug is not None else None
     count = editor.count
+    if command.replaces is not None:
+        _check_replaces(editor, slug, command.replaces)
     if slug is not None:
         existing = editor.first_with_slug(slug)
         if existing is not None:
@@ -388,6 +394,26 @@ def _insert(
     line = editor.next_line() if command.dry_run else editor.insert(slug, content).line
     written = Entry(line=line, slug=slug, content=content)
     return _outcome(count + 1, "stored", written, match, command), ()
+
+
+def _check_replaces(editor: CatalogEditor, slug: str | None, replaces: str) -> None:
+    """Refuse a store meant to replace `replaces` unless the first entry with `slug` still
+    says exactly that.
+
+    Raises:
+        InvalidEntry: no slug names the entry to replace.
+        EntryNotFound: that entry was edited or removed since the caller read it.
+    """
+    if slug is None:
+        raise InvalidEntry(
+            "A store that replaces an entry's text needs that entry's slug; pass `slug`."
+        )
+    existing = editor.first_with_slug(slug)
+    if existing is None or existing.content != replaces:
+        raise EntryNotFound(
+            f"[{slug}] was edited or removed since it was read, so nothing was stored; read it "
+            "again and store against what it says now."
+        )
 
 
 def _upsert_existing(

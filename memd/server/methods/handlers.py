@@ -121,7 +121,12 @@ class Methods:
         workspace = await self._scoped(params.workspace, params.scope)
         category = parse_category(params.category)
         return await self._store_into(
-            workspace, category, params.content, slug=params.slug, dry_run=params.dry_run
+            workspace,
+            category,
+            params.content,
+            slug=params.slug,
+            dry_run=params.dry_run,
+            replaces=params.replaces,
         )
 
     async def _store_into(
@@ -132,6 +137,7 @@ class Methods:
         *,
         slug: str | None = None,
         dry_run: bool = False,
+        replaces: str | None = None,
     ) -> p.StoreResult:
         """The one store path (`store`, `extract` with `store`): the category's actor decides
         and writes (`transitions.store`), and a stored entry is recorded in the usage sidecar
@@ -141,6 +147,7 @@ class Methods:
             content=content,
             slug=slug,
             dry_run=dry_run,
+            replaces=replaces,
             max_length=self.registry.limits.max_entry_chars,
             allow_secrets=self.registry.limits.allow_secrets,
         )
@@ -326,7 +333,13 @@ class Methods:
         result = wire.cleanup_result(workspace.archive_path, plans, params.apply, params.scope)
         result.workspace = workspace.root
         if params.scope == "project":
-            result.stale = await _stale(workspace, params.apply)
+            stale = await _stale(workspace, params.apply)
+            if stale is None:
+                result.message += (
+                    " The check against the code did not finish in time, so no stale memory "
+                    "was proposed or archived; run `memd check`, then clean up again."
+                )
+            result.stale = stale or []
         present = [(c, e) for c in CATEGORIES for e in workspace.actor(c).snapshot.entries]
         workspace.usage.forget_missing(present)
         # Security and Instruction entries go into every prompt block, which is use that no
@@ -496,14 +509,16 @@ class Methods:
         )
 
 
-async def _stale(workspace: Workspace, apply: bool) -> list[p.StaleInfo]:
+async def _stale(workspace: Workspace, apply: bool) -> list[p.StaleInfo] | None:
     """The entries every citation of which is gone from the code (`cleanup`'s
     `every_citation_gone`), archived when `apply` (an entry without a slug, or changed
-    meanwhile, is only proposed); none when the check does not finish in time."""
+    meanwhile, is only proposed); None when the check does not finish in time. Before
+    archiving, the code is looked at again in full (the cache may miss a file created
+    untracked)."""
     try:
-        checked = await workspace.code.current()
+        checked = await workspace.code.current(full=apply)
     except RpcError:
-        return []
+        return None
     stale: list[p.StaleInfo] = []
     for category, entry in checked.entries:
         verdict = checked.verdict(category, entry)
@@ -531,7 +546,7 @@ class _Checks:
         self.code = workspace.code
         self.unchecked = False
 
-    def of(self, key: object, entry: Entry) -> wire.Checked:
+    def of(self, key: object, entry: Entry) -> wire.StatusNote:
         """The status and stale note of the entry `entry` found under `key`."""
         if not isinstance(key, Category):
             return (None, "")
@@ -545,7 +560,7 @@ class _Checks:
         """The stale note of one of the workspace's entries ("" when current or unchecked)."""
         return self.of(category, entry)[1]
 
-    def placed(self, placed: prompt_block.Placed) -> wire.Checked:
+    def placed(self, placed: prompt_block.Placed) -> wire.StatusNote:
         """The status and note of an entry of the prompt block."""
         if placed.category is None or placed.source != "memory":
             return (None, "")

@@ -358,12 +358,12 @@ def query_hit(
     *,
     memory_dir: str,
     chunk: Chunk | None = None,
-    checked: Checked = (None, ""),
+    checked: StatusNote = (None, ""),
 ) -> p.QueryHit:
     """One query result, saying where it lives: the workspace's memory (`path` relative to the
     workspace), the user-wide one (`path` absolute, in its `memory_dir`) or a read-only source
     (`chunk` given: its path, the chunk's lines and its own text); `checked` is its status
-    against the code it cites and the stale note (`check_status`)."""
+    against the code it cites and the stale note."""
     source = origin(key)
     if chunk is not None:
         assert not isinstance(key, Category)
@@ -409,7 +409,7 @@ def context_result(
     unreadable: list[p.FileProblem],
     root: str,
     loading: p.SemanticLoading | None,
-    checked: Callable[[Placed], Checked] = lambda placed: (None, ""),
+    checked: Callable[[Placed], StatusNote] = lambda placed: (None, ""),
 ) -> p.ContextResult:
     """Return the wire form of a prompt's memory block (`memd.core.search.prompt_block`);
     `checked` gives each placed entry's status and stale note."""
@@ -440,13 +440,8 @@ def context_result(
     )
 
 
-Checked = tuple[p.CheckStatus | None, str]
+StatusNote = tuple[p.CheckStatus | None, str]
 """An entry's status against the code it cites (None: not checked yet) and its stale note."""
-
-
-def check_status(check: EntryCheck | None, note: str) -> Checked:
-    """The status and note a query hit or a context entry carries ((None, "") unchecked)."""
-    return (None, "") if check is None else (check.status, note)
 
 
 def checked_entry(

@@ -8,11 +8,16 @@ Rules:
   the number of entries), and a new tree state drops them all.
 - A gather (`code_facts.gather`, with `baselines` and the pure `check_entry`) runs in a worker
   thread, one at a time per workspace, bounded by `GATHER_TIMEOUT` seconds; a gather at the
-  same tree state asks only about the entries not in the cache (incremental).
+  same tree state asks only about the entries not in the cache (incremental). A gather that
+  ran over its time (or outlived its workspace's `stop`) is left to finish in its thread, and
+  no new one starts for that root until it has (`ServerBusy` meanwhile): abandoned threads
+  never pile up.
 - `check` (`current`) waits for an up-to-date result: it gathers again when the tree state
   changed (a commit, a checkout, the index, an edited tracked file) or the last full gather is
   older than `CHECK_FRESH_SECONDS` (`NO_GIT_CHECK_FRESH_SECONDS` without git, where nothing
-  cheaper says the code changed), else only the entries not checked yet.
+  cheaper says the code changed), else only the entries not checked yet. Before anything is
+  archived for its verdict (`cleanup --apply`), `current(full=True)` gathers everything again:
+  the tree state does not see a file created untracked.
 - `query` and `context` never wait (`verdict`, `wake`): they read the cache (an entry not in
   it has no status) and, when it may be out of date (the tree state not looked at within
   `LOOK_SECONDS`, or an entry not checked yet), wake `run`, the workspace's background task,
@@ -33,7 +38,9 @@ from __future__ import annotations
 import contextlib
 import datetime
 import functools
+import threading
 import time
+from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import NamedTuple
 
@@ -166,6 +173,32 @@ def gather_verdicts(
     return Checked(state, lines, cache, git, at, wall, tuple(entries))
 
 
+_running: Counter[str] = Counter()
+"""The roots with a gather running in a worker thread now (abandoned ones included)."""
+_running_lock = threading.Lock()
+
+
+def _gather_counted(
+    root: str, entries: Sequence[tuple[Category, Entry]], previous: Checked, full: bool
+) -> Checked:
+    """`gather_verdicts`, counted in `_running` while it runs (in its worker thread)."""
+    with _running_lock:
+        _running[root] += 1
+    try:
+        return gather_verdicts(root, entries, previous, full=full)
+    finally:
+        with _running_lock:
+            _running[root] -= 1
+            if not _running[root]:
+                del _running[root]
+
+
+def gathering(root: str) -> bool:
+    """Whether a gather of `root` runs in a worker thread now."""
+    with _running_lock:
+        return root in _running
+
+
 class CodeCheck:
     """The citation check of the workspace at `root` (see the module rules); `entries` gives
     its memory entries now. `gathers` counts the gathers taken."""
@@ -195,14 +228,15 @@ class CodeCheck:
         if unchecked or now - self._looked_at >= LOOK_SECONDS:
             self._wanted.set()
 
-    async def current(self) -> Checked:
-        """An up-to-date check of every entry (waits for a gather when needed).
+    async def current(self, *, full: bool = False) -> Checked:
+        """An up-to-date check of every entry (waits for a gather when needed); `full`: gather
+        everything again whatever the cache holds.
 
         Raises:
             ServerBusy: the gather took longer than `GATHER_TIMEOUT` seconds.
         """
         fresh = CHECK_FRESH_SECONDS if self.last.state else NO_GIT_CHECK_FRESH_SECONDS
-        full = time.monotonic() - self.last.at >= fresh
+        full = full or time.monotonic() - self.last.at >= fresh
         return await self._gather(full=full)
 
     async def run(self) -> None:
@@ -234,13 +268,18 @@ class CodeCheck:
     async def _gather(self, *, full: bool) -> Checked:
         """Gather in a worker thread (one at a time) and make the result the cache."""
         async with self._lock:
+            if gathering(self.root):  # only an abandoned one can run now: never a second
+                raise ServerBusy(
+                    "An earlier check of this workspace's code is still running after "
+                    f"{GATHER_TIMEOUT:.0f} s; try again in a minute."
+                )
             entries = list(self.entries())
             previous = self.last
             started = time.monotonic()
             try:
                 with anyio.fail_after(GATHER_TIMEOUT):
                     checked = await anyio.to_thread.run_sync(
-                        functools.partial(gather_verdicts, self.root, entries, previous, full=full),
+                        functools.partial(_gather_counted, self.root, entries, previous, full),
                         abandon_on_cancel=True,
                     )
             except TimeoutError:

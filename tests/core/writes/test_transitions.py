@@ -11,7 +11,7 @@ from memd.core.format.mdformat import Document
 from memd.core.writes import transitions
 from memd.core.writes.judge import Relation
 from memd.core.writes.transitions import Delete, DeleteOutcome, Store, StoreOutcome
-from memd_client.errors import InvalidEntry
+from memd_client.errors import EntryNotFound, InvalidEntry
 
 CAT = Category.DECISION
 
@@ -171,6 +171,37 @@ def test_a_delete_naming_content_removes_only_an_entry_still_saying_it() -> None
         CAT, doc, Delete(slug="gone", content="Cites `src/gone.ts` for the value.", reason=reason)
     )
     assert [(a.slug, a.reason) for a in result.archived] == [("gone", reason)]
+
+
+def test_a_store_naming_what_it_replaces_updates_only_an_entry_still_saying_it() -> None:
+    old = "The client lives in `src/old.ts` only."
+    doc, _ = _store(None, old, slug="http")
+    fix = Store(content="The client lives in `src/new.ts` only.", slug="http", replaces=old)
+    done = transitions.apply(CAT, doc, fix)
+    assert isinstance(done.outcome, StoreOutcome) and done.outcome.action == "updated"
+    assert [a.content for a in done.archived] == [old]  # the old line goes to the archive
+    edited, _ = _store(doc, "The client lives in `lib/client.ts` now.", slug="http")
+    with pytest.raises(EntryNotFound, match=r"\[http\] was edited or removed since it was read"):
+        transitions.apply(CAT, edited, fix)  # someone's edit is never overwritten
+    removed = transitions.apply(CAT, doc, Delete(slug="http")).doc
+    with pytest.raises(EntryNotFound):
+        transitions.apply(CAT, removed, fix)  # nor is a removed entry brought back
+    with pytest.raises(InvalidEntry, match="needs that entry's slug"):
+        transitions.apply(CAT, doc, Store(content="Anything at all here.", replaces=old))
+
+
+def test_a_store_replacing_a_later_entry_of_a_shared_slug_leaves_the_first_alone() -> None:
+    doc, _ = _store(None, "The first says one thing here.", slug="twin")
+    doc, _ = _store(doc, "The second says `src/old.ts` here.", slug="other")
+    text = _text(doc).replace("[other]", "[twin]")  # two entries share a slug (a hand edit)
+    doc = mdformat.parse(text)
+    fix = Store(
+        content="The second says `src/new.ts` here.",
+        slug="twin",
+        replaces=("The second says `src/old.ts` here."),
+    )
+    with pytest.raises(EntryNotFound):
+        transitions.apply(CAT, doc, fix)
 
 
 def test_delete_of_a_missing_slug_changes_nothing() -> None:

@@ -22,6 +22,7 @@ from memd.server.workspaces import code_check
 from memd.server.workspaces.code_check import NOTHING, CodeCheck, gather_verdicts
 from memd.server.workspaces.registry import Registry
 from memd_client import protocol as p
+from memd_client.errors import ServerBusy
 from tests.git_env import git_env
 from tests.polling import until
 
@@ -187,4 +188,66 @@ async def test_a_workspace_in_use_is_looked_at_again_without_a_read(
             hit = (await methods.query(query, None)).results[0]  # type: ignore[arg-type]
             assert hit.status == "stale"
             assert hit.stale.endswith("moved to src/parser.py")
+        registry.close()
+
+
+async def test_a_gather_over_its_time_is_never_joined_by_a_second_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    released = threading.Event()
+    calls: list[str] = []
+
+    def stuck(root: str, anchors: Iterable[Anchor], baselines: Iterable[str] = ()) -> CodeFacts:
+        calls.append(root)
+        released.wait(30)
+        return CodeFacts(git=False)
+
+    monkeypatch.setattr(code_facts, "gather", stuck)
+    monkeypatch.setattr(code_check, "GATHER_TIMEOUT", 0.05)
+    entries = [(QUIRK, _entry(3, "See `src/a.py` first."))]
+    check = CodeCheck(str(tmp_path), lambda: entries)
+    with pytest.raises(ServerBusy, match="took over"):
+        await check.current()
+    await until(lambda: calls == [str(tmp_path)])
+    again = CodeCheck(str(tmp_path), lambda: entries)  # the workspace unloaded and came back
+    for checker in (check, again):
+        with pytest.raises(ServerBusy, match=r"still running .* try again in a minute"):
+            await checker.current()
+    assert calls == [str(tmp_path)]  # no second thread while the first one runs
+    released.set()
+    await until(lambda: not code_check.gathering(str(tmp_path)))
+    monkeypatch.setattr(code_check, "GATHER_TIMEOUT", 30.0)
+    assert (await check.current()).verdict(*entries[0]) is not None
+    assert len(calls) == 2
+
+
+async def test_cleanup_says_so_when_the_check_does_not_finish(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    released = threading.Event()
+
+    def stuck(root: str, anchors: Iterable[Anchor], baselines: Iterable[str] = ()) -> CodeFacts:
+        released.wait(30)
+        return CodeFacts(git=False)
+
+    monkeypatch.setattr(code_facts, "gather", stuck)
+    monkeypatch.setattr(code_check, "GATHER_TIMEOUT", 0.05)
+    async with anyio.create_task_group() as services:
+        registry = Registry(services, clock=time.time)
+        methods = Methods(registry, started=0.0, socket_path="unused")
+        root = str(tmp_path)
+        with registry.leases():
+            content = "The parser sits in `src/parse.py` today."
+            await methods.store(
+                p.StoreParams(workspace=root, category="Quirk", content=content, slug="parse"),
+                None,  # type: ignore[arg-type]
+            )
+            applied = await methods.cleanup(
+                p.CleanupParams(workspace=root, apply=True),
+                None,  # type: ignore[arg-type]
+            )
+            assert applied.stale == []
+            assert "did not finish in time, so no stale memory was proposed" in applied.message
+            released.set()
+            await until(lambda: not code_check.gathering(root))
         registry.close()
