@@ -61,6 +61,7 @@ def store(
     dry_run: bool,
     scope: p.Scope = "project",
     replaces: str | None = None,
+    reason: str | None = None,
 ) -> Call:
     """Prepare a `store` request."""
     params = p.StoreParams(
@@ -71,6 +72,7 @@ def store(
         dry_run=dry_run,
         scope=scope,
         replaces=replaces,
+        reason=reason,
     )
     return Call("store", params, p.StoreResult)
 

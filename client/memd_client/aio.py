@@ -143,13 +143,15 @@ class AsyncClient(ClientBase):
         workspace: str | os.PathLike[str] | None = None,
         scope: p.Scope = "project",
         replaces: str | None = None,
+        reason: str | None = None,
     ) -> p.StoreResult:
         """Store a memory; see docs/write-decisions.md (store rules) for the dedup rules. `scope`
         "global" stores it in the user-wide memory, searched from every project. `replaces`
         (with `slug`): update that entry only if it still says exactly this, else raise
-        `EntryNotFound` and store nothing."""
+        `EntryNotFound` and store nothing. `reason`: why the text an update replaces goes to
+        the archive (its archive line says so)."""
         ws = _calls.workspace_path(workspace, self.workspace)
-        call = _calls.store(ws, category, content, slug, dry_run, scope, replaces)
+        call = _calls.store(ws, category, content, slug, dry_run, scope, replaces, reason)
         result: p.StoreResult = await self.call(call)
         return result
 

@@ -31,6 +31,8 @@ from memd_client.errors import ErrorObject
 
 MAX_QUERY_LIMIT = 20
 DEFAULT_QUERY_LIMIT = 10
+MAX_ARCHIVE_REASON = 300
+"""The longest archive reason a store may give (`StoreParams.reason`)."""
 
 RequestId = int | str | None
 
@@ -141,6 +143,9 @@ class StoreParams(_Params):
     replaces: str | None = None
     """With `slug`: update that entry only if it still says exactly this (the text the caller
     read); else nothing is stored and the error is `EntryNotFound`."""
+    reason: Annotated[str, Meta(max_length=MAX_ARCHIVE_REASON)] | None = None
+    """Why the text an update replaces goes to the archive, in the caller's words (its archive
+    line says so; `memd check --fix` names the moved citation); one line."""
 
 
 StoreAction = Literal["stored", "updated", "skipped"]

@@ -239,7 +239,11 @@ def _fix(client: Client, entry: p.CheckedEntry) -> tuple[str, str]:
     assert entry.fix is not None
     try:
         stored = client.store(
-            category=entry.category, content=entry.fix, slug=entry.slug, replaces=entry.content
+            category=entry.category,
+            content=entry.fix,
+            slug=entry.slug,
+            replaces=entry.content,
+            reason=f"fixed by memd check --fix: {entry.note}",
         )
     except EntryNotFound:
         return (

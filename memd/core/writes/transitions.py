@@ -74,6 +74,9 @@ class Store(msgspec.Struct, frozen=True, kw_only=True, tag=True):
     carries one either way."""
     replaces: str | None = None
     """With `slug`: update the entry only if it still says exactly this (see the store rules)."""
+    reason: str | None = None
+    """Why the text an update replaces is archived, in the caller's words (else the store
+    decision's own)."""
 
 
 class Delete(msgspec.Struct, frozen=True, kw_only=True, tag=True):
@@ -253,15 +256,22 @@ def apply(category: Category, doc: Document | None, command: Command) -> Transit
     return Transition(doc=new_doc, outcome=result, archived=tuple(batch.archived))
 
 
-def _replaced(category: Category, outcome: StoreOutcome) -> tuple[ArchivedEntry, ...]:
-    """Return the archive record for the text an update replaced (nothing is silently lost)."""
+def _replaced(
+    category: Category, outcome: StoreOutcome, given: str | None = None
+) -> tuple[ArchivedEntry, ...]:
+    """Return the archive record for the text an update replaced (nothing is silently lost),
+    with the caller's reason (`given`, on one line) or the store decision's."""
     old = outcome.matched
     if outcome.action != "updated" or old is None or outcome.dry_run:
         return ()
-    how = "replaced by a contradicting entry" if outcome.conflict else "updated"
-    reason = f"{how} as [{outcome.slug}]"
-    if outcome.relation is not None:
-        reason += f" ({ARCHIVE_REASONS.get(outcome.relation, 'set by slug')})"
+    if given is not None and given.strip():
+        said = " ".join(given.split()).replace("|", "/")  # " | " separates the archive line
+        reason = f"{said} (updated as [{outcome.slug}])"
+    else:
+        how = "replaced by a contradicting entry" if outcome.conflict else "updated"
+        reason = f"{how} as [{outcome.slug}]"
+        if outcome.relation is not None:
+            reason += f" ({ARCHIVE_REASONS.get(outcome.relation, 'set by slug')})"
     return (ArchivedEntry(category=category, slug=old.slug, content=old.content, reason=reason),)
 
 
@@ -355,7 +365,7 @@ def _store_clean(
     if slug is not None:
         existing = editor.first_with_slug(slug)
         if existing is not None:
-            return _upsert_existing(category, editor, existing, content, command.dry_run)
+            return _upsert_existing(category, editor, existing, content, command)
         return _store_new_slug(editor, slug, content, command)
     match = editor.match(content)
     if match.verdict is Verdict.SKIP and match.entry is not None:
@@ -366,7 +376,7 @@ def _store_clean(
             editor.replace(match.entry, new_slug, content)
         written = Entry(line=match.entry.line, slug=new_slug, content=content)
         outcome = _outcome(count, "updated", written, match, command)
-        return outcome, _replaced(category, outcome)
+        return outcome, _replaced(category, outcome, command.reason)
     return _insert(editor, derive_slug(content, editor.taken), content, match, command)
 
 
@@ -417,8 +427,9 @@ def _check_replaces(editor: CatalogEditor, slug: str | None, replaces: str) -> N
 
 
 def _upsert_existing(
-    category: Category, editor: CatalogEditor, existing: Entry, content: str, dry_run: bool
+    category: Category, editor: CatalogEditor, existing: Entry, content: str, asked: Store
 ) -> tuple[StoreOutcome, tuple[ArchivedEntry, ...]]:
+    dry_run = asked.dry_run
     command = Store(content=content, slug=existing.slug, dry_run=dry_run)
     count = editor.count
     match = Match.of(existing, judge(existing.content, content))
@@ -430,7 +441,7 @@ def _upsert_existing(
         editor.replace(existing, existing.slug, content)
     written = Entry(line=existing.line, slug=existing.slug, content=content)
     outcome = _outcome(count, "updated", written, match, command)
-    return outcome, _replaced(category, outcome)
+    return outcome, _replaced(category, outcome, asked.reason)
 
 
 def _outcome(

@@ -127,6 +127,7 @@ class Methods:
             slug=params.slug,
             dry_run=params.dry_run,
             replaces=params.replaces,
+            reason=params.reason,
         )
 
     async def _store_into(
@@ -138,6 +139,7 @@ class Methods:
         slug: str | None = None,
         dry_run: bool = False,
         replaces: str | None = None,
+        reason: str | None = None,
     ) -> p.StoreResult:
         """The one store path (`store`, `extract` with `store`): the category's actor decides
         and writes (`transitions.store`), and a stored entry is recorded in the usage sidecar
@@ -148,6 +150,7 @@ class Methods:
             slug=slug,
             dry_run=dry_run,
             replaces=replaces,
+            reason=reason,
             max_length=self.registry.limits.max_entry_chars,
             allow_secrets=self.registry.limits.allow_secrets,
         )

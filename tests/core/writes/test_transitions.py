@@ -204,6 +204,26 @@ def test_a_store_replacing_a_later_entry_of_a_shared_slug_leaves_the_first_alone
         transitions.apply(CAT, doc, fix)
 
 
+def test_an_update_archives_the_old_text_with_the_callers_reason() -> None:
+    """A caller that says why it replaces an entry (memd check --fix) gets its words in the
+    archive line, on one line and without the line's separator; without one, the store
+    decision's own reason."""
+    old = "The client lives in `src/old.ts` only."
+    doc, _ = _store(None, old, slug="http")
+    fix = Store(
+        content="The client lives in `src/new.ts` only.",
+        slug="http",
+        replaces=old,
+        reason="fixed by memd check --fix: cites src/old.ts | moved\nto src/new.ts",
+    )
+    done = transitions.apply(CAT, doc, fix)
+    assert [a.reason for a in done.archived] == [
+        "fixed by memd check --fix: cites src/old.ts / moved to src/new.ts (updated as [http])"
+    ]
+    plain = transitions.apply(CAT, doc, Store(content="The client lives in `lib/`.", slug="http"))
+    assert plain.archived and "fixed by" not in plain.archived[0].reason
+
+
 def test_delete_of_a_missing_slug_changes_nothing() -> None:
     doc, _ = _store(None, "Keep me around.", slug="keep")
     result = transitions.apply(CAT, doc, Delete(slug="nope"))
