@@ -202,7 +202,9 @@ def _check(client: Client, args: argparse.Namespace) -> Outcome:
     fixed: dict[tuple[str, int], str] = {}
     if args.fix:
         fixes = [e for e in result.entries if e.status == "stale" and e.fix is not None]
-        slugs = Counter((e.category, e.slug) for e in result.entries if e.slug is not None)
+        slugs: Counter[tuple[str, str | None]] = Counter(
+            (e.category, e.slug) for e in result.entries if e.slug is not None
+        )
         for entry in fixes:
             done, problem = _fix(client, entry, shared=slugs[(entry.category, entry.slug)] > 1)
             fixed[(entry.file, entry.line)] = done
