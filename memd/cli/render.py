@@ -93,20 +93,28 @@ def _stale(hit: p.QueryHit) -> str:
 
 def render_check(result: p.CheckResult, fixed: dict[tuple[str, int], str] | None = None) -> str:
     """Return a check: each stale entry (they come first) with what is wrong and the fix it
-    suggests (or, with `fixed`, what `--fix` did to it), then one line of counts. Entries that
-    are current or cite nothing are only counted."""
+    suggests (or, with `fixed`, what `--fix` did to it: "fixed: now ..." or "not fixed: ..."),
+    each entry `--fix` fixed that is no longer stale ("fixed  file:line  its text now"), then
+    one line of counts. Entries that are current or cite nothing are only counted."""
+    done_by_place = fixed or {}
     lines: list[str] = []
+    shown: set[tuple[str, int]] = set()
     for entry in result.entries:
         if entry.status != "stale":
             continue
         text = entry_text(entry.category, entry.slug, entry.content)
         lines.append(f"stale  {entry.file}:{entry.line}  {text}")
         lines.append(f"       {entry.note}")
-        done = (fixed or {}).get((entry.file, entry.line))
+        done = done_by_place.get((entry.file, entry.line))
         if done is not None:
             lines.append(f"       {done}")
+            shown.add((entry.file, entry.line))
         elif entry.fix is not None:
             lines.append(f"       fix: {entry.fix}  (memd check --fix)")
+    for (file, line), done in done_by_place.items():
+        if (file, line) not in shown:
+            outcome, _, what = done.partition(": now ")
+            lines.append(f"{outcome}  {file}:{line}  {what}" if what else f"{file}:{line}  {done}")
     lines.append(check_counts(result))
     return "\n".join(lines)
 

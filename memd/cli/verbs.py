@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import shlex
 import sys
+from collections import Counter
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
@@ -208,8 +209,11 @@ def _check(client: Client, args: argparse.Namespace) -> Outcome:
     fixed: dict[tuple[str, int], str] = {}
     if args.fix:
         fixes = [e for e in result.entries if e.status == "stale" and e.fix is not None]
+        slugs: Counter[tuple[str, str | None]] = Counter(
+            (e.category, e.slug) for e in result.entries if e.slug is not None
+        )
         for entry in fixes:
-            done, problem = _fix(client, entry)
+            done, problem = _fix(client, entry, shared=slugs[(entry.category, entry.slug)] > 1)
             fixed[(entry.file, entry.line)] = done
             problems += [problem] if problem else []
         if fixes:
@@ -224,17 +228,25 @@ def _check(client: Client, args: argparse.Namespace) -> Outcome:
     )
 
 
-def _fix(client: Client, entry: p.CheckedEntry) -> tuple[str, str]:
+def _fix(client: Client, entry: p.CheckedEntry, *, shared: bool) -> tuple[str, str]:
     """Store one entry's fix in its place (what was done, and what went wrong, "" if nothing),
     only if the entry still says what was checked (`replaces`): an entry edited or removed
     since is left as it is. An entry without a slug is left too: a store without one could
-    land beside it."""
+    land beside it; so is one whose slug another entry of its category has (`shared`): a
+    store by that slug could replace the other one."""
     where = f"{entry.file}:{entry.line}"
     if entry.slug is None:
         return (
             "not fixed: it has no slug",
             f"{where} was not fixed: it has no slug to update it by; run `memd cleanup "
             "--apply` to give it one, then `memd check --fix` again.",
+        )
+    if shared:
+        return (
+            f"not fixed: another entry has its slug [{entry.slug}]",
+            f"{where} was not fixed: another {entry.category} entry has its slug "
+            f"[{entry.slug}], so an update by slug could replace that one; give one of them "
+            "a slug of its own in the file, then run `memd check --fix` again.",
         )
     assert entry.fix is not None
     try:

@@ -54,3 +54,17 @@ def test_after_fix_it_says_what_was_done_and_without_git_it_says_so() -> None:
         "0 memories checked: 0 stale, 0 current, 0 citing nothing memd can check "
         "(no git here: symbols cannot be checked)"
     )
+
+
+def test_an_entry_fixed_and_current_now_is_listed_as_fixed() -> None:
+    after = p.CheckResult(
+        entries=[_entry("moved", "ok")],
+        counts=p.CheckCounts(ok=1),
+        checked_at="2026-11-28T00:00:00+00:00",
+        git=True,
+    )
+    done = {("decisions.md", 3): "fixed: now [Decision] [moved] moved text in `src/new.ts`"}
+    assert render_check(after, done).splitlines() == [
+        "fixed  decisions.md:3  [Decision] [moved] moved text in `src/new.ts`",
+        "1 memory checked: 0 stale, 1 current, 0 citing nothing memd can check",
+    ]

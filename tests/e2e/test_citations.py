@@ -184,6 +184,10 @@ def test_a_renamed_file_is_moved_and_fixed_through_the_write_path(
 
     fixed = memd("check", "--fix", cwd=repo, daemon=daemon)
     assert fixed.returncode == 0, fixed.stdout + fixed.stderr
+    # It says what it fixed, though the entry is current by then.
+    assert fixed.stdout.splitlines()[0] == (
+        "fixed  decisions.md:5  [Decision] [http] The HTTP client lives in `src/new.ts` only."
+    )
     text = (repo / ".memory" / "decisions.md").read_text()
     assert "- [http] The HTTP client lives in `src/new.ts` only." in text
     assert "src/old.ts" not in text
@@ -191,6 +195,29 @@ def test_a_renamed_file_is_moved_and_fixed_through_the_write_path(
         "[http] The HTTP client lives in `src/old.ts` only."
         in (repo / ".memory" / "archive.md").read_text()
     )
+
+
+def test_fix_leaves_an_entry_whose_slug_another_entry_has(
+    daemon: DaemonProcess, repo: Path
+) -> None:
+    """A store by a slug two entries share could replace the other, current entry: --fix
+    leaves both as they are and says why."""
+    memory = repo / ".memory"
+    memory.mkdir()
+    current = "- [client] Prefer tabs in `src/stays.ts` only.\n"
+    stale = "- [client] The HTTP client lives in `src/old.ts` only.\n"
+    (memory / "quirks.md").write_text("# Quirks\n\nQuirks.\n\n" + current + stale)
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-q", "-m", "memory")
+    _git(repo, "mv", "src/old.ts", "src/new.ts")
+    _git(repo, "commit", "-q", "-m", "rename")
+    before = (memory / "quirks.md").read_text()
+
+    fixed = memd("check", "--fix", cwd=repo, daemon=daemon)
+    assert fixed.returncode == 1, fixed.stdout + fixed.stderr
+    assert "quirks.md:6 was not fixed: another Quirk entry has its slug [client]" in fixed.stderr
+    assert (memory / "quirks.md").read_text() == before
+    assert not (memory / "archive.md").exists()
 
 
 def test_without_git_a_path_gone_from_an_existing_directory_is_missing(
@@ -239,7 +266,7 @@ def test_fix_never_overwrites_a_line_edited_after_the_check(
         )
         decisions.write_text(edited)  # a person's edit lands between the check and the fix
 
-        done, problem = verbs._fix(client, entry)
+        done, problem = verbs._fix(client, entry, shared=False)
 
     assert done == "not fixed: it changed since the check"
     assert "[http] was edited or removed since the check; run `memd check` again" in problem

@@ -35,6 +35,8 @@ Kinds (the `Anchor.key` and `words` each gets are described in `model.Anchor`):
   plugins: `build`, `test`, `nextest`, ...), and `<cli> <subcommand>` for any other tool not
   in `_TOOLS` (judged against the repo's own CLIs, unverifiable elsewhere). A leading
   `VAR=value` is read as an env var, then skipped; paths among a command's arguments count.
+  A span whose first word has a `/` but is no script (`src/my file.ts`, a name with a space)
+  is not a command: it cites nothing (its last word alone, `file.ts`, is another file).
 - config: `[tool.x] key`, `[section]`, `key = value`, and a lowercase dotted name (`a.b.c`)
   in a clause that names a config file or settings; words are the key's parts.
 - env: `$DATABASE_URL`, `${X}`, `${X:-default}`, `X=value`, and an ALL_CAPS name with an `_`
@@ -423,6 +425,8 @@ def _run(
         yield from _paths([(w, a) for w, a in rest if not w.startswith("-")][:1])
     elif runner.startswith(_SCRIPT_PREFIXES) or _extension(runner) in _EXTENSIONS:
         yield from _paths([(runner, at)])
+    elif "/" in runner:
+        return  # a path with a space (`src/my file.ts`), not a command: its words cite nothing
     else:
         yield from _paths(rest)
         cli = re.compile(r"[a-z][\w-]*")

@@ -173,12 +173,13 @@ def _symbols_moved(checks: list[AnchorCheck], facts: CodeFacts) -> list[AnchorCh
 
 def stale_note(check: EntryCheck) -> str:
     """Return one sentence saying what is wrong with a stale entry and the fix ("" for any
-    other): "cites src/old.ts, which no longer exists; moved to src/new.ts"."""
+    other): "cites src/old.ts, which no longer exists; moved to src/new.ts". A citation the
+    entry repeats is said once."""
     if check.status != "stale":
         return ""
     cited = next((c.anchor for c in check.anchors if c.anchor.kind == "path"), None)
     parts = [_note(c, cited) for c in check.anchors if c.status in ("missing", "moved")]
-    return "; ".join(parts)
+    return "; ".join(dict.fromkeys(parts))
 
 
 def _note(check: AnchorCheck, cited: Anchor | None) -> str:

@@ -113,6 +113,8 @@ def test_citations_found(content: str, expected: list[tuple[str, str]]) -> None:
         "e.g. at 9 a.m. in the U.S. office.",
         # code that is not a citation
         "`x == y` `a => b` `const total = 1` `if count > 0`",
+        # a path with a space: its last word alone is another file
+        "Edit `src/my file.ts` by hand; the notes are in `docs/Read Me.md`.",
     ],
 )
 def test_never_citations(content: str) -> None:

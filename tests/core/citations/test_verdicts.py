@@ -171,6 +171,13 @@ def test_entry_statuses_and_notes() -> None:
     assert stale_note(check_entry(anchors_of("`x.py`"), CodeFacts(git=True))) == ""
 
 
+def test_a_citation_repeated_in_an_entry_is_noted_once() -> None:
+    facts = CodeFacts(git=True, paths={"src/old.ts": PathFact(known=True, moved_to="src/new.ts")})
+    check = check_entry(anchors_of("Edit `src/old.ts`; its tests sit beside `src/old.ts`."), facts)
+    assert [c.status for c in check.anchors] == ["moved", "moved"]
+    assert stale_note(check) == "cites src/old.ts, which no longer exists; moved to src/new.ts"
+
+
 @pytest.mark.parametrize(
     ("content", "moved_to", "fixed"),
     [
