@@ -693,6 +693,9 @@ class CheckResult(_Result):
     """The workspace is in a git work tree (without git, symbols are unverifiable)."""
     unreadable: list[FileProblem] = []
     """The category files that could not be read, so were not checked."""
+    problem: str = ""
+    """Why the check could say less than it should, one sentence ("" when nothing went wrong):
+    git could not read the repository, so nothing could be found stale from its history."""
 
 
 # ---------------------------------------------------------------------------- extract

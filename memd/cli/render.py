@@ -128,7 +128,9 @@ def check_counts(result: p.CheckResult) -> str:
         f"{total} {noun} checked: {counts.stale} stale, {counts.ok} current, "
         f"{counts.none} citing nothing memd can check"
     )
-    return line if result.git else f"{line} (no git here: symbols cannot be checked)"
+    if not result.git:
+        line = f"{line} (no git here: symbols cannot be checked)"
+    return f"{line}\n{result.problem}" if result.problem else line
 
 
 def _matched(match: str) -> str:

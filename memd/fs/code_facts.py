@@ -52,6 +52,7 @@ import hashlib
 import os
 import re
 import selectors
+import shutil
 import stat
 import subprocess
 import threading
@@ -719,6 +720,7 @@ def gather(root: str, anchors: Iterable[Anchor], baselines: Iterable[str] = ()) 
         walk = _walk(root)
         return CodeFacts(
             git=True,
+            problem=_git_failed(),
             paths={
                 k: PathFact(found=f.found, ignored=f.ignored)
                 for k, f in _paths_walk(root, keys, walk).items()
@@ -732,6 +734,20 @@ def gather(root: str, anchors: Iterable[Anchor], baselines: Iterable[str] = ()) 
         paths=_paths_walk(root, keys, walk),
         words=_words_walk(root, words, walk),
         targets=_targets(root, walk.files),
+    )
+
+
+def _git_failed() -> str:
+    """What to tell the person when `git ls-files` failed in a git work tree."""
+    if shutil.which("git", path=os.environ.get("PATH")) is None:
+        return (
+            "git is not on the daemon's PATH, so memd could not tell a removed file or symbol "
+            "from one that was never here; install git, or restart memd with it on PATH."
+        )
+    return (
+        "git could not read this repository (a corrupt or missing .git?), so memd could not "
+        "tell a removed file or symbol from one that was never here; run `git status` there "
+        "to see why."
     )
 
 

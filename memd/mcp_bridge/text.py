@@ -251,9 +251,11 @@ def render_check(result: p.CheckResult) -> str:
             lines.append(f"  suggested fix: {entry.fix}")
     if counts.stale:
         lines.append(
-            "Do not act on a stale memory as it stands: store the fix under its slug with "
-            "storeMemory, or ask the user whether it still holds."
+            "Do not act on a stale memory as it stands: ask the user to run `memd check --fix` "
+            "(it rewrites moved citations, never over an edit), or whether it still holds."
         )
+    if result.problem:
+        lines.append(result.problem)
     lines += unreadable_lines(result.unreadable)
     return printable("\n".join(lines))
 

@@ -56,6 +56,14 @@ def test_after_fix_it_says_what_was_done_and_without_git_it_says_so() -> None:
     )
 
 
+def test_a_check_that_could_not_use_git_says_so_under_the_counts() -> None:
+    problem = "git could not read this repository (a corrupt or missing .git?), so ..."
+    result = p.CheckResult(
+        entries=[], counts=p.CheckCounts(ok=2), checked_at="", git=True, problem=problem
+    )
+    assert render_check(result).splitlines()[-1] == problem
+
+
 def test_an_entry_fixed_and_current_now_is_listed_as_fixed() -> None:
     after = p.CheckResult(
         entries=[_entry("moved", "ok")],

@@ -382,7 +382,7 @@ async def test_daemon_errors_cleanup_and_context_in_the_clients_first_root(
         text, checked = await call(c, "memoryCheck", category="quirk")
         assert checked["counts"] == {"ok": 0, "stale": 1, "none": 1}
         assert f"{content} (quirks.md:" in text
-        assert "cites lib/parse.py, which no longer exists" in text and "storeMemory" in text
+        assert "cites lib/parse.py, which no longer exists" in text and "memd check --fix" in text
     assert not (second / ".memory").exists()
     assert "Tool 'storeMemory' failed" in (short_tmp / "bridge.log").read_text()  # INFO, stderr
 

@@ -139,6 +139,7 @@ def test_a_broken_git_degrades_to_unverifiable(repo: Path) -> None:
     facts = code_facts.gather(str(repo), [_path("src/old.py"), _word("removed_helper")], ["x"])
     assert not facts.paths["src/old.py"].known  # nothing known: nothing is found missing
     assert facts.known_words == {}
+    assert facts.problem.startswith("git could not read this repository")  # and it says so
     assert code_facts.baselines(str(repo), [".memory/decisions.md"]) == {}
 
 

@@ -116,6 +116,9 @@ class CodeFacts:
     words: Mapping[str, WordFact] = field(default_factory=dict)
     targets: Mapping[str, Targets] = field(default_factory=dict)
     known_words: Mapping[str, frozenset[str]] = field(default_factory=dict)
+    problem: str = ""
+    """Why the facts are thinner than they should be, in one sentence ("" when nothing went
+    wrong): git could not read the repository, so nothing could be known from its history."""
 
 
 @dataclass(frozen=True, slots=True)

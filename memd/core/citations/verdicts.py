@@ -56,13 +56,13 @@ MANIFESTS = {
 def check_anchor(anchor: Anchor, facts: CodeFacts, baseline: str = "") -> AnchorCheck:
     """Return one anchor's verdict against the facts (see the module rules)."""
     if anchor.kind == "path":
-        return _check_path(anchor, facts.paths.get(anchor.key))
+        return _check_path(anchor, facts.paths.get(anchor.key), facts.problem)
     if anchor.kind == "command":
         return _check_command(anchor, facts, baseline)
     return _check_words(anchor, anchor.words, facts, baseline)
 
 
-def _check_path(anchor: Anchor, fact: PathFact | None) -> AnchorCheck:
+def _check_path(anchor: Anchor, fact: PathFact | None, problem: str = "") -> AnchorCheck:
     if fact is None:
         return AnchorCheck(anchor, "unverifiable", f"{anchor.key} was not looked up")
     if fact.found:
@@ -74,6 +74,8 @@ def _check_path(anchor: Anchor, fact: PathFact | None) -> AnchorCheck:
         return AnchorCheck(anchor, "moved", evidence, fact.moved_to)
     if fact.known:
         return AnchorCheck(anchor, "missing", f"{anchor.key} no longer exists")
+    if problem:
+        return AnchorCheck(anchor, "unverifiable", f"{anchor.key} is not here; {problem}")
     return AnchorCheck(anchor, "unverifiable", f"{anchor.key} was never tracked here")
 
 
@@ -97,6 +99,8 @@ def _check_words(
         return AnchorCheck(
             anchor, "unverifiable", f"no tracked file has {gone[0]}; no git history to tell"
         )
+    if facts.problem:
+        return AnchorCheck(anchor, "unverifiable", f"no file has {gone[0]}; {facts.problem}")
     known = facts.known_words.get(baseline, frozenset())
     if any(word in known for word in gone):
         word = next(word for word in gone if word in known)
@@ -197,7 +201,7 @@ def _note(check: AnchorCheck, cited: Anchor | None) -> str:
             return f"cites `{anchor.text}`, but {manifest} has no {thing} {name} any more"
         return f"cites `{anchor.text}`, but {runner} has no {name} any more"
     if anchor.kind == "symbol":
-        return f"cites `{anchor.text}`, which no tracked file defines any more"
+        return f"cites `{anchor.text}`, which no tracked file mentions any more"
     return f"cites `{anchor.text}`, which no tracked file has any more"
 
 

@@ -460,6 +460,7 @@ class Methods:
             checked_at=code_check.checked_at(checked),
             root=workspace.root,
             git=checked.git,
+            problem=checked.problem,
             unreadable=unreadable,
         )
 

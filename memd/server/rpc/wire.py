@@ -477,6 +477,7 @@ def check_result(
     root: str,
     git: bool,
     unreadable: list[p.FileProblem],
+    problem: str = "",
 ) -> p.CheckResult:
     """The wire form of a workspace's check: stale entries first, then the others, each group in
     category and file order (as given), with the counts."""
@@ -493,6 +494,7 @@ def check_result(
         workspace=root,
         git=git,
         unreadable=unreadable,
+        problem=problem,
     )
 
 

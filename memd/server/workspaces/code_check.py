@@ -95,7 +95,7 @@ Key = tuple[str, str]
 class Checked(NamedTuple):
     """The cache after a gather: the tree state it was taken at, each line's baseline, the
     verdicts, whether the workspace is in git, when the last full gather was (monotonic and
-    wall clock), and the entries it checked."""
+    wall clock), the entries it checked, and what went wrong gathering (`CodeFacts.problem`)."""
 
     state: str
     baselines: dict[tuple[str, int], str]
@@ -104,6 +104,7 @@ class Checked(NamedTuple):
     at: float
     wall: float
     entries: tuple[tuple[Category, Entry], ...] = ()
+    problem: str = ""
 
     def verdict(self, category: Category, entry: Entry) -> Verdict | None:
         """One entry's verdict (None: not checked by this gather)."""
@@ -157,10 +158,11 @@ def gather_verdicts(
     anchored = {key: citation_anchors.anchors_of(key[0]) for key in wanted}
     every: list[Anchor] = [anchor for found in anchored.values() for anchor in found]
     git = previous.git if same else False
+    problem = previous.problem if same else ""
     new: dict[Key, Verdict] = {}
     if anchored:
         facts = code_facts.gather(root, every, sorted({key[1] for key in anchored}))
-        git = facts.git
+        git, problem = facts.git, facts.problem
         for key, found in anchored.items():
             check = verdicts.check_entry(found, facts, key[1])
             new[key] = Verdict(
@@ -170,7 +172,7 @@ def gather_verdicts(
         git = git_state.git_dir(root) is not None
     cache = {key: kept[key] if key in kept else new[key] for key in keys}
     at, wall = (previous.at, previous.wall) if same else (time.monotonic(), time.time())
-    return Checked(state, lines, cache, git, at, wall, tuple(entries))
+    return Checked(state, lines, cache, git, at, wall, tuple(entries), problem)
 
 
 _running: Counter[str] = Counter()

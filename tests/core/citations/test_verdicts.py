@@ -162,7 +162,7 @@ def test_entry_statuses_and_notes() -> None:
     assert stale_note(check) == "cites src/old.ts, which no longer exists; moved to src/new.ts"
     check = check_entry(anchors_of("Wrap writes in `withFileLock()`, run `npm run e2e`"), facts)
     assert stale_note(check) == (
-        "cites `withFileLock()`, which no tracked file defines any more; "
+        "cites `withFileLock()`, which no tracked file mentions any more; "
         "cites `npm run e2e`, but package.json has no script e2e any more"
     )
     check = check_entry(anchors_of("See `src/gone.ts`"), facts)
@@ -249,3 +249,19 @@ def test_an_entry_whose_every_citation_is_unverifiable_is_none_not_ok() -> None:
     check = check_entry(anchors_of(content), facts)
     assert check.status == "none"
     assert check.anchors and {c.status for c in check.anchors} == {"unverifiable"}
+
+
+def test_when_git_failed_the_evidence_says_so_instead_of_never_tracked() -> None:
+    """A path not found and a word not found are unverifiable when git could not read the
+    repository, and their evidence gives the reason, not a claim about the history."""
+    problem = "git could not read this repository; run `git status` there to see why."
+    facts = CodeFacts(
+        git=True,
+        paths={"src/old.ts": PathFact()},
+        words={"oldHelper": WordFact()},
+        problem=problem,
+    )
+    check = check_entry(anchors_of("See `src/old.ts` and `oldHelper()`."), facts)
+    assert check.status == "none"
+    assert [c.status for c in check.anchors] == ["unverifiable", "unverifiable"]
+    assert all(c.evidence.endswith(problem) for c in check.anchors)
