@@ -113,10 +113,12 @@ def measure(
                 client.context(text)
         times = {name: {"query": [], "context": []} for name in clients}  # type: ignore[var-annotated]
         end = time.monotonic() + budget_s
+        order = list(clients.items())
         while time.monotonic() < end or not times[next(iter(times))]["query"]:
+            order.reverse()  # each daemon goes first in every other round: no order bias
             for text in QUERIES:
                 for method in ("query", "context"):
-                    for name, client in clients.items():
+                    for name, client in order:
                         call = getattr(client, method)
                         times[name][method].append(_timed(lambda: call(text)))  # noqa: B023
     for name, methods in times.items():
