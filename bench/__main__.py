@@ -13,6 +13,7 @@ from types import ModuleType
 
 from bench import (
     big_file,
+    citation_reads,
     citations,
     coding_memory,
     fusion_sweep,
@@ -57,6 +58,7 @@ BENCHMARKS: tuple[ModuleType, ...] = (
     big_file,
     merge,
     citations,
+    citation_reads,
 )
 
 

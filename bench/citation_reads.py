@@ -25,7 +25,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -190,20 +190,48 @@ def run(
     return report
 
 
-def main() -> None:
+BEFORE_CHECK = "c5ade02"
+"""The last commit before the citation check: what `--against` defaults to (a `git archive` of
+it from this repository's history, when there is one)."""
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """`python -m bench.citation_reads [--quick] [--against DIR] [--budget S]`."""
     parser = argparse.ArgumentParser(prog="python -m bench.citation_reads", description=__doc__)
     parser.add_argument("--quick", action="store_true", help="a small repository, short budget")
-    parser.add_argument("--against", type=Path, help="an older memd tree to compare with")
-    parser.add_argument("--budget", type=float, help=f"seconds per daemon ({BUDGET_S})")
-    args = parser.parse_args()
-    quick = args.quick
-    run(
-        files=QUICK_FILES if quick else FILES,
-        entries=QUICK_ENTRIES if quick else ENTRIES,
-        budget_s=args.budget or (QUICK_BUDGET_S if quick else BUDGET_S),
-        against=args.against,
-        output=RESULTS_DIR / ("citation_reads-quick.json" if quick else "citation_reads.json"),
+    parser.add_argument(
+        "--against",
+        type=Path,
+        help=f"an older memd tree to compare with (default: {BEFORE_CHECK}, from git's history)",
     )
+    parser.add_argument("--budget", type=float, help=f"seconds per daemon ({BUDGET_S})")
+    args = parser.parse_args(argv)
+    quick = args.quick
+    with tempfile.TemporaryDirectory(prefix="memd-bench-before-", dir="/tmp") as scratch:
+        against = args.against or _tree_at(BEFORE_CHECK, Path(scratch))
+        run(
+            files=QUICK_FILES if quick else FILES,
+            entries=QUICK_ENTRIES if quick else ENTRIES,
+            budget_s=args.budget or (QUICK_BUDGET_S if quick else BUDGET_S),
+            against=against,
+            output=RESULTS_DIR / ("citation_reads-quick.json" if quick else "citation_reads.json"),
+        )
+
+
+def _tree_at(revision: str, directory: Path) -> Path | None:
+    """This repository's tree at `revision`, unpacked into `directory` (None: no such history,
+    e.g. a shallow clone; the run then measures this tree alone)."""
+    here = Path(__file__).resolve().parent.parent
+    archive = subprocess.run(
+        ["git", "-C", str(here), "archive", "--format=tar", revision],
+        capture_output=True,
+        check=False,
+    )
+    if archive.returncode != 0:
+        print(f"({revision} is not in this repository's history: measuring this tree alone)")
+        return None
+    subprocess.run(["tar", "-x", "-C", str(directory)], input=archive.stdout, check=True)
+    return directory
 
 
 if __name__ == "__main__":
