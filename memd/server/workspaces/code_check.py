@@ -155,7 +155,11 @@ def gather_verdicts(
         else {k: v for k, v in previous.verdicts.items() if not v.check.anchors}
     )
     wanted = dict.fromkeys(key for key in keys if key not in kept)  # in entry order
-    anchored = {key: citation_anchors.anchors_of(key[0]) for key in wanted}
+    # An entry's citations depend on its text alone: those of a verdict already held are kept.
+    cited = {
+        key[0]: tuple(c.anchor for c in v.check.anchors) for key, v in previous.verdicts.items()
+    }
+    anchored = {key: cited.get(key[0]) or citation_anchors.anchors_of(key[0]) for key in wanted}
     every: list[Anchor] = [anchor for found in anchored.values() for anchor in found]
     git = previous.git if same else False
     problem = previous.problem if same else ""

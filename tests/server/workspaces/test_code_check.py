@@ -13,6 +13,7 @@ from pathlib import Path
 import anyio
 import pytest
 
+from memd.core.citations import anchors as citation_anchors
 from memd.core.citations.model import Anchor, CodeFacts
 from memd.core.format.categories import Category
 from memd.core.format.mdformat import Entry
@@ -118,8 +119,17 @@ def test_a_new_tree_state_drops_every_verdict(
         entries=before.entries
     )  # same tree state: the cache holds
     state[0] = "HEAD:2"
+    read: list[str] = []
+    real_anchors_of = citation_anchors.anchors_of
+
+    def counted(content: str) -> tuple[Anchor, ...]:
+        read.append(content)
+        return real_anchors_of(content)
+
+    monkeypatch.setattr(citation_anchors, "anchors_of", counted)
     after = gather_verdicts(str(tmp_path), entries, before, full=False)
     assert after.verdict(*entries[0]).check.status == "stale"  # type: ignore[union-attr]
+    assert read == []  # its citations come from the verdict held, not read again
 
 
 async def test_check_waits_for_a_gather_and_reads_never_do(tmp_path: Path) -> None:
