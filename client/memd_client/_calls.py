@@ -86,6 +86,7 @@ def query(
     tags: Iterable[str] | None = None,
     mode: p.QueryMode = "auto",
     sources: Iterable[p.Origin] | None = None,
+    file: str | None = None,
 ) -> Call:
     """Prepare a `query` request."""
     params = p.QueryParams(
@@ -97,6 +98,7 @@ def query(
         tags=tag_list(tags),
         mode=mode,
         sources=None if sources is None else list(sources),
+        file=file,
     )
     return Call("query", params, p.QueryResult)
 
@@ -197,6 +199,12 @@ def context(
         agent_loads=None if agent_loads is None else list(agent_loads),
     )
     return Call("context", params, p.ContextResult)
+
+
+def why(workspace: str, file: str, text: str, budget_tokens: int) -> Call:
+    """Build a `why` call."""
+    params = p.WhyParams(workspace=workspace, file=file, text=text, budget_tokens=budget_tokens)
+    return Call("why", params, p.WhyResult)
 
 
 def extract(workspace: str, text: str, store: bool) -> Call:

@@ -191,14 +191,16 @@ class Client(ClientBase):
         workspace: str | os.PathLike[str] | None = None,
         mode: p.QueryMode = "auto",
         sources: Iterable[p.Origin] | None = None,
+        file: str | None = None,
     ) -> p.QueryResult:
         """Search memories by relevance; an empty query lists entries. With `tags` (e.g.
         `["security"]`), only entries carrying every one of those #tags count. `mode`: "auto"
         (semantic when the daemon can, else lexical), "lexical" or "semantic". `sources`:
-        "memory" (the project's), "global" (the user-wide memory's); default both."""
+        "memory" (the project's), "global" (the user-wide memory's); default both. `file`: the
+        entries scoped to it (`(paths: ...)`) first, those scoped to other files left out."""
         ws = _calls.workspace_path(workspace, self.workspace)
         result: p.QueryResult = self.call(
-            _calls.query(ws, query, category, limit, min_score, tags, mode, sources)
+            _calls.query(ws, query, category, limit, min_score, tags, mode, sources, file)
         )
         return result
 
@@ -284,6 +286,22 @@ class Client(ClientBase):
         ws = _calls.workspace_path(workspace, self.workspace)
         call = _calls.context(ws, text, file, budget_tokens, agent_loads)
         result: p.ContextResult = self.call(call)
+        return result
+
+    def why(
+        self,
+        file: str,
+        text: str = "",
+        *,
+        budget_tokens: int = p.DEFAULT_CONTEXT_BUDGET,
+        workspace: str | os.PathLike[str] | None = None,
+    ) -> p.WhyResult:
+        """Which entries `context` would give for `file` (and `text`), and why each other one
+        would not be given: its `(paths: ...)` scope does not match, below the score floor, or
+        no room in `budget_tokens`."""
+        ws = _calls.workspace_path(workspace, self.workspace)
+        call = _calls.why(ws, file, text, budget_tokens)
+        result: p.WhyResult = self.call(call)
         return result
 
     def extract(

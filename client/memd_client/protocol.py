@@ -6,7 +6,7 @@ Params are always by name. Schema evolution: new fields get defaults and go last
 so a misspelt option never silently does nothing.
 
 Method names are fixed by the public contract: store, query, get, list, delete, cleanup, stats,
-status, subscribe, unsubscribe (and since: context, extract, check). After `subscribe`, the
+status, subscribe, unsubscribe (and since: context, extract, check, why). After `subscribe`, the
 daemon also sends notifications (no `id`) on that connection: `changed` (a category file
 changed) and `resync` (changes were dropped because the subscriber fell behind; re-read with
 `list`).
@@ -236,6 +236,9 @@ class QueryParams(_Params):
     sources: list[Origin] | None = None
     """Where to search: "memory" (the workspace's category files), "global" (the user-wide
     memory), "file" (its read-only sources; not with `category`); None: all three."""
+    file: str | None = None
+    """A file the search is about (relative to the workspace, or absolute): entries whose
+    `(paths: ...)` scope matches it come first, entries scoped to other files are left out."""
 
 
 class QueryHit(_Result):
@@ -629,6 +632,56 @@ class ContextResult(_Result):
     semantic_loading: SemanticLoading | None = None
     """Set when the relevant layer was ranked by words alone because semantic search is still
     loading (as in `QueryResult`); the block itself does not say so."""
+
+
+# ---------------------------------------------------------------------------- why
+
+
+class WhyParams(_Params):
+    """Ask which entries `context` would give for `file` (and `text`), and why each other one
+    would not be given."""
+
+    workspace: Workspace
+    file: str
+    """Relative to the workspace, or absolute."""
+    text: str = ""
+    budget_tokens: Annotated[int, Meta(ge=1, le=100_000)] = DEFAULT_CONTEXT_BUDGET
+
+
+WhyReason = Literal["given", "scope", "score", "budget"]
+
+
+class WhyEntry(_Result):
+    """One entry of the workspace (or a user-wide Security or Instruction entry) and what
+    `context` would do with it: `reason` "given" (then `layer` says where), or why not: "scope"
+    (its `(paths: ...)` scope does not match the file), "score" (below layer B's score floor,
+    or not related at all), "budget" (no room left); `detail` says it in one phrase."""
+
+    category: str
+    file: str
+    line: int
+    slug: str | None
+    content: str
+    reason: WhyReason
+    detail: str = ""
+    layer: ContextLayer | None = None
+    source: Literal["memory", "global"] = "memory"
+    paths: list[str] = []
+    """Its scope's globs (empty: it applies everywhere)."""
+    problem: str = ""
+    """What is wrong with its scope marker (it then applies everywhere); "" when nothing."""
+
+
+class WhyResult(_Result):
+    """Every entry with what `context` would do with it, and the block itself."""
+
+    file: str
+    """The file, relative to the workspace (as given when it is outside it)."""
+    entries: list[WhyEntry]
+    markdown: str
+    tokens: int
+    budget_tokens: int
+    workspace: str = ""
 
 
 # ---------------------------------------------------------------------------- check

@@ -222,6 +222,11 @@ def _query(query: argparse.ArgumentParser) -> None:
         "lexical: by words only; semantic: by meaning too, or an error saying why not",
     )
     _sources(query, ("memory", "global", "file"))
+    query.add_argument(
+        "--file",
+        help="a file the search is about: entries scoped to it (paths: ...) first, entries "
+        "scoped to other files left out",
+    )
     query.add_argument("query", nargs="*", help="words to search for (none: list entries)")
 
 
@@ -314,6 +319,18 @@ def _context(context: argparse.ArgumentParser) -> None:
         help="read a Claude Code UserPromptSubmit hook's JSON on stdin and answer as it expects",
     )
     context.add_argument("text", nargs="*", help="what the prompt is about")
+
+
+def _why(why: argparse.ArgumentParser) -> None:
+    why.add_argument("file", metavar="FILE", help="the file an agent reads or edits")
+    why.add_argument(
+        "--budget",
+        type=bounded(p.WhyParams, "budget_tokens", int),
+        default=p.DEFAULT_CONTEXT_BUDGET,
+        metavar="TOKENS",
+        help=f"largest block, in estimated tokens (default {p.DEFAULT_CONTEXT_BUDGET})",
+    )
+    why.add_argument("text", nargs="*", help="what the prompt is about (optional)")
 
 
 def _extract(extract: argparse.ArgumentParser) -> None:
@@ -418,6 +435,12 @@ GRAMMAR: dict[str, Verb] = {
         "find memories (preferences, corrections, constraints) in a message", CLIENT, _extract
     ),
     "check": Verb("check memories against the code they cite", CLIENT, _check),
+    "why": Verb(
+        "show which memories a file gets, and why each other one does not",
+        CLIENT,
+        _why,
+        missing="give a file, e.g. `memd why src/db/migrate.py`",
+    ),
     "init": Verb(
         "create .memory/ files and a memd block in agent instruction files",
         ("--workspace", "--json"),

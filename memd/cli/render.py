@@ -219,6 +219,33 @@ def render_context(result: p.ContextResult) -> str:
     return result.markdown.rstrip("\n")
 
 
+def render_why(result: p.WhyResult) -> str:
+    """Return the entries `context` would give for the file, then the others with why not
+    (one line each), and each malformed scope
+    marker's problem."""
+    lines = [f"Given for {result.file} ({result.tokens}/{result.budget_tokens} tokens):"]
+    given = [entry for entry in result.entries if entry.reason == "given"]
+    others = [entry for entry in result.entries if entry.reason != "given"]
+    for entry in given:
+        lines += _why_lines(entry, f"{entry.layer}: {entry.detail}")
+    if not given:
+        lines.append("  (nothing)")
+    if others:
+        lines.append("Not given:")
+    for entry in others:
+        lines += _why_lines(entry, f"{entry.reason}: {entry.detail}")
+    return "\n".join(lines)
+
+
+def _why_lines(entry: p.WhyEntry, why: str) -> list[str]:
+    where = "user-wide " if entry.source == "global" else ""
+    text = entry_text(entry.category, entry.slug, entry.content)
+    lines = [f"  - {text}", f"    {where}{entry.file}:{entry.line}; {why}"]
+    if entry.problem:
+        lines.append(f"    its scope marker is ignored (it applies everywhere): {entry.problem}")
+    return lines
+
+
 def render_extract(result: p.ExtractResult) -> str:
     """Return one line per candidate, with what storing it did (why a store failed goes to
     stderr, from `memd.cli.verbs`)."""

@@ -16,6 +16,7 @@ Rules:
 from __future__ import annotations
 
 import argparse
+import os
 import shlex
 import sys
 from collections import Counter
@@ -36,6 +37,7 @@ from memd.cli.render import (
     render_query,
     render_stats,
     render_status,
+    render_why,
     unreadable_lines,
 )
 from memd.cli.where import Chosen, choose, note, origin_phrase, reported
@@ -120,6 +122,12 @@ def _store(client: Client, args: argparse.Namespace) -> Outcome:
     return Outcome(result, lambda r: r.message, [])
 
 
+def _absolute(file: str | None) -> str | None:
+    """A file named on the command line, as an absolute path (the daemon resolves a relative
+    one against the workspace root, not the shell's directory)."""
+    return None if file is None else os.path.abspath(file)
+
+
 def _query(client: Client, args: argparse.Namespace) -> Outcome:
     text = " ".join(args.query)
     result = client.query(
@@ -130,6 +138,7 @@ def _query(client: Client, args: argparse.Namespace) -> Outcome:
         tags=args.tags,
         mode=args.mode,
         sources=args.sources,
+        file=_absolute(args.file),
     )
     return Outcome(
         result, lambda r: render_query(r, text, args.tags), unreadable_lines(result.unreadable)
@@ -194,11 +203,18 @@ def _status(client: Client, args: argparse.Namespace) -> Outcome:
 
 
 def _context(client: Client, args: argparse.Namespace) -> Outcome:
-    result = client.context(" ".join(args.text), file=args.file, budget_tokens=args.budget)
+    result = client.context(
+        " ".join(args.text), file=_absolute(args.file), budget_tokens=args.budget
+    )
     problems = unreadable_lines(result.unreadable, result.markdown)
     if (loading := result.semantic_loading) is not None:
         problems.append(context_loading_note(loading))
     return Outcome(result, render_context, problems)
+
+
+def _why(client: Client, args: argparse.Namespace) -> Outcome:
+    result = client.why(os.path.abspath(args.file), " ".join(args.text), budget_tokens=args.budget)
+    return Outcome(result, render_why, [])
 
 
 def _check(client: Client, args: argparse.Namespace) -> Outcome:
@@ -293,4 +309,5 @@ VERBS: dict[str, Callable[[Client, argparse.Namespace], Outcome]] = {
     "context": _context,
     "extract": _extract,
     "check": _check,
+    "why": _why,
 }

@@ -6,7 +6,8 @@ Rules:
   must honour whatever the prompt says.
 - Layer B ("relevant"): entries of the other categories ranked against the prompt (its first
   MAX_QUERY_CHARS characters plus the words of the file path it names), best first, keeping
-  those scoring at least MIN_RELATIVE_SCORE of the best hit.
+  those scoring at least MIN_RELATIVE_SCORE of the best hit. Entries scoped to the file the
+  call names (`scoped`, `memd.core.search.file_scope`) go first in it, whatever their score.
 - Layer C ("source"): chunks of the workspace's read-only sources ranked against the prompt,
   keeping those scoring at least MIN_RELATIVE_SCORE of the best chunk, each with its file and
   lines. The caller leaves out the files the calling agent loads on its own.
@@ -136,6 +137,7 @@ def build(
     user_wide: Iterable[tuple[Category, Entry]] = (),
     user_unreadable: Sequence[Category] = (),
     note_of: NoteOf = _no_note,
+    scoped: Sequence[tuple[Category, Entry, float | None]] = (),
 ) -> Block:
     """Pack layer A (`always`, in order), layer B (`relevant`, best first, the entries
     `note_of` notes last) then layer C (`sources`, best first) into the budget; each of the
@@ -151,7 +153,8 @@ def build(
     missing += [(c, "global") for c in user_unreadable]
     ranked = [(c, e, score, note_of(c, e)) for c, e, score in relevant]
     ranked.sort(key=lambda item: bool(item[3]))  # stable: current entries first, order kept
-    packing = _Packing(rules, ranked, sources, note_of)
+    first = [(c, e, score, note_of(c, e)) for c, e, score in scoped]
+    packing = _Packing(rules, ranked, sources, note_of, first)
     block = _pack(packing, budget_tokens, missing, reserve=())
     if block.omitted == 0 and not missing:
         return block
@@ -169,6 +172,8 @@ class _Packing(NamedTuple):
     relevant: Sequence[tuple[Category, Entry, float, str]]
     sources: Sequence[SourceChunk]
     note_of: NoteOf
+    scoped: Sequence[tuple[Category, Entry, float | None, str]] = ()
+    """Layer B's first entries, whatever their score (scoped to the call's file)."""
 
 
 def notice_lines(left_out: Sequence[Category], unreadable: Sequence[Category]) -> list[str]:
@@ -246,9 +251,14 @@ def _pack(
         lines.extend(notices)
     top = max((score for _, _, score, _ in relevant), default=0.0)
     seen = {(p.category, p.entry.line) for p in placed}
-    for category, entry, score, note in relevant:
-        if score < top * MIN_RELATIVE_SCORE or (category, entry.line) in seen:
+    floor = top * MIN_RELATIVE_SCORE
+    candidates = [(c, e, score, note, True) for c, e, score, note in packing.scoped]
+    candidates += [(c, e, score, note, False) for c, e, score, note in relevant]
+    for category, entry, score, note, first in candidates:
+        low = not first and score is not None and score < floor
+        if low or (category, entry.line) in seen:
             continue
+        seen.add((category, entry.line))
         line = entry_line(category, entry, note)
         heading = () if any(p.layer == "relevant" for p in placed) else (RELEVANT_HEADING,)
         if fits(*heading, line):

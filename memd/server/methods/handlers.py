@@ -19,7 +19,7 @@ import datetime
 import os
 import posixpath
 import time
-from typing import Any
+from typing import Any, NamedTuple
 
 import anyio
 import msgspec
@@ -33,7 +33,7 @@ from memd.core.format.categories import (
     parse_category,
 )
 from memd.core.format.mdformat import Entry
-from memd.core.search import prompt_block
+from memd.core.search import file_scope, prompt_block
 from memd.core.search.shelves import origin
 from memd.core.sources.source_globs import MAX_SOURCE_ENTRIES, parse_entry
 from memd.core.writes import transitions
@@ -55,6 +55,7 @@ from memd.server.semantic import SemanticService
 from memd.server.workspaces import code_check
 from memd.server.workspaces.registry import Registry, check_path_length
 from memd.server.workspaces.scopes import Scopes
+from memd.server.workspaces.snapshot import Snapshot
 from memd.server.workspaces.source_index import listed_as, read_lines
 from memd.server.workspaces.workspace import Workspace
 from memd_client import protocol as p
@@ -99,6 +100,7 @@ class Methods:
             "context": (p.ContextParams, self.context),
             "extract": (p.ExtractParams, self.extract),
             "check": (p.CheckParams, self.check),
+            "why": (p.WhyParams, self.why),
         }
         self.table = {name: (t, self._leasing(h)) for name, (t, h) in self.table.items()}
         self.quick = frozenset({"query", "get", "list", "stats", "status"})
@@ -186,6 +188,7 @@ class Methods:
             mode=params.mode,
             limit=params.limit,
             min_score=params.min_score,
+            at=file_scope.file_at(params.file, workspace.root),
         )
         checks = _Checks(workspace)
         results = [
@@ -400,23 +403,93 @@ class Methods:
         )
 
     async def context(self, params: p.ContextParams, session: Session) -> p.ContextResult:
-        """A prompt's memory block (its layers and budget: `memd.core.search.prompt_block`).
+        """A prompt's memory block (its layers and budget: `memd.core.search.prompt_block`;
+        what `file` decides by the entries' path scopes: `memd.core.search.file_scope`).
 
         A category file that cannot be read does not fail the call (a prompt hook must not
         fail over one bad file): an unreadable Security or Instruction file is named in the
         block, other categories just contribute nothing (`stats` reports them).
         """
+        made = await self._block(params)
+        return made.result
+
+    async def why(self, params: p.WhyParams, session: Session) -> p.WhyResult:
+        """Which entries `context` would give for a file (and text), and why each other entry
+        of the workspace (and each user-wide rule) would not be given
+        (`memd.core.search.file_scope.why_not`)."""
+        made = await self._block(
+            p.ContextParams(
+                workspace=params.workspace,
+                text=params.text,
+                file=params.file,
+                budget_tokens=params.budget_tokens,
+            )
+        )
+        block, at = made.block, made.at
+        given = {
+            (placed.category, placed.source, placed.entry.line): placed.layer
+            for placed in block.entries
+        }
+        top = max((score for _, _, score in made.relevant), default=0.0)
+        scores = {(c, entry.line): score for c, entry, score in made.relevant}
+        candidates: list[tuple[Category, Entry, prompt_block.Source]] = [
+            (c, e, "memory") for c, s in made.snapshots.items() for e in s.entries
+        ]
+        candidates += [(c, e, "global") for c, e in made.user_rules]
+        entries = []
+        for category, entry, source in candidates:
+            layer = given.get((category, source, entry.line))
+            reason, detail = file_scope.why_not(
+                entry.content,
+                at,
+                always=category in prompt_block.ALWAYS,
+                score=scores.get((category, entry.line)) if source == "memory" else None,
+                floor=top * prompt_block.MIN_RELATIVE_SCORE,
+            )
+            if layer is not None:
+                reason, detail = "given", file_scope.why_given(entry.content, at, layer)
+            entries.append(wire.why_entry(category, entry, source, layer, reason, detail))
+        return p.WhyResult(
+            file=at.path or params.file,
+            entries=entries,
+            workspace=made.result.workspace,
+            markdown=block.markdown,
+            tokens=block.tokens,
+            budget_tokens=params.budget_tokens,
+        )
+
+    async def _block(self, params: p.ContextParams) -> _Made:
+        """Build `context`'s block for `params`, with what `why` explains it by."""
         workspace = await self.scopes.project(params.workspace)
         await workspace.refresh(CATEGORIES)
+        at = file_scope.file_at(params.file, workspace.root)
         snapshots = {category: workspace.actor(category).snapshot for category in CATEGORIES}
-        always = [(c, entry) for c in prompt_block.ALWAYS for entry in snapshots[c].entries]
+        always = [
+            (c, entry)
+            for c in prompt_block.ALWAYS
+            for entry in snapshots[c].entries
+            if file_scope.in_always_layer(entry.content, at)
+        ]
         unreadable = [c for c in prompt_block.ALWAYS if snapshots[c].error is not None]
         text = params.text[: prompt_block.MAX_QUERY_CHARS]
-        query = " ".join(part for part in (text, prompt_block.path_words(params.file)) if part)
+        words = prompt_block.path_words(at.path or params.file)
+        query = " ".join(part for part in (text, words) if part)
         skip = AGENT_LOADS if params.agent_loads is None else _agent_loads(params.agent_loads)
-        relevant, loading = await self.search.relevant(workspace, snapshots, query)
+        keep = search.not_elsewhere(at) if at.given else None
+        relevant, loading = await self.search.relevant(workspace, snapshots, query, keep)
+        scoped = []
+        if at.given:
+            ranked = {(c, entry.line): score for c, entry, score in relevant}
+            scoped = [
+                (c, entry, ranked.get((c, entry.line)))
+                for c in CATEGORIES
+                if c not in prompt_block.ALWAYS
+                for entry in snapshots[c].entries
+                if file_scope.fit(entry.content, at) == "matches"
+            ]
         chunks = await self.search.source_chunks(workspace, query, skip)
-        rules, user_unreadable = await self.scopes.user_wide_rules(prompt_block.ALWAYS)
+        user_rules, user_unreadable = await self.scopes.user_wide_rules(prompt_block.ALWAYS)
+        rules = [(c, e) for c, e in user_rules if file_scope.in_always_layer(e.content, at)]
         checks = _Checks(workspace)
         block = prompt_block.build(
             always,
@@ -427,12 +500,13 @@ class Methods:
             user_wide=rules,
             user_unreadable=user_unreadable,
             note_of=checks.note,
+            scoped=scoped,
         )
         checks.done()
         unreadable_files = [
             wire.file_problem(c, s.error) for c, s in snapshots.items() if s.error is not None
         ]
-        return wire.context_result(
+        result = wire.context_result(
             block,
             budget_tokens=params.budget_tokens,
             unreadable=unreadable_files,
@@ -440,6 +514,7 @@ class Methods:
             loading=loading,
             checked=checks.placed,
         )
+        return _Made(result, block, at, snapshots, relevant, user_rules)
 
     async def check(self, params: p.CheckParams, session: Session) -> p.CheckResult:
         """Check every entry of the workspace (or of one category) against the code it cites
@@ -538,6 +613,18 @@ async def _stale(workspace: Workspace, apply: bool) -> list[p.StaleInfo] | None:
             archived = (await workspace.actor(category).delete(command)).deleted
         stale.append(wire.stale_info(category, entry, verdict.note, archived=archived))
     return stale
+
+
+class _Made(NamedTuple):
+    """A `context` block, and what `why` explains it by: the file the call named, the
+    workspace's snapshots, layer B's ranking and every user-wide rule."""
+
+    result: p.ContextResult
+    block: prompt_block.Block
+    at: file_scope.FileAt
+    snapshots: dict[Category, Snapshot]
+    relevant: list[tuple[Category, Entry, float]]
+    user_rules: list[tuple[Category, Entry]]
 
 
 class _Checks:

@@ -39,6 +39,7 @@ import anyio
 from memd.core.format.categories import CATEGORIES, Category
 from memd.core.format.mdformat import Entry
 from memd.core.search import fusion, prompt_block, ranking
+from memd.core.search.file_scope import NO_FILE, FileAt, fit
 from memd.core.search.index import SearchIndex
 from memd.core.search.shelves import Key, Shelf
 from memd.core.sources.chunks import Chunk
@@ -255,6 +256,27 @@ def within(allowed: TaggedLines) -> Callable[[Key, Entry], bool]:
     return tagged
 
 
+def not_elsewhere(at: FileAt) -> Callable[[Key, Entry], bool]:
+    """Return the test "is this entry not scoped to other files than `at`" (a source's chunk
+    has no scope)."""
+
+    def kept(key: Key, entry: Entry) -> bool:
+        return (isinstance(key, Shelf) and key.scope == "file") or fit(
+            entry.content, at
+        ) != "elsewhere"
+
+    return kept
+
+
+def _and(
+    first: Callable[[Key, Entry], bool] | None, second: Callable[[Key, Entry], bool]
+) -> Callable[[Key, Entry], bool]:
+    """Both tests (`first` None: `second` alone)."""
+    if first is None:
+        return second
+    return lambda key, entry: first(key, entry) and second(key, entry)
+
+
 class Search:
     """The one search of a daemon (see the module rules), over its scopes and its semantic
     search (None: lexical only)."""
@@ -274,9 +296,12 @@ class Search:
         mode: p.QueryMode,
         limit: int,
         min_score: float | None,
+        at: FileAt = NO_FILE,
     ) -> Answer:
         """The whole search of `query`: gather, keep the entries carrying every one of `tags`
-        (none: every entry), rank, count the recalls, locate each hit.
+        (none: every entry) and, for a call naming a file (`at`), not scoped elsewhere; rank,
+        put the entries scoped to that file first (`memd.core.search.file_scope`), count the
+        recalls, locate each hit.
 
         Raises:
             RpcError: nothing to search can be read (`gather`), or mode semantic and no hybrid
@@ -288,9 +313,13 @@ class Search:
         # words lists them, as it lists every entry without tags).
         snapshots = {key: searched_file.snapshot for key, searched_file in searched.items()}
         keep = within(tagged_lines(snapshots, tags)) if tags else None
+        if at.given:
+            keep = _and(keep, not_elsewhere(at))
         ranked = await self.rank(
             searched, text, mode=mode, limit=limit, min_score=min_score, keep=keep
         )
+        if at.given:
+            ranked.hits.sort(key=lambda hit: fit(hit.entry.content, at) != "matches")
         count_recalls(searched, ranked.hits)
         hits = []
         for found in ranked.hits:
@@ -359,11 +388,15 @@ class Search:
         return Ranked(hits, found.total, "lexical", loading)
 
     async def relevant(
-        self, workspace: Workspace, snapshots: Mapping[Category, Snapshot], query: str
+        self,
+        workspace: Workspace,
+        snapshots: Mapping[Category, Snapshot],
+        query: str,
+        keep: ranking.Keep[Key] | None = None,
     ) -> tuple[list[tuple[Category, Entry, float]], p.SemanticLoading | None]:
         """Layer B of a prompt's block: the entries of the categories not always in it ranked
-        against the prompt by `rank` in mode auto (and how far semantic search is when it is
-        still loading)."""
+        against the prompt by `rank` in mode auto, only those `keep` accepts (and how far
+        semantic search is when it is still loading)."""
         searched: dict[Key, SearchedFile] = {
             c: SearchedFile(workspace, snapshots[c], c)
             for c in CATEGORIES
@@ -376,6 +409,7 @@ class Search:
             query,
             mode="auto",
             limit=prompt_block.RELEVANT_LIMIT,
+            keep=keep,
             related_only=True,
             off_loop=True,
         )

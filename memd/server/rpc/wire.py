@@ -18,14 +18,17 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable, Sequence
+from typing import Literal
 
 from memd.core.citations.model import EntryCheck
 from memd.core.format.archive import ARCHIVE_FILE
 from memd.core.format.categories import CATEGORIES, Category
 from memd.core.format.mdformat import Entry
+from memd.core.format.path_scopes import scope_of
 from memd.core.format.render import entry_ref
 from memd.core.format.tags import tags_of
-from memd.core.search.prompt_block import Block, Placed
+from memd.core.search.file_scope import Reason
+from memd.core.search.prompt_block import Block, Layer, Placed
 from memd.core.search.shelves import Key, origin
 from memd.core.sources.chunks import Chunk
 from memd.core.writes import transitions
@@ -437,6 +440,31 @@ def context_result(
         unreadable=unreadable,
         workspace=root,
         semantic_loading=loading,
+    )
+
+
+def why_entry(
+    category: Category,
+    entry: Entry,
+    source: Literal["memory", "global"],
+    layer: Layer | None,
+    reason: Reason,
+    detail: str,
+) -> p.WhyEntry:
+    """The wire form of one entry `why` explains (`memd.core.search.file_scope`)."""
+    scope = scope_of(entry.content)
+    return p.WhyEntry(
+        category=category.value,
+        file=category.file,
+        line=entry.line,
+        slug=entry.slug,
+        content=entry.content,
+        source=source,
+        layer=layer,
+        reason=reason,
+        detail=detail,
+        paths=list(scope.globs),
+        problem=scope.problem,
     )
 
 
