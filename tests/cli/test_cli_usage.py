@@ -102,6 +102,7 @@ MINIMAL: dict[tuple[str, ...], list[str]] = {
     ("context",): [],
     ("extract",): ["x"],
     ("check",): [],
+    ("why",): ["x"],
     ("init",): [],
     ("git-setup",): [],
     ("mcp",): [],
@@ -237,7 +238,13 @@ def test_a_missing_argument_shows_the_verbs_usage_and_what_to_give(
 
 
 def test_the_verbs_that_need_arguments_are_the_ones_expected() -> None:
-    assert set(VERBS_NEEDING_ARGUMENTS) == {("store",), ("get",), ("delete",), ("merge-file",)}
+    assert set(VERBS_NEEDING_ARGUMENTS) == {
+        ("store",),
+        ("get",),
+        ("delete",),
+        ("merge-file",),
+        ("why",),
+    }
 
 
 def test_get_needs_a_slug_or_both_file_and_lines(capsys: pytest.CaptureFixture[str]) -> None:

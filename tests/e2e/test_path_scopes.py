@@ -61,7 +61,7 @@ def test_context_gates_layer_a_and_leads_layer_b_with_the_files_entries(
     assert ("always", DB_RULE) in db_contents
     assert ("always", API_RULE) not in db_contents
     assert ("always", TYPO) in db_contents  # a malformed marker never hides a rule
-    assert [e.content for e in db.entries if e.layer == "relevant"][0] == SQL_QUIRK
+    assert next(e.content for e in db.entries if e.layer == "relevant") == SQL_QUIRK
     assert UI_QUIRK not in db.markdown  # scoped elsewhere: not in layer B either
     api_always = [e.content for e in api.entries if e.layer == "always"]
     assert API_RULE in api_always and DB_RULE not in api_always

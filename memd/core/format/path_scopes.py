@@ -9,8 +9,8 @@ Rules (a marker is plain text in the entry, so HackLM and hand edits keep it as 
   Markdown escape) and `https://x/(paths:y)` hold no marker.
 - Nothing inside a Markdown code span counts (`` `(paths: src/**)` `` holds no marker), the
   same code spans as the tags' (`memd.core.format.tags.code_spans`).
-- A glob is relative to the workspace root, with `/` between names, in the sources' glob
-  dialect (`memd.core.sources.source_globs`): `*` any run of characters in a name, `?` one,
+- A glob is relative to the workspace root, with `/` between names, in the glob dialect of the
+  read-only sources (`memd.core.format.globs`): `*` any run of characters in a name, `?` one,
   `[a-z]` a set, a `**` segment any depth of directories, a trailing `**` every file below; a
   wildcard never matches a name starting with a dot (write the dot: `.github/**`).
 - A glob with no `/` matches a file's name at any depth, as in `.gitignore`: `*.sql` is every
@@ -29,12 +29,11 @@ Rules (a marker is plain text in the entry, so HackLM and hand edits keep it as 
 
 from __future__ import annotations
 
-import posixpath
 import re
 from dataclasses import dataclass
 
+from memd.core.format.globs import MAX_DEEP, MAX_STARS, pattern_matches
 from memd.core.format.tags import code_spans
-from memd.core.sources.source_globs import MAX_DEEP, MAX_STARS, pattern_matches
 
 __all__ = ["MAX_GLOBS", "PathScope", "in_scope", "relative_file", "scope_of"]
 
@@ -162,10 +161,17 @@ def in_scope(scope: PathScope, path: str) -> bool:
 
 def relative_file(file: str, root: str) -> str | None:
     """Return `file` (as a caller named it: relative to the workspace root, or absolute) as a
-    normalised path relative to `root`; None when it is outside the workspace (no scope matches
-    it then) or names no file."""
-    absolute = posixpath.normpath(posixpath.join(root, file))
-    relative = posixpath.relpath(absolute, posixpath.normpath(root))
-    if relative == "." or relative == ".." or relative.startswith("../"):
+    normalised path relative to the absolute `root`; None when it is outside the workspace (no
+    scope matches it then) or names no file. Pure: links are not resolved."""
+    names: list[str] = []
+    start = [] if file.startswith("/") else root.split("/")
+    for name in [*start, *file.split("/")]:
+        if name == "..":
+            if names:
+                names.pop()
+        elif name not in ("", "."):
+            names.append(name)
+    base = [name for name in root.split("/") if name not in ("", ".")]
+    if len(names) <= len(base) or names[: len(base)] != base:
         return None
-    return relative
+    return "/".join(names[len(base) :])

@@ -219,7 +219,7 @@ def _pack(
     *,
     reserve: Sequence[str],
 ) -> Block:
-    rules, relevant, sources = packing.rules, packing.relevant, packing.sources
+    rules, sources = packing.rules, packing.sources
     lines = [TITLE]
     placed: list[Placed] = []
     left_out: list[tuple[Category, Source]] = []
@@ -249,21 +249,7 @@ def _pack(
         if not fits(*notices):  # no room to say rules are missing: show nothing rather
             return Block(markdown="", tokens=0, entries=(), omitted=len(rules))
         lines.extend(notices)
-    top = max((score for _, _, score, _ in relevant), default=0.0)
-    seen = {(p.category, p.entry.line) for p in placed}
-    floor = top * MIN_RELATIVE_SCORE
-    candidates = [(c, e, score, note, True) for c, e, score, note in packing.scoped]
-    candidates += [(c, e, score, note, False) for c, e, score, note in relevant]
-    for category, entry, score, note, first in candidates:
-        low = not first and score is not None and score < floor
-        if low or (category, entry.line) in seen:
-            continue
-        seen.add((category, entry.line))
-        line = entry_line(category, entry, note)
-        heading = () if any(p.layer == "relevant" for p in placed) else (RELEVANT_HEADING,)
-        if fits(*heading, line):
-            lines.extend([*heading, line])
-            placed.append(Placed("relevant", category, entry, score, note=note))
+    _add_relevant(packing, lines, placed, fits)
     _add_sources(sources, lines, placed, fits)
     if len(lines) == 1:
         return Block(markdown="", tokens=0, entries=(), omitted=len(left_out))
@@ -274,6 +260,31 @@ def _pack(
         entries=tuple(placed),
         omitted=len(left_out),
     )
+
+
+def _add_relevant(
+    packing: _Packing,
+    lines: list[str],
+    placed: list[Placed],
+    fits: Callable[..., bool],
+) -> None:
+    """Layer B: the entries scoped to the call's file first (whatever their score), then the
+    ranked ones good enough and small enough for what is left of the budget."""
+    top = max((score for _, _, score, _ in packing.relevant), default=0.0)
+    seen = {(p.category, p.entry.line) for p in placed}
+    floor = top * MIN_RELATIVE_SCORE
+    candidates = [(c, e, score, note, True) for c, e, score, note in packing.scoped]
+    candidates += [(c, e, score, note, False) for c, e, score, note in packing.relevant]
+    for category, entry, score, note, first in candidates:
+        low = not first and score is not None and score < floor
+        if low or (category, entry.line) in seen:
+            continue
+        seen.add((category, entry.line))
+        line = entry_line(category, entry, note)
+        heading = () if any(p.layer == "relevant" for p in placed) else (RELEVANT_HEADING,)
+        if fits(*heading, line):
+            lines.extend([*heading, line])
+            placed.append(Placed("relevant", category, entry, score, note=note))
 
 
 def _add_sources(

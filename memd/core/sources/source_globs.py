@@ -31,10 +31,37 @@ Rules:
 
 from __future__ import annotations
 
-import functools
 import re
 from collections.abc import Iterable, Sequence
 from typing import Literal, NamedTuple
+
+from memd.core.format.globs import (
+    MAX_DEEP,
+    MAX_STARS,
+    is_literal,
+    path_regex,
+    pattern_matches,
+    segment_matches,
+    split_pattern,
+)
+
+__all__ = [
+    "DEFAULT_SOURCES",
+    "MAX_DEEP",
+    "MAX_SOURCE_ENTRIES",
+    "MAX_STARS",
+    "SKIPPED_DIRS",
+    "SourceRule",
+    "SourceSelection",
+    "could_contain",
+    "is_literal",
+    "is_selected",
+    "parse_entry",
+    "pattern_matches",
+    "resolve_sources",
+    "segment_matches",
+    "split_pattern",
+]
 
 DEFAULT_SOURCES: tuple[str, ...] = (
     "CLAUDE.md",
@@ -73,12 +100,6 @@ class SourceSelection(NamedTuple):
     walk: tuple[SourceRule, ...]
     """The including rules worth looking for: each pattern once, in first-written order,
     leaving out a pattern whose last mention is an exclusion of that same text."""
-
-
-MAX_DEEP = 2
-"""`**` segments an entry may hold (repeated ones count once)."""
-MAX_STARS = 2
-"""`*` wildcards one name of an entry may hold."""
 
 
 def parse_entry(entry: str, *, allow_absolute: bool) -> str:
@@ -130,7 +151,7 @@ def parse_entry(entry: str, *, allow_absolute: bool) -> str:
         )
     normal = ("/" if absolute else "") + "/".join(segments)
     try:
-        _path_regex(normal)
+        path_regex(normal)
     except re.error:
         raise ValueError("holds a [...] set that is not valid (a range backwards?)") from None
     return ("!" if exclude else "") + normal
@@ -184,33 +205,6 @@ def is_selected(
     return False
 
 
-def split_pattern(pattern: str) -> tuple[bool, tuple[str, ...]]:
-    """Return whether `pattern` is absolute, and its segments (a trailing `**` becomes `**`,
-    `*`: every file at any depth below)."""
-    segments = tuple(segment for segment in pattern.split("/") if segment)
-    if segments and segments[-1] == "**":
-        segments = (*segments, "*")
-    return pattern.startswith("/"), segments
-
-
-def is_literal(segment: str) -> bool:
-    """Whether `segment` names one name (holds no `*`, `?` or `[`)."""
-    return not any(char in segment for char in "*?[")
-
-
-def segment_matches(segment: str, name: str) -> bool:
-    """Whether the file or directory name `name` matches the pattern segment `segment`
-    (not `**`)."""
-    if is_literal(segment):
-        return segment == name
-    return _segment_regex(segment).fullmatch(name) is not None
-
-
-def pattern_matches(pattern: str, path: str) -> bool:
-    """Whether `path` (relative with `/`, or absolute) matches `pattern` as a whole."""
-    return _path_regex(pattern).fullmatch(path) is not None
-
-
 def could_contain(pattern: str, directory: str) -> bool:
     """Whether a file below the absolute `directory` could match the absolute `pattern`: each
     of the directory's names matches the pattern's segment in its place, up to a `**`."""
@@ -224,72 +218,3 @@ def could_contain(pattern: str, directory: str) -> bool:
         if not segment_matches(segments[place], name):
             return False
     return True
-
-
-_DIRECTORIES = r"(?:(?!\.)[^/]+/)*"
-"""Zero or more directories none of whose names starts with a dot: a `**` segment."""
-
-
-@functools.lru_cache(maxsize=1024)
-def _path_regex(pattern: str) -> re.Pattern[str]:
-    absolute, segments = split_pattern(pattern)
-    parts = ["/" if absolute else ""]
-    for place, segment in enumerate(segments):
-        last = place == len(segments) - 1
-        if segment == "**":
-            parts.append(_DIRECTORIES)
-        else:
-            parts.append(_segment_source(segment) + ("" if last else "/"))
-    return re.compile("".join(parts))
-
-
-@functools.lru_cache(maxsize=1024)
-def _segment_regex(segment: str) -> re.Pattern[str]:
-    return re.compile(_segment_source(segment))
-
-
-def _segment_source(segment: str) -> str:
-    """The regular expression for one segment: `*`, `?` and `[...]` never match `/`, and a
-    wildcard never matches a leading dot (a segment that starts with a dot matches it)."""
-    out = [] if segment.startswith(".") else [r"(?!\.)"]
-    place = 0
-    while place < len(segment):
-        char = segment[place]
-        place += 1
-        if char == "*":
-            if not out or out[-1] != "[^/]*":
-                out.append("[^/]*")
-        elif char == "?":
-            out.append("[^/]")
-        elif char == "[" and (end := _class_end(segment, place)) > 0:
-            out.append(_char_class(segment[place:end]))
-            place = end + 1
-        else:
-            out.append(re.escape(char))
-    return "".join(out)
-
-
-def _class_end(segment: str, start: int) -> int:
-    """The index of the `]` closing a class opened just before `start`, or -1 (then the `[`
-    is an ordinary character). A `]` first in the class (after any `!`) is part of it."""
-    place = start
-    if place < len(segment) and segment[place] in "!^":
-        place += 1
-    if place < len(segment) and segment[place] == "]":
-        place += 1
-    return segment.find("]", place)
-
-
-def _char_class(body: str) -> str:
-    negate = body[:1] in ("!", "^")
-    if negate:
-        body = body[1:]
-    chars = []
-    for place, char in enumerate(body):
-        inner_hyphen = (
-            char == "-"
-            and 0 < place < len(body) - 1
-            and "-" not in (body[place - 1], body[place + 1])
-        )
-        chars.append("-" if inner_hyphen else re.escape(char))
-    return ("[^/" if negate else "[") + "".join(chars) + "]"
