@@ -90,6 +90,9 @@ def test_memd_why_explains_each_entry(daemon: DaemonProcess, project: Path) -> N
     assert result.returncode == 0, result.stderr
     why = json.loads(result.stdout)
     assert why["file"] == "src/db/migrate.py"
+    layers = [entry["layer"] for entry in why["entries"] if entry["reason"] == "given"]
+    assert layers == ["always", "always", "always", "relevant"]  # the block's order
+    assert all(entry["reason"] == "given" for entry in why["entries"][:4])
     by_content = {entry["content"]: entry for entry in why["entries"]}
     assert by_content[DB_RULE]["reason"] == "given"
     assert by_content[DB_RULE]["layer"] == "always"

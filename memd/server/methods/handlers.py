@@ -427,8 +427,8 @@ class Methods:
         )
         block, at = made.block, made.at
         given = {
-            (placed.category, placed.source, placed.entry.line): placed.layer
-            for placed in block.entries
+            (placed.category, placed.source, placed.entry.line): (placed.layer, place)
+            for place, placed in enumerate(block.entries)
         }
         top = max((score for _, _, score in made.relevant), default=0.0)
         scores = {(c, entry.line): score for c, entry, score in made.relevant}
@@ -438,7 +438,7 @@ class Methods:
         candidates += [(c, e, "global") for c, e in made.user_rules]
         entries = []
         for category, entry, source in candidates:
-            layer = given.get((category, source, entry.line))
+            layer, _ = given.get((category, source, entry.line), (None, 0))
             reason, detail = file_scope.why_not(
                 entry.content,
                 at,
@@ -449,6 +449,9 @@ class Methods:
             if layer is not None:
                 reason, detail = "given", file_scope.why_given(entry.content, at, layer)
             entries.append(wire.why_entry(category, entry, source, layer, reason, detail))
+        # The given entries in the block's order, then the others in file order.
+        place = {(c.value, source, line): n for (c, source, line), (_, n) in given.items() if c}
+        entries.sort(key=lambda e: place.get((e.category, e.source, e.line), len(place)))
         return p.WhyResult(
             file=at.path or params.file,
             entries=entries,
