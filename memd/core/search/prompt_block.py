@@ -136,6 +136,7 @@ def build(
     user_wide: Iterable[tuple[Category, Entry]] = (),
     user_unreadable: Sequence[Category] = (),
     note_of: NoteOf = _no_note,
+    relevant_heading: str = RELEVANT_HEADING,
 ) -> Block:
     """Pack layer A (`always`, in order), layer B (`relevant`, best first, the entries
     `note_of` notes last) then layer C (`sources`, best first) into the budget; each of the
@@ -144,6 +145,7 @@ def build(
     Layer A entries that do not fit, and layer-A files that cannot be read (`unreadable`), are
     named in a closing line of layer A ("Not shown: ..."), so an agent knows rules are missing
     and where to read them; room for that line is kept before anything else is packed.
+    `relevant_heading` opens layer B (a file hook's block names the file instead of a prompt).
     """
     rules: list[tuple[Category, Entry, Source]] = [(c, e, "memory") for c, e in always]
     rules += [(c, e, "global") for c, e in user_wide]
@@ -151,7 +153,7 @@ def build(
     missing += [(c, "global") for c in user_unreadable]
     ranked = [(c, e, score, note_of(c, e)) for c, e, score in relevant]
     ranked.sort(key=lambda item: bool(item[3]))  # stable: current entries first, order kept
-    packing = _Packing(rules, ranked, sources, note_of)
+    packing = _Packing(rules, ranked, sources, note_of, relevant_heading)
     block = _pack(packing, budget_tokens, missing, reserve=())
     if block.omitted == 0 and not missing:
         return block
@@ -169,6 +171,7 @@ class _Packing(NamedTuple):
     relevant: Sequence[tuple[Category, Entry, float, str]]
     sources: Sequence[SourceChunk]
     note_of: NoteOf
+    relevant_heading: str = RELEVANT_HEADING
 
 
 def notice_lines(left_out: Sequence[Category], unreadable: Sequence[Category]) -> list[str]:
@@ -250,7 +253,8 @@ def _pack(
         if score < top * MIN_RELATIVE_SCORE or (category, entry.line) in seen:
             continue
         line = entry_line(category, entry, note)
-        heading = () if any(p.layer == "relevant" for p in placed) else (RELEVANT_HEADING,)
+        first = not any(p.layer == "relevant" for p in placed)
+        heading = (packing.relevant_heading,) if first else ()
         if fits(*heading, line):
             lines.extend([*heading, line])
             placed.append(Placed("relevant", category, entry, score, note=note))

@@ -33,7 +33,7 @@ from memd.core.format.categories import (
     parse_category,
 )
 from memd.core.format.mdformat import Entry
-from memd.core.search import prompt_block
+from memd.core.search import given, prompt_block
 from memd.core.search.shelves import origin
 from memd.core.sources.source_globs import MAX_SOURCE_ENTRIES, parse_entry
 from memd.core.writes import transitions
@@ -83,6 +83,8 @@ class Methods:
         """Semantic search (None: lexical only)."""
         self.search = Search(self.scopes, semantic)
         """The one search of `query` and `context`."""
+        self.given = given.GivenLedger()
+        """What each agent session was given by `context` (a file hook's memory)."""
         self.started = started
         self.socket_path = socket_path
         self.table: dict[str, tuple[type[msgspec.Struct], Handler]] = {
@@ -404,31 +406,45 @@ class Methods:
 
         A category file that cannot be read does not fail the call (a prompt hook must not
         fail over one bad file): an unreadable Security or Instruction file is named in the
-        block, other categories just contribute nothing (`stats` reports them).
+        block, other categories just contribute nothing (`stats` reports them). Without
+        `always` there is no layer A and every category is ranked. With `session`, what that
+        agent session was given before is left out and what is given now is remembered
+        (`memd.core.search.given`), checked after the last await so that two calls of one
+        session at once never give the same entry.
         """
         workspace = await self.scopes.project(params.workspace)
         await workspace.refresh(CATEGORIES)
         snapshots = {category: workspace.actor(category).snapshot for category in CATEGORIES}
-        always = [(c, entry) for c in prompt_block.ALWAYS for entry in snapshots[c].entries]
-        unreadable = [c for c in prompt_block.ALWAYS if snapshots[c].error is not None]
+        layer_a = prompt_block.ALWAYS if params.always else ()
+        always = [(c, entry) for c in layer_a for entry in snapshots[c].entries]
+        unreadable = [c for c in layer_a if snapshots[c].error is not None]
         text = params.text[: prompt_block.MAX_QUERY_CHARS]
         query = " ".join(part for part in (text, prompt_block.path_words(params.file)) if part)
         skip = AGENT_LOADS if params.agent_loads is None else _agent_loads(params.agent_loads)
-        relevant, loading = await self.search.relevant(workspace, snapshots, query)
+        relevant, loading = await self.search.relevant(
+            workspace, snapshots, query, every_category=not params.always
+        )
         chunks = await self.search.source_chunks(workspace, query, skip)
-        rules, user_unreadable = await self.scopes.user_wide_rules(prompt_block.ALWAYS)
+        rules, user_unreadable = await self.scopes.user_wide_rules(layer_a) if layer_a else ([], [])
+        candidates, already_given = given.not_given(
+            given.Candidates(always, rules, relevant, chunks),
+            self.given.given(workspace.root, params.session) if params.session else frozenset(),
+        )
         checks = _Checks(workspace)
         block = prompt_block.build(
-            always,
-            relevant,
+            candidates.always,
+            candidates.relevant,
             params.budget_tokens,
             unreadable,
-            chunks,
-            user_wide=rules,
+            candidates.chunks,
+            user_wide=candidates.user_wide,
             user_unreadable=user_unreadable,
             note_of=checks.note,
+            relevant_heading=_relevant_heading(text, params.file),
         )
         checks.done()
+        if params.session:
+            self.given.record(workspace.root, params.session, map(given.placed_key, block.entries))
         unreadable_files = [
             wire.file_problem(c, s.error) for c, s in snapshots.items() if s.error is not None
         ]
@@ -439,6 +455,7 @@ class Methods:
             root=workspace.root,
             loading=loading,
             checked=checks.placed,
+            already_given=already_given,
         )
 
     async def check(self, params: p.CheckParams, session: Session) -> p.CheckResult:
@@ -594,6 +611,13 @@ def memory_file(file: str, memory_dir: str) -> Category | None:
     ):
         return category_for_file(name)  # (a few lstats: only for an absolute path)
     return None
+
+
+def _relevant_heading(text: str, file: str | None) -> str:
+    """Layer B's heading: a block asked for a file alone (a file hook's) names the file."""
+    if file and not text.strip():
+        return f"Relevant to {file}:"
+    return prompt_block.RELEVANT_HEADING
 
 
 def _agent_loads(globs: list[str]) -> list[str]:
