@@ -161,11 +161,13 @@ async def test_concurrent_calls_of_one_session_share_no_entry(
         result = await client.context("fonts Helm deploy login", session="s", always=False)
         given.append([e.content for e in result.entries])
 
-    async with AsyncClient(daemon.socket_path, workspace=project) as one:
-        async with AsyncClient(daemon.socket_path, workspace=project) as two:
-            async with anyio.create_task_group() as group:
-                for client in (one, two, one, two):
-                    group.start_soon(ask, client)
+    async with (
+        AsyncClient(daemon.socket_path, workspace=project) as one,
+        AsyncClient(daemon.socket_path, workspace=project) as two,
+        anyio.create_task_group() as group,
+    ):
+        for client in (one, two, one, two):
+            group.start_soon(ask, client)
     everything = [content for contents in given for content in contents]
     assert len(everything) == len(set(everything)) >= 2
     async with AsyncClient(daemon.socket_path, workspace=project) as client:
