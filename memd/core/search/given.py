@@ -12,7 +12,7 @@ Rules:
   its text, hashed. An entry whose text changed is a new entry and may be given again; one that
   only moved to another line is not.
 - Bounded: at most MAX_SESSIONS sessions (the one used longest ago is forgotten first) and
-  MAX_GIVEN entries a session (the oldest forgotten first), each a 16-byte digest: under 10 MB
+  MAX_GIVEN entries a session (the oldest forgotten first), each a 64-bit hash: about 15 MB
   in the worst case. Forgetting only means an entry may be given once more, never that one is
   withheld.
 - It lives in the daemon's memory: a daemon restart forgets every session (the agent may then
@@ -22,7 +22,6 @@ Rules:
 
 from __future__ import annotations
 
-import hashlib
 from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 from typing import NamedTuple
@@ -31,26 +30,27 @@ from memd.core.format.categories import Category
 from memd.core.format.mdformat import Entry
 from memd.core.search.prompt_block import Placed, SourceChunk
 
-MAX_SESSIONS = 256
+MAX_SESSIONS = 128
 MAX_GIVEN = 1024
 MAX_SESSION_CHARS = 200
 """The longest session id `context` takes (Claude Code's are 36-character UUIDs)."""
 
 
-def entry_key(kind: str, text: str) -> bytes:
+def entry_key(kind: str, text: str) -> int:
     """The key of one given item: `kind` is its category ("Quirk") or, for a read-only source's
-    chunk, "file:" and its path; `text` what it says."""
-    return hashlib.blake2b(f"{kind}\0{text}".encode(), digest_size=16).digest()
+    chunk, "file:" and its path; `text` what it says. Python's own string hash: 64 bits, stable
+    for the daemon's life, which is as long as the ledger lives."""
+    return hash((kind, text))
 
 
-def placed_key(placed: Placed) -> bytes:
+def placed_key(placed: Placed) -> int:
     """The key of an entry or chunk that went into a block."""
     if placed.category is None:
         return entry_key(f"file:{placed.path}", placed.entry.content)
     return _memory_key(placed.category, placed.entry, placed.source)
 
 
-def _memory_key(category: Category, entry: Entry, source: str) -> bytes:
+def _memory_key(category: Category, entry: Entry, source: str) -> int:
     kind = category.value if source == "memory" else f"{source}:{category.value}"
     return entry_key(kind, entry.content)
 
@@ -65,7 +65,7 @@ class Candidates(NamedTuple):
     chunks: Sequence[SourceChunk]
 
 
-def not_given(candidates: Candidates, given: frozenset[bytes]) -> tuple[Candidates, int]:
+def not_given(candidates: Candidates, given: frozenset[int]) -> tuple[Candidates, int]:
     """Return the candidates without those in `given`, and how many were left out."""
     if not given:
         return candidates, 0
@@ -86,16 +86,16 @@ class GivenLedger:
     """The entries given to each recent session (see the module's rules)."""
 
     def __init__(self, max_sessions: int = MAX_SESSIONS, max_given: int = MAX_GIVEN) -> None:
-        self._sessions: OrderedDict[tuple[str, str], OrderedDict[bytes, None]] = OrderedDict()
+        self._sessions: OrderedDict[tuple[str, str], OrderedDict[int, None]] = OrderedDict()
         self._max_sessions = max_sessions
         self._max_given = max_given
 
-    def given(self, workspace: str, session: str) -> frozenset[bytes]:
+    def given(self, workspace: str, session: str) -> frozenset[int]:
         """The keys `session` in `workspace` was given (and still remembered)."""
         found = self._sessions.get((workspace, session))
         return frozenset(found) if found is not None else frozenset()
 
-    def record(self, workspace: str, session: str, keys: Iterable[bytes]) -> None:
+    def record(self, workspace: str, session: str, keys: Iterable[int]) -> None:
         """Remember that `session` in `workspace` was given `keys`; forget the session used
         longest ago, and a session's oldest keys, past the bounds."""
         name = (workspace, session)

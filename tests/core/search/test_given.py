@@ -19,12 +19,12 @@ def entry(line: int, content: str) -> Entry:
 
 @given(
     st.lists(
-        st.tuples(st.sampled_from("abcdef"), st.lists(st.binary(min_size=1, max_size=3))),
+        st.tuples(st.sampled_from("abcdef"), st.lists(st.integers(0, 50))),
         max_size=60,
     )
 )
 def test_the_ledger_stays_within_its_bounds_and_keeps_the_latest(
-    calls: list[tuple[str, list[bytes]]],
+    calls: list[tuple[str, list[int]]],
 ) -> None:
     book = ledger.GivenLedger(max_sessions=3, max_given=4)
     for session, keys in calls:
@@ -36,20 +36,20 @@ def test_the_ledger_stays_within_its_bounds_and_keeps_the_latest(
 
 def test_a_session_is_its_workspace_and_its_id() -> None:
     book = ledger.GivenLedger()
-    book.record("/a", "s", [b"k"])
-    assert book.given("/a", "s") == {b"k"}
+    book.record("/a", "s", [1])
+    assert book.given("/a", "s") == {1}
     assert book.given("/b", "s") == frozenset()
     assert book.given("/a", "t") == frozenset()
 
 
 def test_the_session_used_longest_ago_is_forgotten_first() -> None:
     book = ledger.GivenLedger(max_sessions=2)
-    book.record("/w", "old", [b"1"])
-    book.record("/w", "kept", [b"2"])
+    book.record("/w", "old", [1])
+    book.record("/w", "kept", [2])
     book.record("/w", "old", [])  # used again: now the most recent
-    book.record("/w", "new", [b"3"])
+    book.record("/w", "new", [3])
     assert book.given("/w", "kept") == frozenset()
-    assert book.given("/w", "old") == {b"1"}
+    assert book.given("/w", "old") == {1}
 
 
 def test_an_entry_is_known_by_what_it_says_not_its_line() -> None:
