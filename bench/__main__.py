@@ -17,6 +17,7 @@ from bench import (
     citations,
     coding_memory,
     fusion_sweep,
+    hook,
     lifecycle,
     load,
     locomo,
@@ -59,6 +60,7 @@ BENCHMARKS: tuple[ModuleType, ...] = (
     merge,
     citations,
     citation_reads,
+    hook,
 )
 
 

@@ -32,10 +32,15 @@ ALLOWED = {
     "memd_client",
 }
 ALLOWED_FROM_CLIENT = {"memd_client.errors"}
-ALLOWED_IN = {"stemmer.py": {"threading", "sys"}, "memo.py": {"threading"}}
+ALLOWED_IN = {
+    "stemmer.py": {"threading", "sys"},
+    "memo.py": {"threading"},
+    "claude_settings.py": {"json"},
+}
 """One stemmer per thread (`threading.local`): PyStemmer objects are not thread-safe; stems are
 interned (`sys.intern`). The memo caches are shared by the event loop and worker threads, so
-inserting takes a `threading.Lock`. Nothing here starts a thread or waits on one."""
+inserting takes a `threading.Lock`. Nothing here starts a thread or waits on one. Claude Code's
+settings are JSON text in, JSON text out (`json.loads`/`dumps`: no I/O)."""
 
 MAY_USE = {
     "text": set(),

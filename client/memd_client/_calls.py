@@ -189,6 +189,8 @@ def context(
     file: str | None,
     budget_tokens: int,
     agent_loads: Iterable[str] | None = None,
+    session: str | None = None,
+    always: bool = True,
 ) -> Call:
     """Build a `context` call."""
     params = p.ContextParams(
@@ -197,6 +199,8 @@ def context(
         file=file,
         budget_tokens=budget_tokens,
         agent_loads=None if agent_loads is None else list(agent_loads),
+        session=session,
+        always=always,
     )
     return Call("context", params, p.ContextResult)
 

@@ -278,13 +278,16 @@ class Client(ClientBase):
         budget_tokens: int = p.DEFAULT_CONTEXT_BUDGET,
         workspace: str | os.PathLike[str] | None = None,
         agent_loads: Iterable[str] | None = None,
+        session: str | None = None,
+        always: bool = True,
     ) -> p.ContextResult:
         """A memory block for a prompt: Security and Instruction entries, then what is relevant
         to `text` (and `file`), then chunks of the project's files, within `budget_tokens`.
         `agent_loads`: globs of the files the calling agent loads itself (left out); default
-        Claude Code's."""
+        Claude Code's. `session`: the agent session's id, so it is never given one entry
+        twice; `always=False`: no Security/Instruction layer of their own (a file hook)."""
         ws = _calls.workspace_path(workspace, self.workspace)
-        call = _calls.context(ws, text, file, budget_tokens, agent_loads)
+        call = _calls.context(ws, text, file, budget_tokens, agent_loads, session, always)
         result: p.ContextResult = self.call(call)
         return result
 

@@ -3,6 +3,9 @@
 This module is the only part of `memd_client` that imports anyio, so `import memd_client` stays
 light for blocking users. Without anyio, importing it raises `ModuleNotFoundError` (an
 `ImportError`, `name` "anyio") whose one sentence says what to install.
+
+Size: just over the ~400-line guide: one async method per wire method, each a thin mirror of
+the blocking client's, kept together so the two stay in step.
 """
 
 from __future__ import annotations
@@ -253,13 +256,16 @@ class AsyncClient(ClientBase):
         budget_tokens: int = p.DEFAULT_CONTEXT_BUDGET,
         workspace: str | os.PathLike[str] | None = None,
         agent_loads: Iterable[str] | None = None,
+        session: str | None = None,
+        always: bool = True,
     ) -> p.ContextResult:
         """A memory block for a prompt: Security and Instruction entries, then what is relevant
         to `text` (and `file`), then chunks of the project's files, within `budget_tokens`.
         `agent_loads`: globs of the files the calling agent loads itself (left out); default
-        Claude Code's."""
+        Claude Code's. `session`: the agent session's id, so it is never given one entry
+        twice; `always=False`: no Security/Instruction layer of their own (a file hook)."""
         ws = _calls.workspace_path(workspace, self.workspace)
-        call = _calls.context(ws, text, file, budget_tokens, agent_loads)
+        call = _calls.context(ws, text, file, budget_tokens, agent_loads, session, always)
         result: p.ContextResult = await self.call(call)
         return result
 

@@ -586,6 +586,13 @@ class ContextParams(_Params):
     """Globs (relative to the workspace) of the files the calling agent already loads on its
     own, whose chunks the block leaves out; None: Claude Code's (`CLAUDE.md`,
     `CLAUDE.local.md`, `.claude/rules/**`), since its prompt hook is the usual caller."""
+    session: Annotated[str, Meta(min_length=1, max_length=200)] | None = None
+    """The calling agent's session (Claude Code's `session_id`): an entry this session was
+    already given by a `context` call with the same session is left out, and what this call
+    gives is remembered (in the daemon's memory, bounded); None: no such memory."""
+    always: bool = True
+    """False: no always layer (a file hook, whose agent gets it with every prompt already);
+    Security and Instruction entries then compete with the rest by relevance."""
 
 
 ContextLayer = Literal["always", "relevant", "source"]
@@ -632,6 +639,9 @@ class ContextResult(_Result):
     semantic_loading: SemanticLoading | None = None
     """Set when the relevant layer was ranked by words alone because semantic search is still
     loading (as in `QueryResult`); the block itself does not say so."""
+    already_given: int = 0
+    """With `session`: how many entries that would have been considered were left out because
+    the session was already given them."""
 
 
 # ---------------------------------------------------------------------------- why

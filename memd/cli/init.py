@@ -13,6 +13,9 @@ Rules:
   from its other names. So is a symlinked one, except a symlink whose target is another file of
   the same run, inside the workspace (CLAUDE.md -> AGENTS.md): that one is skipped with a line
   saying it was updated through its target.
+- With `--claude`, `.claude/settings.json` gets memd's Claude Code hooks, the prompt hook and the
+  file hook (`memd.core.project.claude_settings`: added once, every other setting kept; settings
+  that are not well-formed JSON are reported and left alone), written like an instruction file.
 - The workspace's `.gitignore` gets a `.memory/.lock` line (`memd.core.project.gitignore`;
   created if missing, never duplicated, the rest kept byte for byte), written like an
   instruction file (atomic, refused if it is a symlink or hard-linked), so a lock is never
@@ -24,8 +27,8 @@ Rules:
 - Progress goes to stdout as it happens, errors to stderr; with --json, stdout gets one
   `InitReport` at the end instead (`memd.cli.init_report`; errors are still on stderr too).
 
-Size: about the ~400-line guide: one command's plan, diff and writes for three kinds of file
-(memory files, instruction files, `.gitignore`), read top to bottom.
+Size: over the ~400-line guide: one command's plan, diff and writes for four kinds of file
+(memory files, instruction files, `.gitignore`, Claude Code's settings), read top to bottom.
 """
 
 from __future__ import annotations
@@ -44,13 +47,14 @@ from memd.cli.init_report import Change, Reporter
 from memd.cli.where import choose, note
 from memd.core.format import mdformat
 from memd.core.format.categories import CATEGORIES, Category
-from memd.core.project import agent_files, gitattributes, gitignore
+from memd.core.project import agent_files, claude_settings, gitattributes, gitignore
 from memd.fs import storage
 from memd.paths import MEMORY_DIR
 from memd_client import MemdError
 
 AGENTS, CLAUDE, COPILOT = "AGENTS.md", "CLAUDE.md", ".github/copilot-instructions.md"
 GITIGNORE = ".gitignore"
+CLAUDE_SETTINGS = ".claude/settings.json"
 
 
 class InitError(Exception):
@@ -108,6 +112,11 @@ def run_init(args: argparse.Namespace) -> int:
         errors.append(str(exc))
     else:
         plans.insert(0, ignore)
+    if args.claude:  # the prompt and file hooks, beside CLAUDE.md
+        try:
+            plans.append(_plan_claude_settings(workspace))
+        except (InitError, claude_settings.SettingsError) as exc:
+            errors.append(str(exc))
     if getattr(args, "git", False):
         return _with_git(report, workspace, missing, plans, errors, dry_run=args.dry_run)
     if args.dry_run:
@@ -275,6 +284,22 @@ def _plan_file(
     except agent_files.BlockError as exc:
         raise InitError(f"{shown} was left unchanged: {exc}, then rerun memd init.") from None
     return FilePlan(path, shown, old, new, fingerprint)
+
+
+def _plan_claude_settings(workspace: str) -> FilePlan:
+    """Plan `.claude/settings.json` with memd's Claude Code hooks (`claude_settings`).
+
+    Raises:
+        InitError: as `_plan_file`.
+        claude_settings.SettingsError: the settings are not JSON memd can add hooks to.
+    """
+    path = _join(workspace, CLAUDE_SETTINGS)
+    shown = _shown(workspace, path)
+
+    def add_hooks(text: str | None) -> str:
+        return claude_settings.with_memd_hooks(text, shown)
+
+    return _plan_file(workspace, path, transform=add_hooks, added="memd's Claude Code hooks added")
 
 
 # ---------------------------------------------------------------------------- doing

@@ -309,14 +309,15 @@ def _context(context: argparse.ArgumentParser) -> None:
     context.add_argument(
         "--budget",
         type=bounded(p.ContextParams, "budget_tokens", int),
-        default=p.DEFAULT_CONTEXT_BUDGET,
         metavar="TOKENS",
-        help=f"largest block, in estimated tokens (default {p.DEFAULT_CONTEXT_BUDGET})",
+        help=f"largest block, in estimated tokens (default {p.DEFAULT_CONTEXT_BUDGET}; with "
+        "--hook: 300 for a file, both at most 3000)",
     )
     context.add_argument(
         "--hook",
         choices=("claude",),
-        help="read a Claude Code UserPromptSubmit hook's JSON on stdin and answer as it expects",
+        help="read a Claude Code hook's JSON on stdin (UserPromptSubmit, or PreToolUse and "
+        "PostToolUse of Read, Edit, MultiEdit, Write) and answer as it expects",
     )
     context.add_argument("text", nargs="*", help="what the prompt is about")
 

@@ -204,7 +204,9 @@ def _status(client: Client, args: argparse.Namespace) -> Outcome:
 
 def _context(client: Client, args: argparse.Namespace) -> Outcome:
     result = client.context(
-        " ".join(args.text), file=_absolute(args.file), budget_tokens=args.budget
+        " ".join(args.text),
+        file=_absolute(args.file),
+        budget_tokens=args.budget or p.DEFAULT_CONTEXT_BUDGET,
     )
     problems = unreadable_lines(result.unreadable, result.markdown)
     if (loading := result.semantic_loading) is not None:

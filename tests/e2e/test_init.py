@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import stat
@@ -137,10 +138,11 @@ def test_flags_pick_the_files(tmp_path: Path) -> None:
         tmp_path, "--claude", "--copilot", "--file", "docs/agent.md", cwd=tmp_path / "sub"
     )
     assert result.returncode == 0, result.stderr
-    assert result.stdout.splitlines()[-3:] == [
+    assert result.stdout.splitlines()[-4:] == [
         "created CLAUDE.md (memd block added)",
         f"created {COPILOT} (memd block added)",
         "created docs/agent.md (memd block added)",
+        "created .claude/settings.json (memd's Claude Code hooks added)",
     ]
     for name in ("CLAUDE.md", COPILOT, "docs/agent.md"):
         assert (tmp_path / name).read_text() == BLOCK
@@ -371,9 +373,10 @@ def test_named_link_is_skipped_only_when_its_target_is_updated_too(tmp_path: Pat
     assert agents.read_text() == "# Agents\n"
     both = init(tmp_path, "--claude", "--agents")
     assert both.returncode == 0, both.stderr
-    assert both.stdout.splitlines()[-2:] == [
+    assert both.stdout.splitlines()[-3:] == [
         "updated AGENTS.md (memd block added)",
         "CLAUDE.md is a link to AGENTS.md; updated through it",
+        ".claude/settings.json already up to date",  # hooked by the first run
     ]
     assert claude.is_symlink()
     assert agents.read_text() == "# Agents\n\n" + BLOCK
@@ -546,3 +549,38 @@ def test_init_refuses_the_options_it_does_not_take(tmp_path: Path) -> None:
         assert result.stderr.startswith("usage: memd init ")
         assert f"unrecognized arguments: {flag}" in result.stderr
     assert not (tmp_path / ".memory").exists()
+
+
+def test_claude_gets_the_prompt_and_file_hooks_once_beside_its_own(tmp_path: Path) -> None:
+    settings = tmp_path / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    theirs = {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "x"}]}]}
+    settings.write_text(json.dumps({"model": "opus", "hooks": theirs}, indent=4) + "\n")
+    first = init(tmp_path, "--claude")
+    assert first.returncode == 0, first.stderr
+    assert "updated .claude/settings.json (memd's Claude Code hooks added)" in first.stdout
+    text = settings.read_text()
+    assert text.startswith('{\n    "model": "opus"')  # their indentation kept
+    hooks = json.loads(text)["hooks"]
+    assert hooks["PreToolUse"][0] == theirs["PreToolUse"][0]
+    assert hooks["PreToolUse"][1] == {
+        "matcher": "Read|Edit|MultiEdit|Write",
+        "hooks": [{"type": "command", "command": "memd context --hook claude"}],
+    }
+    assert hooks["UserPromptSubmit"] == [
+        {"hooks": [{"type": "command", "command": "memd context --hook claude"}]}
+    ]
+    again = init(tmp_path, "--claude")
+    assert ".claude/settings.json already up to date" in again.stdout
+    assert settings.read_text() == text
+
+
+def test_claude_settings_that_are_not_json_are_left_alone(tmp_path: Path) -> None:
+    settings = tmp_path / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_text('{"hooks": [}\n')
+    result = init(tmp_path, "--claude")
+    assert result.returncode == 1
+    assert result.stderr.startswith("memd: .claude/settings.json is not valid JSON (")
+    assert settings.read_text() == '{"hooks": [}\n'
+    assert (tmp_path / "CLAUDE.md").read_text() == BLOCK  # the rest is still done

@@ -138,6 +138,7 @@ def build(
     user_unreadable: Sequence[Category] = (),
     note_of: NoteOf = _no_note,
     scoped: Sequence[tuple[Category, Entry, float | None]] = (),
+    relevant_heading: str = RELEVANT_HEADING,
 ) -> Block:
     """Pack layer A (`always`, in order), layer B (`relevant`, best first, the entries
     `note_of` notes last) then layer C (`sources`, best first) into the budget; each of the
@@ -146,6 +147,7 @@ def build(
     Layer A entries that do not fit, and layer-A files that cannot be read (`unreadable`), are
     named in a closing line of layer A ("Not shown: ..."), so an agent knows rules are missing
     and where to read them; room for that line is kept before anything else is packed.
+    `relevant_heading` opens layer B (a file hook's block names the file instead of a prompt).
     """
     rules: list[tuple[Category, Entry, Source]] = [(c, e, "memory") for c, e in always]
     rules += [(c, e, "global") for c, e in user_wide]
@@ -154,7 +156,7 @@ def build(
     ranked = [(c, e, score, note_of(c, e)) for c, e, score in relevant]
     ranked.sort(key=lambda item: bool(item[3]))  # stable: current entries first, order kept
     first = [(c, e, score, note_of(c, e)) for c, e, score in scoped]
-    packing = _Packing(rules, ranked, sources, note_of, first)
+    packing = _Packing(rules, ranked, sources, note_of, first, relevant_heading)
     block = _pack(packing, budget_tokens, missing, reserve=())
     if block.omitted == 0 and not missing:
         return block
@@ -174,6 +176,7 @@ class _Packing(NamedTuple):
     note_of: NoteOf
     scoped: Sequence[tuple[Category, Entry, float | None, str]] = ()
     """Layer B's first entries, whatever their score (scoped to the call's file)."""
+    relevant_heading: str = RELEVANT_HEADING
 
 
 def notice_lines(left_out: Sequence[Category], unreadable: Sequence[Category]) -> list[str]:
@@ -281,7 +284,8 @@ def _add_relevant(
             continue
         seen.add((category, entry.line))
         line = entry_line(category, entry, note)
-        heading = () if any(p.layer == "relevant" for p in placed) else (RELEVANT_HEADING,)
+        first_line = not any(p.layer == "relevant" for p in placed)
+        heading = (packing.relevant_heading,) if first_line else ()
         if fits(*heading, line):
             lines.extend([*heading, line])
             placed.append(Placed("relevant", category, entry, score, note=note))

@@ -19,6 +19,7 @@ import datetime
 import os
 import posixpath
 import time
+from collections.abc import Sequence
 from typing import Any, NamedTuple
 
 import anyio
@@ -33,7 +34,7 @@ from memd.core.format.categories import (
     parse_category,
 )
 from memd.core.format.mdformat import Entry
-from memd.core.search import file_scope, prompt_block
+from memd.core.search import file_scope, given, prompt_block
 from memd.core.search.shelves import origin
 from memd.core.sources.source_globs import MAX_SOURCE_ENTRIES, parse_entry
 from memd.core.writes import transitions
@@ -84,6 +85,8 @@ class Methods:
         """Semantic search (None: lexical only)."""
         self.search = Search(self.scopes, semantic)
         """The one search of `query` and `context`."""
+        self.given = given.GivenLedger()
+        """What each agent session was given by `context` (a file hook's memory)."""
         self.started = started
         self.socket_path = socket_path
         self.table: dict[str, tuple[type[msgspec.Struct], Handler]] = {
@@ -408,7 +411,11 @@ class Methods:
 
         A category file that cannot be read does not fail the call (a prompt hook must not
         fail over one bad file): an unreadable Security or Instruction file is named in the
-        block, other categories just contribute nothing (`stats` reports them).
+        block, other categories just contribute nothing (`stats` reports them). Without
+        `always` there is no layer A and every category is ranked. With `session`, what that
+        agent session was given before is left out and what is given now is remembered
+        (`memd.core.search.given`), checked after the last await so that two calls of one
+        session at once never give the same entry.
         """
         made = await self._block(params)
         return made.result
@@ -467,45 +474,50 @@ class Methods:
         await workspace.refresh(CATEGORIES)
         at = file_scope.file_at(params.file, workspace.root)
         snapshots = {category: workspace.actor(category).snapshot for category in CATEGORIES}
+        layer_a = prompt_block.ALWAYS if params.always else ()
         always = [
             (c, entry)
-            for c in prompt_block.ALWAYS
+            for c in layer_a
             for entry in snapshots[c].entries
             if file_scope.in_always_layer(entry.content, at)
         ]
-        unreadable = [c for c in prompt_block.ALWAYS if snapshots[c].error is not None]
+        unreadable = [c for c in layer_a if snapshots[c].error is not None]
         text = params.text[: prompt_block.MAX_QUERY_CHARS]
         words = prompt_block.path_words(at.path or params.file)
         query = " ".join(part for part in (text, words) if part)
         skip = AGENT_LOADS if params.agent_loads is None else _agent_loads(params.agent_loads)
         keep = search.not_elsewhere(at) if at.given else None
-        relevant, loading = await self.search.relevant(workspace, snapshots, query, keep)
-        scoped = []
-        if at.given:
-            ranked = {(c, entry.line): score for c, entry, score in relevant}
-            scoped = [
-                (c, entry, ranked.get((c, entry.line)))
-                for c in CATEGORIES
-                if c not in prompt_block.ALWAYS
-                for entry in snapshots[c].entries
-                if file_scope.fit(entry.content, at) == "matches"
-            ]
+        relevant, loading = await self.search.relevant(
+            workspace, snapshots, query, keep, every_category=not params.always
+        )
+        scoped = _scoped(snapshots, at, layer_a, relevant)
         chunks = await self.search.source_chunks(workspace, query, skip)
-        user_rules, user_unreadable = await self.scopes.user_wide_rules(prompt_block.ALWAYS)
+        user_rules, user_unreadable = (
+            await self.scopes.user_wide_rules(layer_a) if layer_a else ([], [])
+        )
         rules = [(c, e) for c, e in user_rules if file_scope.in_always_layer(e.content, at)]
+        # After the last await: two calls of one session at once never give the same entry.
+        had = self.given.given(workspace.root, params.session) if params.session else frozenset()
+        scoped = [(c, e, s) for c, e, s in scoped if given.entry_key(c.value, e.content) not in had]
+        candidates, already_given = given.not_given(
+            given.Candidates(always, rules, relevant, chunks), had
+        )
         checks = _Checks(workspace)
         block = prompt_block.build(
-            always,
-            relevant,
+            candidates.always,
+            candidates.relevant,
             params.budget_tokens,
             unreadable,
-            chunks,
-            user_wide=rules,
+            candidates.chunks,
+            user_wide=candidates.user_wide,
             user_unreadable=user_unreadable,
             note_of=checks.note,
             scoped=scoped,
+            relevant_heading=_relevant_heading(text, params.file),
         )
         checks.done()
+        if params.session:
+            self.given.record(workspace.root, params.session, map(given.placed_key, block.entries))
         unreadable_files = [
             wire.file_problem(c, s.error) for c, s in snapshots.items() if s.error is not None
         ]
@@ -516,6 +528,7 @@ class Methods:
             root=workspace.root,
             loading=loading,
             checked=checks.placed,
+            already_given=already_given,
         )
         return _Made(result, block, at, snapshots, relevant, user_rules)
 
@@ -630,6 +643,26 @@ class _Made(NamedTuple):
     user_rules: list[tuple[Category, Entry]]
 
 
+def _scoped(
+    snapshots: dict[Category, Snapshot],
+    at: file_scope.FileAt,
+    layer_a: Sequence[Category],
+    relevant: Sequence[tuple[Category, Entry, float]],
+) -> list[tuple[Category, Entry, float | None]]:
+    """Layer B's first entries: those scoped to the call's file (none without a file), of the
+    categories not in layer A, with their rank's score where they have one."""
+    if not at.given:
+        return []
+    ranked = {(c, entry.line): score for c, entry, score in relevant}
+    return [
+        (c, entry, ranked.get((c, entry.line)))
+        for c in CATEGORIES
+        if c not in layer_a
+        for entry in snapshots[c].entries
+        if file_scope.fit(entry.content, at) == "matches"
+    ]
+
+
 class _Checks:
     """The statuses a `query` or `context` reads from the workspace's citation check, never
     waiting for it; `done` wakes a refresh when an entry was not checked yet (or the check may
@@ -684,6 +717,13 @@ def memory_file(file: str, memory_dir: str) -> Category | None:
     ):
         return category_for_file(name)  # (a few lstats: only for an absolute path)
     return None
+
+
+def _relevant_heading(text: str, file: str | None) -> str:
+    """Layer B's heading: a block asked for a file alone (a file hook's) names the file."""
+    if file and not text.strip():
+        return f"Relevant to {file}:"
+    return prompt_block.RELEVANT_HEADING
 
 
 def _agent_loads(globs: list[str]) -> list[str]:

@@ -393,14 +393,17 @@ class Search:
         snapshots: Mapping[Category, Snapshot],
         query: str,
         keep: ranking.Keep[Key] | None = None,
+        *,
+        every_category: bool = False,
     ) -> tuple[list[tuple[Category, Entry, float]], p.SemanticLoading | None]:
-        """Layer B of a prompt's block: the entries of the categories not always in it ranked
-        against the prompt by `rank` in mode auto, only those `keep` accepts (and how far
-        semantic search is when it is still loading)."""
+        """Layer B of a prompt's block: the entries of the categories not always in it (of
+        every category with `every_category`: a block without layer A) ranked against the
+        prompt by `rank` in mode auto, only those `keep` accepts (and how far semantic search is
+        when it is still loading)."""
         searched: dict[Key, SearchedFile] = {
             c: SearchedFile(workspace, snapshots[c], c)
             for c in CATEGORIES
-            if c not in prompt_block.ALWAYS and snapshots[c].error is None
+            if (every_category or c not in prompt_block.ALWAYS) and snapshots[c].error is None
         }
         if not query.strip():
             return [], None

@@ -413,9 +413,11 @@ def context_result(
     root: str,
     loading: p.SemanticLoading | None,
     checked: Callable[[Placed], StatusNote] = lambda placed: (None, ""),
+    already_given: int = 0,
 ) -> p.ContextResult:
     """Return the wire form of a prompt's memory block (`memd.core.search.prompt_block`);
-    `checked` gives each placed entry's status and stale note."""
+    `checked` gives each placed entry's status and stale note; `already_given` counts the
+    entries left out because the session had them."""
     return p.ContextResult(
         markdown=block.markdown,
         tokens=block.tokens,
@@ -440,6 +442,7 @@ def context_result(
         unreadable=unreadable,
         workspace=root,
         semantic_loading=loading,
+        already_given=already_given,
     )
 
 

@@ -1,0 +1,87 @@
+"""The Claude Code hooks `memd init --claude` adds to `.claude/settings.json`: the prompt hook and
+the file hook, one command for both (`memd context --hook claude` reads the event from its input).
+
+Pure functions; `memd.cli.init` does the I/O.
+
+Rules:
+- UserPromptSubmit gets `memd context --hook claude`; PreToolUse gets it with the matcher
+  `Read|Edit|MultiEdit|Write`, so it runs before the agent reads or changes a file.
+- An event that already has a hook running `context --hook claude` (any matcher, any path to
+  memd, any options) is left as it is: a second run adds nothing, and a hook a person changed
+  (a budget, PostToolUse instead of PreToolUse) stays theirs. Every other hook, setting and
+  value is kept, in its order.
+- Nothing to add: the text comes back byte for byte. Otherwise the file is written back as JSON
+  with the indentation its first indented line used (2 spaces by default) and a final newline.
+- Settings that are not a JSON object, or whose `hooks` (or an event's list) has another shape,
+  are refused with SettingsError (the file is left alone), never guessed at.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+HOOK_COMMAND = "memd context --hook claude"
+FILE_MATCHER = "Read|Edit|MultiEdit|Write"
+"""The tools whose calls name a file (`tool_input.file_path`) the file hook answers for."""
+_OURS = re.compile(r"\bcontext\b.*--hook[ =]claude\b")
+
+
+class SettingsError(ValueError):
+    """The settings file cannot take the hooks as it is; the message says what to fix."""
+
+
+def with_memd_hooks(text: str | None, shown: str = ".claude/settings.json") -> str:
+    """Return `text` (None: no file yet) with memd's hooks added (see the module's rules).
+
+    Raises:
+        SettingsError: `text` is not a JSON object with a well-formed `hooks`.
+    """
+    if text is None or not text.strip():
+        settings: dict[str, Any] = {}
+    else:
+        try:
+            settings = json.loads(text)
+        except ValueError as exc:
+            raise SettingsError(f"{shown} is not valid JSON ({exc}); fix it, then rerun") from None
+        if not isinstance(settings, dict):
+            raise SettingsError(f"{shown} is not a JSON object; fix it, then rerun")
+    hooks = settings.setdefault("hooks", {})
+    if not isinstance(hooks, dict):
+        raise SettingsError(f"{shown}'s `hooks` is not an object; fix it, then rerun")
+    wanted = {
+        "UserPromptSubmit": {"hooks": [{"type": "command", "command": HOOK_COMMAND}]},
+        "PreToolUse": {
+            "matcher": FILE_MATCHER,
+            "hooks": [{"type": "command", "command": HOOK_COMMAND}],
+        },
+    }
+    added = False
+    for event, group in wanted.items():
+        groups = hooks.setdefault(event, [])
+        if not isinstance(groups, list):
+            raise SettingsError(f"{shown}'s `hooks.{event}` is not a list; fix it, then rerun")
+        if not any(_runs_memd(found) for found in groups):
+            groups.append(group)
+            added = True
+    if not added and text is not None:
+        return text
+    return json.dumps(settings, indent=_indent(text or ""), ensure_ascii=False) + "\n"
+
+
+def _runs_memd(group: Any) -> bool:
+    """Whether a matcher group holds a command hook running memd's Claude hook."""
+    if not isinstance(group, dict) or not isinstance(group.get("hooks"), list):
+        return False
+    return any(
+        isinstance(hook, dict)
+        and isinstance(hook.get("command"), str)
+        and _OURS.search(hook["command"]) is not None
+        for hook in group["hooks"]
+    )
+
+
+def _indent(text: str) -> str | int:
+    found = re.search(r"\n([ \t]+)\S", text)
+    return found.group(1) if found else 2

@@ -1,0 +1,88 @@
+"""memd's Claude Code hooks in `.claude/settings.json`: added once, everything else kept, odd
+shapes refused."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import given, strategies as st
+
+from memd.core.project.claude_settings import (
+    FILE_MATCHER,
+    HOOK_COMMAND,
+    SettingsError,
+    with_memd_hooks,
+)
+
+OURS = {"type": "command", "command": HOOK_COMMAND}
+
+
+def test_a_new_file_gets_both_hooks() -> None:
+    assert json.loads(with_memd_hooks(None)) == {
+        "hooks": {
+            "UserPromptSubmit": [{"hooks": [OURS]}],
+            "PreToolUse": [{"matcher": FILE_MATCHER, "hooks": [OURS]}],
+        }
+    }
+
+
+def test_a_hook_someone_changed_stays_theirs_and_the_text_byte_for_byte() -> None:
+    changed = {
+        "type": "command",
+        "command": "/opt/memd/bin/memd context --hook claude --budget 500",
+    }
+    text = json.dumps(
+        {
+            "hooks": {
+                "UserPromptSubmit": [{"hooks": [OURS]}],
+                "PostToolUse": [{"matcher": "Read", "hooks": [changed]}],
+                "PreToolUse": [{"matcher": "Edit|Write", "hooks": [changed]}],
+            }
+        },
+        separators=(",", ":"),
+    )
+    assert with_memd_hooks(text) == text
+
+
+def test_only_the_missing_event_is_added() -> None:
+    prompt = '[{"hooks": [{"command": "memd context --hook=claude"}]}]'
+    text = '{\n\t"hooks": {"UserPromptSubmit": ' + prompt + "}\n}"
+    result = with_memd_hooks(text)
+    assert result.startswith('{\n\t"hooks"')  # tab indentation kept
+    hooks = json.loads(result)["hooks"]
+    assert len(hooks["UserPromptSubmit"]) == 1
+    assert hooks["PreToolUse"] == [{"matcher": FILE_MATCHER, "hooks": [OURS]}]
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("[1]", "is not a JSON object"),
+        ("{", "is not valid JSON"),
+        ('{"hooks": []}', "`hooks` is not an object"),
+        ('{"hooks": {"PreToolUse": {}}}', "`hooks.PreToolUse` is not a list"),
+    ],
+)
+def test_odd_shapes_are_refused_with_what_to_fix(text: str, message: str) -> None:
+    with pytest.raises(SettingsError, match=message):
+        with_memd_hooks(text)
+
+
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=5),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3)
+    ),
+    max_leaves=8,
+)
+
+
+@given(st.dictionaries(st.text(max_size=8).filter(lambda k: k != "hooks"), JSON, max_size=5))
+def test_every_other_setting_is_kept_in_order(settings: dict[str, object]) -> None:
+    result = json.loads(with_memd_hooks(json.dumps(settings)))
+    assert list(result)[: len(settings)] == list(settings)
+    assert {k: result[k] for k in settings} == settings
+    assert with_memd_hooks(with_memd_hooks(json.dumps(settings))) == with_memd_hooks(
+        json.dumps(settings)
+    )
