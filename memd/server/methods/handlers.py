@@ -475,13 +475,7 @@ class Methods:
         at = file_scope.file_at(params.file, workspace.root)
         snapshots = {category: workspace.actor(category).snapshot for category in CATEGORIES}
         layer_a = prompt_block.ALWAYS if params.always else ()
-        always = [
-            (c, entry)
-            for c in layer_a
-            for entry in snapshots[c].entries
-            if file_scope.in_always_layer(entry.content, at)
-        ]
-        unreadable = [c for c in layer_a if snapshots[c].error is not None]
+        always, unreadable = _always(snapshots, at, layer_a)
         text = params.text[: prompt_block.MAX_QUERY_CHARS]
         words = prompt_block.path_words(at.path or params.file)
         query = " ".join(part for part in (text, words) if part)
@@ -490,7 +484,7 @@ class Methods:
         relevant, loading = await self.search.relevant(
             workspace, snapshots, query, keep, every_category=not params.always
         )
-        scoped = _scoped(snapshots, at, layer_a, relevant)
+        scoped = _scoped_to_file(snapshots, at, layer_a, relevant)
         chunks = await self.search.source_chunks(workspace, query, skip)
         user_rules, user_unreadable = (
             await self.scopes.user_wide_rules(layer_a) if layer_a else ([], [])
@@ -643,7 +637,21 @@ class _Made(NamedTuple):
     user_rules: list[tuple[Category, Entry]]
 
 
-def _scoped(
+def _always(
+    snapshots: dict[Category, Snapshot], at: file_scope.FileAt, layer_a: Sequence[Category]
+) -> tuple[list[tuple[Category, Entry]], list[Category]]:
+    """Layer A's entries (a scoped rule only when the call's file is in its scope) and its
+    categories that could not be read."""
+    always = [
+        (c, entry)
+        for c in layer_a
+        for entry in snapshots[c].entries
+        if file_scope.in_always_layer(entry.content, at)
+    ]
+    return always, [c for c in layer_a if snapshots[c].error is not None]
+
+
+def _scoped_to_file(
     snapshots: dict[Category, Snapshot],
     at: file_scope.FileAt,
     layer_a: Sequence[Category],
