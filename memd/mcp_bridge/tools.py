@@ -524,6 +524,15 @@ def _read_tools(bridge: Bridge, resolver: Callable[..., Awaitable[Any]]) -> list
                 )
             ),
         ] = None,
+        file: Annotated[
+            str | None,
+            Field(
+                description=(
+                    "A file the task is about (relative to the project): entries scoped to it "
+                    "with (paths: ...) come first, entries scoped to other files are left out."
+                )
+            ),
+        ] = None,
     ) -> CallToolResult:
         """Search the project's memory for entries relevant to a task.
 
@@ -538,7 +547,7 @@ def _read_tools(bridge: Bridge, resolver: Callable[..., Awaitable[Any]]) -> list
         result, ws = await bridge.call(
             roots,
             lambda client: client.query(
-                query, category=category, limit=clamped, tags=tags, sources=sources
+                query, category=category, limit=clamped, tags=tags, sources=sources, file=file
             ),
         )
         return bridge.reply(render_query(result, query, tags), structured(result, ws))

@@ -190,6 +190,7 @@ async def test_tools_keep_hacklm_names_and_schemas_and_a_daemon_that_cannot_star
             assert query["limit"]["type"] == "integer" and query["limit"]["default"] == 10
             assert "minimum" not in query["limit"] and "maximum" not in query["limit"]  # clamped
             assert query["category"]["anyOf"][0]["enum"] == CATEGORIES
+            assert "file" in query and query["file"].get("description")
             assert tools["getMemory"].input_schema["required"] == ["slug"]
             assert set(tools["memoryStats"].input_schema.get("properties", {})) == {"scope"}
             assert tools["cleanupMemory"].input_schema["properties"]["apply"]["default"] is False
@@ -227,6 +228,26 @@ async def test_tools_keep_hacklm_names_and_schemas_and_a_daemon_that_cannot_star
     assert "exists and is not a socket" in message
     assert message.endswith(f"This call used workspace {workspace} (from --workspace).")
     assert blocked.read_text() == "not a socket"
+
+
+async def test_query_memory_with_a_file_puts_its_scoped_entries_first(
+    daemon: DaemonProcess, short_tmp: Path, env: dict[str, str], workspace: Path
+) -> None:
+    """queryMemory's `file`: an entry scoped to that file with (paths: ...) comes first, one
+    scoped to other files is left out, an unscoped one stays."""
+    args = ("--socket", str(daemon.socket_path), "--workspace", str(workspace))
+    async with bridge(short_tmp, env, *args) as c:
+        for content in (
+            "Take the lock before writing any file.",
+            "Lock files in the db layer are advisory (paths: src/db/**).",
+            "Lock the UI thread never (paths: src/ui/**).",
+        ):
+            await call(c, "storeMemory", category="Quirk", content=content)
+        _, in_db = await call(c, "queryMemory", query="lock", file="src/db/pool.py")
+        contents = [hit["content"] for hit in in_db["results"]]
+        assert contents[0].startswith("Lock files in the db layer")
+        assert "Take the lock before writing any file." in contents
+        assert not any("UI thread" in content for content in contents)
 
 
 async def test_store_query_get_and_stats_give_text_and_structured_content(
