@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from memd.core.format.globs import MAX_DEEP, MAX_STARS, pattern_matches
 from memd.core.format.tags import code_spans
 
-__all__ = ["MAX_GLOBS", "PathScope", "in_scope", "relative_file", "scope_of"]
+__all__ = ["MAX_GLOBS", "PathScope", "in_scope", "relative_file", "scope_of", "without_scopes"]
 
 MAX_GLOBS = 16
 """The most globs one marker may hold."""
@@ -88,6 +88,25 @@ def scope_of(content: str) -> PathScope:
     if len(globs) > MAX_GLOBS:
         return PathScope(problem=f"more than {MAX_GLOBS} globs; name the files more broadly")
     return PathScope(tuple(dict.fromkeys(globs)))
+
+
+def without_scopes(content: str) -> str:
+    """Return `content` without its markers (those outside code spans and closed), for what
+    should not read them as words: a slug (`memd.core.writes.slugs`)."""
+    if "(path" not in content:
+        return content
+    spans = code_spans(content) if "`" in content else []
+    pieces, position = [], 0
+    for match in _OPEN.finditer(content):
+        if match.start() < position or any(s <= match.start() < e for s, e in spans):
+            continue
+        close = content.find(")", match.end())
+        if close < 0:
+            break
+        pieces.append(content[position : match.start()])
+        position = close + 1
+    pieces.append(content[position:])
+    return "".join(pieces)
 
 
 def _globs(body: str) -> list[str]:

@@ -11,6 +11,10 @@ entry does not, and an entry is never replaced by a different rule. Where the re
 uncertain, the verdict leans to keeping data: update rather than skip (the old text goes to the
 archive), store rather than update (both stay).
 
+Entries scoped to different files (`(paths: ...)` markers naming different globs, or one
+scoped and one not: `memd.core.format.path_scopes`) are different rules whatever their words:
+UNRELATED (store both). A scope is never widened, narrowed or dropped by a dedup.
+
 Relations, checked in this order (the first that applies decides):
 1. SAME (skip): the same words with the same polarity and tags; formatting, articles, "always"
    and small words other than opposites ("with" / "via", a dropped "to") do not count. Texts
@@ -106,6 +110,7 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 from typing import NamedTuple
 
+from memd.core.format.path_scopes import scope_of
 from memd.core.writes import lexicon
 from memd.core.writes.wording import Kind, Word, Wording, analyse, is_cjk, plain_form
 
@@ -288,6 +293,8 @@ def judge(old: str, new: str) -> Judgement:
     if a.normal == b.normal or plain_form(old) == plain_form(new):
         return Judgement(Relation.SAME, 1.0)
     pair = _Pair(a, b)
+    if ("(path" in old or "(path" in new) and set(scope_of(old).globs) != set(scope_of(new).globs):
+        return pair.judged(Relation.UNRELATED)  # rules for different files: keep both
     if len(a.words) > MAX_WORDS or len(b.words) > MAX_WORDS:
         return pair.judged(Relation.DIFFERENT)  # too long to read closely: keep both
     judgement = next(found for rule in _RULES if (found := rule(pair)) is not None)

@@ -23,6 +23,7 @@ import unicodedata
 from collections.abc import Container
 
 from memd.core.format import secrets
+from memd.core.format.path_scopes import without_scopes
 from memd.core.writes.wording import analyse, is_cjk
 from memd_client.errors import InvalidEntry
 
@@ -61,7 +62,8 @@ def validate_slug(slug: str) -> str:
 
 def derive_slug(content: str, taken: Container[str]) -> str:
     """Return a kebab-case slug for `content` that is not in `taken` (see the module rules)."""
-    words = _slug_words(secrets.without_secrets(content))  # a slug never carries a secret
+    # A slug never carries a secret, nor a path scope's globs (they are not what it is about).
+    words = _slug_words(secrets.without_secrets(without_scopes(content)))
     long = [word for word in words if len(word) > 2 or is_cjk(word)]
     base = _join_within_limit((long or words or [FALLBACK_SLUG])[:SLUG_WORDS], MAX_SLUG_LENGTH - 4)
     return unique_slug(base, taken)

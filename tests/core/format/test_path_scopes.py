@@ -12,6 +12,7 @@ from memd.core.format.path_scopes import (
     in_scope,
     relative_file,
     scope_of,
+    without_scopes,
 )
 from tests.budget import examples
 
@@ -170,3 +171,17 @@ def test_scope_of_never_raises_and_is_either_globs_or_a_problem(
 @given(st.text(alphabet=st.characters(blacklist_characters="()`"), max_size=60))
 def test_text_without_the_opening_holds_no_marker(text: str) -> None:
     assert scope_of(text) == PathScope()
+
+
+@pytest.mark.parametrize(
+    ("content", "left"),
+    [
+        ("Keep imports sorted (paths: src/**, *.py).", "Keep imports sorted ."),
+        ("No marker here.", "No marker here."),
+        ("Quote it: `(paths: src/**)` stays.", "Quote it: `(paths: src/**)` stays."),
+        ("Unclosed (paths: src/** here", "Unclosed (paths: src/** here"),
+        ("(path: Makefile) Run make first.", " Run make first."),
+    ],
+)
+def test_without_scopes_drops_the_markers_a_slug_must_not_read(content: str, left: str) -> None:
+    assert without_scopes(content) == left

@@ -343,3 +343,16 @@ def test_a_dry_run_under_a_new_slug_reports_the_conflict_and_writes_nothing() ->
     doc, _ = _store(None, "Use Node 20.", slug="node-version-web")
     same, outcome = _store(doc, "Use Node 22.", slug="node-version-worker", dry_run=True)
     assert same is doc and outcome.action == "stored" and outcome.conflict and outcome.dry_run
+
+
+def test_a_rule_scoped_to_other_files_is_never_a_duplicate() -> None:
+    """The same words scoped to other files, or to none, are another rule: stored beside it,
+    never skipped or merged (a scope is never dropped by a dedup); a repeat with the same
+    scope is still a duplicate. The marker's globs never make the slug."""
+    doc, first = _store(None, "Use tabs for indentation (paths: src/**).")
+    assert first.slug == "tabs-indentation"
+    for content in ("Use tabs for indentation (paths: docs/**).", "Use tabs for indentation."):
+        doc, outcome = _store(doc, content)
+        assert outcome.action == "stored", content
+    _, again = _store(doc, "Use tabs for indentation (paths: src/**).")
+    assert again.action == "skipped"
