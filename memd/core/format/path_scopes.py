@@ -19,7 +19,9 @@ Rules (a marker is plain text in the entry, so HackLM and hand edits keep it as 
 - Several markers in one entry add up: the entry applies to a file any of their globs matches.
   An entry without a marker applies everywhere.
 - A marker that is malformed never hides an entry: it holds no glob, a glob holds a space, a
-  control character, `..`, a leading `/`, `~` or `!`, `(`, `://`, a `[...]` set that is not
+  control character, `..`, a leading `/`, `~` or `!`, `(`, `://`, a `\\` (a Windows path: it
+  would match no file, hiding the entry everywhere), a `{...}` list (not expanded; its commas
+  would split it into globs that match nothing), a `[...]` set that is not
   valid or too many wildcards (at most 2 `**` segments and 2 `*` in a name), or more than
   MAX_GLOBS globs, or `(paths:` is never closed. Then the entry applies everywhere (as if it
   had no marker) and `problem` says which marker is wrong and why, for `memd why` to show.
@@ -134,6 +136,13 @@ def _glob(glob: str) -> str:
         raise ValueError(f"{glob!r} holds {bad.group()!r}; a glob is one path without spaces")
     if "://" in glob:
         raise ValueError(f"{glob!r} is a URL, not a path in the workspace")
+    if "\\" in glob:
+        raise ValueError(f"{glob!r} holds '\\'; write '/' between names, as on every system")
+    if "{" in glob or "}" in glob:
+        raise ValueError(
+            f"{glob!r} holds a {{...}} list, which globs here do not expand; write each glob "
+            "between commas"
+        )
     if glob[0] in "/~!":
         raise ValueError(
             f"{glob!r} starts with {glob[0]!r}; a glob is relative to the workspace root"

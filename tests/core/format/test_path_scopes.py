@@ -76,6 +76,10 @@ def test_not_markers(content: str) -> None:
         ("(paths: src/[z-a].py)", "not valid"),
         ("(paths: src/db/** and nothing closes it", "never closed"),
         ("(paths: a\tb)", "holds '\\t'"),
+        ("Never log tokens. (paths: src\\db\\*.py)", "write '/' between names"),
+        ("(paths: C:\\src\\**)", "write '/' between names"),
+        ("Run the formatter. (paths: {src,tests}/**/*.py)", "{...} list"),
+        ("(paths: src/*.{ts,tsx})", "{...} list"),
         ("(paths: " + ", ".join(f"d{n}/**" for n in range(MAX_GLOBS + 1)) + ")", "more than"),
     ],
 )
