@@ -16,6 +16,9 @@ Rules (a marker is plain text in the entry, so HackLM and hand edits keep it as 
 - A glob with no `/` matches a file's name at any depth, as in `.gitignore`: `*.sql` is every
   SQL file, `Makefile` every Makefile. A glob with a `/` is anchored at the root:
   `src/db/*.py`. A trailing `/` names a directory's whole tree (`src/db/` is `src/db/**`).
+  A one-name glob without `.` or a wildcard must start with a capital (`Makefile`,
+  `Dockerfile`): "(path: str)" in prose is a malformed marker, never a scope to files named
+  `str` (write `**/justfile` for a lowercase name).
 - Several markers in one entry add up: the entry applies to a file any of their globs matches.
   An entry without a marker applies everywhere.
 - A marker that is malformed never hides an entry: it holds no glob, a glob holds a space, a
@@ -43,6 +46,9 @@ MAX_GLOBS = 16
 """The most globs one marker may hold."""
 
 _OPEN = re.compile(r"(?<!\S)\(paths?:")
+_PATH_LIKE = re.compile(r"[/.*?\[]")
+"""What makes a one-name glob a path, not a word: `*.sql`, `go.mod`, `.env`; a bare name
+needs a capital (`Makefile`, `Dockerfile`), so prose such as "(path: str)" holds no scope."""
 _BAD_CHARS = re.compile(r"[\s\x00-\x1f\x7f()]")
 
 
@@ -155,6 +161,11 @@ def _glob(glob: str) -> str:
     ]
     if not segments:
         raise ValueError(f"{glob!r} names no file")
+    if len(segments) == 1 and not _PATH_LIKE.search(glob) and not glob[0].isupper():
+        raise ValueError(
+            f"{glob!r} reads as a word, not a path; write a glob with '/', '.' or a wildcard "
+            f"(e.g. **/{glob})"
+        )
     if ".." in segments:
         raise ValueError(f"{glob!r} uses '..'; name the path from the workspace root")
     if sum(segment == "**" for segment in segments) > MAX_DEEP or any(

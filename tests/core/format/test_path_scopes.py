@@ -80,6 +80,8 @@ def test_not_markers(content: str) -> None:
         ("(paths: C:\\src\\**)", "write '/' between names"),
         ("Run the formatter. (paths: {src,tests}/**/*.py)", "{...} list"),
         ("(paths: src/*.{ts,tsx})", "{...} list"),
+        ("The arg (path: str) is optional.", "reads as a word, not a path"),
+        ("(paths: justfile)", "write a glob with '/', '.' or a wildcard (e.g. **/justfile)"),
         ("(paths: " + ", ".join(f"d{n}/**" for n in range(MAX_GLOBS + 1)) + ")", "more than"),
     ],
 )
