@@ -119,3 +119,20 @@ def wait_embedded(client: Client) -> None:
             return
         time.sleep(0.2)
     raise RuntimeError(f"the workspace was not embedded within {EMBED_TIMEOUT:g} s")
+
+
+def tree_at(revision: str, directory: Path) -> Path | None:
+    """This repository's tree at `revision`, unpacked into `directory` for a benchmark to run
+    an older memd beside this one (None: not in this repository's history, e.g. a shallow
+    clone; the benchmark then measures this tree alone, and says so)."""
+    here = Path(__file__).resolve().parent.parent
+    archive = subprocess.run(
+        ["git", "-C", str(here), "archive", "--format=tar", revision],
+        capture_output=True,
+        check=False,
+    )
+    if archive.returncode != 0:
+        print(f"({revision} is not in this repository's history: measuring this tree alone)")
+        return None
+    subprocess.run(["tar", "-x", "-C", str(directory)], input=archive.stdout, check=True)
+    return directory

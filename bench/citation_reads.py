@@ -29,7 +29,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from bench._daemon import percentile, running_daemon
+from bench._daemon import percentile, running_daemon, tree_at
 from bench._report import RESULTS_DIR, commit, save
 from memd.core.format.categories import CATEGORIES
 from memd_client import Client
@@ -208,7 +208,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     args = parser.parse_args(argv)
     quick = args.quick
     with tempfile.TemporaryDirectory(prefix="memd-bench-before-", dir="/tmp") as scratch:
-        against = args.against or _tree_at(BEFORE_CHECK, Path(scratch))
+        against = args.against or tree_at(BEFORE_CHECK, Path(scratch))
         run(
             files=QUICK_FILES if quick else FILES,
             entries=QUICK_ENTRIES if quick else ENTRIES,
@@ -216,22 +216,6 @@ def main(argv: Sequence[str] | None = None) -> None:
             against=against,
             output=RESULTS_DIR / ("citation_reads-quick.json" if quick else "citation_reads.json"),
         )
-
-
-def _tree_at(revision: str, directory: Path) -> Path | None:
-    """This repository's tree at `revision`, unpacked into `directory` (None: no such history,
-    e.g. a shallow clone; the run then measures this tree alone)."""
-    here = Path(__file__).resolve().parent.parent
-    archive = subprocess.run(
-        ["git", "-C", str(here), "archive", "--format=tar", revision],
-        capture_output=True,
-        check=False,
-    )
-    if archive.returncode != 0:
-        print(f"({revision} is not in this repository's history: measuring this tree alone)")
-        return None
-    subprocess.run(["tar", "-x", "-C", str(directory)], input=archive.stdout, check=True)
-    return directory
 
 
 if __name__ == "__main__":

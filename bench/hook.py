@@ -32,7 +32,7 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from bench._daemon import percentile, running_daemon
+from bench._daemon import percentile, running_daemon, tree_at
 from bench._report import RESULTS_DIR, commit, save
 from memd.cli import hook
 from memd.core.format.categories import CATEGORIES
@@ -232,27 +232,13 @@ def main(argv: Sequence[str] | None = None) -> None:
     )
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="memd-bench-before-", dir="/tmp") as scratch:
-        against = args.against or _tree_at(BEFORE, Path(scratch))
+        against = args.against or tree_at(BEFORE, Path(scratch))
         run(
             entries=QUICK_ENTRIES if args.quick else ENTRIES,
             rounds=QUICK_ROUNDS if args.quick else ROUNDS,
             against=against,
             output=RESULTS_DIR / ("hook-quick.json" if args.quick else "hook.json"),
         )
-
-
-def _tree_at(revision: str, directory: Path) -> Path | None:
-    """This repository's tree at `revision`, unpacked into `directory` (None: not in history)."""
-    archive = subprocess.run(
-        ["git", "-C", str(TREE), "archive", "--format=tar", revision],
-        capture_output=True,
-        check=False,
-    )
-    if archive.returncode != 0:
-        print(f"({revision} is not in this repository's history: measuring this tree alone)")
-        return None
-    subprocess.run(["tar", "-x", "-C", str(directory)], input=archive.stdout, check=True)
-    return directory
 
 
 if __name__ == "__main__":
