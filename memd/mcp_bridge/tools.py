@@ -469,6 +469,17 @@ def _write_tools(bridge: Bridge, resolver: Callable[..., Awaitable[Any]]) -> lis
     ]
 
 
+_QUERY_SOURCES = (
+    "Where to search (default all): 'memory' (the project's .memory/), 'global' (the user's "
+    "memory for every project), 'file' (the project's instruction files: CLAUDE.md, AGENTS.md, "
+    "rules files, MEMORY.md)."
+)
+_QUERY_FILE = (
+    "A file the task is about (relative to the project): entries scoped to it with "
+    "(paths: ...) come first, entries scoped to other files are left out."
+)
+
+
 def _read_tools(bridge: Bridge, resolver: Callable[..., Awaitable[Any]]) -> list["Tool"]:
     """queryMemory, getMemory, memoryStats, memoryContext and memoryCheck: read-only,
     closed-world.
@@ -515,24 +526,9 @@ def _read_tools(bridge: Bridge, resolver: Callable[..., Awaitable[Any]]) -> list
             ),
         ] = None,
         sources: Annotated[
-            list[Literal["memory", "global", "file"]] | None,
-            Field(
-                description=(
-                    "Where to search (default all): 'memory' (the project's .memory/), "
-                    "'global' (the user's memory for every project), 'file' (the project's "
-                    "instruction files: CLAUDE.md, AGENTS.md, rules files, MEMORY.md)."
-                )
-            ),
+            list[Literal["memory", "global", "file"]] | None, Field(description=_QUERY_SOURCES)
         ] = None,
-        file: Annotated[
-            str | None,
-            Field(
-                description=(
-                    "A file the task is about (relative to the project): entries scoped to it "
-                    "with (paths: ...) come first, entries scoped to other files are left out."
-                )
-            ),
-        ] = None,
+        file: Annotated[str | None, Field(description=_QUERY_FILE)] = None,
     ) -> CallToolResult:
         """Search the project's memory for entries relevant to a task.
 
