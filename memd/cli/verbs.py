@@ -225,6 +225,7 @@ def _check(client: Client, args: argparse.Namespace) -> Outcome:
     result = client.check(category=args.category)
     problems = unreadable_lines(result.unreadable)
     fixed: dict[tuple[str, int], str] = {}
+    not_fixed: list[str] = []
     if args.fix:
         fixes = [e for e in result.entries if e.status == "stale" and e.fix is not None]
         slugs: Counter[tuple[str, str | None]] = Counter(
@@ -233,15 +234,15 @@ def _check(client: Client, args: argparse.Namespace) -> Outcome:
         for entry in fixes:
             done, problem = _fix(client, entry, shared=slugs[(entry.category, entry.slug)] > 1)
             fixed[(entry.file, entry.line)] = done
-            problems += [problem] if problem else []
+            not_fixed += [problem] if problem else []
         if fixes:
             result = client.check(category=args.category)
-    failed = any("was not fixed" in problem for problem in problems)
+    problems += not_fixed
     return Outcome(
         result,
         lambda r: render_check(r, fixed),
         problems,
-        failed=failed,
+        failed=bool(not_fixed),
         stale=result.counts.stale > 0,
     )
 

@@ -9,11 +9,8 @@ An entry of `sources` is one of:
 - `!` and a pattern: an exclusion, `!CLAUDE.md`, `!docs/private/**`.
 
 Rules:
-- Segments are separated by `/`. `*` matches any run of characters within a name, `?` one
-  character, `[abc]`, `[a-z]` and `[!abc]` one of (or none of) a set. A segment that is exactly
-  `**` matches zero or more directories; a trailing `**` matches every file at any depth below
-  (`docs/**` is `docs/**/*`). A wildcard never matches a name that starts with a dot (as in a
-  shell): write the dot (`.claude/rules/*.md`, `.*`) to reach one.
+- A pattern is a glob in memd's one dialect (`memd.core.format.globs`: `*`, `?`, `[a-z]`,
+  `**` segments, no wildcard entering a dot-name: write `.claude/rules/*.md`).
 - Order matters, as in `.gitignore`: the rules are the defaults, then the config file's
   entries, then the project's, in the order written, and a file is a source if the last rule
   that matches it includes it (an exclusion after a pattern takes files away from it; a
