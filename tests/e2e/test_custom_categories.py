@@ -105,7 +105,7 @@ def test_a_category_added_while_the_daemon_runs_is_there_at_once(
             client.store(category="Runbook", content="Restart the workers after a deploy.")
         (workspace / ".memory" / "memd.toml").write_text(PROJECT_TOML)
         stored = client.store(category="Runbook", content="Restart the workers after a deploy.")
-        assert stored.action == "added"
+        assert stored.action == "stored"
         quirks = client.list(category="Quirk")
         assert [e.content for e in quirks.entries] == ["The CI cache expires after a week."]
         # Dropped again: memd stops serving it, and never deletes its file.
