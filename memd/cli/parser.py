@@ -327,9 +327,15 @@ def _why(why: argparse.ArgumentParser) -> None:
     why.add_argument(
         "--budget",
         type=bounded(p.WhyParams, "budget_tokens", int),
-        default=p.DEFAULT_CONTEXT_BUDGET,
         metavar="TOKENS",
-        help=f"largest block, in estimated tokens (default {p.DEFAULT_CONTEXT_BUDGET})",
+        help=f"largest block, in estimated tokens (default {p.DEFAULT_CONTEXT_BUDGET}; with "
+        "--session: 300, as the file hook)",
+    )
+    why.add_argument(
+        "--session",
+        metavar="ID",
+        help="explain the file hook's answer in this Claude Code session (its session_id): no "
+        "always layer, and what the session was already given is named as such",
     )
     why.add_argument("text", nargs="*", help="what the prompt is about (optional)")
 
