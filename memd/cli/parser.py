@@ -347,7 +347,17 @@ def _extract(extract: argparse.ArgumentParser) -> None:
 
 def _init(init: argparse.ArgumentParser) -> None:
     init.add_argument("--agents", action="store_true", help="update AGENTS.md")
-    init.add_argument("--claude", action="store_true", help="update CLAUDE.md")
+    init.add_argument(
+        "--claude",
+        action="store_true",
+        help="update CLAUDE.md, and add memd's hooks to .claude/settings.json (committed)",
+    )
+    init.add_argument(
+        "--claude-local",
+        action="store_true",
+        help="add memd's hooks to .claude/settings.local.json instead (yours alone, ignored by "
+        "git); alone, it updates no instruction file",
+    )
     init.add_argument(
         "--copilot", action="store_true", help="update .github/copilot-instructions.md"
     )
