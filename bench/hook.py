@@ -1,6 +1,6 @@
 """What the Claude Code hooks cost the agent: the file hook (PreToolUse of Read) beside the prompt
 hook (UserPromptSubmit), in one run, and the prompt hook of an older tree (`--against DIR`,
-default main before the file hook) beside them.
+default main before the file hook) beside them, and its file hook too if it has one.
 
 Each tree's daemon runs on its own copy of one workspace (`ENTRIES` memories over the five
 categories, about files under `src/`); each hook is the real command, `python -m memd context
@@ -95,7 +95,10 @@ def _run_hook(tree: Path, socket: Path, stdin: str) -> float:
     environ = {**os.environ, "PYTHONPATH": f"{tree}{os.pathsep}{tree / 'client'}"}
     command = [sys.executable, "-m", "memd", "--socket", str(socket), "context", "--hook", "claude"]
     start = time.perf_counter()
-    done = subprocess.run(command, input=stdin, capture_output=True, text=True, env=environ)
+    # From the tree's directory: `-m memd` imports memd from the current directory first.
+    done = subprocess.run(
+        command, input=stdin, capture_output=True, text=True, env=environ, cwd=tree
+    )
     elapsed = (time.perf_counter() - start) * 1000
     if done.returncode != 0 or not done.stdout.startswith('{"hookSpecificOutput"'):
         raise RuntimeError(f"the hook gave no context: {done.stderr.strip()}")
@@ -185,6 +188,10 @@ def _timers(
         timers["prompt hook, older tree"] = lambda: _run_hook(
             against, old_socket, prompt_input(old_workspace)
         )
+        if (against / "memd" / "core" / "search" / "given.py").exists():  # it has a file hook
+            timers["file hook, older tree"] = lambda: _run_hook(
+                against, old_socket, file_input(old_workspace)
+            )
     return timers
 
 

@@ -191,6 +191,7 @@ def context(
     agent_loads: Iterable[str] | None = None,
     session: str | None = None,
     always: bool = True,
+    repeat: bool = False,
 ) -> Call:
     """Build a `context` call."""
     params = p.ContextParams(
@@ -201,13 +202,28 @@ def context(
         agent_loads=None if agent_loads is None else list(agent_loads),
         session=session,
         always=always,
+        repeat=repeat,
     )
     return Call("context", params, p.ContextResult)
 
 
-def why(workspace: str, file: str, text: str, budget_tokens: int) -> Call:
+def why(
+    workspace: str,
+    file: str,
+    text: str,
+    budget_tokens: int,
+    session: str | None = None,
+    always: bool = True,
+) -> Call:
     """Build a `why` call."""
-    params = p.WhyParams(workspace=workspace, file=file, text=text, budget_tokens=budget_tokens)
+    params = p.WhyParams(
+        workspace=workspace,
+        file=file,
+        text=text,
+        budget_tokens=budget_tokens,
+        session=session,
+        always=always,
+    )
     return Call("why", params, p.WhyResult)
 
 

@@ -280,14 +280,17 @@ class Client(ClientBase):
         agent_loads: Iterable[str] | None = None,
         session: str | None = None,
         always: bool = True,
+        repeat: bool = False,
     ) -> p.ContextResult:
         """A memory block for a prompt: Security and Instruction entries, then what is relevant
         to `text` (and `file`), then chunks of the project's files, within `budget_tokens`.
         `agent_loads`: globs of the files the calling agent loads itself (left out); default
         Claude Code's. `session`: the agent session's id, so it is never given one entry
-        twice; `always=False`: no Security/Instruction layer of their own (a file hook)."""
+        twice; `always=False`: no Security/Instruction layer of their own (a file hook);
+        `repeat=True`: with `session`, leave nothing out but record what is given (a prompt
+        hook)."""
         ws = _calls.workspace_path(workspace, self.workspace)
-        call = _calls.context(ws, text, file, budget_tokens, agent_loads, session, always)
+        call = _calls.context(ws, text, file, budget_tokens, agent_loads, session, always, repeat)
         result: p.ContextResult = self.call(call)
         return result
 
@@ -298,12 +301,15 @@ class Client(ClientBase):
         *,
         budget_tokens: int = p.DEFAULT_CONTEXT_BUDGET,
         workspace: str | os.PathLike[str] | None = None,
+        session: str | None = None,
+        always: bool = True,
     ) -> p.WhyResult:
         """Which entries `context` would give for `file` (and `text`), and why each other one
-        would not be given: its `(paths: ...)` scope does not match, below the score floor, or
-        no room in `budget_tokens`."""
+        would not be given: its `(paths: ...)` scope does not match, below the score floor, no
+        room in `budget_tokens`, or `session` was already given it (`always=False`: as the file
+        hook asks, without the always layer)."""
         ws = _calls.workspace_path(workspace, self.workspace)
-        call = _calls.why(ws, file, text, budget_tokens)
+        call = _calls.why(ws, file, text, budget_tokens, session, always)
         result: p.WhyResult = self.call(call)
         return result
 

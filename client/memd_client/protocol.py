@@ -593,6 +593,10 @@ class ContextParams(_Params):
     always: bool = True
     """False: no always layer (a file hook, whose agent gets it with every prompt already);
     Security and Instruction entries then compete with the rest by relevance."""
+    repeat: bool = False
+    """With `session`: True leaves nothing out (the block is as without a session) but still
+    records what it gives, so the session's later calls without `repeat` skip it (the prompt
+    hook's block, which must stand on its own). Layer A is never left out either way."""
 
 
 ContextLayer = Literal["always", "relevant", "source"]
@@ -656,16 +660,22 @@ class WhyParams(_Params):
     """Relative to the workspace, or absolute."""
     text: str = ""
     budget_tokens: Annotated[int, Meta(ge=1, le=100_000)] = DEFAULT_CONTEXT_BUDGET
+    session: Annotated[str, Meta(min_length=1, max_length=200)] | None = None
+    """An agent session (as `ContextParams.session`): the entries it was already given are
+    explained as "session"; `why` itself records nothing. None: as a call without a session."""
+    always: bool = True
+    """As `ContextParams.always`: False explains the file hook's block (no always layer)."""
 
 
-WhyReason = Literal["given", "scope", "score", "budget"]
+WhyReason = Literal["given", "scope", "score", "budget", "session"]
 
 
 class WhyEntry(_Result):
     """One entry of the workspace (or a user-wide Security or Instruction entry) and what
     `context` would do with it: `reason` "given" (then `layer` says where), or why not: "scope"
     (its `(paths: ...)` scope does not match the file), "score" (below layer B's score floor,
-    or not related at all), "budget" (no room left); `detail` says it in one phrase."""
+    or not related at all), "budget" (no room left), "session" (the session named in the call
+    was already given it); `detail` says it in one phrase."""
 
     category: str
     file: str

@@ -50,6 +50,7 @@ def run_context_hook(args: argparse.Namespace, data: bytes) -> int:
                 budget_tokens=params["budget_tokens"],
                 session=params.get("session"),
                 always=params.get("always", True),
+                repeat=params.get("repeat", False),
             )
     except MemdError as exc:
         print(f"memd: {exc.message} No memory added.", file=sys.stderr)

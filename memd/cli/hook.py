@@ -9,12 +9,18 @@ Rules:
 - Taken only for the README's hook command, `memd [--socket PATH] context --hook claude`.
 - The hook's event (`hook_event_name`; none: UserPromptSubmit, as older inputs) decides what is
   asked (`read_hook`, shared with the full path):
-  - UserPromptSubmit: the block for the prompt, HOOK_BUDGET tokens.
+  - UserPromptSubmit: the block for the prompt, HOOK_BUDGET tokens, with `session_id` as the
+    session and `repeat`: the block is whole (its always layer on every prompt, since the
+    agent's context may have been compacted since the last; and what is relevant to this
+    prompt, even if an earlier one had it), and the daemon records what it gave.
   - PreToolUse and PostToolUse of Read, Edit, MultiEdit and Write (FILE_TOOLS): the entries
     about `tool_input.file_path` (relative to the workspace), FILE_HOOK_BUDGET tokens, no
-    always layer (the prompt hook gives it with every prompt), and `session_id` as the session,
-    so the daemon never gives this session one entry twice. Another tool, or a file outside
-    the workspace, gets nothing, without asking the daemon.
+    always layer (the prompt hook gives it with every prompt), and `session_id` as the session
+    without `repeat`: the daemon leaves out what this session was given, by the prompt hook
+    or an earlier file hook, so the file hook never repeats one. Another tool, or a file
+    outside the workspace, gets nothing, without asking the daemon.
+  - One ledger, one direction (`memd.core.search.given`): the file hook skips what the prompt
+    hook gave, the prompt hook never skips anything.
 - It speaks the protocol exactly as the clients do: one connection, the `status` handshake
   first (a daemon of another protocol major version is left to the full path, which explains
   it), then `context`. The params it sends are `ContextParams` fields, and its output is byte
@@ -96,17 +102,17 @@ def read_hook(hook: Any) -> HookInput:
     event, cwd = hook.get("hook_event_name", PROMPT_EVENT), hook.get("cwd")
     if not (cwd is None or isinstance(cwd, str)):
         raise ValueError("`cwd` is not a string")
+    session = hook.get("session_id")
+    session = session if isinstance(session, str) and 0 < len(session) <= 200 else None
     if event == PROMPT_EVENT:
         prompt = hook.get("prompt", "")
         if not isinstance(prompt, str):
             raise ValueError("`prompt` is not a string")
-        return HookInput(event, cwd, prompt=prompt)
+        return HookInput(event, cwd, prompt=prompt, session=session)
     if event not in FILE_EVENTS:
         raise ValueError(
             f"memd answers UserPromptSubmit, PreToolUse and PostToolUse, not {event!r}"
         )
-    session = hook.get("session_id")
-    session = session if isinstance(session, str) and 0 < len(session) <= 200 else None
     if hook.get("tool_name") not in FILE_TOOLS:
         return HookInput(event, cwd, session=session)
     tool_input = hook.get("tool_input")
@@ -162,7 +168,10 @@ def request(hook: HookInput, workspace: str, budget: int | None = None) -> dict[
     """The `context` params for `hook` (the names are `ContextParams` fields), at most
     HOOK_MAX_TOKENS (`budget`: the caller's, else the event's default); None: nothing to ask."""
     if hook.event == PROMPT_EVENT:
-        return context_params(workspace, hook.prompt, budget)
+        prompt = context_params(workspace, hook.prompt, budget)
+        if hook.session is not None:
+            prompt.update(session=hook.session, repeat=True)  # whole, but recorded
+        return prompt
     if hook.file is None:
         return None
     relative = file_in_workspace(workspace, hook.cwd, hook.file)

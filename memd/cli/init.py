@@ -16,6 +16,10 @@ Rules:
 - With `--claude`, `.claude/settings.json` gets memd's Claude Code hooks, the prompt hook and the
   file hook (`memd.core.project.claude_settings`: added once, every other setting kept; settings
   that are not well-formed JSON are reported and left alone), written like an instruction file.
+  With `--claude-local` they go to `.claude/settings.local.json` instead (yours alone: the
+  events `.claude/settings.json` already hooks are left out, and `.gitignore` gets the file),
+  and `--claude-local` alone picks no instruction file. A line after the settings' says who
+  runs the hooks and what happens where memd is not installed.
 - The workspace's `.gitignore` gets a `.memory/.lock` line (`memd.core.project.gitignore`;
   created if missing, never duplicated, the rest kept byte for byte), written like an
   instruction file (atomic, refused if it is a symlink or hard-linked), so a lock is never
@@ -54,7 +58,19 @@ from memd_client import MemdError
 
 AGENTS, CLAUDE, COPILOT = "AGENTS.md", "CLAUDE.md", ".github/copilot-instructions.md"
 GITIGNORE = ".gitignore"
-CLAUDE_SETTINGS = ".claude/settings.json"
+CLAUDE_SETTINGS = claude_settings.SETTINGS
+CLAUDE_LOCAL_SETTINGS = claude_settings.LOCAL_SETTINGS
+
+_HOOKS_SHARED = (
+    "The hooks run memd only where it is on the PATH: a teammate without memd gets no hook "
+    "error, and no memory; `memd init --claude-local` puts them in "
+    f"{CLAUDE_LOCAL_SETTINGS} (yours alone) instead."
+)
+_HOOKS_LOCAL = (
+    f"The hooks are yours alone ({CLAUDE_LOCAL_SETTINGS}, which git ignores); they run memd "
+    "only where it is on the PATH."
+)
+"""What `memd init` says after adding the hooks: who runs them, and where memd is missing."""
 
 
 class InitError(Exception):
@@ -101,28 +117,22 @@ def run_init(args: argparse.Namespace) -> int:
             continue
         shown = tuple(_shown(workspace, link) for link, to in links.items() if to == path)
         plans.append(plan._replace(links=shown))
+    local = getattr(args, "claude_local", False)
     try:  # first: it is about .memory/, like the lines before it
-        ignore = _plan_file(
-            workspace,
-            _join(workspace, GITIGNORE),
-            transform=gitignore.with_lock_ignored,
-            added=f"{gitignore.LOCK_PATTERN} added",
-        )
+        plans.insert(0, _plan_gitignore(workspace, claude_local=local))
     except InitError as exc:
         errors.append(str(exc))
-    else:
-        plans.insert(0, ignore)
-    if args.claude:  # the prompt and file hooks, beside CLAUDE.md
-        try:
-            plans.append(_plan_claude_settings(workspace))
-        except (InitError, claude_settings.SettingsError) as exc:
-            errors.append(str(exc))
+    hooks = _plan_hooks(report, workspace, args, errors) if args.claude or local else None
+    if hooks is not None:  # the prompt and file hooks, beside CLAUDE.md
+        plans.append(hooks)
     if getattr(args, "git", False):
         return _with_git(report, workspace, missing, plans, errors, dry_run=args.dry_run)
     if args.dry_run:
         _show_plan(report, missing, plans)
     else:
         errors.extend(_carry_out(report, workspace, missing, plans))
+    if hooks is not None and hooks.old != hooks.new:
+        report.say(_HOOKS_LOCAL if local else _HOOKS_SHARED)
     return report.finish(errors)
 
 
@@ -212,7 +222,7 @@ def _targets(workspace: str, args: argparse.Namespace) -> list[str]:
         *([COPILOT] if args.copilot else []),
         *args.file,
     ]
-    if not names:
+    if not names and not getattr(args, "claude_local", False):
         found = [n for n in (AGENTS, CLAUDE, COPILOT) if os.path.lexists(_join(workspace, n))]
         names = found or [AGENTS]
     return list(dict.fromkeys(_join(workspace, name) for name in names))
@@ -286,20 +296,74 @@ def _plan_file(
     return FilePlan(path, shown, old, new, fingerprint)
 
 
-def _plan_claude_settings(workspace: str) -> FilePlan:
-    """Plan `.claude/settings.json` with memd's Claude Code hooks (`claude_settings`).
+def _plan_hooks(
+    report: Reporter, workspace: str, args: argparse.Namespace, errors: list[str]
+) -> FilePlan | None:
+    """Plan the Claude Code settings file `args` picks (`_plan_claude_settings`); None when
+    there is nothing to write, or it cannot be done (the error is added to `errors`)."""
+    local = getattr(args, "claude_local", False)
+    try:
+        hooks = _plan_claude_settings(workspace, local=local)
+    except (InitError, claude_settings.SettingsError) as exc:
+        errors.append(str(exc))
+        return None
+    if hooks is None:
+        report.say(f"{CLAUDE_SETTINGS} already has memd's hooks; none added locally")
+    return hooks
+
+
+def _plan_gitignore(workspace: str, *, claude_local: bool) -> FilePlan:
+    """Plan `.gitignore` with the lock ignored (with `claude_local`: the local settings too).
+
+    Raises:
+        InitError: as `_plan_file`.
+    """
+
+    def ignore(text: str | None) -> str:
+        text = gitignore.with_lock_ignored(text)
+        return gitignore.with_claude_local_ignored(text) if claude_local else text
+
+    plan = _plan_file(workspace, _join(workspace, GITIGNORE), transform=ignore)
+    lines = plan.old or ""
+    added = [
+        pattern
+        for pattern, covered in (
+            (gitignore.LOCK_PATTERN, gitignore.ignores_lock(lines)),
+            (
+                gitignore.CLAUDE_LOCAL_PATTERN,
+                not claude_local or gitignore.ignores_claude_local(lines),
+            ),
+        )
+        if not covered
+    ]
+    return plan._replace(added=f"{' and '.join(added)} added")
+
+
+def _plan_claude_settings(workspace: str, *, local: bool = False) -> FilePlan | None:
+    """Plan `.claude/settings.json` (`local`: `.claude/settings.local.json`, without the events
+    `.claude/settings.json` hooks already) with memd's Claude Code hooks (`claude_settings`).
 
     Raises:
         InitError: as `_plan_file`.
         claude_settings.SettingsError: the settings are not JSON memd can add hooks to.
+
+    Returns:
+        The plan; None when the local file is missing and not needed (every event is hooked
+        in `.claude/settings.json`).
     """
-    path = _join(workspace, CLAUDE_SETTINGS)
+    path = _join(workspace, CLAUDE_LOCAL_SETTINGS if local else CLAUDE_SETTINGS)
     shown = _shown(workspace, path)
+    elsewhere: frozenset[str] = frozenset()
+    if local:
+        with contextlib.suppress(OSError, MemdError):
+            shared = storage.read_text(_join(workspace, CLAUDE_SETTINGS))
+            elsewhere = claude_settings.hooked_events(shared[0] if shared else None)
 
     def add_hooks(text: str | None) -> str:
-        return claude_settings.with_memd_hooks(text, shown)
+        return claude_settings.with_memd_hooks(text, shown, elsewhere)
 
-    return _plan_file(workspace, path, transform=add_hooks, added="memd's Claude Code hooks added")
+    plan = _plan_file(workspace, path, transform=add_hooks, added="memd's Claude Code hooks added")
+    return None if plan.old is None and not plan.new else plan  # all in .claude/settings.json
 
 
 # ---------------------------------------------------------------------------- doing

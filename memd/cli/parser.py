@@ -331,9 +331,15 @@ def _why(why: argparse.ArgumentParser) -> None:
     why.add_argument(
         "--budget",
         type=bounded(p.WhyParams, "budget_tokens", int),
-        default=p.DEFAULT_CONTEXT_BUDGET,
         metavar="TOKENS",
-        help=f"largest block, in estimated tokens (default {p.DEFAULT_CONTEXT_BUDGET})",
+        help=f"largest block, in estimated tokens (default {p.DEFAULT_CONTEXT_BUDGET}; with "
+        "--session: 300, as the file hook)",
+    )
+    why.add_argument(
+        "--session",
+        metavar="ID",
+        help="explain the file hook's answer in this Claude Code session (its session_id): no "
+        "always layer, and what the session was already given is named as such",
     )
     why.add_argument("text", nargs="*", help="what the prompt is about (optional)")
 
@@ -345,7 +351,17 @@ def _extract(extract: argparse.ArgumentParser) -> None:
 
 def _init(init: argparse.ArgumentParser) -> None:
     init.add_argument("--agents", action="store_true", help="update AGENTS.md")
-    init.add_argument("--claude", action="store_true", help="update CLAUDE.md")
+    init.add_argument(
+        "--claude",
+        action="store_true",
+        help="update CLAUDE.md, and add memd's hooks to .claude/settings.json (committed)",
+    )
+    init.add_argument(
+        "--claude-local",
+        action="store_true",
+        help="add memd's hooks to .claude/settings.local.json instead (yours alone, ignored by "
+        "git); alone, it updates no instruction file",
+    )
     init.add_argument(
         "--copilot", action="store_true", help="update .github/copilot-instructions.md"
     )

@@ -27,6 +27,7 @@ import msgspec
 
 from memd.cli import git_setup
 from memd.cli.exit_codes import EXIT_ERROR, EXIT_OK, EXIT_STALE, EXIT_UNREACHABLE
+from memd.cli.hook import FILE_HOOK_BUDGET
 from memd.cli.render import (
     context_loading_note,
     render_check,
@@ -215,7 +216,17 @@ def _context(client: Client, args: argparse.Namespace) -> Outcome:
 
 
 def _why(client: Client, args: argparse.Namespace) -> Outcome:
-    result = client.why(os.path.abspath(args.file), " ".join(args.text), budget_tokens=args.budget)
+    """`memd why FILE`: as `context --file FILE`; with `--session`, as that session's file hook
+    (no always layer, the file hook's budget, its ledger read but never written)."""
+    hooked = args.session is not None
+    default = FILE_HOOK_BUDGET if hooked else p.DEFAULT_CONTEXT_BUDGET
+    result = client.why(
+        os.path.abspath(args.file),
+        " ".join(args.text),
+        budget_tokens=default if args.budget is None else args.budget,
+        session=args.session,
+        always=not hooked,
+    )
     return Outcome(result, render_why, [])
 
 

@@ -88,8 +88,11 @@ def test_each_recorded_input_asks_for_its_file_with_context_params_fields(
     hook = read_hook(data)
     assert hook.event == event
     params = request(hook, str(tmp_path))
-    if event == "UserPromptSubmit":
-        assert params == context_params(str(tmp_path), data["prompt"])
+    if event == "UserPromptSubmit":  # whole (`repeat`), and recorded for the file hook
+        expected = context_params(str(tmp_path), data["prompt"])
+        assert params == {**expected, "session": data["session_id"], "repeat": True}
+        decoded = msgspec.convert(params, p.ContextParams)  # unknown fields are an error
+        assert (decoded.session, decoded.repeat, decoded.always) == (data["session_id"], True, True)
         return
     if file is None:  # Bash: nothing to ask
         assert params is None

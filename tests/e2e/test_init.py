@@ -17,6 +17,7 @@ from memd.core.format import mdformat
 from memd.core.format.categories import CATEGORIES
 from memd.core.project import gitignore
 from memd.core.project.agent_files import END, START, render_block
+from memd.core.project.claude_settings import HOOK_COMMAND
 from memd.fs import storage
 from tests.conftest import DaemonProcess, skip_inside_a_project
 
@@ -138,11 +139,12 @@ def test_flags_pick_the_files(tmp_path: Path) -> None:
         tmp_path, "--claude", "--copilot", "--file", "docs/agent.md", cwd=tmp_path / "sub"
     )
     assert result.returncode == 0, result.stderr
-    assert result.stdout.splitlines()[-4:] == [
+    assert result.stdout.splitlines()[-5:] == [
         "created CLAUDE.md (memd block added)",
         f"created {COPILOT} (memd block added)",
         "created docs/agent.md (memd block added)",
         "created .claude/settings.json (memd's Claude Code hooks added)",
+        memd_init._HOOKS_SHARED,  # who runs them, and a teammate without memd
     ]
     for name in ("CLAUDE.md", COPILOT, "docs/agent.md"):
         assert (tmp_path / name).read_text() == BLOCK
@@ -563,13 +565,9 @@ def test_claude_gets_the_prompt_and_file_hooks_once_beside_its_own(tmp_path: Pat
     assert text.startswith('{\n    "model": "opus"')  # their indentation kept
     hooks = json.loads(text)["hooks"]
     assert hooks["PreToolUse"][0] == theirs["PreToolUse"][0]
-    assert hooks["PreToolUse"][1] == {
-        "matcher": "Read|Edit|MultiEdit|Write",
-        "hooks": [{"type": "command", "command": "memd context --hook claude"}],
-    }
-    assert hooks["UserPromptSubmit"] == [
-        {"hooks": [{"type": "command", "command": "memd context --hook claude"}]}
-    ]
+    ours = {"type": "command", "command": HOOK_COMMAND}
+    assert hooks["PreToolUse"][1] == {"matcher": "Read|Edit|MultiEdit|Write", "hooks": [ours]}
+    assert hooks["UserPromptSubmit"] == [{"hooks": [ours]}]
     again = init(tmp_path, "--claude")
     assert ".claude/settings.json already up to date" in again.stdout
     assert settings.read_text() == text

@@ -1,17 +1,26 @@
-"""The Claude Code hooks `memd init --claude` adds to `.claude/settings.json`: the prompt hook and
-the file hook, one command for both (`memd context --hook claude` reads the event from its input).
+"""The Claude Code hooks `memd init --claude` adds to `.claude/settings.json` (`--claude-local`:
+to `.claude/settings.local.json`, which is yours alone; Claude Code reads both): the prompt hook
+and the file hook, one command for both (`memd context --hook claude` reads the event from its
+input).
 
 Pure functions; `memd.cli.init` does the I/O.
 
 Rules:
-- UserPromptSubmit gets `memd context --hook claude`; PreToolUse gets it with the matcher
+- UserPromptSubmit gets HOOK_COMMAND; PreToolUse gets it with the matcher
   `Read|Edit|MultiEdit|Write`, so it runs before the agent reads or changes a file.
+- HOOK_COMMAND runs memd only where `memd` is on the PATH, and always exits 0: Claude Code runs a
+  hook's command through a shell (bash), so a teammate without memd gets no hook error on every
+  prompt and every file, just no memory (as memd's own hook gives on any failure). The cost: a
+  memd user whose PATH lacks memd is not told either; `memd why FILE` and running
+  `memd context --hook claude` by hand show what the hook would give.
+- An event already hooked in the other settings file (`hooked_events`) is not hooked again.
 - An event that already has a hook running `context --hook claude` (any matcher, any path to
   memd, any options) is left as it is: a second run adds nothing, and a hook a person changed
   (a budget, PostToolUse instead of PreToolUse) stays theirs. Every other hook, setting and
   value is kept, in its order.
-- Nothing to add: the text comes back byte for byte. Otherwise the file is written back as JSON
-  with the indentation its first indented line used (2 spaces by default) and a final newline.
+- Nothing to add: the text comes back byte for byte ("" when there was no file, so none is
+  made). Otherwise the file is written back as JSON with the indentation its first indented
+  line used (2 spaces by default) and a final newline.
 - Settings that are not a JSON object, or whose `hooks` (or an event's list) has another shape,
   are refused with SettingsError (the file is left alone), never guessed at.
 """
@@ -22,7 +31,12 @@ import json
 import re
 from typing import Any
 
-HOOK_COMMAND = "memd context --hook claude"
+MEMD_HOOK = "memd context --hook claude"
+"""The hook command itself (what `memd.cli.hook` answers)."""
+HOOK_COMMAND = f"command -v memd >/dev/null 2>&1 && {MEMD_HOOK} || true"
+"""What `memd init` installs: MEMD_HOOK where `memd` is on the PATH, else nothing, exit 0."""
+SETTINGS = ".claude/settings.json"
+LOCAL_SETTINGS = ".claude/settings.local.json"
 FILE_MATCHER = "Read|Edit|MultiEdit|Write"
 """The tools whose calls name a file (`tool_input.file_path`) the file hook answers for."""
 _OURS = re.compile(r"\bcontext\b.*--hook[ =]claude\b")
@@ -32,8 +46,28 @@ class SettingsError(ValueError):
     """The settings file cannot take the hooks as it is; the message says what to fix."""
 
 
-def with_memd_hooks(text: str | None, shown: str = ".claude/settings.json") -> str:
-    """Return `text` (None: no file yet) with memd's hooks added (see the module's rules).
+def hooked_events(text: str | None) -> frozenset[str]:
+    """The events the settings `text` already runs memd's hook for (none when it is not
+    well-formed settings: only the file being written is refused for its shape)."""
+    try:
+        settings = json.loads(text or "{}")
+    except ValueError:
+        return frozenset()
+    hooks = settings.get("hooks") if isinstance(settings, dict) else None
+    if not isinstance(hooks, dict):
+        return frozenset()
+    return frozenset(
+        event
+        for event, groups in hooks.items()
+        if isinstance(groups, list) and any(_runs_memd(group) for group in groups)
+    )
+
+
+def with_memd_hooks(
+    text: str | None, shown: str = SETTINGS, elsewhere: frozenset[str] = frozenset()
+) -> str:
+    """Return `text` (None: no file yet) with memd's hooks added for the events not hooked
+    `elsewhere` (in the other settings file; see the module's rules).
 
     Raises:
         SettingsError: `text` is not a JSON object with a well-formed `hooks`.
@@ -59,14 +93,16 @@ def with_memd_hooks(text: str | None, shown: str = ".claude/settings.json") -> s
     }
     added = False
     for event, group in wanted.items():
+        if event in elsewhere:
+            continue
         groups = hooks.setdefault(event, [])
         if not isinstance(groups, list):
             raise SettingsError(f"{shown}'s `hooks.{event}` is not a list; fix it, then rerun")
         if not any(_runs_memd(found) for found in groups):
             groups.append(group)
             added = True
-    if not added and text is not None:
-        return text
+    if not added:
+        return "" if text is None else text  # "": no file, and none is needed
     return json.dumps(settings, indent=_indent(text or ""), ensure_ascii=False) + "\n"
 
 

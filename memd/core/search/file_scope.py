@@ -67,8 +67,11 @@ def in_always_layer(content: str, at: FileAt) -> bool:
     return fit(content, at) in ("everywhere", "matches")
 
 
-Reason = Literal["given", "scope", "score", "budget"]
-"""Given; or left out: scoped to other files, below layer B's score floor, or no room."""
+Reason = Literal["given", "scope", "score", "budget", "session"]
+"""Given; or left out: scoped to other files, below layer B's score floor, no room, or the
+call's session was already given it (`memd.core.search.given`)."""
+
+ALREADY_GIVEN = "already given in this session (by its prompt hook or an earlier file hook)"
 
 
 def why_not(
@@ -78,6 +81,7 @@ def why_not(
     always: bool,
     score: float | None,
     floor: float,
+    had: bool = False,
 ) -> tuple[Reason, str]:
     """Why an entry that `context` did not give for `at` was left out, in one phrase.
 
@@ -87,6 +91,8 @@ def why_not(
         always: Whether it is a layer-A entry (Security or Instruction).
         score: Its layer-B ranking score (None: not ranked, or not related to the prompt).
         floor: The lowest score layer B kept (`MIN_RELATIVE_SCORE` of the best).
+        had: Whether the call's session was already given it: the reason when nothing else
+            (its scope, its score) would have left it out.
     """
     scope = scope_of(content)
     fits = fit_of(scope, at)
@@ -96,6 +102,8 @@ def why_not(
     if fits == "no-file":
         return "scope", f"scoped to {', '.join(scope.globs)}, and no file was named"
     if always or fits == "matches" or (score is not None and score >= floor):
+        if had:
+            return "session", ALREADY_GIVEN
         return "budget", "no room left in the token budget"
     if score is None:
         return "score", "not related to the file's path words or the text"

@@ -6,6 +6,14 @@ already said, the agent would read the same three entries on every edit. `contex
 `session` leaves out what that session was given and records what it gives now.
 
 Rules:
+- What a session's ledger leaves out (`not_given`): only ranked material, layer B's entries and
+  the sources' chunks. Layer A (the workspace's and the user-wide Security and Instruction
+  rules a block with the always layer gives) is never left out, only recorded: those rules must
+  be in every prompt's block, since the agent's context may have been compacted since the last.
+- A call with `repeat` (the prompt hook's) leaves nothing out and records what it gives: a
+  prompt's block stands on its own, as without a session. So the prompt hook and the file hook
+  of one Claude Code session share one ledger: the file hook skips what the prompt hook gave
+  (its rules, and the entries relevant to the prompt), never the reverse.
 - A session is named by the caller (Claude Code's `session_id`) within one workspace: the same
   id in another workspace is another session.
 - An entry is known by what it says, not where it sits: its category (or a source's file) and
@@ -55,6 +63,11 @@ def _memory_key(category: Category, entry: Entry, source: str) -> int:
     return entry_key(kind, entry.content)
 
 
+def was_given(category: Category, entry: Entry, given: frozenset[int]) -> bool:
+    """Whether the workspace's `entry` of `category` is among the keys `given`."""
+    return _memory_key(category, entry, "memory") in given
+
+
 class Candidates(NamedTuple):
     """What a block may hold: layer A's rules, the user-wide rules, layer B's ranked entries
     and the sources' chunks (`prompt_block.build`'s inputs)."""
@@ -66,18 +79,13 @@ class Candidates(NamedTuple):
 
 
 def not_given(candidates: Candidates, given: frozenset[int]) -> tuple[Candidates, int]:
-    """Return the candidates without those in `given`, and how many were left out."""
+    """Return the candidates without the ranked ones in `given` (layer A is kept whole: see
+    the module's rules), and how many were left out."""
     if not given:
         return candidates, 0
-
-    def new(category: Category, entry: Entry, source: str = "memory") -> bool:
-        return _memory_key(category, entry, source) not in given
-
-    always = [(c, e) for c, e in candidates.always if new(c, e)]
-    user_wide = [(c, e) for c, e in candidates.user_wide if new(c, e, "global")]
-    relevant = [(c, e, score) for c, e, score in candidates.relevant if new(c, e)]
+    relevant = [(c, e, s) for c, e, s in candidates.relevant if not was_given(c, e, given)]
     chunks = [k for k in candidates.chunks if entry_key(f"file:{k.path}", k.text) not in given]
-    kept = Candidates(always, user_wide, relevant, chunks)
+    kept = candidates._replace(relevant=relevant, chunks=chunks)
     left_out = sum(map(len, candidates)) - sum(map(len, kept))
     return kept, left_out
 

@@ -407,9 +407,9 @@ class Methods:
         fail over one bad file): an unreadable Security or Instruction file is named in the
         block, other categories just contribute nothing (`stats` reports them). Without
         `always` there is no layer A and every category is ranked. With `session`, what that
-        agent session was given before is left out and what is given now is remembered
-        (`memd.core.search.given`), checked after the last await so that two calls of one
-        session at once never give the same entry.
+        agent session was given before is left out (never layer A; nothing with `repeat`) and
+        what is given now is remembered (`memd.core.search.given`), checked after the last
+        await so that two calls of one session at once never give the same entry.
         """
         made = await self._block(params)
         return made.result
@@ -417,21 +417,24 @@ class Methods:
     async def why(self, params: p.WhyParams, session: Session) -> p.WhyResult:
         """Which entries `context` would give for a file (and text), and why each other entry
         of the workspace (and each user-wide rule) would not be given
-        (`memd.core.search.file_scope.why_not`)."""
-        made = await self._block(
-            p.ContextParams(
-                workspace=params.workspace,
-                text=params.text,
-                file=params.file,
-                budget_tokens=params.budget_tokens,
-            )
+        (`memd.core.search.file_scope.why_not`); with `session`, what it was already given is
+        explained as such, and nothing is recorded."""
+        context = p.ContextParams(
+            workspace=params.workspace,
+            text=params.text,
+            file=params.file,
+            budget_tokens=params.budget_tokens,
+            session=params.session,
+            always=params.always,
         )
-        block, at = made.block, made.at
-        given = {
+        made = await self._block(context, record=False)
+        block, at, had = made.block, made.at, made.had
+        placed_at = {
             (placed.category, placed.source, placed.entry.line): (placed.layer, place)
             for place, placed in enumerate(block.entries)
         }
-        top = max((score for _, _, score in made.relevant), default=0.0)
+        ranked = [(c, e, s) for c, e, s in made.relevant if not given.was_given(c, e, had)]
+        top = max((score for _, _, score in ranked), default=0.0)
         scores = {(c, entry.line): score for c, entry, score in made.relevant}
         candidates: list[tuple[Category, Entry, prompt_block.Source]] = [
             (c, e, "memory") for c, s in made.snapshots.items() for e in s.entries
@@ -439,19 +442,21 @@ class Methods:
         candidates += [(c, e, "global") for c, e in made.user_rules]
         entries = []
         for category, entry, source in candidates:
-            layer, _ = given.get((category, source, entry.line), (None, 0))
+            layer, _ = placed_at.get((category, source, entry.line), (None, 0))
+            always = params.always and category.layer == "always"
             reason, detail = file_scope.why_not(
                 entry.content,
                 at,
-                always=category.layer == "always",
+                always=always,
                 score=scores.get((category, entry.line)) if source == "memory" else None,
                 floor=top * prompt_block.MIN_RELATIVE_SCORE,
+                had=source == "memory" and not always and given.was_given(category, entry, had),
             )
             if layer is not None:
                 reason, detail = "given", file_scope.why_given(entry.content, at, layer)
             entries.append(wire.why_entry(category, entry, source, layer, reason, detail))
         # The given entries in the block's order, then the others in file order.
-        place = {(c.name, source, line): n for (c, source, line), (_, n) in given.items() if c}
+        place = {(c.name, source, line): n for (c, source, line), (_, n) in placed_at.items() if c}
         entries.sort(key=lambda e: place.get((e.category, e.source, e.line), len(place)))
         return p.WhyResult(
             file=at.path or params.file,
@@ -462,8 +467,9 @@ class Methods:
             budget_tokens=params.budget_tokens,
         )
 
-    async def _block(self, params: p.ContextParams) -> _Made:
-        """Build `context`'s block for `params`, with what `why` explains it by."""
+    async def _block(self, params: p.ContextParams, *, record: bool = True) -> _Made:
+        """Build `context`'s block for `params`, with what `why` explains it by; `record`
+        False (`why`): the session's ledger is read, never written."""
         workspace = await self.scopes.project(params.workspace)
         await workspace.refresh(workspace.categories)
         at = file_scope.file_at(params.file, workspace.root)
@@ -486,9 +492,10 @@ class Methods:
         rules = [(c, e) for c, e in user_rules if file_scope.in_always_layer(e.content, at)]
         # After the last await: two calls of one session at once never give the same entry.
         had = self.given.given(workspace.root, params.session) if params.session else frozenset()
-        scoped = [(c, e, s) for c, e, s in scoped if given.entry_key(c.name, e.content) not in had]
+        withheld = frozenset[int]() if params.repeat else had
+        scoped = [(c, e, s) for c, e, s in scoped if not given.was_given(c, e, withheld)]
         candidates, already_given = given.not_given(
-            given.Candidates(always, rules, relevant, chunks), had
+            given.Candidates(always, rules, relevant, chunks), withheld
         )
         checks = _Checks(workspace)
         block = prompt_block.build(
@@ -504,7 +511,7 @@ class Methods:
             relevant_heading=_relevant_heading(text, params.file),
         )
         checks.done()
-        if params.session:
+        if params.session and record:
             self.given.record(workspace.root, params.session, map(given.placed_key, block.entries))
         unreadable_files = [
             wire.file_problem(c, s.error) for c, s in snapshots.items() if s.error is not None
@@ -518,7 +525,7 @@ class Methods:
             checked=checks.placed,
             already_given=already_given,
         )
-        return _Made(result, block, at, snapshots, relevant, user_rules)
+        return _Made(result, block, at, snapshots, relevant, user_rules, withheld)
 
     async def check(self, params: p.CheckParams, session: Session) -> p.CheckResult:
         """Check every entry of the workspace (or of one category) against the code it cites
@@ -629,6 +636,9 @@ class _Made(NamedTuple):
     snapshots: dict[Category, Snapshot]
     relevant: list[tuple[Category, Entry, float]]
     user_rules: list[tuple[Category, Entry]]
+    had: frozenset[int]
+    """What the call's session was given before and was left out for (`memd.core.search.given`;
+    empty without a session, or with `repeat`)."""
 
 
 def _always(

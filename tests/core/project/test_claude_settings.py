@@ -11,7 +11,10 @@ from hypothesis import given, strategies as st
 from memd.core.project.claude_settings import (
     FILE_MATCHER,
     HOOK_COMMAND,
+    LOCAL_SETTINGS,
+    MEMD_HOOK,
     SettingsError,
+    hooked_events,
     with_memd_hooks,
 )
 
@@ -86,3 +89,25 @@ def test_every_other_setting_is_kept_in_order(settings: dict[str, object]) -> No
     assert with_memd_hooks(with_memd_hooks(json.dumps(settings))) == with_memd_hooks(
         json.dumps(settings)
     )
+
+
+def test_an_event_hooked_in_the_other_file_is_not_hooked_again() -> None:
+    shared = with_memd_hooks(None)
+    assert hooked_events(shared) == {"UserPromptSubmit", "PreToolUse"}
+    assert with_memd_hooks(None, LOCAL_SETTINGS, hooked_events(shared)) == ""  # no file needed
+    mine = '{"permissions": {"allow": ["Bash(ls)"]}}'
+    assert with_memd_hooks(mine, LOCAL_SETTINGS, hooked_events(shared)) == mine
+    only_prompt = json.dumps({"hooks": {"UserPromptSubmit": [{"hooks": [OURS]}]}})
+    hooks = json.loads(with_memd_hooks(None, LOCAL_SETTINGS, hooked_events(only_prompt)))
+    assert hooks == {"hooks": {"PreToolUse": [{"matcher": FILE_MATCHER, "hooks": [OURS]}]}}
+
+
+@pytest.mark.parametrize("text", [None, "", "{", "[1]", '{"hooks": []}', '{"hooks": {"X": 1}}'])
+def test_settings_of_another_shape_hook_no_event(text: str | None) -> None:
+    assert hooked_events(text) == frozenset()
+
+
+def test_the_installed_command_runs_memds_hook_only_where_memd_is() -> None:
+    assert HOOK_COMMAND.startswith("command -v memd ")
+    assert f"&& {MEMD_HOOK} ||" in HOOK_COMMAND and HOOK_COMMAND.endswith("|| true")
+    assert hooked_events(with_memd_hooks(None)) == {"UserPromptSubmit", "PreToolUse"}

@@ -70,14 +70,19 @@ def test_an_entry_is_known_by_what_it_says_not_its_line() -> None:
 TEXTS = st.sampled_from(["Deploy with Helm.", "Fonts cache a day.", "Never log tokens.", "x"])
 
 
-@given(st.lists(TEXTS, max_size=6), st.lists(TEXTS, max_size=6), st.lists(TEXTS, max_size=3))
-def test_what_was_given_is_withheld_and_nothing_else(
-    first: list[str], second: list[str], chunks: list[str]
+@given(
+    st.lists(TEXTS, max_size=6),
+    st.lists(TEXTS, max_size=6),
+    st.lists(TEXTS, max_size=3),
+    st.lists(TEXTS, max_size=3),
+)
+def test_what_was_ranked_and_given_is_withheld_and_layer_a_never(
+    first: list[str], second: list[str], chunks: list[str], user_wide: list[str]
 ) -> None:
     def candidates(texts: list[str]) -> ledger.Candidates:
         return ledger.Candidates(
             always=[(SEC, entry(n, t)) for n, t in enumerate(texts)],
-            user_wide=[],
+            user_wide=[(SEC, entry(n, t)) for n, t in enumerate(user_wide)],
             relevant=[(DEC, entry(n, t), 1.0) for n, t in enumerate(texts)],
             chunks=[SourceChunk("README.md", 1, 2, t, 1.0) for t in chunks],
         )
@@ -88,10 +93,11 @@ def test_what_was_given_is_withheld_and_nothing_else(
 
     book = ledger.GivenLedger()
     book.record("/w", "s", map(ledger.placed_key, placed(candidates(first))))
-    kept, left_out = ledger.not_given(candidates(second), book.given("/w", "s"))
-    again = {ledger.placed_key(p) for p in placed(kept)}
-    assert not again & book.given("/w", "s")
-    assert [c for c, _ in kept.always] == [SEC for t in second if t not in first]
+    offered = candidates(second)
+    kept, left_out = ledger.not_given(offered, book.given("/w", "s"))
+    again = [p for p in placed(kept) if ledger.placed_key(p) in book.given("/w", "s")]
+    assert {p.layer for p in again} <= {"always"}  # only layer A is given again
+    assert kept.always == offered.always and kept.user_wide == offered.user_wide
     assert [e.content for _, e, _ in kept.relevant] == [t for t in second if t not in first]
     assert kept.chunks == []  # the same chunks were in the first block
-    assert left_out == 2 * sum(t in first for t in second) + len(chunks)
+    assert left_out == sum(t in first for t in second) + len(chunks)
