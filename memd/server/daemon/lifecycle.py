@@ -454,4 +454,6 @@ def _limits(settings: Settings) -> WorkspaceSettings:
         max_archive_bytes=settings.max_archive_bytes,
         allow_secrets=settings.allow_secrets,
         sources=settings.sources,
+        episode_half_life_days=settings.episode_half_life_days,
+        episode_max_age_days=settings.episode_max_age_days,
     )

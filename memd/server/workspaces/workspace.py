@@ -64,6 +64,8 @@ from memd.core.format.archive import ARCHIVE_FILE, ARCHIVE_HEADER, ArchivedEntry
 from memd.core.format.categories import CATEGORIES, Category
 from memd.core.format.limits import MAX_ARCHIVE_BYTES, MAX_ENTRY_CHARS, MAX_FILE_BYTES
 from memd.core.format.mdformat import Entry
+from memd.core.search.decay import DEFAULT_HALF_LIFE_DAYS
+from memd.core.writes.consolidation import DEFAULT_MAX_AGE_DAYS
 from memd.fs import git_state, storage
 from memd.fs.lock_file import (
     DEFAULT_TIMEOUT,
@@ -116,6 +118,10 @@ class Workspace:
         self.memory_dir = os.path.join(root, MEMORY_DIR)
         self.archive_path = os.path.join(self.memory_dir, ARCHIVE_FILE)
         self.max_archive_bytes = MAX_ARCHIVE_BYTES
+        self.episode_half_life_days = DEFAULT_HALF_LIFE_DAYS
+        """How fast its episodes' rank decays (`memd.core.search.decay`)."""
+        self.episode_max_age_days = DEFAULT_MAX_AGE_DAYS
+        """The age past which `cleanup` archives an unrecalled episode."""
         self._swept = False
         self._created = True  # False: a category file was missing at load
         self._settled_at = 0.0  # time.monotonic() from which files memd created may be written
@@ -176,6 +182,8 @@ class Workspace:
         self.lock.lock_timeout = limits.lock_timeout
         self.max_file_bytes = limits.max_file_bytes
         self.max_archive_bytes = limits.max_archive_bytes
+        self.episode_half_life_days = limits.episode_half_life_days
+        self.episode_max_age_days = limits.episode_max_age_days
 
     async def run(self, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
         """Load every category file, start watching, report ready, and serve until closed."""
@@ -489,6 +497,10 @@ class WorkspaceSettings(NamedTuple):
     sources: tuple[str, ...] = ()
     """memd's config `sources`: read-only sources besides the defaults
     (`memd.server.workspaces.source_index`)."""
+    episode_half_life_days: float = DEFAULT_HALF_LIFE_DAYS
+    """Days after which an episode ranks at half its score."""
+    episode_max_age_days: int = DEFAULT_MAX_AGE_DAYS
+    """The age past which `cleanup` archives an episode nobody recalled."""
 
 
 DEFAULT_LIMITS = WorkspaceSettings()

@@ -102,9 +102,9 @@ def test_slug_starts_with_the_date_and_is_unique() -> None:
     assert not episode_slug("No date here", set()).startswith("20")
 
 
-_texts = st.text(
-    st.characters(blacklist_categories=("Cs", "Cc")), min_size=1, max_size=80
-).filter(str.strip)
+_texts = st.text(st.characters(blacklist_categories=("Cs", "Cc")), min_size=1, max_size=80).filter(
+    str.strip
+)
 _tag = st.from_regex(r"[a-z][a-z0-9-]{0,10}[a-z0-9]", fullmatch=True)
 
 
