@@ -318,8 +318,8 @@ def build_server(
 
 
 def _write_tools(bridge: Bridge, resolver: Callable[..., Awaitable[Any]]) -> list["Tool"]:
-    """storeMemory, storeEpisode, cleanupMemory and deleteMemory. (Long: one decorated block per tool, read
-    as a list.)"""
+    """storeMemory, storeEpisode, cleanupMemory and deleteMemory. (Long: one decorated block
+    per tool, read as a list.)"""
     from mcp.server.mcpserver import Resolve
     from mcp.server.mcpserver.exceptions import ToolError
     from mcp.types import CallToolResult, ListRootsResult, ToolAnnotations
