@@ -133,5 +133,5 @@ async def test_mcp_stores_an_episode_and_queries_the_archive(
         )
         assert data["action"] == "stored" and data["file"] == "episodes.md"
         assert data["content"].endswith("#outcome/fixed")
-        said, data = await call(c, "queryMemory", query="redis session", include_archived=True)
+        _said, data = await call(c, "queryMemory", query="redis session", include_archived=True)
         assert data["results"][0]["category"] == "Episode"

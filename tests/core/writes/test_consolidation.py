@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from memd.core.format.categories import Category
-from memd.core.format.mdformat import Entry, entries, format_entry, new_document, insert_entry
+from memd.core.format.mdformat import Entry, entries, format_entry, insert_entry, new_document
 from memd.core.writes.consolidation import (
     apply_consolidation,
     event_words,
@@ -137,7 +137,7 @@ def test_plans_are_deterministic_and_lose_nothing(
         doc, _ = insert_entry(doc, line)
     found = entries(doc)
     recalled = {line: TODAY - datetime.timedelta(days=d) for line, d in recalls.items()}
-    args = dict(today=TODAY, max_age_days=max_age, last_recalled=recalled)
+    args = {"today": TODAY, "max_age_days": max_age, "last_recalled": recalled}
     plan = plan_consolidation(Category.EPISODE, found, **args)  # type: ignore[arg-type]
     assert plan == plan_consolidation(Category.EPISODE, found, **args)  # type: ignore[arg-type]
     new_doc, archived = apply_consolidation(doc, plan)
