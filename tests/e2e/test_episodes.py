@@ -131,6 +131,7 @@ async def test_mcp_stores_an_episode_and_queries_the_archive(
         said, data = await call(
             c, "storeEpisode", text="Redis evicted the session keys.", outcome="fixed"
         )
+        assert "episodes.md" in said
         assert data["action"] == "stored" and data["file"] == "episodes.md"
         assert data["content"].endswith("#outcome/fixed")
         _said, data = await call(c, "queryMemory", query="redis session", include_archived=True)
