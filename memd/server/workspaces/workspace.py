@@ -103,6 +103,11 @@ GIT_RECENT = 2.0
 class Workspace:
     """One project root: its `.memory/` directory, five actors, a watcher and the archive."""
 
+    episode_half_life_days: float = DEFAULT_HALF_LIFE_DAYS
+    """How fast its episodes' rank decays (`memd.core.search.decay`; `apply` sets it)."""
+    episode_max_age_days: int = DEFAULT_MAX_AGE_DAYS
+    """The age past which `cleanup` archives an unrecalled episode (`apply` sets it)."""
+
     def __init__(
         self,
         root: str,
@@ -118,10 +123,6 @@ class Workspace:
         self.memory_dir = os.path.join(root, MEMORY_DIR)
         self.archive_path = os.path.join(self.memory_dir, ARCHIVE_FILE)
         self.max_archive_bytes = MAX_ARCHIVE_BYTES
-        self.episode_half_life_days = DEFAULT_HALF_LIFE_DAYS
-        """How fast its episodes' rank decays (`memd.core.search.decay`)."""
-        self.episode_max_age_days = DEFAULT_MAX_AGE_DAYS
-        """The age past which `cleanup` archives an unrecalled episode."""
         self._swept = False
         self._created = True  # False: a category file was missing at load
         self._settled_at = 0.0  # time.monotonic() from which files memd created may be written

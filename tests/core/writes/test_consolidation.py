@@ -137,9 +137,13 @@ def test_plans_are_deterministic_and_lose_nothing(
         doc, _ = insert_entry(doc, line)
     found = entries(doc)
     recalled = {line: TODAY - datetime.timedelta(days=d) for line, d in recalls.items()}
-    args = {"today": TODAY, "max_age_days": max_age, "last_recalled": recalled}
-    plan = plan_consolidation(Category.EPISODE, found, **args)  # type: ignore[arg-type]
-    assert plan == plan_consolidation(Category.EPISODE, found, **args)  # type: ignore[arg-type]
+    plan = plan_consolidation(
+        Category.EPISODE, found, today=TODAY, max_age_days=max_age, last_recalled=recalled
+    )
+    again = plan_consolidation(
+        Category.EPISODE, found, today=TODAY, max_age_days=max_age, last_recalled=recalled
+    )
+    assert plan == again
     new_doc, archived = apply_consolidation(doc, plan)
     kept = [(e.slug, e.content) for e in entries(new_doc)]
     gone = [(record.slug, record.content) for record in archived]
