@@ -18,6 +18,8 @@ The file is TOML, at `--config PATH` or else `$XDG_CONFIG_HOME/memd/config.toml`
     semantic = true             # semantic search, when the `semantic` extra is installed
     semantic_model = "/path"    # a directory with model.onnx and vocab.txt (default: the extra's)
     sources = ["docs/adr/*.md", "~/notes/*.md", "!AGENTS.md"]   # read-only sources (below)
+    episode_half_life_days = 90  # an episode's rank halves every this many days (decay)
+    episode_max_age_days = 180   # cleanup archives older episodes nobody recalled since
 
     [[categories]]              # a custom category for every workspace (repeat the table)
     name = "Runbook"            # a capitalised word
@@ -58,7 +60,9 @@ from memd.core.format.limits import (
     MAX_ENTRY_CHARS,
     MAX_FILE_BYTES,
 )
+from memd.core.search.decay import DEFAULT_HALF_LIFE_DAYS
 from memd.core.sources.source_globs import MAX_SOURCE_ENTRIES, parse_entry
+from memd.core.writes.consolidation import DEFAULT_MAX_AGE_DAYS
 from memd_client._framing import DEFAULT_MAX_FRAME
 
 LogLevel = Literal["DEBUG", "INFO", "WARNING", "ERROR"]
@@ -104,6 +108,11 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=
     """Read-only source patterns for every workspace, normalised, `~/` expanded (see above)."""
     categories: tuple[dict[str, Any], ...] = ()
     """Custom categories for every workspace, as checked tables (`custom_categories`)."""
+    episode_half_life_days: Annotated[float, msgspec.Meta(gt=0, le=36500)] = DEFAULT_HALF_LIFE_DAYS
+    """Days after which an episode ranks at half its score (`memd.core.search.decay`)."""
+    episode_max_age_days: Annotated[int, msgspec.Meta(ge=0, le=36500)] = DEFAULT_MAX_AGE_DAYS
+    """Episodes older than this that nobody recalled within it are proposed for the archive by
+    `cleanup` (`memd.core.writes.consolidation`)."""
 
 
 PROJECT_CONFIG_NAME = "memd.toml"
@@ -225,6 +234,8 @@ EXPECTED = {
     "idle_unload_seconds": "a number of seconds, 0 (never unload) or more",
     "semantic": "true or false",
     "semantic_model": "the path of a directory holding model.onnx and vocab.txt",
+    "episode_half_life_days": "a number of days above 0, at most 36500",
+    "episode_max_age_days": "a whole number of days from 0 to 36500",
     "sources": (
         f"a list of at most {MAX_SOURCE_ENTRIES} strings, each a glob relative to the workspace "
         "root (docs/*.md), an absolute path or glob, or ! and a pattern to remove (!CLAUDE.md)"

@@ -36,11 +36,16 @@ ALLOWED_IN = {
     "stemmer.py": {"threading", "sys"},
     "memo.py": {"threading"},
     "claude_settings.py": {"json"},
+    "episodes.py": {"datetime"},
+    "decay.py": {"datetime"},
+    "consolidation.py": {"datetime"},
 }
 """One stemmer per thread (`threading.local`): PyStemmer objects are not thread-safe; stems are
 interned (`sys.intern`). The memo caches are shared by the event loop and worker threads, so
 inserting takes a `threading.Lock`. Nothing here starts a thread or waits on one. Claude Code's
-settings are JSON text in, JSON text out (`json.loads`/`dumps`: no I/O)."""
+settings are JSON text in, JSON text out (`json.loads`/`dumps`: no I/O). Episodes are dated:
+their modules do calendar arithmetic on `datetime.date` values and are given today by the
+shell (none reads a clock: `test_episode_modules_read_no_clock`)."""
 
 MAY_USE = {
     "text": set(),
@@ -310,3 +315,10 @@ def test_wire_imports_only_the_core_and_the_client() -> None:
     """Every part of the server may convert a result (`rpc.wire`): it stays a leaf."""
     used = {name for name in _imports(SERVER / "rpc" / "wire.py") if name.startswith("memd")}
     assert {name for name in used if not name.startswith(("memd.core", "memd_client"))} == set()
+
+
+def test_episode_modules_read_no_clock() -> None:
+    """The modules allowed `datetime` use it for calendar arithmetic only: today is given."""
+    for name in ("format/episodes.py", "search/decay.py", "writes/consolidation.py"):
+        text = (CORE / name).read_text()
+        assert ".today(" not in text and ".now(" not in text, name

@@ -87,6 +87,7 @@ def query(
     mode: p.QueryMode = "auto",
     sources: Iterable[p.Origin] | None = None,
     file: str | None = None,
+    include_archived: bool = False,
 ) -> Call:
     """Prepare a `query` request."""
     params = p.QueryParams(
@@ -99,8 +100,29 @@ def query(
         mode=mode,
         sources=None if sources is None else list(sources),
         file=file,
+        include_archived=include_archived,
     )
     return Call("query", params, p.QueryResult)
+
+
+def episode(
+    workspace: str,
+    text: str,
+    outcome: str | None,
+    tags: Iterable[str] | None,
+    dry_run: bool,
+    scope: p.Scope = "project",
+) -> Call:
+    """Prepare an `episode` request."""
+    params = p.EpisodeParams(
+        workspace=workspace,
+        text=text,
+        outcome=outcome,
+        tags=tag_list(tags),
+        dry_run=dry_run,
+        scope=scope,
+    )
+    return Call("episode", params, p.StoreResult)
 
 
 def get(

@@ -192,16 +192,37 @@ class Client(ClientBase):
         mode: p.QueryMode = "auto",
         sources: Iterable[p.Origin] | None = None,
         file: str | None = None,
+        include_archived: bool = False,
     ) -> p.QueryResult:
         """Search memories by relevance; an empty query lists entries. With `tags` (e.g.
         `["security"]`), only entries carrying every one of those #tags count. `mode`: "auto"
         (semantic when the daemon can, else lexical), "lexical" or "semantic". `sources`:
         "memory" (the project's), "global" (the user-wide memory's); default both. `file`: the
-        entries scoped to it (`(paths: ...)`) first, those scoped to other files left out."""
+        entries scoped to it (`(paths: ...)`) first, those scoped to other files left out.
+        `include_archived`: archived entries too (their hits say `archived`)."""
         ws = _calls.workspace_path(workspace, self.workspace)
         result: p.QueryResult = self.call(
-            _calls.query(ws, query, category, limit, min_score, tags, mode, sources, file)
+            _calls.query(
+                ws, query, category, limit, min_score, tags, mode, sources, file, include_archived
+            )
         )
+        return result
+
+    def episode(
+        self,
+        text: str,
+        *,
+        outcome: str | None = None,
+        tags: Iterable[str] | None = None,
+        dry_run: bool = False,
+        workspace: str | os.PathLike[str] | None = None,
+        scope: p.Scope = "project",
+    ) -> p.StoreResult:
+        """Store an episode: a dated event (dated today by the daemon unless `text` starts with
+        a date), with its `outcome` ("fixed", "failed") and `tags`, in episodes.md."""
+        ws = _calls.workspace_path(workspace, self.workspace)
+        call = _calls.episode(ws, text, outcome, tags, dry_run, scope)
+        result: p.StoreResult = self.call(call)
         return result
 
     def get(

@@ -148,6 +148,19 @@ class StoreParams(_Params):
     line says so; `memd check --fix` names the moved citation); one line."""
 
 
+class EpisodeParams(_Params):
+    """Store one episode: a dated event (`text`), its outcome and tags, dated by the daemon
+    (today, unless `text` starts with a date), into the episode category (`episodes.md`)."""
+
+    workspace: Workspace
+    text: str
+    outcome: str | None = None
+    """How it ended, one word such as "fixed" or "failed": written as `#outcome/<outcome>`."""
+    tags: Tags | None = None
+    dry_run: bool = False
+    scope: Scope = "project"
+
+
 StoreAction = Literal["stored", "updated", "skipped"]
 QueryMode = Literal["auto", "lexical", "semantic"]
 Match = Literal["keyword", "semantic", "both"]
@@ -239,6 +252,9 @@ class QueryParams(_Params):
     file: str | None = None
     """A file the search is about (relative to the workspace, or absolute): entries whose
     `(paths: ...)` scope matches it come first, entries scoped to other files are left out."""
+    include_archived: bool = False
+    """Also search the entries memd archived (`.memory/archive.md`); their hits say
+    `archived: true` and why they were archived."""
 
 
 class QueryHit(_Result):
@@ -271,6 +287,11 @@ class QueryHit(_Result):
     stale: str = ""
     """For a stale entry, what is wrong in one sentence ("cites src/old.ts, which no longer
     exists; moved to src/new.ts")."""
+    archived: bool = False
+    """The hit is an archived entry (`include_archived`): `file` is the archive, `category` the
+    category it was removed from, `archived_reason` why and `archived_on` when."""
+    archived_reason: str = ""
+    archived_on: str = ""
 
 
 class QueryResult(_Result):
@@ -436,6 +457,34 @@ class CleanupResult(_Result):
     stale: list[StaleInfo] = []
     """Entries every citation of which is missing from the code (not moved, not unverifiable):
     proposed for the archive, archived only with `apply` (never deleted; from newer daemons)."""
+    consolidated: list[ConsolidatedInfo] = []
+    """Old episodes nobody recalled: proposed for the archive, archived with `apply`."""
+    promoted: list[PromotedInfo] = []
+    """Recurring lessons: proposed as new Quirks, stored with `apply`."""
+
+
+class ConsolidatedInfo(_Result):
+    """An episode `cleanup` archives: older than `episode_max_age_days`, recalled by nobody
+    within it (`memd.core.writes.consolidation`)."""
+
+    category: str
+    file: str
+    entry: EntryInfo
+    why: str
+    archived: bool = False
+    """It was archived by this cleanup (`apply`)."""
+
+
+class PromotedInfo(_Result):
+    """A recurring lesson: three or more similar episodes, promoted into a new Quirk that names
+    them (the episodes stay)."""
+
+    category: str
+    """The category of the new entry ("Quirk")."""
+    content: str
+    episodes: list[EntryInfo]
+    stored: StoreResult | None = None
+    """What storing it did (`apply`); None in a plan."""
 
 
 class StaleInfo(_Result):

@@ -231,7 +231,22 @@ def _query(query: argparse.ArgumentParser) -> None:
         help="a file the search is about: entries scoped to it (paths: ...) first, entries "
         "scoped to other files left out",
     )
+    query.add_argument(
+        "--include-archived",
+        action="store_true",
+        help="also search .memory/archive.md (hits say they are archived, and why)",
+    )
     query.add_argument("query", nargs="*", help="words to search for (none: list entries)")
+
+
+def _episode(episode: argparse.ArgumentParser) -> None:
+    episode.add_argument(
+        "--outcome", "-o", metavar="WORD", help="how it ended, e.g. fixed or failed (#outcome/..)"
+    )
+    episode.add_argument("--tag", "-t", action="append", dest="tags", metavar="TAG", help=TAG_HELP)
+    episode.add_argument("--dry-run", action="store_true", help="report, write nothing")
+    _user_wide(episode, "store in your user-wide memory, searched from every project")
+    episode.add_argument("text", nargs="+", metavar="TEXT", help="what happened: one sentence")
 
 
 def _sources(parser: argparse.ArgumentParser, choices: tuple[str, ...]) -> None:
@@ -432,6 +447,12 @@ GRAMMAR: dict[str, Verb] = {
         CLIENT,
         _store,
         missing='give the memory, e.g. `memd store -c Decision "Deploy with Helm."`',
+    ),
+    "episode": Verb(
+        "store an episode: a dated event and its outcome (episodes.md)",
+        CLIENT,
+        _episode,
+        missing='give what happened, e.g. `memd episode --outcome fixed "The deploy timed out."`',
     ),
     "query": Verb("search memories", CLIENT, _query),
     "cleanup": Verb("merge, prune and slug", CLIENT, _cleanup),

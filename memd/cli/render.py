@@ -87,7 +87,10 @@ def _where(hit: p.QueryHit) -> str:
 
 
 def _stale(hit: p.QueryHit) -> str:
-    """What a stale hit's line adds: what is wrong with it (nothing for any other)."""
+    """What a stale hit's line adds: what is wrong with it, or for an archived one when and
+    why it was archived (nothing for any other)."""
+    if hit.archived:
+        return f"  (archived {hit.archived_on}: {hit.archived_reason})"
     return f"  (stale: {hit.stale})" if hit.status == "stale" else ""
 
 
@@ -174,7 +177,16 @@ def render_cleanup(result: p.CleanupResult, apply: str = "memd cleanup --apply")
         verb = "archived" if stale.archived else "stale"
         text = entry_text(stale.category, stale.entry.slug, stale.entry.content)
         lines.append(f"  {verb:<6} {stale.file}:{stale.entry.line} {text} ({stale.why})")
-    if not result.applied and (result.merged or result.pruned or result.slugged or result.stale):
+    for old in result.consolidated:
+        verb = "archived" if old.archived else "old"
+        text = entry_text(old.category, old.entry.slug, old.entry.content)
+        lines.append(f"  {verb:<6} {old.file}:{old.entry.line} {text} ({old.why})")
+    for lesson in result.promoted:
+        done = lesson.stored is not None and lesson.stored.action != "skipped"
+        verb = "stored" if done else "lesson"
+        lines.append(f"  {verb:<6} {lesson.category}: {lesson.content}")
+    changes = result.stale or result.consolidated or result.promoted
+    if not result.applied and (result.merged or result.pruned or result.slugged or changes):
         lines.append(f"Run `{apply}` to carry it out.")
     if result.unused:
         lines.append("Not recalled for 180 days (archive candidates; cleanup leaves them):")

@@ -140,10 +140,22 @@ def _query(client: Client, args: argparse.Namespace) -> Outcome:
         mode=args.mode,
         sources=args.sources,
         file=_absolute(args.file),
+        include_archived=args.include_archived,
     )
     return Outcome(
         result, lambda r: render_query(r, text, args.tags), unreadable_lines(result.unreadable)
     )
+
+
+def _episode(client: Client, args: argparse.Namespace) -> Outcome:
+    result = client.episode(
+        " ".join(args.text),
+        outcome=args.outcome,
+        tags=args.tags,
+        dry_run=args.dry_run,
+        scope=_scope(args),
+    )
+    return Outcome(result, lambda r: r.message, [])
 
 
 def _cleanup(client: Client, args: argparse.Namespace) -> Outcome:
@@ -314,6 +326,7 @@ NAMED_IN_OUTPUT = frozenset({"stats", "status"})
 VERBS: dict[str, Callable[[Client, argparse.Namespace], Outcome]] = {
     "store": _store,
     "query": _query,
+    "episode": _episode,
     "cleanup": _cleanup,
     "list": _list,
     "get": _get,

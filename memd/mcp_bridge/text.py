@@ -174,6 +174,8 @@ def _hit_line(hit: p.QueryHit) -> str:
     line = f"- {label} {hit.content} (score {hit.score:.2f})"
     if hit.status == "stale":
         line += f" (stale: {hit.stale})"
+    if hit.archived:
+        line += f" [archived {hit.archived_on}: {hit.archived_reason}]"
     labels = [match_label(hit.match), "[user-wide]" if hit.source == "global" else ""]
     return " ".join([line, *(label for label in labels if label)])
 

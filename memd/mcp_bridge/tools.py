@@ -353,8 +353,8 @@ def build_server(
 def _write_tools(
     bridge: Bridge, resolver: Callable[..., Awaitable[Any]], categories: Categories
 ) -> list["Tool"]:
-    """storeMemory, cleanupMemory and deleteMemory. (Long: one decorated block per tool, read
-    as a list.)"""
+    """storeMemory, storeEpisode, cleanupMemory and deleteMemory. (Long: one decorated block
+    per tool, read as a list.)"""
     from mcp.server.mcpserver import Resolve
     from mcp.server.mcpserver.exceptions import ToolError
     from mcp.types import CallToolResult, ListRootsResult, ToolAnnotations
@@ -410,6 +410,44 @@ def _write_tools(
         async def store(client: "AsyncClient") -> p.StoreResult:
             check_content_size(content)
             return await client.store(category=category, content=content, slug=slug, scope=scope)
+
+        result, ws = await bridge.call(roots, store)
+        data = structured(result, ws)
+        data.pop("dry_run", None)
+        return bridge.reply(render_store(result, ws, scope), data)
+
+    async def store_episode(
+        text: Annotated[
+            str,
+            Field(
+                description=(
+                    "What happened and what fixed it, one sentence, e.g. 'Migration 0042 timed "
+                    "out on the prod replica; batching the backfill fixed it.'"
+                )
+            ),
+        ],
+        roots: Roots,
+        outcome: Annotated[
+            str | None,
+            Field(description="How it ended, one word: 'fixed', 'failed', 'worked-around'."),
+        ] = None,
+        tags: Annotated[
+            list[str] | None, Field(description="Inline #tags to add, e.g. ['db'].")
+        ] = None,
+        scope: ScopeArg = "project",
+    ) -> CallToolResult:
+        """Record an episode: a dated event and its outcome, in the project's episodes.md
+        (dated today). Episodes rank lower as they age, and cleanup turns three similar ones
+        into a Quirk.
+
+        Call it after something notable happened (an outage, a failed deploy, a long debugging
+        session) to say what happened and how it ended. Each call is its own episode: one is
+        never skipped as a repeat of another day's.
+        """
+
+        async def store(client: "AsyncClient") -> p.StoreResult:
+            check_content_size(text)
+            return await client.episode(text, outcome=outcome, tags=tags, scope=scope)
 
         result, ws = await bridge.call(roots, store)
         data = structured(result, ws)
@@ -479,6 +517,20 @@ def _write_tools(
             omit=("dry_run",),
         ),
         make_tool(
+            store_episode,
+            bridge=bridge,
+            name="storeEpisode",
+            annotations=ToolAnnotations(
+                title="Record an episode",
+                read_only_hint=False,
+                destructive_hint=False,
+                idempotent_hint=False,
+                open_world_hint=False,
+            ),
+            result=p.StoreResult,
+            omit=("dry_run",),
+        ),
+        make_tool(
             cleanup_memory,
             bridge=bridge,
             name="cleanupMemory",
@@ -514,6 +566,11 @@ _QUERY_SOURCES = (
 _QUERY_FILE = (
     "A file the task is about (relative to the project): entries scoped to it with "
     "(paths: ...) come first, entries scoped to other files are left out."
+)
+
+_QUERY_ARCHIVED = (
+    "Also search the entries memd archived (.memory/archive.md: deleted, merged, pruned, old "
+    "episodes); their hits say [archived] with when and why. Default false."
 )
 
 
@@ -570,6 +627,7 @@ def _read_tools(
             list[Literal["memory", "global", "file"]] | None, Field(description=_QUERY_SOURCES)
         ] = None,
         file: Annotated[str | None, Field(description=_QUERY_FILE)] = None,
+        include_archived: Annotated[bool, Field(description=_QUERY_ARCHIVED)] = False,
     ) -> CallToolResult:
         """Search the project's memory for entries relevant to a task.
 
@@ -584,7 +642,13 @@ def _read_tools(
         result, ws = await bridge.call(
             roots,
             lambda client: client.query(
-                query, category=category, limit=clamped, tags=tags, sources=sources, file=file
+                query,
+                category=category,
+                limit=clamped,
+                tags=tags,
+                sources=sources,
+                file=file,
+                include_archived=include_archived,
             ),
         )
         return bridge.reply(render_query(result, query, tags), structured(result, ws))

@@ -32,6 +32,9 @@ Store rules (the public contract):
   and the old and new words of a swap); an update that leaves the old entry wrong (a reversed
   rule, a changed value or choice) is a `conflict`, for a slug upsert too, and so is a new
   slug's entry that contradicts the entry it names (both kept).
+- A store into an episode category (`kind` "episode") without a slug never skips, updates or
+  merges another episode: only the very same content is skipped, anything else is a new entry
+  under a date-first slug (`memd.core.writes.episode_store`).
 - Stores never evict: a category over its limit is reported (`over_limit`) and left to cleanup.
 - The text an update replaces goes to the archive, like every other removed entry.
 - `dry_run` computes the same outcome and leaves the document unchanged.
@@ -53,7 +56,8 @@ from memd.core.format.limits import MAX_ENTRY_CHARS
 from memd.core.format.mdformat import Document, Entry
 from memd.core.writes.catalog import Catalog, CatalogEditor
 from memd.core.writes.cleanup import CleanupPlan, apply_cleanup, plan_cleanup
-from memd.core.writes.dedup import Match, Verdict, decide
+from memd.core.writes.dedup import NO_MATCH, Match, Verdict, decide
+from memd.core.writes.episode_store import episode_slug
 from memd.core.writes.judge import Relation, judge
 from memd.core.writes.slugs import derive_slug, validate_slug
 from memd_client.errors import EntryNotFound, InvalidEntry, RpcError
@@ -367,6 +371,8 @@ def _store_clean(
         if existing is not None:
             return _upsert_existing(category, editor, existing, content, command)
         return _store_new_slug(editor, slug, content, command)
+    if category.kind == "episode":
+        return _store_episode(editor, content, command)
     match = editor.match(content)
     if match.verdict is Verdict.SKIP and match.entry is not None:
         return _outcome(count, "skipped", match.entry, match, command), ()
@@ -378,6 +384,20 @@ def _store_clean(
         outcome = _outcome(count, "updated", written, match, command)
         return outcome, _replaced(category, outcome, command.reason)
     return _insert(editor, derive_slug(content, editor.taken), content, match, command)
+
+
+def _store_episode(
+    editor: CatalogEditor, content: str, command: Store
+) -> tuple[StoreOutcome, tuple[ArchivedEntry, ...]]:
+    """Store an episode without a slug (`memd.core.writes.episode_store`): skipped only when an
+    entry says exactly this already, else a new entry under a date-first slug."""
+    same = next((entry for entry in editor.candidates(content) if entry.content == content), None)
+    if same is not None:
+        match = Match(
+            verdict=Verdict.SKIP, similarity=1.0, entry=same, conflict=False, relation=Relation.SAME
+        )
+        return _outcome(editor.count, "skipped", same, match, command), ()
+    return _insert(editor, episode_slug(content, editor.taken), content, NO_MATCH, command)
 
 
 def _store_new_slug(

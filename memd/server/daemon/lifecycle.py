@@ -456,4 +456,6 @@ def _limits(settings: Settings) -> WorkspaceSettings:
         allow_secrets=settings.allow_secrets,
         sources=settings.sources,
         categories=custom_categories(settings.categories, BUILTIN),
+        episode_half_life_days=settings.episode_half_life_days,
+        episode_max_age_days=settings.episode_max_age_days,
     )

@@ -27,6 +27,7 @@ import msgspec
 
 from memd import __version__
 from memd.core.format.categories import BUILTIN, Categories, Category
+from memd.core.format.episodes import render_episode
 from memd.core.format.mdformat import Entry
 from memd.core.search import file_scope, given, prompt_block
 from memd.core.search.shelves import origin
@@ -34,7 +35,7 @@ from memd.core.sources.source_globs import MAX_SOURCE_ENTRIES, parse_entry
 from memd.core.writes import transitions
 from memd.core.writes.cleanup import every_citation_gone
 from memd.paths import MEMORY_DIR
-from memd.server.methods import search
+from memd.server.methods import episodes, search
 from memd.server.methods.read_filters import (
     categories_named,
     loaded,
@@ -98,6 +99,7 @@ class Methods:
             "extract": (p.ExtractParams, self.extract),
             "check": (p.CheckParams, self.check),
             "why": (p.WhyParams, self.why),
+            "episode": (p.EpisodeParams, self.episode),
         }
         self.table = {name: (t, self._leasing(h)) for name, (t, h) in self.table.items()}
         self.quick = frozenset({"query", "get", "list", "stats", "status"})
@@ -160,6 +162,14 @@ class Methods:
         created = not (had_memory_dir or outcome.dry_run) and workspace.has_memory_dir()
         return wire.store_result(category, outcome, workspace.root, created)
 
+    async def episode(self, params: p.EpisodeParams, session: Session) -> p.StoreResult:
+        """Store one episode (`memd.core.format.episodes`), dated today by the daemon, through
+        the one store path into the episode category (never skipped as another event's
+        duplicate: `memd.core.writes.episode_store`)."""
+        workspace = await self._scoped(params.workspace, params.scope)
+        content = render_episode(episodes.today(), params.text, params.outcome, params.tags or ())
+        return await self._store_into(workspace, Category.EPISODE, content, dry_run=params.dry_run)
+
     async def query(self, params: p.QueryParams, session: Session) -> p.QueryResult:
         """Rank the workspace's entries against the query; with `tags`, only the entries that
         carry them all (filtered before `limit`, so `total` counts matching entries only).
@@ -198,9 +208,16 @@ class Methods:
             for hit in answer.hits
         ]
         checks.done()
+        total = answer.total
+        if params.include_archived:
+            found = await episodes.search_archive(workspace, params.query, params.limit)
+            total += len(found)
+            results += [episodes.archived_query_hit(hit) for hit in found]
+            results.sort(key=lambda hit: -hit.score)  # stable: live hits first among equals
+            del results[params.limit :]
         return p.QueryResult(
             results=results,
-            total=answer.total,
+            total=total,
             unreadable=answer.unreadable,
             workspace=workspace.root,
             mode=answer.mode,
@@ -352,6 +369,15 @@ class Methods:
             for c, e in present
             if c.layer != "always" and workspace.usage.unused(c, e)
         ]
+        result.consolidated, result.promoted = await episodes.consolidate(
+            workspace,
+            apply=params.apply,
+            max_age_days=workspace.episode_max_age_days,
+            store=self._store_into,
+        )
+        result.message += episodes.consolidation_message(
+            result.consolidated, result.promoted, params.apply
+        )
         return result
 
     async def stats(self, params: p.StatsParams, session: Session) -> p.StatsResult:

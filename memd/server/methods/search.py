@@ -12,6 +12,8 @@ Rules:
   about the query; else by words alone (`memd.core.search.ranking`), asking semantic search for
   what is missing, never waiting for it. Mode semantic without a hybrid ranking is an error
   saying why.
+- Decay (`usage_boost` too): an episode's score is multiplied by its decay
+  (`memd.core.search.decay`, the workspace's `episode_half_life_days`), in every ranking.
 - Boost (`usage_boost`): every ranking nudges each memory entry by its own workspace's usage
   history (`memd.core.search.usage`; a source's chunk has none), the prompt block's as
   `query`'s: decided in issue 31, so that the entries an agent finds first with `memd query`
@@ -31,6 +33,8 @@ prompt block's two ranked layers, kept together so that `query` and `context` sh
 from __future__ import annotations
 
 import contextlib
+import datetime
+import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Literal, NamedTuple, Protocol, TypeVar
 
@@ -39,6 +43,7 @@ import anyio
 from memd.core.format.categories import Category
 from memd.core.format.mdformat import Entry
 from memd.core.search import fusion, prompt_block, ranking
+from memd.core.search.decay import episode_factor
 from memd.core.search.file_scope import NO_FILE, FileAt, fit
 from memd.core.search.index import SearchIndex
 from memd.core.search.shelves import Key, Shelf
@@ -210,12 +215,18 @@ def usage_boost(searched: Mapping[Key, SearchedFile]) -> ranking.Boost[Key] | No
     if not workspaces:
         return None
     boosts = {key: workspace.usage.make_boost() for key, workspace in workspaces.items()}
+    today = datetime.date.fromtimestamp(time.time())
 
     def boost(key: Key, entry: Entry) -> float:
         searched_file = searched[key]
-        if searched_file.category is None:  # a source's chunk: no usage history
+        category = searched_file.category
+        if category is None:  # a source's chunk: no usage history
             return 1.0
-        return boosts[id(searched_file.workspace)](searched_file.category, entry)
+        factor = boosts[id(searched_file.workspace)](category, entry)
+        if category.kind == "episode":
+            half_life = searched_file.workspace.episode_half_life_days
+            factor *= episode_factor(entry.slug, entry.content, today, half_life)
+        return factor
 
     return boost
 

@@ -129,6 +129,11 @@ class UsageStore:
         """True when `entry` is an archive candidate (see `memd.core.search.usage.unused`)."""
         return usage.unused(self.entries.get(usage.key(category, entry)), self._clock())
 
+    def last_recalled(self, category: Category, entry: Entry) -> float:
+        """When `entry` was last recalled (Unix seconds; 0.0: never, or no history)."""
+        history = self.entries.get(usage.key(category, entry))
+        return 0.0 if history is None else history.recalled_at
+
     def forget_missing(self, present: Iterable[tuple[Category, Entry]]) -> int:
         """Drop the history of entries not in `present` (deleted, merged, edited away); return
         how many records were dropped."""

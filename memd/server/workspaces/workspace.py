@@ -64,6 +64,8 @@ from memd.core.format.archive import ARCHIVE_FILE, ARCHIVE_HEADER, ArchivedEntry
 from memd.core.format.categories import HACKLM_CATEGORIES, Category
 from memd.core.format.limits import MAX_ARCHIVE_BYTES, MAX_ENTRY_CHARS, MAX_FILE_BYTES
 from memd.core.format.mdformat import Entry
+from memd.core.search.decay import DEFAULT_HALF_LIFE_DAYS
+from memd.core.writes.consolidation import DEFAULT_MAX_AGE_DAYS
 from memd.fs import git_state, project_categories, storage
 from memd.fs.lock_file import (
     DEFAULT_TIMEOUT,
@@ -102,6 +104,11 @@ GIT_RECENT = 2.0
 class Workspace:
     """One project root: its `.memory/` directory, an actor per category, a watcher and the
     archive."""
+
+    episode_half_life_days: float = DEFAULT_HALF_LIFE_DAYS
+    """How fast its episodes' rank decays (`memd.core.search.decay`; `apply` sets it)."""
+    episode_max_age_days: int = DEFAULT_MAX_AGE_DAYS
+    """The age past which `cleanup` archives an unrecalled episode (`apply` sets it)."""
 
     def __init__(
         self,
@@ -196,6 +203,8 @@ class Workspace:
         self.lock.lock_timeout = limits.lock_timeout
         self.max_file_bytes = limits.max_file_bytes
         self.max_archive_bytes = limits.max_archive_bytes
+        self.episode_half_life_days = limits.episode_half_life_days
+        self.episode_max_age_days = limits.episode_max_age_days
 
     async def run(self, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
         """Load every category file, start watching, report ready, and serve until closed."""
@@ -530,6 +539,10 @@ class WorkspaceSettings(NamedTuple):
     (`memd.server.workspaces.source_index`)."""
     categories: tuple[Category, ...] = ()
     """memd's config's custom categories, checked (`memd.fs.project_categories`)."""
+    episode_half_life_days: float = DEFAULT_HALF_LIFE_DAYS
+    """Days after which an episode ranks at half its score."""
+    episode_max_age_days: int = DEFAULT_MAX_AGE_DAYS
+    """The age past which `cleanup` archives an episode nobody recalled."""
 
 
 DEFAULT_LIMITS = WorkspaceSettings()

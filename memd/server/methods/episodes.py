@@ -1,0 +1,203 @@
+"""The shell around episodes: their decay in a search, their consolidation in `cleanup`, and the
+archive searched when a query asks (`include_archived`).
+
+Rules:
+- Today is the daemon's (its clock, in local time, as the archive's dates are); the pure rules
+  live in `memd.core.format.episodes`, `memd.core.search.decay` and
+  `memd.core.writes.consolidation`.
+- Decay multiplies an episode's score (an entry of a category whose `kind` is "episode"), in
+  `query` and in `context`'s ranking alike, with the usage nudge (`search.usage_boost`).
+- Consolidation runs after the categories' own cleanup (so with `apply` every entry has its
+  slug by then). Archiving goes through each episode category's actor (`Delete` with the
+  planned text and the reason: an episode edited meanwhile is left alone and reported as not
+  archived); a promotion is one store into the Quirk category through the one store path.
+- The archive (`.memory/archive.md`; the dated files it was moved aside to are not searched) is
+  read only for a query that asks. Its records are ranked by the same words rules, with the
+  archive's own statistics, per category they were removed from (a record of a category the
+  workspace no longer has is left out), and merged with the live hits by score.
+"""
+
+from __future__ import annotations
+
+import datetime
+import os
+import time
+from collections.abc import Awaitable, Callable, Iterable
+
+import anyio
+import msgspec
+
+from memd.core.format.archive import ARCHIVE_FILE, ArchiveLine, archive_lines
+from memd.core.format.categories import Category
+from memd.core.format.mdformat import Entry
+from memd.core.search import ranking
+from memd.core.writes import transitions
+from memd.core.writes.consolidation import ConsolidationPlan, plan_consolidation
+from memd.fs import storage
+from memd.paths import MEMORY_DIR
+from memd.server.rpc import wire
+from memd.server.workspaces.workspace import Workspace
+from memd_client import protocol as p
+
+Store = Callable[[Workspace, Category, str], Awaitable[p.StoreResult]]
+"""The one store path (`Methods._store_into`), for a promotion."""
+
+
+def today() -> datetime.date:
+    """The daemon's today (local time, as the archive's dates)."""
+    return datetime.date.fromtimestamp(time.time())
+
+
+async def consolidate(
+    workspace: Workspace, *, apply: bool, max_age_days: int, store: Store
+) -> tuple[list[p.ConsolidatedInfo], list[p.PromotedInfo]]:
+    """Plan (and with `apply`, carry out) the consolidation of every episode category of
+    `workspace` (see the module rules)."""
+    quirks = [
+        entry
+        for category in workspace.categories
+        if category is Category.QUIRK
+        for entry in workspace.actor(category).snapshot.entries
+    ]
+    consolidated: list[p.ConsolidatedInfo] = []
+    promoted: list[p.PromotedInfo] = []
+    for category in workspace.categories:
+        if category.kind != "episode":
+            continue
+        plan = _plan(workspace, category, max_age_days, quirks)
+        for archival in plan.archive:
+            entry = archival.entry
+            archived = False
+            if apply and entry.slug is not None:
+                command = transitions.Delete(
+                    slug=entry.slug, content=entry.content, reason=archival.reason
+                )
+                archived = (await workspace.actor(category).delete(command)).deleted
+            consolidated.append(
+                p.ConsolidatedInfo(
+                    category=category.name,
+                    file=category.file,
+                    entry=wire.entry_info(category, entry),
+                    why=archival.reason,
+                    archived=archived,
+                )
+            )
+        for promotion in plan.promote:
+            stored = await store(workspace, Category.QUIRK, promotion.content) if apply else None
+            promoted.append(
+                p.PromotedInfo(
+                    category=Category.QUIRK.name,
+                    content=promotion.content,
+                    episodes=[wire.entry_info(category, entry) for entry in promotion.episodes],
+                    stored=stored,
+                )
+            )
+    return consolidated, promoted
+
+
+def _plan(
+    workspace: Workspace, category: Category, max_age_days: int, quirks: list[Entry]
+) -> ConsolidationPlan:
+    """The consolidation plan of one episode category, as its file is now."""
+    episodes = workspace.actor(category).snapshot.entries
+    recalled = {}
+    for entry in episodes:
+        at = workspace.usage.last_recalled(category, entry)
+        if at:
+            recalled[entry.line] = datetime.date.fromtimestamp(at)
+    return plan_consolidation(
+        category,
+        episodes,
+        today=today(),
+        max_age_days=max_age_days,
+        last_recalled=recalled,
+        quirks=quirks,
+    )
+
+
+def consolidation_message(
+    consolidated: Iterable[p.ConsolidatedInfo], promoted: Iterable[p.PromotedInfo], apply: bool
+) -> str:
+    """One sentence on the consolidation ("" when it proposes nothing)."""
+    archive, lessons = list(consolidated), list(promoted)
+    if not archive and not lessons:
+        return ""
+    if apply:
+        done = sum(1 for info in archive if info.archived)
+        stored = sum(1 for info in lessons if info.stored and info.stored.action != "skipped")
+        return (
+            f" Episodes: {done} old unrecalled archived, {stored} recurring lesson(s) stored as "
+            "Quirks (the episodes stay)."
+        )
+    return (
+        f" Episodes: {len(archive)} old unrecalled to archive, {len(lessons)} recurring "
+        "lesson(s) to store as Quirks (the episodes stay)."
+    )
+
+
+class ArchivedHit(msgspec.Struct, frozen=True, kw_only=True):
+    """An archived record a query found: its category, the record and its score."""
+
+    category: Category
+    record: ArchiveLine
+    score: float
+
+
+async def search_archive(workspace: Workspace, query: str, limit: int) -> list[ArchivedHit]:
+    """The best `limit` archived records of `workspace` for `query` (see the module rules);
+    none when it has no archive."""
+    path = workspace.archive_path
+    try:
+        found = await anyio.to_thread.run_sync(_read_archive, path)
+    except OSError:
+        return []
+    if not found:
+        return []
+    records: dict[int, ArchiveLine] = {record.line: record for record in found}
+    by_category: dict[Category, list[Entry]] = {}
+    for record in found:
+        category = _category_named(workspace, record.category)
+        if category is not None:
+            entry = Entry(line=record.line, slug=record.slug, content=record.content)
+            by_category.setdefault(category, []).append(entry)
+    indexes = [(c, ranking.build_index(tuple(e))) for c, e in by_category.items()]
+    result = ranking.search(indexes, query, limit=limit)
+    return [
+        ArchivedHit(category=hit.key, record=records[hit.entry.line], score=hit.score)
+        for hit in result.hits
+        if hit.score > 0
+    ]
+
+
+def _read_archive(path: str) -> tuple[ArchiveLine, ...]:
+    """The records of the archive at `path` (blocking; none when it does not exist)."""
+    if not os.path.exists(path):
+        return ()
+    read = storage.read_text(path, follow_links=False)
+    return () if read is None else archive_lines(read[0])
+
+
+def _category_named(workspace: Workspace, name: str) -> Category | None:
+    """The workspace's category called `name`, or None."""
+    for category in workspace.categories:
+        if category.name.lower() == name.strip().lower():
+            return category
+    return None
+
+
+def archived_query_hit(hit: ArchivedHit) -> p.QueryHit:
+    """The wire form of an archived record found by a query."""
+    record = hit.record
+    return p.QueryHit(
+        category=hit.category.name,
+        file=ARCHIVE_FILE,
+        line=record.line,
+        slug=record.slug,
+        content=record.content,
+        score=hit.score,
+        path=f"{MEMORY_DIR}/{ARCHIVE_FILE}",
+        lines=f"{record.line}-{record.line}",
+        archived=True,
+        archived_reason=record.reason,
+        archived_on=record.date,
+    )
