@@ -1,8 +1,10 @@
 """Which merge a file under `.memory/` gets, by its name (git's `%P`).
 
 Rules:
-- A category file (`instructions.md`, `quirks.md`, `preferences.md`, `decisions.md`,
-  `security.md`): the entry-aware merge (`entries`).
+- A built-in category file (HackLM's `instructions.md`, `quirks.md`, `preferences.md`,
+  `decisions.md`, `security.md`, and memd's `procedures.md`, `episodes.md`): the entry-aware
+  merge (`entries`). A custom category's file (`memd.core.format.categories`) is merged by
+  lines: the driver runs without the workspace's config.
 - `archive.md`, or an archive moved aside (`archive-YYYY-MM-DD.md`, `archive-YYYY-MM-DD-2.md`):
   the union of records in date order (`archive`).
 - Anything else, or no name at all: the plain line-level three-way merge (`lines`), which never
