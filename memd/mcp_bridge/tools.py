@@ -302,6 +302,8 @@ def build_server(
     """Return the MCP server with memd's tools; `socket` and `workspace` are the CLI's flags."""
     from mcp.server.mcpserver import MCPServer
 
+    from memd.mcp_bridge.procedure_tools import procedure_tools  # it imports this module
+
     bridge = Bridge(socket, workspace)
     resolver = roots_resolver(bridge.fixed)
     return MCPServer(
@@ -310,7 +312,11 @@ def build_server(
         version=memd.__version__,
         instructions=INSTRUCTIONS,
         log_level=log_level,
-        tools=[*_write_tools(bridge, resolver), *_read_tools(bridge, resolver)],
+        tools=[
+            *_write_tools(bridge, resolver),
+            *_read_tools(bridge, resolver),
+            *procedure_tools(bridge, resolver),
+        ],
     )
 
 

@@ -1,0 +1,132 @@
+"""The `procedure` and `outcome` methods, and what the other methods add for procedures
+(issue 33; the line format: `memd.core.format.procedures`, the ranking:
+`memd.core.search.outcomes`).
+
+Rules:
+- `procedure` renders the name and steps as one line and stores it through the one store path
+  into `Category.PROCEDURE`, always under a slug (`memd.core.writes.procedure_slugs`: the given
+  one, else its namesake's, else a new one), so the store is an upsert by slug: never skipped
+  as a duplicate of another procedure, never replacing another. The slug is chosen and stored
+  under the workspace's procedure lock (one `procedure` call at a time a workspace), after the
+  file is re-read, so two calls at once never pick the same new slug for different names.
+- `outcome` finds the procedure by slug in the workspace's procedure categories (`kind`
+  "procedure"); an unknown slug is an error naming where to look. The count goes to the usage
+  sidecar (`UsageStore.record_outcome`), never to the Markdown.
+- Procedures are reported with their counts (`outcomes`: None for other entries) in `query`,
+  `list` and `context` results.
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections.abc import Awaitable, Callable, Iterable
+
+import anyio
+
+from memd.core.format.categories import Category
+from memd.core.format.mdformat import Entry
+from memd.core.format.procedures import render_procedure
+from memd.core.search.outcomes import Record
+from memd.core.writes.procedure_slugs import procedure_slug
+from memd.server.methods.read_filters import loaded
+from memd.server.workspaces.workspace import Workspace
+from memd_client import protocol as p
+from memd_client.errors import EntryNotFound
+
+StoreInto = Callable[..., Awaitable[p.StoreResult]]
+"""The one store path (`Methods._store_into`)."""
+
+_locks: weakref.WeakKeyDictionary[Workspace, anyio.Lock] = weakref.WeakKeyDictionary()
+
+
+def procedure_categories(workspace: Workspace) -> tuple[Category, ...]:
+    """The workspace's categories holding procedures."""
+    return tuple(c for c in workspace.categories if c.kind == "procedure")
+
+
+def is_procedure(category: Category | None) -> bool:
+    """True for a category holding procedures."""
+    return category is not None and category.kind == "procedure"
+
+
+def counts(record: Record) -> p.OutcomeCounts:
+    """The wire form of an outcome record."""
+    return p.OutcomeCounts(successes=record.successes, failures=record.failures)
+
+
+def outcomes_of(workspace: Workspace, category: Category, entry: Entry) -> p.OutcomeCounts | None:
+    """A procedure's counts on the wire (None for any other entry)."""
+    if not is_procedure(category):
+        return None
+    return counts(workspace.usage.record(category, entry))
+
+
+def add_outcomes(workspace: Workspace, infos: Iterable[p.EntryInfo]) -> None:
+    """Set the counts on each procedure among `infos` (the workspace's own entries)."""
+    by_name = {c.name: c for c in procedure_categories(workspace)}
+    for info in infos:
+        category = by_name.get(info.category)
+        if category is not None and info.source == "memory":
+            entry = Entry(line=info.line, slug=info.slug, content=info.content)
+            info.outcomes = counts(workspace.usage.record(category, entry))
+
+
+async def store_procedure(
+    workspace: Workspace, params: p.ProcedureParams, store_into: StoreInto
+) -> p.StoreResult:
+    """The `procedure` method (see the module rules).
+
+    Raises:
+        InvalidEntry: the name or a step breaks the line format (the message says what to do),
+            or the content breaks a store rule.
+    """
+    content = render_procedure(params.name, params.steps)
+    category = Category.PROCEDURE
+    lock = _locks.setdefault(workspace, anyio.Lock())
+    async with lock:
+        await workspace.refresh((category,))
+        entries = workspace.actor(category).snapshot.entries
+        slug = procedure_slug(params.name, entries, params.slug)
+        return await store_into(
+            workspace,
+            category,
+            content,
+            slug=slug,
+            dry_run=params.dry_run,
+            reason="procedure stored again by name",
+        )
+
+
+async def record_outcome(workspace: Workspace, params: p.OutcomeParams) -> p.OutcomeResult:
+    """The `outcome` method (see the module rules).
+
+    Raises:
+        EntryNotFound: no procedure has the slug.
+    """
+    categories = procedure_categories(workspace)
+    await workspace.refresh(categories)
+    for category in categories:
+        for entry in loaded(workspace, category).entries:
+            if entry.slug == params.slug:
+                worked = params.outcome == "success"
+                usage = workspace.usage.record_outcome(category, entry, worked=worked)
+                record = Record(usage.successes, usage.failures)
+                reports = record.successes + record.failures
+                said = "worked" if worked else "failed"
+                return p.OutcomeResult(
+                    category=category.name,
+                    file=category.file,
+                    slug=params.slug,
+                    content=entry.content,
+                    outcomes=counts(record),
+                    message=(
+                        f"Recorded that [{params.slug}] {said}; it has worked "
+                        f"{record.successes} of {reports} times."
+                    ),
+                    workspace=workspace.root,
+                )
+    files = " or ".join(c.file for c in categories) or "procedures.md"
+    raise EntryNotFound(
+        f"No procedure has the slug {params.slug!r} (looked in {files}); `memd list -c "
+        "Procedure` shows their slugs."
+    )
