@@ -441,7 +441,7 @@ GRAMMAR: dict[str, Verb] = {
         "store a procedure: a name and its steps",
         CLIENT,
         _procedure,
-        missing="give a name and its steps, e.g. `memd procedure \"Deploy to staging\" "
+        missing='give a name and its steps, e.g. `memd procedure "Deploy to staging" '
         '"build the image" "push it"`',
     ),
     "outcome": Verb(

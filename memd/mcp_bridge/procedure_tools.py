@@ -15,7 +15,6 @@ from memd_client import protocol as p
 
 if TYPE_CHECKING:
     from mcp.server.mcpserver.tools import Tool
-    from mcp.types import CallToolResult
 
     from memd_client.aio import AsyncClient
 
