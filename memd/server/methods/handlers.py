@@ -34,13 +34,13 @@ from memd.core.format.categories import (
     parse_category,
 )
 from memd.core.format.mdformat import Entry
-from memd.core.search import file_scope, given, prompt_block
+from memd.core.search import file_scope, given, procedure_layer, prompt_block
 from memd.core.search.shelves import origin
 from memd.core.sources.source_globs import MAX_SOURCE_ENTRIES, parse_entry
 from memd.core.writes import transitions
 from memd.core.writes.cleanup import every_citation_gone
 from memd.paths import MEMORY_DIR
-from memd.server.methods import search
+from memd.server.methods import procedures, search
 from memd.server.methods.read_filters import (
     categories_named,
     loaded,
@@ -104,6 +104,8 @@ class Methods:
             "extract": (p.ExtractParams, self.extract),
             "check": (p.CheckParams, self.check),
             "why": (p.WhyParams, self.why),
+            "procedure": (p.ProcedureParams, self.procedure),
+            "outcome": (p.OutcomeParams, self.outcome),
         }
         self.table = {name: (t, self._leasing(h)) for name, (t, h) in self.table.items()}
         self.quick = frozenset({"query", "get", "list", "stats", "status"})
@@ -166,6 +168,16 @@ class Methods:
         created = not (had_memory_dir or outcome.dry_run) and workspace.has_memory_dir()
         return wire.store_result(category, outcome, workspace.root, created)
 
+    async def procedure(self, params: p.ProcedureParams, session: Session) -> p.StoreResult:
+        """Store one procedure from a name and its steps (`memd.server.methods.procedures`)."""
+        workspace = await self.scopes.project(params.workspace)
+        return await procedures.store_procedure(workspace, params, self._store_into)
+
+    async def outcome(self, params: p.OutcomeParams, session: Session) -> p.OutcomeResult:
+        """Record that a procedure worked or failed (`memd.server.methods.procedures`)."""
+        workspace = await self.scopes.project(params.workspace)
+        return await procedures.record_outcome(workspace, params)
+
     async def query(self, params: p.QueryParams, session: Session) -> p.QueryResult:
         """Rank the workspace's entries against the query; with `tags`, only the entries that
         carry them all (filtered before `limit`, so `total` counts matching entries only).
@@ -194,15 +206,17 @@ class Methods:
             at=file_scope.file_at(params.file, workspace.root),
         )
         checks = _Checks(workspace)
-        results = [
-            wire.query_hit(
+        results = []
+        for hit in answer.hits:
+            result = wire.query_hit(
                 *hit.found,
                 memory_dir=hit.memory_dir,
                 chunk=hit.chunk,
                 checked=checks.of(hit.found.key, hit.found.entry),
             )
-            for hit in answer.hits
-        ]
+            if isinstance(key := hit.found.key, Category):
+                result.outcomes = procedures.outcomes_of(workspace, key, hit.found.entry)
+            results.append(result)
         checks.done()
         return p.QueryResult(
             results=results,
@@ -309,6 +323,7 @@ class Methods:
                     entries.append(
                         wire.entry_info(searched_file.category, entry, tags, source=scope)
                     )
+        procedures.add_outcomes(workspace, entries)
         return p.ListResult(entries=entries, unreadable=unreadable, workspace=workspace.root)
 
     async def delete(self, params: p.DeleteParams, session: Session) -> p.DeleteResult:
@@ -485,6 +500,7 @@ class Methods:
             workspace, snapshots, query, keep, every_category=not params.always
         )
         scoped = _scoped_to_file(snapshots, at, layer_a, relevant)
+        ranked_procedures = await self.search.procedures(workspace, snapshots, query, keep)
         chunks = await self.search.source_chunks(workspace, query, skip)
         user_rules, user_unreadable = (
             await self.scopes.user_wide_rules(layer_a) if layer_a else ([], [])
@@ -495,6 +511,15 @@ class Methods:
         scoped = [(c, e, s) for c, e, s in scoped if given.entry_key(c.value, e.content) not in had]
         candidates, already_given = given.not_given(
             given.Candidates(always, rules, relevant, chunks), had
+        )
+        chosen = procedure_layer.choose(
+            [
+                (c, e, s)
+                for c, e, s in ranked_procedures
+                if given.entry_key(c.name, e.content) not in had
+            ],
+            workspace.usage.record,
+            floor=prompt_block.MIN_RELATIVE_SCORE,
         )
         checks = _Checks(workspace)
         block = prompt_block.build(
@@ -508,6 +533,7 @@ class Methods:
             note_of=checks.note,
             scoped=scoped,
             relevant_heading=_relevant_heading(text, params.file),
+            procedures=chosen,
         )
         checks.done()
         if params.session:

@@ -29,6 +29,7 @@ from memd.core.format.procedures import render_procedure
 from memd.core.search.outcomes import Record
 from memd.core.writes.procedure_slugs import procedure_slug
 from memd.server.methods.read_filters import loaded
+from memd.server.rpc.wire import outcome_counts
 from memd.server.workspaces.workspace import Workspace
 from memd_client import protocol as p
 from memd_client.errors import EntryNotFound
@@ -49,16 +50,11 @@ def is_procedure(category: Category | None) -> bool:
     return category is not None and category.kind == "procedure"
 
 
-def counts(record: Record) -> p.OutcomeCounts:
-    """The wire form of an outcome record."""
-    return p.OutcomeCounts(successes=record.successes, failures=record.failures)
-
-
 def outcomes_of(workspace: Workspace, category: Category, entry: Entry) -> p.OutcomeCounts | None:
     """A procedure's counts on the wire (None for any other entry)."""
     if not is_procedure(category):
         return None
-    return counts(workspace.usage.record(category, entry))
+    return outcome_counts(workspace.usage.record(category, entry))
 
 
 def add_outcomes(workspace: Workspace, infos: Iterable[p.EntryInfo]) -> None:
@@ -68,7 +64,7 @@ def add_outcomes(workspace: Workspace, infos: Iterable[p.EntryInfo]) -> None:
         category = by_name.get(info.category)
         if category is not None and info.source == "memory":
             entry = Entry(line=info.line, slug=info.slug, content=info.content)
-            info.outcomes = counts(workspace.usage.record(category, entry))
+            info.outcomes = outcome_counts(workspace.usage.record(category, entry))
 
 
 async def store_procedure(
@@ -118,7 +114,7 @@ async def record_outcome(workspace: Workspace, params: p.OutcomeParams) -> p.Out
                     file=category.file,
                     slug=params.slug,
                     content=entry.content,
-                    outcomes=counts(record),
+                    outcomes=outcome_counts(record),
                     message=(
                         f"Recorded that [{params.slug}] {said}; it has worked "
                         f"{record.successes} of {reports} times."

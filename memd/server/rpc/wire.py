@@ -28,6 +28,7 @@ from memd.core.format.path_scopes import scope_of
 from memd.core.format.render import entry_ref
 from memd.core.format.tags import tags_of
 from memd.core.search.file_scope import Reason
+from memd.core.search.outcomes import Record
 from memd.core.search.prompt_block import Block, Layer, Placed
 from memd.core.search.shelves import Key, origin
 from memd.core.sources.chunks import Chunk
@@ -405,6 +406,11 @@ def query_hit(
     )
 
 
+def outcome_counts(record: Record) -> p.OutcomeCounts:
+    """A procedure's outcome record on the wire."""
+    return p.OutcomeCounts(successes=record.successes, failures=record.failures)
+
+
 def context_result(
     block: Block,
     *,
@@ -435,10 +441,14 @@ def context_result(
                 source="file" if placed.category is None else placed.source,
                 status=checked(placed)[0],
                 stale=checked(placed)[1],
+                outcomes=None if placed.record is None else outcome_counts(placed.record),
             )
             for placed in block.entries
         ],
         omitted=block.omitted,
+        omitted_procedures=[
+            placed.entry.slug or placed.entry.content for placed in block.omitted_procedures
+        ],
         unreadable=unreadable,
         workspace=root,
         semantic_loading=loading,
