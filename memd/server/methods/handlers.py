@@ -500,7 +500,10 @@ class Methods:
             workspace, snapshots, query, keep, every_category=not params.always
         )
         scoped = _scoped_to_file(snapshots, at, layer_a, relevant)
-        ranked_procedures = await self.search.procedures(workspace, snapshots, query, keep)
+        # Layer C answers a task: a block for a file alone (the file hook's) has none.
+        ranked_procedures = (
+            await self.search.procedures(workspace, snapshots, query, keep) if text.strip() else []
+        )
         chunks = await self.search.source_chunks(workspace, query, skip)
         user_rules, user_unreadable = (
             await self.scopes.user_wide_rules(layer_a) if layer_a else ([], [])
@@ -684,14 +687,14 @@ def _scoped_to_file(
     relevant: Sequence[tuple[Category, Entry, float]],
 ) -> list[tuple[Category, Entry, float | None]]:
     """Layer B's first entries: those scoped to the call's file (none without a file), of the
-    categories not in layer A, with their rank's score where they have one."""
+    categories not in layer A nor C, with their rank's score where they have one."""
     if not at.given:
         return []
     ranked = {(c, entry.line): score for c, entry, score in relevant}
     return [
         (c, entry, ranked.get((c, entry.line)))
         for c in CATEGORIES
-        if c not in layer_a
+        if c not in layer_a and c.layer != "procedures"
         for entry in snapshots[c].entries
         if file_scope.fit(entry.content, at) == "matches"
     ]
