@@ -284,7 +284,7 @@ def run(settings: Settings = FULL, *, output: Path | None = None) -> dict[str, A
                     "first store",
                     lambda: client.store(
                         content="Deploy the hostile service on Fridays only.",
-                        category=CATEGORY.value,
+                        category=CATEGORY.name,
                         workspace=workspace,
                     ),
                 )
@@ -292,7 +292,7 @@ def run(settings: Settings = FULL, *, output: Path | None = None) -> dict[str, A
                     "second store",
                     lambda: client.store(
                         content="Keep the staging database in another region.",
-                        category=CATEGORY.value,
+                        category=CATEGORY.name,
                         workspace=workspace,
                     ),
                 )

@@ -74,7 +74,7 @@ def make_repo(root: Path, files: int, entries: int) -> None:
     (root / ".memory").mkdir()
     for category in CATEGORIES:
         body = "\n".join(lines[category.file])
-        (root / ".memory" / category.file).write_text(f"# {category.value}\n\n{body}\n")
+        (root / ".memory" / category.file).write_text(f"# {category.name}\n\n{body}\n")
     git("add", "-A")
     git("commit", "-q", "-m", "code and memory")
     git("rm", "-q", *[f"src/gone{n}.py" for n in range(0, entries, 3)])

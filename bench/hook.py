@@ -61,7 +61,7 @@ def make_workspace(root: Path, entries: int) -> None:
     (root / ".memory").mkdir()
     for category in CATEGORIES:
         body = "\n".join(lines[category.file])
-        (root / ".memory" / category.file).write_text(f"# {category.value}\n\n{body}\n")
+        (root / ".memory" / category.file).write_text(f"# {category.name}\n\n{body}\n")
 
 
 def prompt_input(workspace: Path) -> str:

@@ -258,7 +258,7 @@ def hacklm_bootstrap(workspace: Path) -> None:
     memory = workspace / ".memory"
     memory.mkdir(parents=True)
     for category in CATEGORIES:
-        header = f"# {category.value}\n\nMemories stored by HackLM Memory.\n\n"
+        header = f"# {category.name}\n\nMemories stored by HackLM Memory.\n\n"
         (memory / category.file).write_text(header, encoding="utf-8")
 
 
@@ -525,7 +525,7 @@ def store_beside_floor(
         for number in range(warmup + stores):
             content = sentence(rng, tag, number)
             began = time.perf_counter()
-            action = client.store(category=category.value, content=content).action
+            action = client.store(category=category.name, content=content).action
             elapsed = time.perf_counter() - began
             if action != "stored":
                 raise AssertionError(f"store {number} was {action!r}, not 'stored'")
@@ -644,7 +644,7 @@ def measure_sequential_baseline(directory: Path, duration: float) -> RunFigures:
     per store, for `duration` seconds."""
     category = LATENCY_CATEGORY
     directory.mkdir(parents=True)
-    text = f"# {category.value}\n\nMemories stored by HackLM Memory.\n\n"
+    text = f"# {category.name}\n\nMemories stored by HackLM Memory.\n\n"
     rng = random.Random("sequential")
     latencies: list[float] = []
     cpu = time.process_time()
@@ -686,7 +686,7 @@ def measure_memd(
         (root / f"ws{index}").mkdir(parents=True)
     maker = _memd_raw_client if raw else _memd_client
     makers = [
-        maker(str(socket_path), str(root / part), category.value) for part, category in targets
+        maker(str(socket_path), str(root / part), category.name) for part, category in targets
     ]
     tags = [f"{'r' if raw else 'm'}{workload.key[0]}{clients}c{k}" for k in range(clients)]
     cpu = _cpu_seconds(pid)

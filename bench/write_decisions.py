@@ -218,7 +218,7 @@ def memd_over_socket(pairs: Sequence[Pair]) -> list[Decision]:
         with Client(socket_path, timeout=60) as client:
             for pair, category, slot in placed:
                 result = client.store(
-                    category=category.value,
+                    category=category.name,
                     content=pair.new,
                     dry_run=True,
                     workspace=root / f"pairs-{slot}",

@@ -19,12 +19,20 @@ The file is TOML, at `--config PATH` or else `$XDG_CONFIG_HOME/memd/config.toml`
     semantic_model = "/path"    # a directory with model.onnx and vocab.txt (default: the extra's)
     sources = ["docs/adr/*.md", "~/notes/*.md", "!AGENTS.md"]   # read-only sources (below)
 
+    [[categories]]              # a custom category for every workspace (repeat the table)
+    name = "Runbook"            # a capitalised word
+    file = "runbooks.md"        # in .memory/, created by its first store
+    limit = 40                  # most entries
+    layer = "relevant"          # or "always": given in every context, like Security
+
 `sources` adds read-only Markdown sources to every workspace, besides `.memory/` and the
 default instruction files (`memd.core.sources.source_globs` has the defaults and the rules): a
 glob relative to the workspace root, an absolute path or glob (`~/` is expanded), or `!` and a
 pattern that removes files (`!CLAUDE.md` drops that default); at most 64 entries. A project
-may add its own in `.memory/memd.toml` (`sources = [...]`, the only key there), relative to
+may add its own in `.memory/memd.toml` (`sources = [...]`), relative to
 its root only, since a cloned repository controls that file; it applies after this one.
+A project may add custom categories there too (`[[categories]]`, the same tables; checked by
+`memd.core.format.categories.custom_categories`), after these.
 
 Rules:
 - An unknown key or a bad value is an error naming the file and the key; nothing is half-applied.
@@ -43,6 +51,7 @@ from typing import Annotated, Any, Literal
 
 import msgspec
 
+from memd.core.format.categories import BUILTIN, custom_categories
 from memd.core.format.limits import (
     LOCK_TIMEOUT,
     MAX_ARCHIVE_BYTES,
@@ -93,6 +102,8 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=
     """A directory holding `model.onnx` and `vocab.txt`; None: the model the extra installs."""
     sources: tuple[str, ...] = ()
     """Read-only source patterns for every workspace, normalised, `~/` expanded (see above)."""
+    categories: tuple[dict[str, Any], ...] = ()
+    """Custom categories for every workspace, as checked tables (`custom_categories`)."""
 
 
 PROJECT_CONFIG_NAME = "memd.toml"
@@ -105,6 +116,8 @@ class ProjectConfig(msgspec.Struct, frozen=True, kw_only=True):
     sources: tuple[str, ...] = ()
     """Read-only source patterns relative to the workspace root, normalised; they apply after
     the config file's."""
+    categories: tuple[dict[str, Any], ...] = ()
+    """Custom categories, as tables; checked against the workspace's others when it loads."""
 
 
 def state_dir(env: Mapping[str, str] | None = None) -> str:
@@ -216,6 +229,7 @@ EXPECTED = {
         f"a list of at most {MAX_SOURCE_ENTRIES} strings, each a glob relative to the workspace "
         "root (docs/*.md), an absolute path or glob, or ! and a pattern to remove (!CLAUDE.md)"
     ),
+    "categories": "[[categories]] tables, each with name, file and limit",
 }
 """What each setting accepts, in words, for error messages."""
 
@@ -240,6 +254,8 @@ def _convert(values: Mapping[str, Any], source: str) -> Settings:
         values = dict(values, semantic_model=model)
     if "sources" in values:
         values = dict(values, sources=check_sources(values["sources"], source, in_project=False))
+    if "categories" in values:
+        values = dict(values, categories=check_categories(values["categories"], source))
     try:
         return msgspec.convert(values, Settings)
     except msgspec.ValidationError as exc:
@@ -280,9 +296,24 @@ def check_sources(raw: object, source: str, *, in_project: bool) -> tuple[str, .
     return tuple(entries)
 
 
+def check_categories(raw: object, source: str) -> tuple[dict[str, Any], ...]:
+    """Return the `categories` tables of `source`, checked against the built-ins (and each
+    other): see `memd.core.format.categories.custom_categories`.
+
+    Raises:
+        ConfigError: a table is bad; the message names the file, the table and the key.
+    """
+    try:
+        custom_categories(raw, BUILTIN)
+    except ValueError as exc:
+        raise ConfigError(f"Bad {exc.args[0]} in {source}.") from None
+    assert isinstance(raw, list | tuple)  # custom_categories said so
+    return tuple(dict(table) for table in raw)
+
+
 def parse_project_config(text: str, source: str) -> ProjectConfig:
-    """Return what a project's `.memory/memd.toml` (`text`, read from `source`) sets: only
-    `sources`, relative to the workspace root.
+    """Return what a project's `.memory/memd.toml` (`text`, read from `source`) sets: `sources`,
+    relative to the workspace root, and custom `categories`.
 
     Raises:
         ConfigError: the text is not TOML, holds another key, or `sources` is bad.
@@ -293,12 +324,16 @@ def parse_project_config(text: str, source: str) -> ProjectConfig:
         values = tomllib.loads(text)
     except (tomllib.TOMLDecodeError, RecursionError) as exc:  # nesting too deep: no crash
         raise ConfigError(f"{source} is not valid TOML ({exc}); fix it or remove it.") from None
-    unknown = sorted(set(values) - {"sources"})
+    unknown = sorted(set(values) - {"sources", "categories"})
     if unknown:
         raise ConfigError(
             f"Unknown setting {unknown[0]!r} in {source}; a project's {PROJECT_CONFIG_NAME} "
-            "holds only sources (the other settings belong in memd's own config file)."
+            "holds only sources and categories (the other settings belong in memd's own "
+            "config file)."
         )
-    if "sources" not in values:
-        return ProjectConfig()
-    return ProjectConfig(sources=check_sources(values["sources"], source, in_project=True))
+    sources = values.get("sources")
+    categories = values.get("categories")
+    return ProjectConfig(
+        sources=() if sources is None else check_sources(sources, source, in_project=True),
+        categories=() if categories is None else check_categories(categories, source),
+    )

@@ -46,7 +46,7 @@ from memd.cli import git_setup
 from memd.cli.init_report import Change, Reporter
 from memd.cli.where import choose, note
 from memd.core.format import mdformat
-from memd.core.format.categories import CATEGORIES, Category
+from memd.core.format.categories import HACKLM_CATEGORIES, Category
 from memd.core.project import agent_files, claude_settings, gitattributes, gitignore
 from memd.fs import storage
 from memd.paths import MEMORY_DIR
@@ -201,7 +201,7 @@ def _missing_memory_files(workspace: str) -> list[Category] | None:
         raise InitError(
             f"{directory} exists but is not a directory; move it away and rerun memd init."
         )
-    return [c for c in CATEGORIES if not os.path.lexists(os.path.join(directory, c.file))]
+    return [c for c in HACKLM_CATEGORIES if not os.path.lexists(os.path.join(directory, c.file))]
 
 
 def _targets(workspace: str, args: argparse.Namespace) -> list[str]:
@@ -312,7 +312,7 @@ def _show_plan(
     changed file."""
     if memory and missing is None:
         report.created(f"{MEMORY_DIR}/")
-    for category in (CATEGORIES if missing is None else missing) if memory else ():
+    for category in (HACKLM_CATEGORIES if missing is None else missing) if memory else ():
         report.created(f"{MEMORY_DIR}/{category.file}")
     for plan in plans:
         if plan.old == plan.new:
@@ -378,11 +378,11 @@ def _create_memory_files(report: Reporter, workspace: str, missing: list[Categor
             _fsync_dir(workspace)
             report.created(f"{MEMORY_DIR}/")
     if missing == []:
-        report.say(f"{MEMORY_DIR}/ already has all {len(CATEGORIES)} category files")
+        report.say(f"{MEMORY_DIR}/ already has all {len(HACKLM_CATEGORIES)} category files")
         return
     dir_fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
     try:
-        for category in CATEGORIES if missing is None else missing:
+        for category in HACKLM_CATEGORIES if missing is None else missing:
             header = mdformat.render(mdformat.new_document(category))
             if _create_exclusive(dir_fd, category.file, header):
                 report.created(f"{MEMORY_DIR}/{category.file}")

@@ -27,7 +27,8 @@ from memd_client import default_socket_path, protocol as p
 from memd_client._framing import DEFAULT_MAX_FRAME
 
 CATEGORY_FILTER_HELP = (
-    "only this category: Instruction, Quirk, Preference, Decision or Security (default: all)"
+    "only this category: Instruction, Quirk, Preference, Decision, Security, Procedure, "
+    "Episode or a custom one (default: all)"
 )
 TAG_HELP = "only entries with this #tag, given with or without the '#' (repeatable: all must match)"
 
@@ -190,7 +191,10 @@ def _store(store: argparse.ArgumentParser) -> None:
         "--category",
         "-c",
         default="Instruction",
-        help="Instruction (default), Quirk, Preference, Decision or Security",
+        help=(
+            "Instruction (default), Quirk, Preference, Decision, Security, Procedure, Episode, "
+            "or a custom category from the config or .memory/memd.toml"
+        ),
     )
     store.add_argument("--slug", "-s", help="kebab-case id; an existing slug is updated")
     store.add_argument("--dry-run", action="store_true", help="report, write nothing")

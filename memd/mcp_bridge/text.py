@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from memd.core.format.categories import CATEGORIES
+from memd.core.format.categories import BUILTIN
 from memd.core.format.controls import visible
 from memd.core.format.render import (
     cleanup_actions,
@@ -88,7 +88,7 @@ def bad_arguments(tool: str, errors: Iterable[Mapping[str, Any]]) -> str:
         if kind == "missing":
             sentence = f"Argument `{field}` is missing; call {tool} again with it."
         elif field.split(".")[0] == "category":
-            valid = ", ".join(c.value for c in CATEGORIES)
+            valid = ", ".join(BUILTIN.names)
             sentence = f"Argument `category` is {given!r}, not a category; use one of: {valid}."
         else:
             why = str(error.get("msg", "it is not valid"))

@@ -26,6 +26,7 @@ Size: the MCP tool table; `_read_tools` and `_write_tools` each register their t
 decorators, one block per tool, read as a list.
 """
 
+import contextlib
 import functools
 import inspect
 import json
@@ -37,8 +38,10 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal, ParamSpec, TypeVar, g
 import msgspec
 
 import memd
-from memd.core.format.categories import parse_category
+from memd.config import ConfigError, load_config
+from memd.core.format.categories import BUILTIN, Categories, Category, custom_categories
 from memd.core.format.controls import visible
+from memd.fs import project_categories
 from memd.mcp_bridge import LogLevel
 from memd.mcp_bridge.text import (
     bad_arguments,
@@ -55,7 +58,7 @@ from memd.mcp_bridge.text import (
     unexpected,
 )
 from memd.mcp_bridge.workspace import Workspace, WorkspaceSource, pick_workspace, roots_resolver
-from memd_client import DEFAULT_MAX_FRAME, CategoryNotFound, MemdError, protocol as p
+from memd_client import DEFAULT_MAX_FRAME, MemdError, protocol as p
 from memd_client.errors import InvalidParams
 
 if TYPE_CHECKING:
@@ -70,8 +73,6 @@ __all__ = ["Bridge", "build_server", "output_schema"]
 logger = logging.getLogger("memd.mcp")
 T = TypeVar("T")
 P = ParamSpec("P")
-
-Category = Literal["Instruction", "Quirk", "Preference", "Decision", "Security"]
 
 INSTRUCTIONS = """\
 memd holds this project's memory: short rules and lessons in .memory/*.md, shared with every \
@@ -90,7 +91,8 @@ not duplicate). Do not store task progress or changelogs.
 CATEGORY_HELP = (
     "Instruction: how to behave in this project. Quirk: project-specific weirdness, the "
     "non-obvious stuff. Preference: style, design and naming choices. Decision: architectural "
-    "commitments. Security: rules that must never be broken."
+    "commitments. Security: rules that must never be broken. Procedure: a named workflow and "
+    "its steps. Episode: a dated event and its outcome."
 )
 SCOPE_HELP = (
     '"project" (the default): this project\'s memory. "global": the user\'s memory for every '
@@ -215,15 +217,42 @@ def guarded(name: str, fn: Callable[P, Awaitable[T]]) -> Callable[P, Awaitable[T
     return tool
 
 
-def any_case(value: object) -> object:
+def known_categories(workspace: str | None) -> Categories:
+    """The categories the tools' schemas list: the built-ins, memd's config file's and those of
+    `workspace`'s (or the cwd's) `.memory/memd.toml` as the bridge starts. A call may still
+    name a category another workspace defines: the daemon checks it."""
+    configured: tuple[Category, ...] = ()
+    with contextlib.suppress(ConfigError, ValueError, OSError):
+        configured = custom_categories(load_config(None, {}).categories, BUILTIN)
+    root = os.path.abspath(workspace) if workspace else os.getcwd()
+    try:
+        return project_categories.categories_of(root, configured).categories
+    except OSError:
+        return BUILTIN.with_custom(configured)
+
+
+def category_help(categories: Categories) -> str:
+    """`CATEGORY_HELP`, and the custom categories of `categories`."""
+    custom = "; ".join(f"{c.name}: {c.description}" for c in categories.custom)
+    return f"{CATEGORY_HELP} This project's own: {custom}" if custom else CATEGORY_HELP
+
+
+def any_case(categories: Categories) -> Callable[[object], object]:
     """A category name in any case as the category (as the CLI takes it); anything else as
-    given, for the schema's check to reject."""
-    if isinstance(value, str):
-        try:
-            return parse_category(value).value
-        except CategoryNotFound:
-            pass
-    return value
+    given, for the daemon to check (a workspace may define categories the schema lists not)."""
+
+    def canonical(value: object) -> object:
+        if isinstance(value, str) and (category := categories.get(value.strip())) is not None:
+            return category.name
+        return value
+
+    return canonical
+
+
+def category_schema(categories: Categories) -> dict[str, Any]:
+    """The JSON schema of a tool's category argument: a string, one of `categories`' names
+    (in any case: `any_case`)."""
+    return {"type": "string", "enum": list(categories.names)}
 
 
 @functools.cache
@@ -306,6 +335,7 @@ def build_server(
 
     bridge = Bridge(socket, workspace)
     resolver = roots_resolver(bridge.fixed)
+    categories = known_categories(workspace)
     return MCPServer(
         "memd",
         title="memd project memory",
@@ -313,8 +343,8 @@ def build_server(
         instructions=INSTRUCTIONS,
         log_level=log_level,
         tools=[
-            *_write_tools(bridge, resolver),
-            *_read_tools(bridge, resolver),
+            *_write_tools(bridge, resolver, categories),
+            *_read_tools(bridge, resolver, categories),
             *procedure_tools(bridge, resolver),
         ],
     )
@@ -323,20 +353,24 @@ def build_server(
 # ---------------------------------------------------------------------------- the tools
 
 
-def _write_tools(bridge: Bridge, resolver: Callable[..., Awaitable[Any]]) -> list["Tool"]:
+def _write_tools(
+    bridge: Bridge, resolver: Callable[..., Awaitable[Any]], categories: Categories
+) -> list["Tool"]:
     """storeMemory, cleanupMemory and deleteMemory. (Long: one decorated block per tool, read
     as a list.)"""
     from mcp.server.mcpserver import Resolve
     from mcp.server.mcpserver.exceptions import ToolError
     from mcp.types import CallToolResult, ListRootsResult, ToolAnnotations
-    from pydantic import BeforeValidator, Field
+    from pydantic import BeforeValidator, Field, WithJsonSchema
 
     Roots = Annotated[ListRootsResult | None, Resolve(resolver)]
-    AnyCase = Annotated[Category, BeforeValidator(any_case)]
+    AnyCase = Annotated[
+        str, BeforeValidator(any_case(categories)), WithJsonSchema(category_schema(categories))
+    ]
     ScopeArg = Annotated[Literal["project", "global"], Field(description=SCOPE_HELP)]
 
     async def store_memory(
-        category: Annotated[AnyCase, Field(description=CATEGORY_HELP)],
+        category: Annotated[AnyCase, Field(description=category_help(categories))],
         content: Annotated[
             str,
             Field(
@@ -486,16 +520,20 @@ _QUERY_FILE = (
 )
 
 
-def _read_tools(bridge: Bridge, resolver: Callable[..., Awaitable[Any]]) -> list["Tool"]:
+def _read_tools(
+    bridge: Bridge, resolver: Callable[..., Awaitable[Any]], categories: Categories
+) -> list["Tool"]:
     """queryMemory, getMemory, memoryStats, memoryContext and memoryCheck: read-only,
     closed-world.
     (Long: one decorated block per tool, read as a list.)"""
     from mcp.server.mcpserver import Resolve
     from mcp.types import CallToolResult, ListRootsResult, ToolAnnotations
-    from pydantic import BeforeValidator, Field
+    from pydantic import BeforeValidator, Field, WithJsonSchema
 
     Roots = Annotated[ListRootsResult | None, Resolve(resolver)]
-    AnyCase = Annotated[Category, BeforeValidator(any_case)]
+    AnyCase = Annotated[
+        str, BeforeValidator(any_case(categories)), WithJsonSchema(category_schema(categories))
+    ]
     ScopeArg = Annotated[Literal["project", "global"], Field(description=SCOPE_HELP)]
 
     def read_only(title: str) -> ToolAnnotations:

@@ -135,7 +135,7 @@ class Storers:
                     at = time.monotonic()
                     try:
                         stored = client.store(
-                            category=rng.choice(CATEGORIES).value, content=f"Keep {words}."
+                            category=rng.choice(CATEGORIES).name, content=f"Keep {words}."
                         )
                     except MemdError as exc:  # failing cleanly is allowed: a sentence
                         self.failures.append(exc.message)

@@ -74,7 +74,7 @@ def test_created_files_are_what_the_daemon_starts_a_new_file_with(
     by_daemon.mkdir()
     assert init(by_init).returncode == 0
     for category in CATEGORIES:
-        store = ["store", "--workspace", str(by_daemon), "-c", category.value, "Use tabs."]
+        store = ["store", "--workspace", str(by_daemon), "-c", category.name, "Use tabs."]
         stored = subprocess.run(
             [sys.executable, "-m", "memd", "--socket", str(daemon.socket_path), *store],
             capture_output=True,

@@ -37,4 +37,4 @@ class ArchivedEntry(msgspec.Struct, frozen=True, kw_only=True):
 def archive_line(record: ArchivedEntry, *, date: str) -> str:
     """Return the archive line (without line ending) for `record`, dated `date` (YYYY-MM-DD)."""
     entry = f"[{record.slug}] {record.content}" if record.slug else record.content
-    return f"- {date} | {record.category.value} | {record.reason} | {entry}"
+    return f"- {date} | {record.category.name} | {record.reason} | {entry}"

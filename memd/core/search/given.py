@@ -51,7 +51,7 @@ def placed_key(placed: Placed) -> int:
 
 
 def _memory_key(category: Category, entry: Entry, source: str) -> int:
-    kind = category.value if source == "memory" else f"{source}:{category.value}"
+    kind = category.name if source == "memory" else f"{source}:{category.name}"
     return entry_key(kind, entry.content)
 
 

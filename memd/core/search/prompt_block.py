@@ -49,8 +49,17 @@ from memd.core.search import procedure_layer
 from memd.core.search.outcomes import Record
 from memd.core.search.procedure_layer import ProcedureHit
 
-ALWAYS = (Category.SECURITY, Category.INSTRUCTION)
-"""Layer A's categories, in the order they go into the block."""
+
+def layer_a(categories: Iterable[Category]) -> tuple[Category, ...]:
+    """Layer A's categories among `categories` (those of layer `always`: Security, Instruction
+    and custom ones that ask for it), in the order they go into the block: by score factor,
+    then position (Security first)."""
+    always = (c for c in categories if c.layer == "always")
+    return tuple(sorted(always, key=lambda c: (-c.priority, c.position)))
+
+
+ALWAYS = layer_a((Category.SECURITY, Category.INSTRUCTION))
+"""The built-in categories of layer A, in block order."""
 BYTES_PER_TOKEN = 3
 MIN_RELATIVE_SCORE = 0.2
 RELEVANT_LIMIT = 50
@@ -128,7 +137,7 @@ def entry_line(category: Category, entry: Entry, note: str = "") -> str:
     """One bullet: `- [Category] [slug] content` (the slug only when the entry has one), then
     `(stale: note)` when there is a note, with any terminal escape or bidi control in it shown
     as an escape (`controls.visible`)."""
-    text = entry_text(category.value, entry.slug, entry.content)
+    text = entry_text(category.name, entry.slug, entry.content)
     if note:
         text = f"{text} (stale: {note})"
     return f"- {visible(text)}"

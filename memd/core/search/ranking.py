@@ -80,7 +80,7 @@ from memd.core.search.index import (
     build_index,
     changed_entries,
 )
-from memd.core.search.shelves import PRIORITY, Key
+from memd.core.search.shelves import Key
 from memd.core.search.terms import (
     IDENTIFIER_WEIGHT,
     SLUG_WEIGHT,
@@ -103,7 +103,6 @@ __all__ = [
     "PREFIX_EXPANSIONS",
     "PREFIX_MIN",
     "PREFIX_WEIGHT",
-    "PRIORITY",
     "SLUG_WEIGHT",
     "SPREAD_HIGH",
     "SPREAD_LOW",

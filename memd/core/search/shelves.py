@@ -5,10 +5,11 @@ Rules:
 - A workspace's category file is keyed by its `Category`. A `Shelf` is any other place: a
   category file of the user-wide scope (`scope` "global"), or a read-only source file of the
   workspace (`scope` "file", by its path relative to the workspace).
-- Priority (a score factor, `priority`): a category's `PRIORITY` (Security and Instruction
+- Priority (a score factor, `priority`): a category's `priority` (Security and Instruction
   slightly above the rest), the same for the user-wide scope's category files; a source file's
   chunks `FILE_PRIORITY`, just under 1, so a memory ranks above an equal chunk.
-- Ties (`order`): the workspace's categories first (in `CATEGORIES` order), then the user-wide
+- Ties (`order`): the workspace's categories first (by their `position`: the built-ins in
+  `CATEGORIES` order, then custom ones), then the user-wide
   scope's (so a project entry wins a tie), then source files by path.
 """
 
@@ -16,14 +17,10 @@ from __future__ import annotations
 
 from typing import Literal, NamedTuple
 
-from memd.core.format.categories import CATEGORIES, Category
+from memd.core.format.categories import Category
 
-PRIORITY = {Category.SECURITY: 1.1, Category.INSTRUCTION: 1.05}
-"""Score factors by category (others 1.0): Security and Instruction rank above near-equals."""
 FILE_PRIORITY = 0.99
 """The score factor of a source file's chunks: a memory ranks above an equal chunk."""
-
-_POSITION = {category: position for position, category in enumerate(CATEGORIES)}
 
 
 class Shelf(NamedTuple):
@@ -49,16 +46,16 @@ def origin(key: Key) -> Literal["memory", "global", "file"]:
 def priority(key: Key) -> float:
     """The score factor of `key`'s entries."""
     if isinstance(key, Category):
-        return PRIORITY.get(key, 1.0)
+        return key.priority
     if key.category is not None:
-        return PRIORITY.get(key.category, 1.0)
+        return key.category.priority
     return FILE_PRIORITY
 
 
 def order(key: Key) -> tuple[int, int, str]:
     """Where `key`'s entries go among equal scores (smaller first)."""
     if isinstance(key, Category):
-        return (0, _POSITION[key], "")
+        return (0, key.position, "")
     if key.category is not None:
-        return (1, _POSITION[key.category], "")
+        return (1, key.category.position, "")
     return (2, 0, key.path)

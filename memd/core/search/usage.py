@@ -51,14 +51,11 @@ Key = str
 UsageMap = dict[Key, Usage]
 
 
-_NAMES = {category: category.value for category in Category}
-
-
 def key(category: Category, entry: Entry) -> Key:
     """Return the entry's usage key: `Category/slug`, or `Category:content` without a slug."""
     if entry.slug:
-        return _NAMES[category] + "/" + entry.slug
-    return _NAMES[category] + ":" + entry.content
+        return category.name + "/" + entry.slug
+    return category.name + ":" + entry.content
 
 
 def recall(usage: Usage | None, now: float) -> Usage:

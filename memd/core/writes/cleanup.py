@@ -88,14 +88,6 @@ MERGE_REASONS = {
 }
 """Why a loser was folded into its winner: every relation whose store verdict is a skip."""
 
-_CATEGORY_WEIGHT = {
-    Category.SECURITY: 25,
-    Category.INSTRUCTION: 20,
-    Category.DECISION: 15,
-    Category.QUIRK: 10,
-    Category.PREFERENCE: 10,
-}
-
 # (largest UTF-16 length, points), checked in order; longer content gets _MIN_BREVITY.
 _BREVITY_BANDS = ((50, 15), (100, 12), (150, 8), (200, 5))
 _MIN_BREVITY = 2
@@ -227,8 +219,8 @@ def score_entry(category: Category, content: str) -> int:
     """Return HackLM's `scoreEntry` for `content` in `category` (hacklm-spec.md §4.4).
 
     Args:
-        category: Gives the weight: Security 25, Instruction 20, Decision 15, Quirk and
-            Preference 10.
+        category: Gives the weight (`cleanup_weight`): Security 25, Instruction 20, Decision
+            15, Quirk and Preference 10 (HackLM's); memd's kinds 10, custom ones 10 or 20.
         content: The entry's content, without its slug.
 
     Returns:
@@ -239,7 +231,7 @@ def score_entry(category: Category, content: str) -> int:
     length = _utf16_length(content)
     brevity = next((points for top, points in _BREVITY_BANDS if length <= top), _MIN_BREVITY)
     specificity = sum(points for rule, points in _SPECIFICITY_RULES if rule.search(content))
-    return _CATEGORY_WEIGHT[category] + brevity + min(specificity, _MAX_SPECIFICITY)
+    return category.cleanup_weight + brevity + min(specificity, _MAX_SPECIFICITY)
 
 
 def plan_cleanup(category: Category, doc: Document, *, limit: int) -> CleanupPlan:
@@ -602,7 +594,7 @@ def _removals(plan: CleanupPlan, final_slugs: dict[int, str | None]) -> dict[int
 
 def _prune_reason(plan: CleanupPlan, prune: Prune) -> str:
     """The archive reason of a pruned entry (no " | ": the archive line's separator)."""
-    why = f"pruned: over the {plan.category.value} limit of {plan.limit} (score {prune.score}"
+    why = f"pruned: over the {plan.category.name} limit of {plan.limit} (score {prune.score}"
     side = prune.contradicted_by
     if side is None:
         return why + ")"

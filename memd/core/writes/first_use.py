@@ -53,7 +53,7 @@ def key_of(entry: Entry) -> Key:
 
 def first_use_header(category: Category) -> str:
     """The header HackLM's `ensureMemoryDir` writes into a missing file, exact."""
-    return f"# {category.value}\n\n{FIRST_USE_DESCRIPTION}\n\n"
+    return f"# {category.name}\n\n{FIRST_USE_DESCRIPTION}\n\n"
 
 
 def header_lines(catalog: Catalog) -> tuple[str, ...]:

@@ -47,6 +47,7 @@ from anyio.abc import SocketListener, SocketStream, TaskGroup, TaskStatus
 
 from memd import __version__
 from memd.config import ConfigError, Settings
+from memd.core.format.categories import BUILTIN, custom_categories
 from memd.server.daemon import activation
 from memd.server.daemon.exit_deadline import ExitDeadline, busy_threads
 from memd.server.daemon.instance import InstanceLock
@@ -454,4 +455,5 @@ def _limits(settings: Settings) -> WorkspaceSettings:
         max_archive_bytes=settings.max_archive_bytes,
         allow_secrets=settings.allow_secrets,
         sources=settings.sources,
+        categories=custom_categories(settings.categories, BUILTIN),
     )

@@ -26,13 +26,7 @@ import anyio
 import msgspec
 
 from memd import __version__
-from memd.core.format.categories import (
-    CATEGORIES,
-    CATEGORY_FILES,
-    Category,
-    category_for_file,
-    parse_category,
-)
+from memd.core.format.categories import BUILTIN, Categories, Category
 from memd.core.format.mdformat import Entry
 from memd.core.search import file_scope, given, procedure_layer, prompt_block
 from memd.core.search.shelves import origin
@@ -126,7 +120,7 @@ class Methods:
         """Store one memory (see `transitions.store` for the rules), into the workspace's
         memory or, with scope global, the user-wide one (`memd.server.workspaces.scopes`)."""
         workspace = await self._scoped(params.workspace, params.scope)
-        category = parse_category(params.category)
+        category = workspace.category(params.category)
         return await self._store_into(
             workspace,
             category,
@@ -186,14 +180,14 @@ class Methods:
         and every searched entry has a vector, else by words alone, asking for what is missing;
         mode semantic is hybrid or an error saying why; mode lexical is words alone.
         """
-        wanted = wanted_tags(params.tags)
-        categories = categories_named(params.category)
         if params.category is not None and params.sources == ["file"]:
             raise InvalidParams(
                 'A category names memory entries, and sources ["file"] only the read-only '
                 "sources, which have none; leave out one of the two."
             )
         workspace = await self.scopes.project(params.workspace)
+        wanted = wanted_tags(params.tags)
+        categories = categories_named(workspace, params.category)
         answer = await self.search.query(
             workspace,
             params.query,
@@ -242,7 +236,7 @@ class Methods:
         line range of a file (with scope global, of the user-wide memory)."""
         workspace = await self._scoped(params.workspace, params.scope)
         if params.slug is not None:
-            categories = categories_named(params.category)
+            categories = categories_named(workspace, params.category)
             await workspace.refresh(categories)
             snapshots, unreadable = readable(workspace, categories)
             found = [
@@ -264,11 +258,11 @@ class Methods:
                 "get needs either `slug` (and maybe `category`), or `file` and `lines`."
             )
         first, last = parse_line_range(params.lines)
-        category = memory_file(params.file, workspace.memory_dir)
+        category = memory_file(params.file, workspace.memory_dir, workspace.categories)
         if category is None and params.scope == "project":
             return await self._source_lines(workspace, params.file, first, last)
         if category is None:
-            category = category_for_file(params.file)  # raises, naming the five files
+            category = workspace.categories.for_file(params.file)  # raises, naming the files
         await workspace.refresh((category,))
         entries = loaded(workspace, category).entries
         return p.EntriesResult(
@@ -298,7 +292,7 @@ class Methods:
         look = await self.scopes.look(workspace)
         source = look.files.get(path) or look.files.get(listed_as(posixpath.normpath(path)))
         if source is None:
-            raise wire.not_a_source(path)
+            raise wire.not_a_source(path, workspace.categories)
         max_bytes = self.registry.limits.max_file_bytes
         text = await anyio.to_thread.run_sync(read_lines, source, first, last, max_bytes)
         chunks = [part for part in source.chunks if part.start <= last and part.end >= first]
@@ -309,7 +303,7 @@ class Methods:
         carrying them all."""
         wanted = wanted_tags(params.tags)
         workspace = await self.scopes.project(params.workspace)
-        categories = categories_named(params.category)
+        categories = categories_named(workspace, params.category)
         sources = params.sources or ["memory", "global"]
         searched, unreadable = await search.gather(self.scopes, workspace, categories, sources)
         entries: list[p.EntryInfo] = []
@@ -329,7 +323,7 @@ class Methods:
     async def delete(self, params: p.DeleteParams, session: Session) -> p.DeleteResult:
         """Delete one entry by slug, archiving it."""
         workspace = await self._scoped(params.workspace, params.scope)
-        category = parse_category(params.category)
+        category = workspace.category(params.category)
         outcome = await workspace.actor(category).delete(transitions.Delete(slug=params.slug))
         return wire.delete_result(
             category, params.slug, outcome.entry, params.scope, workspace.root
@@ -349,11 +343,11 @@ class Methods:
                 errors.append(error)
 
         async with anyio.create_task_group() as tg:
-            for category in CATEGORIES:
+            for category in workspace.categories:
                 tg.start_soon(run, category)
         if errors:
             raise errors[0]
-        plans = {c: outcomes[c].plan for c in CATEGORIES}
+        plans = {c: outcomes[c].plan for c in workspace.categories}
         result = wire.cleanup_result(workspace.archive_path, plans, params.apply, params.scope)
         result.workspace = workspace.root
         if params.scope == "project":
@@ -364,22 +358,22 @@ class Methods:
                     "was proposed or archived; run `memd check`, then clean up again."
                 )
             result.stale = stale or []
-        present = [(c, e) for c in CATEGORIES for e in workspace.actor(c).snapshot.entries]
+        present = workspace.memory_entries()
         workspace.usage.forget_missing(present)
         # Security and Instruction entries go into every prompt block, which is use that no
         # recall count sees: they are never reported as unused.
         result.unused = [
             wire.entry_info(c, e, source=params.scope)
             for c, e in present
-            if c not in prompt_block.ALWAYS and workspace.usage.unused(c, e)
+            if c.layer != "always" and workspace.usage.unused(c, e)
         ]
         return result
 
     async def stats(self, params: p.StatsParams, session: Session) -> p.StatsResult:
         """Per-category entry counts, limits and the time the files were last read."""
         workspace = await self._scoped(params.workspace, params.scope)
-        await workspace.refresh(CATEGORIES)
-        snapshots = {c: workspace.actor(c).snapshot for c in CATEGORIES}
+        await workspace.refresh(workspace.categories)
+        snapshots = {c: workspace.actor(c).snapshot for c in workspace.categories}
         rows = [
             wire.category_stats(
                 c,
@@ -464,7 +458,7 @@ class Methods:
             reason, detail = file_scope.why_not(
                 entry.content,
                 at,
-                always=category in prompt_block.ALWAYS,
+                always=category.layer == "always",
                 score=scores.get((category, entry.line)) if source == "memory" else None,
                 floor=top * prompt_block.MIN_RELATIVE_SCORE,
             )
@@ -472,7 +466,7 @@ class Methods:
                 reason, detail = "given", file_scope.why_given(entry.content, at, layer)
             entries.append(wire.why_entry(category, entry, source, layer, reason, detail))
         # The given entries in the block's order, then the others in file order.
-        place = {(c.value, source, line): n for (c, source, line), (_, n) in given.items() if c}
+        place = {(c.name, source, line): n for (c, source, line), (_, n) in given.items() if c}
         entries.sort(key=lambda e: place.get((e.category, e.source, e.line), len(place)))
         return p.WhyResult(
             file=at.path or params.file,
@@ -486,10 +480,10 @@ class Methods:
     async def _block(self, params: p.ContextParams) -> _Made:
         """Build `context`'s block for `params`, with what `why` explains it by."""
         workspace = await self.scopes.project(params.workspace)
-        await workspace.refresh(CATEGORIES)
+        await workspace.refresh(workspace.categories)
         at = file_scope.file_at(params.file, workspace.root)
-        snapshots = {category: workspace.actor(category).snapshot for category in CATEGORIES}
-        layer_a = prompt_block.ALWAYS if params.always else ()
+        snapshots = {c: workspace.actor(c).snapshot for c in workspace.categories}
+        layer_a = prompt_block.layer_a(workspace.categories) if params.always else ()
         always, unreadable = _always(snapshots, at, layer_a)
         text = params.text[: prompt_block.MAX_QUERY_CHARS]
         words = prompt_block.path_words(at.path or params.file)
@@ -511,7 +505,7 @@ class Methods:
         rules = [(c, e) for c, e in user_rules if file_scope.in_always_layer(e.content, at)]
         # After the last await: two calls of one session at once never give the same entry.
         had = self.given.given(workspace.root, params.session) if params.session else frozenset()
-        scoped = [(c, e, s) for c, e, s in scoped if given.entry_key(c.value, e.content) not in had]
+        scoped = [(c, e, s) for c, e, s in scoped if given.entry_key(c.name, e.content) not in had]
         candidates, already_given = given.not_given(
             given.Candidates(always, rules, relevant, chunks), had
         )
@@ -560,8 +554,8 @@ class Methods:
         (`memd.server.workspaces.code_check`): waits for an up-to-date check, gathered off the
         event loop."""
         workspace = await self.scopes.project(params.workspace)
-        categories = categories_named(params.category)
-        await workspace.refresh(CATEGORIES)
+        categories = categories_named(workspace, params.category)
+        await workspace.refresh(workspace.categories)
         _, unreadable = readable(workspace, categories)
         checked = await workspace.code.current()
         entries = []
@@ -600,7 +594,7 @@ class Methods:
             candidates.append(
                 p.Candidate(
                     kind=found.kind,
-                    category=found.category.value,
+                    category=found.category.name,
                     content=found.content,
                     sentence=found.sentence,
                     stored=stored,
@@ -693,7 +687,7 @@ def _scoped_to_file(
     ranked = {(c, entry.line): score for c, entry, score in relevant}
     return [
         (c, entry, ranked.get((c, entry.line)))
-        for c in CATEGORIES
+        for c in snapshots
         if c not in layer_a and c.layer != "procedures"
         for entry in snapshots[c].entries
         if file_scope.fit(entry.content, at) == "matches"
@@ -734,7 +728,7 @@ class _Checks:
         self.code.wake(unchecked=self.unchecked)
 
 
-def memory_file(file: str, memory_dir: str) -> Category | None:
+def memory_file(file: str, memory_dir: str, categories: Categories = BUILTIN) -> Category | None:
     """The category whose file `file` names: by its bare name ("decisions.md"), as query
     results give a workspace's (".memory/decisions.md") or by its absolute path (under
     `memory_dir`, as results give the user-wide memory's); None for any other file.
@@ -745,14 +739,15 @@ def memory_file(file: str, memory_dir: str) -> Category | None:
     """
     check_path_length(file, "file path", "use a path as query results give it")
     name = posixpath.basename(file)
-    if name not in CATEGORY_FILES:
+    category = categories.find_file(name)
+    if category is None:
         return None
     if file == name or posixpath.normpath(file) == f"{MEMORY_DIR}/{name}":
-        return category_for_file(name)
+        return category
     if os.path.isabs(file) and os.path.realpath(os.path.dirname(file)) == os.path.realpath(
         memory_dir
     ):
-        return category_for_file(name)  # (a few lstats: only for an absolute path)
+        return category  # (a few lstats: only for an absolute path)
     return None
 
 

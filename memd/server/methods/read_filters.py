@@ -7,7 +7,7 @@ Rule: pure selection over snapshots; no waiting, no I/O.
 
 from __future__ import annotations
 
-from memd.core.format.categories import CATEGORIES, Category, parse_category
+from memd.core.format.categories import Category
 from memd.core.format.tags import InvalidTag, normalize_tag
 from memd.server.rpc.wire import file_problem
 from memd.server.workspaces.snapshot import Snapshot
@@ -61,8 +61,13 @@ def wanted_tags(tags: list[str] | None) -> frozenset[str]:
         raise InvalidParams(f"tags: {exc}") from None
 
 
-def categories_named(name: str | None) -> tuple[Category, ...]:
-    return CATEGORIES if name is None else (parse_category(name),)
+def categories_named(workspace: Workspace, name: str | None) -> tuple[Category, ...]:
+    """Return `workspace`'s categories called `name` (all of them for None).
+
+    Raises:
+        CategoryNotFound: it has no category called `name` (the message names the valid ones).
+    """
+    return tuple(workspace.categories) if name is None else (workspace.category(name),)
 
 
 def parse_line_range(lines: str) -> tuple[int, int]:

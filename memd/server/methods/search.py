@@ -40,7 +40,7 @@ from typing import Any, Literal, NamedTuple, Protocol, TypeVar
 
 import anyio
 
-from memd.core.format.categories import CATEGORIES, Category
+from memd.core.format.categories import Category
 from memd.core.format.mdformat import Entry
 from memd.core.search import fusion, outcomes, prompt_block, ranking
 from memd.core.search.file_scope import NO_FILE, FileAt, fit
@@ -186,14 +186,17 @@ async def gather(
         snapshots, problems = readable(workspace, categories)
         found.update({c: SearchedFile(workspace, s, c) for c, s in snapshots.items()})
     if "global" in wanted and (user := await scopes.user_wide(create=False)) is not None:
-        await user.refresh(categories)
-        for category in categories:
+        # The user-wide memory's categories by name: a project's own custom category is not
+        # among them, and one from the config is the same object in both.
+        theirs = [c for c in map(user.categories.get, (c.name for c in categories)) if c]
+        await user.refresh(theirs)
+        for category in theirs:
             snapshot = user.actor(category).snapshot
             if snapshot.error is None:
                 found[Shelf("global", category.file, category)] = SearchedFile(
                     user, snapshot, category
                 )
-    if "file" in wanted and categories == CATEGORIES:
+    if "file" in wanted and len(categories) == len(workspace.categories):
         look = await scopes.look(workspace)
         for path, source in look.files.items():
             found[Shelf("file", path)] = SearchedFile(workspace, source, None, look.segments)
@@ -426,8 +429,8 @@ class Search:
         when it is still loading); never a procedure (layer C's, `procedures`)."""
         wanted = [
             c
-            for c in CATEGORIES
-            if (every_category or c not in prompt_block.ALWAYS) and c.layer != "procedures"
+            for c in snapshots
+            if c.layer == "relevant" or (every_category and c.layer == "always")
         ]
         return await self._ranked_layer(workspace, snapshots, wanted, query, keep)
 

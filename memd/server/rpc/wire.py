@@ -22,7 +22,7 @@ from typing import Literal
 
 from memd.core.citations.model import EntryCheck
 from memd.core.format.archive import ARCHIVE_FILE
-from memd.core.format.categories import CATEGORIES, Category
+from memd.core.format.categories import Category
 from memd.core.format.mdformat import Entry
 from memd.core.format.path_scopes import scope_of
 from memd.core.format.render import entry_ref
@@ -52,7 +52,7 @@ def entry_info(
     if tags is None:
         tags = tags_of(entry.content)
     return p.EntryInfo(
-        category=category.value,
+        category=category.name,
         file=category.file,
         line=entry.line,
         slug=entry.slug,
@@ -77,7 +77,7 @@ def store_result(
     over_limit = outcome.entries > category.limit
     return p.StoreResult(
         action=outcome.action,
-        category=category.value,
+        category=category.name,
         file=category.file,
         line=outcome.line,
         slug=outcome.slug,
@@ -168,7 +168,7 @@ def store_message(category: Category, outcome: transitions.StoreOutcome, over_li
         text = f"Dry run, nothing written; would have done this: {text}"
     if over_limit:
         text += (
-            f" {category.value} now holds {outcome.entries} entries, over its limit of "
+            f" {category.name} now holds {outcome.entries} entries, over its limit of "
             f"{category.limit}; run `memd cleanup` to review."
         )
     return text
@@ -229,7 +229,7 @@ def cleanup_result(
 
     merged = [
         p.MergeInfo(
-            category=c.value,
+            category=c.name,
             file=c.file,
             kept=info(c, m.kept),
             removed=[info(c, e) for e in m.removed],
@@ -242,7 +242,7 @@ def cleanup_result(
     ]
     pruned = [
         p.PruneInfo(
-            category=c.value,
+            category=c.name,
             file=c.file,
             entry=info(c, x.entry),
             score=x.score,
@@ -254,7 +254,7 @@ def cleanup_result(
         for x in plan.prunes
     ]
     slugged = [
-        p.SlugInfo(category=c.value, file=c.file, entry=info(c, s.entry), slug=s.slug)
+        p.SlugInfo(category=c.name, file=c.file, entry=info(c, s.entry), slug=s.slug)
         for c, plan in plans.items()
         for s in plan.slugs
     ]
@@ -272,7 +272,7 @@ def stale_info(category: Category, entry: Entry, note: str, *, archived: bool) -
     """The wire form of an entry `cleanup` proposes to archive since its every citation is gone
     from the code (`note` says which)."""
     return p.StaleInfo(
-        category=category.value,
+        category=category.name,
         file=category.file,
         entry=entry_info(category, entry),
         why=note,
@@ -290,7 +290,7 @@ def prune_why(category: Category, limit: int, prune: Prune, *, sides_kept: bool 
     """Why a pruned entry goes, in words; on a tie, which entry stays instead and why; and the
     newer side of a contradiction that stays (`sides_kept`: the plan kept such entries, which
     may score less)."""
-    why = f"over the {category.value} limit of {limit}; it scores {prune.score}"
+    why = f"over the {category.name} limit of {limit}; it scores {prune.score}"
     tied = prune.tied_with
     if tied is None:
         but = " by its score (a contradiction's newer side stays whatever it scores)"
@@ -350,7 +350,7 @@ def cleanup_message(plans: Iterable[CleanupPlan], applied: bool) -> str:
 def file_problem(category: Category, error: RpcError) -> p.FileProblem:
     """Return why the category's file could not be read (`error`), for a result to carry."""
     return p.FileProblem(
-        category=category.value, file=category.file, code=error.code, message=error.message
+        category=category.name, file=category.file, code=error.code, message=error.message
     )
 
 
@@ -386,7 +386,7 @@ def query_hit(
     category = key if isinstance(key, Category) else key.category
     assert category is not None
     return p.QueryHit(
-        category=category.value,
+        category=category.name,
         file=category.file,
         line=entry.line,
         slug=entry.slug,
@@ -431,7 +431,7 @@ def context_result(
         entries=[
             p.ContextEntry(
                 layer=placed.layer,
-                category="" if placed.category is None else placed.category.value,
+                category="" if placed.category is None else placed.category.name,
                 file=placed.path if placed.category is None else placed.category.file,
                 line=placed.entry.line,
                 slug=placed.entry.slug,
@@ -467,7 +467,7 @@ def why_entry(
     """The wire form of one entry `why` explains (`memd.core.search.file_scope`)."""
     scope = scope_of(entry.content)
     return p.WhyEntry(
-        category=category.value,
+        category=category.name,
         file=category.file,
         line=entry.line,
         slug=entry.slug,
@@ -490,7 +490,7 @@ def checked_entry(
 ) -> p.CheckedEntry:
     """The wire form of one entry's check against the code it cites."""
     return p.CheckedEntry(
-        category=category.value,
+        category=category.name,
         file=category.file,
         line=entry.line,
         slug=entry.slug,
@@ -550,7 +550,7 @@ def category_stats(
     """Return one row of `stats`: the category's entry count and limit, whether its file
     exists, and why it cannot be read or holds conflict markers."""
     return p.CategoryStats(
-        category=category.value,
+        category=category.name,
         file=category.file,
         entries=entries,
         limit=category.limit,
@@ -620,10 +620,10 @@ def no_entry_with_slug(
     )
 
 
-def not_a_source(path: str) -> EntryNotFound:
+def not_a_source(path: str, categories: Iterable[Category]) -> EntryNotFound:
     """The error for a `get` of lines from a file that is neither a memory file nor one of the
     workspace's read-only sources."""
-    valid = ", ".join(c.file for c in CATEGORIES)
+    valid = ", ".join(c.file for c in categories)
     hint = " (a user-wide memory file needs scope global)" if os.path.isabs(path) else ""
     return EntryNotFound(
         f"{path} is neither a memory file ({valid}) nor one of this workspace's "

@@ -66,7 +66,7 @@ import anyio
 from anyio.abc import TaskStatus
 
 from memd.config import PROJECT_CONFIG_NAME
-from memd.core.format.categories import CATEGORIES, Category
+from memd.core.format.categories import BUILTIN, Categories, Category
 from memd.paths import MEMORY_DIR
 from memd.server.watch import inotify
 from memd.server.watch.inotify import Event, Inotify
@@ -114,8 +114,6 @@ Placement = Literal["watched", "waiting", "missing", "full", "failed"]
 """What a (re)watch achieved: `.memory` watched; only the root watched (no `.memory` yet);
 nothing to watch (no root); out of watches; another error."""
 
-_ALL = frozenset(CATEGORIES)
-_BY_NAME = {os.fsencode(category.file): category for category in CATEGORIES}
 _MEMORY_NAME = os.fsencode(MEMORY_DIR)
 _PROJECT_CONFIG_NAME = os.fsencode(PROJECT_CONFIG_NAME)
 _LOCK_NAME = b".lock"
@@ -374,8 +372,11 @@ class WorkspaceWatcher:
         hub: WatchHub,
         on_lock: LockCallback | None = None,
         on_source: SourceCallback | None = None,
+        categories: Categories = BUILTIN,
     ) -> None:
         self.root = root
+        self._all = frozenset(categories)
+        self._by_name = {os.fsencode(category.file): category for category in categories}
         self.on_source = on_source
         self.memory_dir = memory_dir
         self._on_change = on_change
@@ -442,7 +443,7 @@ class WorkspaceWatcher:
         if role == "memory" and event.name == _LOCK_NAME and self._on_lock is not None:
             self._on_lock(event.mask)
             return
-        category = _BY_NAME.get(event.name) if role == "memory" else None
+        category = self._by_name.get(event.name) if role == "memory" else None
         if category is None:
             return
         now = anyio.current_time()
@@ -473,7 +474,9 @@ class WorkspaceWatcher:
             finally:
                 self._hub.release(self)
         elif self._hub.mode == "watchfiles" and self._hub.take_thread():
-            self._threaded = ThreadedWatch(self.root, self.memory_dir, self._on_change)
+            self._threaded = ThreadedWatch(
+                self.root, self.memory_dir, self._on_change, categories=self._all
+            )
             self.placement = "threaded"
             self._hub.follow(self)
             try:
@@ -504,7 +507,7 @@ class WorkspaceWatcher:
                 logged = self.failure  # once per workspace and kind of failure
                 logger.warning("cannot watch %s (%s); retrying", self.memory_dir, self.failure)
             try:
-                await self._on_change(_ALL)  # the watch is in place: rescan everything
+                await self._on_change(self._all)  # the watch is in place: rescan everything
                 if placement in ("watched", "waiting"):
                     await self._follow()
                     retry_delay = MISSING_POLL

@@ -57,7 +57,6 @@ _POLLING_OFF = {"", "false", "disable", "disabled"}
 
 ChangeCallback = Callable[[frozenset[Category]], Awaitable[None]]
 
-_BY_FILE = {category.file: category for category in CATEGORIES}
 _Identity = tuple[int, int]
 
 
@@ -69,12 +68,15 @@ class _Target(NamedTuple):
     is_memory_dir: bool
 
 
-def touched_categories(changes: Iterable[tuple[Change, str]]) -> frozenset[Category]:
-    """Return the categories whose files appear in a batch of watchfiles events.
+def touched_categories(
+    changes: Iterable[tuple[Change, str]], categories: Iterable[Category] = CATEGORIES
+) -> frozenset[Category]:
+    """Return those of `categories` whose files appear in a batch of watchfiles events.
 
     Temp files, the lock file, the archive and anything else are not category files.
     """
-    found = (_BY_FILE.get(os.path.basename(path)) for _, path in changes)
+    by_file = {category.file: category for category in categories}
+    found = (by_file.get(os.path.basename(path)) for _, path in changes)
     return frozenset(category for category in found if category is not None)
 
 
@@ -86,8 +88,16 @@ def mentions(changes: Iterable[tuple[Change, str]], path: str) -> bool:
 class ThreadedWatch:
     """Watches one workspace's `.memory/` and reports which category files changed."""
 
-    def __init__(self, root: str, memory_dir: str, on_change: ChangeCallback) -> None:
+    def __init__(
+        self,
+        root: str,
+        memory_dir: str,
+        on_change: ChangeCallback,
+        *,
+        categories: frozenset[Category] = frozenset(CATEGORIES),
+    ) -> None:
         self.root = root
+        self._categories = categories
         self.memory_dir = memory_dir
         self._on_change = on_change
         self._stop = anyio.Event()
@@ -122,7 +132,7 @@ class ThreadedWatch:
                 task_status.started()
             try:
                 # Rescan once the watch is in place: anything may have changed meanwhile.
-                await self._on_change(frozenset(CATEGORIES))
+                await self._on_change(self._categories)
                 if notify is not None and target is not None:
                     with notify:
                         await self._follow(notify, target)
@@ -160,7 +170,11 @@ class ThreadedWatch:
             changes = {(Change(kind), path) for kind, path in raw}
             if mentions(changes, self.memory_dir):
                 return  # `.memory` itself was created, deleted or renamed: choose again
-            categories = touched_categories(changes) if target.is_memory_dir else frozenset()
+            categories = (
+                touched_categories(changes, self._categories)
+                if target.is_memory_dir
+                else frozenset()
+            )
             if categories:
                 await self._on_change(categories)
 

@@ -48,7 +48,7 @@ import anyio
 
 from memd.core.citations import anchors as citation_anchors, verdicts
 from memd.core.citations.model import Anchor, EntryCheck
-from memd.core.format.categories import CATEGORIES, Category
+from memd.core.format.categories import Category
 from memd.core.format.mdformat import Entry
 from memd.fs import code_facts, git_state
 from memd.paths import MEMORY_DIR
@@ -115,12 +115,9 @@ NOTHING = Checked("\0", {}, {}, False, float("-inf"), 0.0)
 """Before the first gather: nothing checked, a tree state no tree has."""
 
 
-_MEMORY_PATHS = {category: f"{MEMORY_DIR}/{category.file}" for category in CATEGORIES}
-
-
 def memory_path(category: Category) -> str:
     """A category file's path relative to the workspace, as `baselines` takes it."""
-    return _MEMORY_PATHS[category]
+    return f"{MEMORY_DIR}/{category.file}"
 
 
 def _key(baselines: dict[tuple[str, int], str], category: Category, entry: Entry) -> Key:

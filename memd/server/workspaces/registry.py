@@ -4,6 +4,11 @@ unloaded after `idle_unload` seconds with nothing using them (a request during a
 for it, then loads the workspace again: no request ever gets a closed workspace).
 
 Rule: the registry owns the workspaces' lifetimes; what a workspace does is `workspace.py`.
+A workspace whose categories changed (its memd.toml, or the config's on SIGHUP) is unloaded and
+loaded afresh (`memd.fs.project_categories`).
+
+Size: the workspaces' lifetimes (load, reload, replace, idle unload) and resolving the paths
+clients give (`resolve_root`).
 """
 
 from __future__ import annotations
@@ -19,8 +24,8 @@ from typing import Any
 import anyio
 from anyio.abc import TaskGroup, TaskStatus
 
-from memd.core.format.categories import Category
-from memd.fs import real_path
+from memd.core.format.categories import BUILTIN
+from memd.fs import project_categories, real_path
 from memd.fs.real_path import Unresolvable, Walk
 from memd.server.watch.watcher import WatchHub
 from memd.server.workspaces.actor import Handover
@@ -72,9 +77,7 @@ class Registry:
         self.resolving = anyio.CapacityLimiter(RESOLVERS)
         """What every workspace path resolution runs under (see RESOLVERS)."""
         # What unloaded workspaces acknowledged, for their next load (bounded: HANDED_ROOTS).
-        self._handed: collections.OrderedDict[str, dict[Category, Handover]] = (
-            collections.OrderedDict()
-        )
+        self._handed: collections.OrderedDict[str, dict[str, Handover]] = collections.OrderedDict()
         self._limits_changed = anyio.Event()
         self.unloaded = 0
         """How many times a workspace was unloaded for being idle."""
@@ -85,9 +88,13 @@ class Registry:
     def set_limits(self, limits: WorkspaceSettings) -> None:
         """Apply `limits` to every write and load from now on, in every workspace (loading
         ones too)."""
+        recheck = not BUILTIN.with_custom(limits.categories).same_as(
+            BUILTIN.with_custom(self.limits.categories)
+        )
         self.limits = limits
         for workspace in [*self._workspaces.values(), *(w for w, _ in self._loading.values())]:
             workspace.apply(limits)
+            workspace.categories_stale |= recheck
         self._limits_changed.set()
         self._limits_changed = anyio.Event()
 
@@ -142,6 +149,9 @@ class Registry:
         if known is not None and (known.replaced or known.root_is_replaced()):
             self._forget_replaced(known)  # its directory is another one now: load that
             known = None
+        if known is not None and await self._categories_changed(known):
+            self._reload(known)
+            known = None
         if known is None:
             check_spelling(path)
             root = await anyio.to_thread.run_sync(resolve_root, path, limiter=self.resolving)
@@ -156,6 +166,30 @@ class Registry:
             known.in_use += 1
         known.last_used = anyio.current_time()
         return known
+
+    async def _categories_changed(self, workspace: Workspace) -> bool:
+        """Return True if `workspace`'s categories are no longer what it was loaded with (see
+        `memd.fs.project_categories`): one `lstat` of its memd.toml, and a read only when that
+        changed."""
+        fingerprint = project_categories.project_config_fingerprint(workspace.root)
+        if fingerprint == workspace.category_set.fingerprint and not workspace.categories_stale:
+            return False
+        found = await anyio.to_thread.run_sync(
+            project_categories.categories_of, workspace.root, self.limits.categories
+        )
+        workspace.categories_stale = False
+        if found.categories.same_as(workspace.categories):
+            workspace.category_set = found._replace(categories=workspace.categories)
+            return False
+        return True
+
+    def _reload(self, workspace: Workspace) -> None:
+        """Unload `workspace`, whose categories changed, so the next request loads it afresh
+        (what it acknowledged is handed over)."""
+        self._spellings.forget(workspace)
+        if self._workspaces.get(workspace.root) is workspace and self._unloads is not None:
+            logger.info("the categories of %s changed; loading it afresh", workspace.root)
+            self._unload(workspace, self._unloads)
 
     def _forget_replaced(self, workspace: Workspace) -> None:
         """Stop serving `workspace`, whose root was replaced (another directory, or a link):
@@ -180,8 +214,17 @@ class Registry:
             if root in self._loading:
                 await self._loading[root][1].wait()
                 continue
+            found = await anyio.to_thread.run_sync(
+                project_categories.categories_of, root, self.limits.categories
+            )
+            if root in self._workspaces or root in self._loading or root in self._unloading:
+                continue  # another request began loading it meanwhile
             workspace = Workspace(
-                root, clock=self._clock, watches=self.watches, handed=self._handed.pop(root, None)
+                root,
+                clock=self._clock,
+                watches=self.watches,
+                handed=self._handed.pop(root, None),
+                categories=found,
             )
             workspace.apply(self.limits)
             loaded = anyio.Event()

@@ -130,13 +130,14 @@ class Scopes:
     async def user_wide_rules(
         self, categories: tuple[Category, ...]
     ) -> tuple[list[tuple[Category, Entry]], list[Category]]:
-        """The user-wide memory's entries of `categories` (none until it exists), and those
-        of its files that cannot be read."""
+        """The user-wide memory's entries of its categories named like `categories` (none until
+        it exists), and those of its files that cannot be read."""
         user = await self.user_wide(create=False)
         if user is None:
             return [], []
-        await user.refresh(categories)
-        snapshots = {c: user.actor(c).snapshot for c in categories}
+        theirs = [c for c in map(user.categories.get, (c.name for c in categories)) if c]
+        await user.refresh(theirs)
+        snapshots = {c: user.actor(c).snapshot for c in theirs}
         rules = [
             (category, entry)
             for category, snapshot in snapshots.items()

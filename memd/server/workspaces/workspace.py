@@ -1,4 +1,4 @@
-"""Workspaces: one per project root, each with five category actors, a watcher, one archive
+"""Workspaces: one per project root, each with an actor per category, a watcher, one archive
 and a feed of changes for subscribers.
 
 Rules:
@@ -61,10 +61,10 @@ from anyio.abc import TaskStatus
 
 from memd.config import DEFAULT_IDLE_UNLOAD
 from memd.core.format.archive import ARCHIVE_FILE, ARCHIVE_HEADER, ArchivedEntry, archive_line
-from memd.core.format.categories import CATEGORIES, Category
+from memd.core.format.categories import HACKLM_CATEGORIES, Category
 from memd.core.format.limits import MAX_ARCHIVE_BYTES, MAX_ENTRY_CHARS, MAX_FILE_BYTES
 from memd.core.format.mdformat import Entry
-from memd.fs import git_state, storage
+from memd.fs import git_state, project_categories, storage
 from memd.fs.lock_file import (
     DEFAULT_TIMEOUT,
     LOCK_FILE,
@@ -80,6 +80,7 @@ from memd.server.workspaces.usage_store import UsageStore
 from memd.server.workspaces.write_lock import WorkspaceLock
 from memd_client import protocol as p
 from memd_client.errors import (
+    CategoryNotFound,
     RpcError,
     WorkspaceNotFound,
 )
@@ -99,7 +100,8 @@ GIT_RECENT = 2.0
 
 
 class Workspace:
-    """One project root: its `.memory/` directory, five actors, a watcher and the archive."""
+    """One project root: its `.memory/` directory, an actor per category, a watcher and the
+    archive."""
 
     def __init__(
         self,
@@ -108,11 +110,18 @@ class Workspace:
         clock: Callable[[], float],
         lock_timeout: float = DEFAULT_TIMEOUT,
         watches: WatchHub | None = None,
-        handed: Mapping[Category, Handover] | None = None,
+        handed: Mapping[str, Handover] | None = None,
+        categories: project_categories.CategorySet = project_categories.BUILTIN_SET,
     ) -> None:
         """`watches` is the daemon's hub; without one the workspace runs a hub of its own.
-        `handed`: what an earlier load of this root's files acknowledged (`handovers`)."""
+        `handed`: what an earlier load of this root's files acknowledged (`handovers`), by file.
+        `categories`: its categories as its files say (`memd.fs.project_categories`)."""
         self.root = root
+        self.category_set = categories
+        """Its categories as read (the registry reads them again when its memd.toml changes)."""
+        self.categories = categories.categories  # the built-ins, then custom ones
+        self.categories_stale = False
+        """The config's categories changed: the registry reads them again before its next use."""
         self.memory_dir = os.path.join(root, MEMORY_DIR)
         self.archive_path = os.path.join(self.memory_dir, ARCHIVE_FILE)
         self.max_archive_bytes = MAX_ARCHIVE_BYTES
@@ -135,7 +144,12 @@ class Workspace:
         """The write lock every actor commits under (`write_lock.WorkspaceLock`)."""
         self.sources = WorkspaceSources(root)  # as searches see them (the watcher reports)
         self.watcher = WorkspaceWatcher(
-            root, self.memory_dir, self._external_change, self._hub, on_lock=self.lock.lock_event
+            root,
+            self.memory_dir,
+            self._external_change,
+            self._hub,
+            on_lock=self.lock.lock_event,
+            categories=self.categories,
         )
         self.sources.watch = self.watcher.serve_sources(self.sources.changed)
         self.code = CodeCheck(root, self.memory_entries)
@@ -148,7 +162,13 @@ class Workspace:
         """Set once `run` has returned: every actor drained and stopped."""
         self.usage = UsageStore(root, clock=clock)
         self._usage_scope = anyio.CancelScope()
-        self.actors = {
+        self.actors = self._actors(clock, handed or {})
+
+    def _actors(
+        self, clock: Callable[[], float], handed: Mapping[str, Handover]
+    ) -> dict[Category, CategoryActor]:
+        """One actor per category, each told what an earlier load of its file acknowledged."""
+        return {
             category: CategoryActor(
                 self.memory_dir,
                 category,
@@ -156,15 +176,15 @@ class Workspace:
                 clock=clock,
                 write_lock=self.lock,
                 on_change=self._publish,
-                handed=(handed or {}).get(category),
+                handed=handed.get(category.file),
             )
-            for category in CATEGORIES
+            for category in self.categories
         }
 
     @property
     def max_file_bytes(self) -> int:
         """The size cap of each category file (see `CategoryActor.max_file_bytes`)."""
-        return self.actors[CATEGORIES[0]].max_file_bytes
+        return self.actors[Category.INSTRUCTION].max_file_bytes
 
     @max_file_bytes.setter
     def max_file_bytes(self, limit: int) -> None:
@@ -188,7 +208,7 @@ class Workspace:
         async with anyio.create_task_group() as tg:
             if self._own_hub is not None:
                 await tg.start(self._own_hub.run)
-            # The usage history and the five files load at once (each is a few worker-thread
+            # The usage history and the category files load at once (each is a few worker-thread
             # hops, and under load every hop waits for a turn of the event loop); the watcher
             # starts once they are loaded, since the changes it finds are synced into them.
             async with anyio.create_task_group() as loading:
@@ -224,11 +244,12 @@ class Workspace:
         for actor in self.actors.values():
             actor.close()
 
-    def handovers(self) -> dict[Category, Handover]:
-        """What each file's next load needs from this one (`CategoryActor.handover`); call it
-        once the workspace has stopped."""
-        handed = {category: actor.handover() for category, actor in self.actors.items()}
-        return {category: handover for category, handover in handed.items() if handover}
+    def handovers(self) -> dict[str, Handover]:
+        """What each file's next load needs from this one (`CategoryActor.handover`), by file
+        name (a reload may bring other category objects); call it once the workspace has
+        stopped."""
+        handed = {category.file: actor.handover() for category, actor in self.actors.items()}
+        return {file: handover for file, handover in handed.items() if handover}
 
     def idle_for(self, now: float) -> float:
         """Return how long the workspace has been idle at `now` (anyio's clock): 0 while a
@@ -284,10 +305,11 @@ class Workspace:
         return stat.S_ISLNK(st.st_mode) or (st.st_dev, st.st_ino) != self._root_id
 
     def _create_missing_files(self) -> bool:
-        """Create each missing category file with its header, never over one that appears
-        meanwhile (blocking, under the write lock); return whether any was created."""
+        """Create each missing file of HackLM's five with its header, never over one that
+        appears meanwhile (blocking, under the write lock); return whether any was created.
+        The other categories' files are made by their first store."""
         created = False
-        for category in CATEGORIES:
+        for category in HACKLM_CATEGORIES:
             path = os.path.join(self.memory_dir, category.file)
             if os.path.lexists(path):
                 continue
@@ -312,7 +334,8 @@ class Workspace:
             self.memory_dir
         )
         self._created = os.path.islink(self.memory_dir) or all(
-            os.path.lexists(os.path.join(self.memory_dir, category.file)) for category in CATEGORIES
+            os.path.lexists(os.path.join(self.memory_dir, category.file))
+            for category in HACKLM_CATEGORIES
         )
 
     def _needs_preparing(self) -> bool:
@@ -360,7 +383,7 @@ class Workspace:
             return  # the echo of memd's own commits: nothing to read, no git to wait for
         by_git = await self._wait_for_git()
         if by_git:
-            categories = frozenset(CATEGORIES)
+            categories = frozenset(self.categories)
         self._git_changes += by_git
         try:
             await self.refresh(categories)
@@ -406,6 +429,22 @@ class Workspace:
     def memory_entries(self) -> list[tuple[Category, Entry]]:
         """Every entry of its category files as last read (the snapshots), in category order."""
         return [(c, entry) for c, actor in self.actors.items() for entry in actor.snapshot.entries]
+
+    def category(self, name: str) -> Category:
+        """Return its category called `name`, ignoring case.
+
+        Raises:
+            CategoryNotFound: it has none of that name; the message names the valid ones, and
+                why the project's own categories were left out if they were.
+        """
+        try:
+            return self.categories.parse(name)
+        except CategoryNotFound as exc:
+            if (problem := self.category_set.problem) is None:
+                raise
+            raise CategoryNotFound(
+                f"{exc} This project's own categories were left out: {problem}"
+            ) from None
 
     def actor(self, category: Category) -> CategoryActor:
         """Return the actor that owns `category`'s file."""
@@ -454,7 +493,7 @@ class Workspace:
             return
         changed = p.Changed(
             workspace=self.root,
-            category=category.value,
+            category=category.name,
             file=category.file,
             source=source,
             entries=[
@@ -489,6 +528,8 @@ class WorkspaceSettings(NamedTuple):
     sources: tuple[str, ...] = ()
     """memd's config `sources`: read-only sources besides the defaults
     (`memd.server.workspaces.source_index`)."""
+    categories: tuple[Category, ...] = ()
+    """memd's config's custom categories, checked (`memd.fs.project_categories`)."""
 
 
 DEFAULT_LIMITS = WorkspaceSettings()

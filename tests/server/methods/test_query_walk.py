@@ -72,8 +72,8 @@ async def test_a_query_visits_each_server_module_once(tmp_path: Path) -> None:
         registry.close()
     assert [hit.slug for hit in result.results] == ["helm"]  # the tag kept the source out
     assert _walk_of_query(calls) == [
-        "methods.read_filters",
         "workspaces.scopes",
+        "methods.read_filters",
         "methods.search",
         "rpc.wire",
     ]

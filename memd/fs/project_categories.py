@@ -1,0 +1,69 @@
+"""A workspace's categories as its files say: the built-ins, then memd's config file's custom
+ones, then its `.memory/memd.toml`'s (`memd.core.format.categories` has the tables' rules).
+
+Rules:
+- The set is read when the workspace loads. The registry looks at `.memory/memd.toml` (one
+  `stat` on the event loop) on every request, and at the config's categories on SIGHUP; when
+  either changed and the set is not the same, it unloads the workspace and loads it afresh
+  (what its actors acknowledged is handed over, by file), so the next request already sees the
+  new set, with no wait for the watcher.
+- A project's categories that cannot be used (the file is not valid, or a table clashes with a
+  built-in or a configured one) are all left out, and `problem` says why; the workspace loads
+  with the others, and a store into an unknown category names the problem.
+- A category dropped from the config keeps its file and entries on disk: memd stops serving
+  them, never deletes them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from typing import NamedTuple
+
+from memd.config import PROJECT_CONFIG_NAME, ConfigError
+from memd.core.format.categories import BUILTIN, Categories, Category, custom_categories
+from memd.fs.source_files import read_project_config
+from memd.paths import MEMORY_DIR
+
+Fingerprint = tuple[int, int, int, int]
+"""A file's (device, inode, size, modification time in ns)."""
+
+
+class CategorySet(NamedTuple):
+    """What `categories_of` found."""
+
+    categories: Categories
+    problem: str | None
+    """Why the project's own categories were left out, if they were."""
+    fingerprint: Fingerprint | None
+    """`.memory/memd.toml`'s when it was read (None: there was none)."""
+
+
+BUILTIN_SET = CategorySet(BUILTIN, None, None)
+"""A workspace with the built-in categories alone, and no memd.toml."""
+
+
+def project_config_fingerprint(root: str) -> Fingerprint | None:
+    """Return the fingerprint of `root`'s `.memory/memd.toml` (no link followed), or None if
+    there is none (one `lstat`: cheap enough for the event loop)."""
+    with contextlib.suppress(OSError):
+        st = os.lstat(os.path.join(root, MEMORY_DIR, PROJECT_CONFIG_NAME))
+        return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+    return None
+
+
+def categories_of(root: str, configured: tuple[Category, ...]) -> CategorySet:
+    """Return the categories of the workspace at `root`: the built-ins, `configured` (memd's
+    config file's, already checked), then the project's own (blocking: reads memd.toml)."""
+    base = BUILTIN.with_custom(configured)
+    fingerprint = project_config_fingerprint(root)
+    if fingerprint is None:
+        return CategorySet(base, None, None)
+    try:
+        tables = read_project_config(root).categories
+        return CategorySet(base.with_custom(custom_categories(tables, base)), None, fingerprint)
+    except ConfigError as exc:
+        problem = str(exc)
+    except ValueError as exc:
+        problem = f"Bad {exc.args[0]} in {os.path.join(root, MEMORY_DIR, PROJECT_CONFIG_NAME)}."
+    return CategorySet(base, problem, fingerprint)
