@@ -441,20 +441,6 @@ GRAMMAR: dict[str, Verb] = {
         _store,
         missing='give the memory, e.g. `memd store -c Decision "Deploy with Helm."`',
     ),
-    "procedure": Verb(
-        "store a procedure: a name and its steps",
-        CLIENT,
-        _procedure,
-        missing='give a name and its steps, e.g. `memd procedure "Deploy to staging" '
-        '"build the image" "push it"`',
-    ),
-    "outcome": Verb(
-        "record that a procedure worked or failed",
-        CLIENT,
-        _outcome,
-        missing="give the procedure's slug and how it went, e.g. `memd outcome "
-        "deploy-staging success`",
-    ),
     "query": Verb("search memories", CLIENT, _query),
     "cleanup": Verb("merge, prune and slug", CLIENT, _cleanup),
     "list": Verb("list entries", CLIENT, _list),
@@ -483,6 +469,20 @@ GRAMMAR: dict[str, Verb] = {
         CLIENT,
         _why,
         missing="give a file, e.g. `memd why src/db/migrate.py`",
+    ),
+    "procedure": Verb(
+        "store a procedure: a name and its steps",
+        CLIENT,
+        _procedure,
+        missing='give a name and its steps, e.g. `memd procedure "Deploy to staging" '
+        '"build the image" "push it"`',
+    ),
+    "outcome": Verb(
+        "record that a procedure worked or failed",
+        CLIENT,
+        _outcome,
+        missing="give the procedure's slug and how it went, e.g. `memd outcome "
+        "deploy-staging success`",
     ),
     "init": Verb(
         "create .memory/ files and a memd block in agent instruction files",

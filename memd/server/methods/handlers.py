@@ -28,7 +28,7 @@ import msgspec
 from memd import __version__
 from memd.core.format.categories import BUILTIN, Categories, Category
 from memd.core.format.mdformat import Entry
-from memd.core.search import file_scope, given, procedure_layer, prompt_block
+from memd.core.search import file_scope, given, prompt_block
 from memd.core.search.shelves import origin
 from memd.core.sources.source_globs import MAX_SOURCE_ENTRIES, parse_entry
 from memd.core.writes import transitions
@@ -200,17 +200,16 @@ class Methods:
             at=file_scope.file_at(params.file, workspace.root),
         )
         checks = _Checks(workspace)
-        results = []
-        for hit in answer.hits:
-            result = wire.query_hit(
+        results = [
+            wire.query_hit(
                 *hit.found,
                 memory_dir=hit.memory_dir,
                 chunk=hit.chunk,
                 checked=checks.of(hit.found.key, hit.found.entry),
+                record=hit.record,
             )
-            if isinstance(key := hit.found.key, Category):
-                result.outcomes = procedures.outcomes_of(workspace, key, hit.found.entry)
-            results.append(result)
+            for hit in answer.hits
+        ]
         checks.done()
         return p.QueryResult(
             results=results,
@@ -494,10 +493,7 @@ class Methods:
             workspace, snapshots, query, keep, every_category=not params.always
         )
         scoped = _scoped_to_file(snapshots, at, layer_a, relevant)
-        # Layer C answers a task: a block for a file alone (the file hook's) has none.
-        ranked_procedures = (
-            await self.search.procedures(workspace, snapshots, query, keep) if text.strip() else []
-        )
+        for_task = await procedures.for_task(self.search, workspace, snapshots, text, query, keep)
         chunks = await self.search.source_chunks(workspace, query, skip)
         user_rules, user_unreadable = (
             await self.scopes.user_wide_rules(layer_a) if layer_a else ([], [])
@@ -508,15 +504,6 @@ class Methods:
         scoped = [(c, e, s) for c, e, s in scoped if given.entry_key(c.name, e.content) not in had]
         candidates, already_given = given.not_given(
             given.Candidates(always, rules, relevant, chunks), had
-        )
-        chosen = procedure_layer.choose(
-            [
-                (c, e, s)
-                for c, e, s in ranked_procedures
-                if given.entry_key(c.name, e.content) not in had
-            ],
-            workspace.usage.record,
-            floor=prompt_block.MIN_RELATIVE_SCORE,
         )
         checks = _Checks(workspace)
         block = prompt_block.build(
@@ -530,7 +517,7 @@ class Methods:
             note_of=checks.note,
             scoped=scoped,
             relevant_heading=_relevant_heading(text, params.file),
-            procedures=chosen,
+            procedures=procedures.layer_c(workspace, for_task, had),
         )
         checks.done()
         if params.session:

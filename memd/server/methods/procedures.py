@@ -12,24 +12,34 @@ Rules:
 - `outcome` finds the procedure by slug in the workspace's procedure categories (`kind`
   "procedure"); an unknown slug is an error naming where to look. The count goes to the usage
   sidecar (`UsageStore.record_outcome`), never to the Markdown.
-- Procedures are reported with their counts (`outcomes`: None for other entries) in `query`,
+- Layer C of `context` (`for_task`, `layer_c`): the procedure categories ranked against the
+  task as layer B is, only for a call with text (a block for a file alone, the file hook's, has
+  none), without those the agent session was given before, ordered by their outcomes
+  (`memd.core.search.procedure_layer.choose`).
+- Procedures are reported with their counts (`outcomes`: None for other entries) in `query`
+  (through `memd.server.methods.search.Located`),
   `list` and `context` results.
 """
 
 from __future__ import annotations
 
 import weakref
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 
 import anyio
 
 from memd.core.format.categories import Category
 from memd.core.format.mdformat import Entry
 from memd.core.format.procedures import render_procedure
+from memd.core.search import given, prompt_block, ranking
 from memd.core.search.outcomes import Record
+from memd.core.search.procedure_layer import ProcedureHit, choose
+from memd.core.search.shelves import Key
 from memd.core.writes.procedure_slugs import procedure_slug
 from memd.server.methods.read_filters import loaded
+from memd.server.methods.search import Search
 from memd.server.rpc.wire import outcome_counts
+from memd.server.workspaces.snapshot import Snapshot
 from memd.server.workspaces.workspace import Workspace
 from memd_client import protocol as p
 from memd_client.errors import EntryNotFound
@@ -43,18 +53,6 @@ _locks: weakref.WeakKeyDictionary[Workspace, anyio.Lock] = weakref.WeakKeyDictio
 def procedure_categories(workspace: Workspace) -> tuple[Category, ...]:
     """The workspace's categories holding procedures."""
     return tuple(c for c in workspace.categories if c.kind == "procedure")
-
-
-def is_procedure(category: Category | None) -> bool:
-    """True for a category holding procedures."""
-    return category is not None and category.kind == "procedure"
-
-
-def outcomes_of(workspace: Workspace, category: Category, entry: Entry) -> p.OutcomeCounts | None:
-    """A procedure's counts on the wire (None for any other entry)."""
-    if not is_procedure(category):
-        return None
-    return outcome_counts(workspace.usage.record(category, entry))
 
 
 def add_outcomes(workspace: Workspace, infos: Iterable[p.EntryInfo]) -> None:
@@ -126,3 +124,28 @@ async def record_outcome(workspace: Workspace, params: p.OutcomeParams) -> p.Out
         f"No procedure has the slug {params.slug!r} (looked in {files}); `memd list -c "
         "Procedure` shows their slugs."
     )
+
+
+Ranked = list[tuple[Category, Entry, float]]
+
+
+async def for_task(
+    search: Search,
+    workspace: Workspace,
+    snapshots: Mapping[Category, Snapshot],
+    text: str,
+    query: str,
+    keep: ranking.Keep[Key] | None,
+) -> Ranked:
+    """Layer C's candidates for a `context` call with `text` (none without), ranked against
+    its `query` (see the module rules)."""
+    if not text.strip():
+        return []
+    return await search.procedures(workspace, snapshots, query, keep)
+
+
+def layer_c(workspace: Workspace, ranked: Ranked, had: frozenset[int]) -> list[ProcedureHit]:
+    """Layer C's procedures: the `ranked` ones the session was not given (`had`), ordered by
+    their outcomes."""
+    fresh = [hit for hit in ranked if given.entry_key(hit[0].name, hit[1].content) not in had]
+    return choose(fresh, workspace.usage.record, floor=prompt_block.MIN_RELATIVE_SCORE)

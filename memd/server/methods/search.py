@@ -88,6 +88,8 @@ class Located(NamedTuple):
     found: Found
     memory_dir: str
     chunk: Chunk | None
+    record: outcomes.Record | None = None
+    """A procedure's outcome record (None for any other entry)."""
 
 
 class Answer(NamedTuple):
@@ -354,7 +356,10 @@ class Search:
             chunk = None
             if isinstance(searched_file.snapshot, SourceFile):
                 chunk = searched_file.snapshot.chunk_at[found.entry.line]
-            hits.append(Located(found, searched_file.workspace.memory_dir, chunk))
+            record = None
+            if searched_file.category is not None and searched_file.category.kind == "procedure":
+                record = searched_file.workspace.usage.record(searched_file.category, found.entry)
+            hits.append(Located(found, searched_file.workspace.memory_dir, chunk, record))
         return Answer(hits, ranked.total, ranked.mode, ranked.loading, unreadable)
 
     async def rank(

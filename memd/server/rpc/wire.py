@@ -363,11 +363,12 @@ def query_hit(
     memory_dir: str,
     chunk: Chunk | None = None,
     checked: StatusNote = (None, ""),
+    record: Record | None = None,
 ) -> p.QueryHit:
     """One query result, saying where it lives: the workspace's memory (`path` relative to the
     workspace), the user-wide one (`path` absolute, in its `memory_dir`) or a read-only source
     (`chunk` given: its path, the chunk's lines and its own text); `checked` is its status
-    against the code it cites and the stale note."""
+    against the code it cites and the stale note; `record`, a procedure's outcome record."""
     source = origin(key)
     if chunk is not None:
         assert not isinstance(key, Category)
@@ -403,6 +404,7 @@ def query_hit(
         lines=f"{entry.line}-{entry.line}",
         status=checked[0],
         stale=checked[1],
+        outcomes=None if record is None else outcome_counts(record),
     )
 
 
