@@ -163,7 +163,7 @@ async def test_mcp_stores_a_procedure_and_records_an_outcome(
         assert data["slug"] == "deploy-staging" and "[deploy-staging]" in said
         said, data = await call(c, "recordOutcome", slug="deploy-staging", outcome="success")
         assert data["outcomes"] == {"successes": 1, "failures": 0}
-        assert "worked 1 of 1" in said
+        assert "worked 1 of 1 time." in said
         error = await fails(c, "recordOutcome", slug="nope", outcome="failure")
         assert "No procedure has the slug 'nope'" in error
         error = await fails(c, "storeProcedure", name="Deploy", steps=["a; b"])

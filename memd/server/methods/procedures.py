@@ -33,7 +33,7 @@ from memd.core.format.mdformat import Entry
 from memd.core.format.procedures import render_procedure
 from memd.core.search import given, prompt_block, ranking
 from memd.core.search.outcomes import Record
-from memd.core.search.procedure_layer import ProcedureHit, choose
+from memd.core.search.procedure_layer import ProcedureHit, choose, record_note
 from memd.core.search.shelves import Key
 from memd.core.writes.procedure_slugs import procedure_slug
 from memd.server.methods.read_filters import loaded
@@ -105,7 +105,6 @@ async def record_outcome(workspace: Workspace, params: p.OutcomeParams) -> p.Out
                 worked = params.outcome == "success"
                 usage = workspace.usage.record_outcome(category, entry, worked=worked)
                 record = Record(usage.successes, usage.failures)
-                reports = record.successes + record.failures
                 said = "worked" if worked else "failed"
                 return p.OutcomeResult(
                     category=category.name,
@@ -113,10 +112,7 @@ async def record_outcome(workspace: Workspace, params: p.OutcomeParams) -> p.Out
                     slug=params.slug,
                     content=entry.content,
                     outcomes=outcome_counts(record),
-                    message=(
-                        f"Recorded that [{params.slug}] {said}; it has worked "
-                        f"{record.successes} of {reports} times."
-                    ),
+                    message=f"Recorded that [{params.slug}] {said}; it has {record_note(record)}.",
                     workspace=workspace.root,
                 )
     files = " or ".join(c.file for c in categories) or "procedures.md"
