@@ -139,6 +139,13 @@ def test_context_with_a_file_and_a_task_gives_layers_a_b_c_in_order(
         assert "  1. build the image\n" in markdown
         assert "(worked 1 of 1 time)" in markdown
 
+        explained = {e.slug: e for e in client.why("deploy/staging.yaml").entries}
+        assert explained["deploy-staging"].reason == "score"
+        assert "never for a file alone" in explained["deploy-staging"].detail
+        with_task = client.why("deploy/staging.yaml", "deploy to staging and restart the web pods")
+        given = {e.slug: e for e in with_task.entries}["deploy-staging"]
+        assert (given.reason, given.layer) == ("given", "procedures")
+
         tight = client.context("deploy to staging and restart the web pods", budget_tokens=60)
         assert tight.tokens <= 60
         shown = [e.slug for e in tight.entries if e.layer == "procedures"]

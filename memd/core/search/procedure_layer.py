@@ -15,12 +15,14 @@ Rules:
   last placed procedure makes room for it (a procedure is never dropped silently while one of
   them can be shown).
 - Every text shown goes through `controls.visible` (as in layer B).
+- `memd why` says why a procedure was not given (`why_not`): left out for space, offered only
+  for a task's text (a file alone gets none), or not among the best for the text.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import NamedTuple
+from typing import Literal, NamedTuple
 
 from memd.core.format.categories import Category
 from memd.core.format.controls import visible
@@ -118,3 +120,13 @@ def pack(
     if left_out and not fits(lines):
         lines = [HEADING, *(texts[n] for n in placed)] if placed else []
     return Packed(lines, [hits[n] for n in placed], left_out)
+
+
+def why_not(*, left_out: bool, with_text: bool) -> tuple[Literal["score", "budget"], str]:
+    """Why `context` did not give a procedure (not for a scope: that is the scope's reason), as
+    `memd why` says it."""
+    if left_out:
+        return "budget", "a matching procedure, left out for space (the block names it)"
+    if not with_text:
+        return "score", "a procedure: offered for a task's text, never for a file alone"
+    return "score", f"a procedure, not among the {PROCEDURES_LIMIT} that match the text best"

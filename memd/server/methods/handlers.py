@@ -28,7 +28,7 @@ import msgspec
 from memd import __version__
 from memd.core.format.categories import BUILTIN, Categories, Category
 from memd.core.format.mdformat import Entry
-from memd.core.search import file_scope, given, prompt_block
+from memd.core.search import file_scope, given, procedure_layer, prompt_block
 from memd.core.search.shelves import origin
 from memd.core.sources.source_globs import MAX_SOURCE_ENTRIES, parse_entry
 from memd.core.writes import transitions
@@ -431,7 +431,7 @@ class Methods:
     async def why(self, params: p.WhyParams, session: Session) -> p.WhyResult:
         """Which entries `context` would give for a file (and text), and why each other entry
         of the workspace (and each user-wide rule) would not be given
-        (`memd.core.search.file_scope.why_not`)."""
+        (`memd.core.search.file_scope.why_not`; a procedure's: `procedure_layer.why_not`)."""
         made = await self._block(
             p.ContextParams(
                 workspace=params.workspace,
@@ -447,6 +447,7 @@ class Methods:
         }
         top = max((score for _, _, score in made.relevant), default=0.0)
         scores = {(c, entry.line): score for c, entry, score in made.relevant}
+        left_out = {(placed.category, placed.entry.line) for placed in block.omitted_procedures}
         candidates: list[tuple[Category, Entry, prompt_block.Source]] = [
             (c, e, "memory") for c, s in made.snapshots.items() for e in s.entries
         ]
@@ -461,6 +462,10 @@ class Methods:
                 score=scores.get((category, entry.line)) if source == "memory" else None,
                 floor=top * prompt_block.MIN_RELATIVE_SCORE,
             )
+            if layer is None and category.layer == "procedures" and reason != "scope":
+                reason, detail = procedure_layer.why_not(
+                    left_out=(category, entry.line) in left_out, with_text=bool(params.text.strip())
+                )
             if layer is not None:
                 reason, detail = "given", file_scope.why_given(entry.content, at, layer)
             entries.append(wire.why_entry(category, entry, source, layer, reason, detail))

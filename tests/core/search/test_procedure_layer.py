@@ -14,6 +14,7 @@ from memd.core.search.procedure_layer import (
     choose,
     procedure_text,
     record_note,
+    why_not,
 )
 from memd.core.search.prompt_block import build, estimate_tokens
 
@@ -141,3 +142,12 @@ def test_the_block_never_exceeds_the_budget_and_names_every_procedure_left_out(
     assert sorted(shown + left) == sorted(hit.entry.line for hit in procedures)
     if left and shown:
         assert "Not shown for space: procedure" in block.markdown
+
+
+def test_why_a_procedure_was_not_given() -> None:
+    assert why_not(left_out=True, with_text=True)[0] == "budget"
+    assert why_not(left_out=False, with_text=False) == (
+        "score",
+        "a procedure: offered for a task's text, never for a file alone",
+    )
+    assert "not among the 3" in why_not(left_out=False, with_text=True)[1]
