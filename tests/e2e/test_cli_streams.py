@@ -103,6 +103,8 @@ def test_files_a_read_left_out_are_warnings_on_stderr_beside_the_result(
         "memd: quirks.md",
         "memd: preferences.md",
         "memd: decisions.md",
+        "memd: procedures.md",
+        "memd: episodes.md",
     ]  # the block itself names the two whose rules every prompt carries
 
 

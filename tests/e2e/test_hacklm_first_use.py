@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 
 from bench._text import word
-from memd.core.format.categories import CATEGORIES
+from memd.core.format.categories import HACKLM_CATEGORIES
 from memd_client import Client
 from memd_client.errors import RpcError
 from tests.conftest import DaemonProcess
@@ -240,7 +240,7 @@ def test_a_fresh_workspaces_first_store_creates_every_file_so_hacklm_bootstraps_
     memory = workspace / ".memory"
     with Client(daemon.socket_path, workspace=workspace) as client:
         client.store(category="Decision", content="Use SQLite for storage.", slug="db")
-    assert sorted(p.name for p in memory.glob("*.md")) == sorted(c.file for c in CATEGORIES)
+    assert sorted(p.name for p in memory.glob("*.md")) == sorted(c.file for c in HACKLM_CATEGORIES)
     seen: list[str] = []
     HackLMWriter(memory, hook=lambda point, detail: seen.append(point)).upsert(
         "Security", "hk", "HackLM rule."

@@ -14,7 +14,7 @@ import pytest
 
 from memd.cli import init as memd_init
 from memd.core.format import mdformat
-from memd.core.format.categories import CATEGORIES
+from memd.core.format.categories import HACKLM_CATEGORIES
 from memd.core.project import gitignore
 from memd.core.project.agent_files import END, START, render_block
 from memd.fs import storage
@@ -48,16 +48,16 @@ def test_creates_the_memory_files_with_the_daemon_header_and_agents_md(tmp_path:
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
     assert lines[0] == "created .memory/"
-    assert lines[1:6] == [f"created .memory/{c.file}" for c in CATEGORIES]
+    assert lines[1:6] == [f"created .memory/{c.file}" for c in HACKLM_CATEGORIES]
     assert lines[6:] == [
         "created .gitignore (.memory/.lock added)",
         "created AGENTS.md (memd block added)",
     ]
     assert (tmp_path / ".gitignore").read_text() == f"{gitignore.COMMENT}\n.memory/.lock\n"
     assert sorted(p.name for p in (tmp_path / ".memory").iterdir()) == sorted(
-        c.file for c in CATEGORIES
+        c.file for c in HACKLM_CATEGORIES
     )
-    for category in CATEGORIES:
+    for category in HACKLM_CATEGORIES:
         path = tmp_path / ".memory" / category.file
         assert path.read_text() == mdformat.render(mdformat.new_document(category))
         assert stat.S_IMODE(path.stat().st_mode) == 0o644
@@ -73,7 +73,7 @@ def test_created_files_are_what_the_daemon_starts_a_new_file_with(
     by_init.mkdir()
     by_daemon.mkdir()
     assert init(by_init).returncode == 0
-    for category in CATEGORIES:
+    for category in HACKLM_CATEGORIES:
         store = ["store", "--workspace", str(by_daemon), "-c", category.name, "Use tabs."]
         stored = subprocess.run(
             [sys.executable, "-m", "memd", "--socket", str(daemon.socket_path), *store],
@@ -186,7 +186,7 @@ def test_dry_run_shows_a_diff_and_changes_nothing(tmp_path: Path) -> None:
     assert not (tmp_path / ".github").exists()
     out = result.stdout
     assert out.startswith("would create .memory/\n")
-    for category in CATEGORIES:
+    for category in HACKLM_CATEGORIES:
         assert f"would create .memory/{category.file}\n" in out
     assert "AGENTS.md already up to date\n" in out
     assert "--- a/CLAUDE.md\n+++ b/CLAUDE.md\n" in out
@@ -509,7 +509,7 @@ def test_json_reports_each_file_and_its_change(tmp_path: Path) -> None:
     changes = {f["path"]: (f["change"], f["link_to"]) for f in plan["files"]}
     assert changes == {
         ".memory/": ("create", None),
-        **{f".memory/{c.file}": ("create", None) for c in CATEGORIES},
+        **{f".memory/{c.file}": ("create", None) for c in HACKLM_CATEGORIES},
         ".gitignore": ("create", None),
         "AGENTS.md": ("update", None),
         "CLAUDE.md": ("update", "AGENTS.md"),

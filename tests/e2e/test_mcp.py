@@ -48,7 +48,7 @@ TOOLS = {
     "recordOutcome",
 }
 READ_ONLY = {"queryMemory", "getMemory", "memoryStats", "memoryContext", "memoryCheck"}
-CATEGORIES = ["Instruction", "Quirk", "Preference", "Decision", "Security"]
+CATEGORIES = ["Instruction", "Quirk", "Preference", "Decision", "Security", "Procedure", "Episode"]
 RESULTS: dict[str, type[msgspec.Struct]] = {
     "storeMemory": p.StoreResult,
     "queryMemory": p.QueryResult,
@@ -219,9 +219,9 @@ async def test_tools_keep_hacklm_names_and_schemas_and_a_daemon_that_cannot_star
             assert query_out["required"][:2] == ["results", "total"]
             assert query_out["properties"]["results"]["items"] == {"$ref": "#/$defs/QueryHit"}
 
-            # The schema rejects what HackLM's would, before anything reaches the daemon.
-            message = await fails(c, "storeMemory", category="Nope", content="x")
-            assert "Instruction" in message and "Security" in message
+            # A missing argument is refused before anything reaches the daemon. A category the
+            # schema does not list goes on: the call's workspace may define its own, and the
+            # daemon names the valid ones (test_argument_errors_are_one_sentence_...).
             await fails(c, "storeMemory", category="Decision")
 
             # Then a call: no daemon answers, and the one autostart tries cannot serve there.
@@ -504,8 +504,9 @@ async def test_argument_errors_are_one_sentence_any_case_category_and_delete_arc
             (
                 "storeMemory",
                 {"category": "Nope", "content": "x"},
-                "Argument `category` is 'Nope', not a category; use one of: Instruction, "
-                "Quirk, Preference, Decision, Security.",
+                "Unknown category 'Nope'; use one of: Instruction, Quirk, Preference, "
+                "Decision, Security, Procedure, Episode (a project adds its own in "
+                ".memory/memd.toml, see docs/reference/categories.md).",
             ),
             (
                 "storeMemory",

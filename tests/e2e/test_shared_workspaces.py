@@ -19,7 +19,7 @@ import msgspec
 
 from bench._text import word
 from memd.core.format import mdformat
-from memd.core.format.categories import CATEGORIES
+from memd.core.format.categories import HACKLM_CATEGORIES
 from memd_client import Changed, Client, MemdError, Resync
 from memd_client.aio import AsyncClient
 from tests.conftest import DaemonProcess, start_daemon, write_big_quirks
@@ -161,7 +161,7 @@ def test_crash_debris_is_removed_at_load_and_never_read(short_tmp: Path, workspa
         assert not (memory / ".lock").exists()
         # Nothing but the category files: the missing ones are created at load, with their
         # headers, so HackLM's unlocked bootstrap can never overwrite one memd creates.
-        assert sorted(p.name for p in memory.iterdir()) == sorted(c.file for c in CATEGORIES)
+        assert sorted(p.name for p in memory.iterdir()) == sorted(c.file for c in HACKLM_CATEGORIES)
         assert "removed .quirks.md.memd-0123456789ab.tmp" in server.stderr()
     finally:
         assert server.stop() == 0

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import msgspec
 
-from memd.core.format.categories import CATEGORIES
+from memd.core.format.categories import HACKLM_CATEGORIES
 from memd.server.workspaces.usage_store import usage_path
 from memd_client import Client
 from tests.conftest import start_daemon
@@ -64,7 +64,7 @@ def test_recalls_and_stores_are_saved_outside_the_memory_files(
     assert record["stored_at"] > 0
     # Only the category files (all five: a first write creates them): no usage file there.
     assert sorted(p.name for p in (workspace / ".memory").iterdir()) == sorted(
-        c.file for c in CATEGORIES
+        c.file for c in HACKLM_CATEGORIES
     )
 
 
