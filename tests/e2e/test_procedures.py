@@ -100,9 +100,16 @@ def test_different_names_never_replace_each_other(daemon: DaemonProcess, workspa
         second = client.procedure("Deploy staging", ["ask Dana", "press the button"])
         assert (first.slug, second.slug) == ("deploy-staging", "deploy-staging-2")
         assert {first.action, second.action} == {"stored"}
+        # A plain store into Procedure, in the procedure shape, follows the same slug rule:
+        # another name is stored beside, never judged a changed value of its neighbour.
+        prod = client.store(category="procedure", content="Deploy to production: build; push.")
+        again = client.store(category="Procedure", content="Deploy to staging: build; push; tag.")
+        assert (prod.action, prod.slug) == ("stored", "deploy-production")
+        assert (again.action, again.slug) == ("updated", "deploy-staging")
     lines = (workspace / ".memory" / "procedures.md").read_text().splitlines()
-    assert "- [deploy-staging] Deploy to staging: build; push." in lines
+    assert "- [deploy-staging] Deploy to staging: build; push; tag." in lines
     assert "- [deploy-staging-2] Deploy staging: ask Dana; press the button." in lines
+    assert "- [deploy-production] Deploy to production: build; push." in lines
 
 
 def test_context_with_a_file_and_a_task_gives_layers_a_b_c_in_order(

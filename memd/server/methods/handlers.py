@@ -121,6 +121,8 @@ class Methods:
         memory or, with scope global, the user-wide one (`memd.server.workspaces.scopes`)."""
         workspace = await self._scoped(params.workspace, params.scope)
         category = workspace.category(params.category)
+        if category.kind == "procedure" and params.slug is None:
+            return await procedures.store_named(workspace, category, params, self._store_into)
         return await self._store_into(
             workspace,
             category,

@@ -9,6 +9,10 @@ Rules:
   as a duplicate of another procedure, never replacing another. The slug is chosen and stored
   under the workspace's procedure lock (one `procedure` call at a time a workspace), after the
   file is re-read, so two calls at once never pick the same new slug for different names.
+- `store` into a procedure category without a slug (`store_named`): content in the procedure
+  shape (a name before its first ": ") gets its procedure's slug the same way, under the same
+  lock, so a plain store of a procedure also updates its namesake and never replaces, nor is
+  skipped for, another procedure; any other content takes the normal store path.
 - `outcome` finds the procedure by slug in the workspace's procedure categories (`kind`
   "procedure"); an unknown slug is an error naming where to look. The count goes to the usage
   sidecar (`UsageStore.record_outcome`), never to the Markdown.
@@ -30,7 +34,7 @@ import anyio
 
 from memd.core.format.categories import Category
 from memd.core.format.mdformat import Entry
-from memd.core.format.procedures import render_procedure
+from memd.core.format.procedures import read_procedure, render_procedure
 from memd.core.search import given, prompt_block, ranking
 from memd.core.search.outcomes import Record
 from memd.core.search.procedure_layer import ProcedureHit, choose, record_note
@@ -76,8 +80,7 @@ async def store_procedure(
     """
     content = render_procedure(params.name, params.steps)
     category = Category.PROCEDURE
-    lock = _locks.setdefault(workspace, anyio.Lock())
-    async with lock:
+    async with _locks.setdefault(workspace, anyio.Lock()):
         await workspace.refresh((category,))
         entries = workspace.actor(category).snapshot.entries
         slug = procedure_slug(params.name, entries, params.slug)
@@ -88,6 +91,31 @@ async def store_procedure(
             slug=slug,
             dry_run=params.dry_run,
             reason="procedure stored again by name",
+        )
+
+
+async def store_named(
+    workspace: Workspace, category: Category, params: p.StoreParams, store_into: StoreInto
+) -> p.StoreResult:
+    """`store` into a procedure category without a slug (see the module rules).
+
+    Raises:
+        InvalidEntry: the content breaks a store rule.
+    """
+    read = read_procedure(params.content)
+    async with _locks.setdefault(workspace, anyio.Lock()):
+        slug = None
+        if read.name is not None:
+            await workspace.refresh((category,))
+            slug = procedure_slug(read.name, workspace.actor(category).snapshot.entries)
+        return await store_into(
+            workspace,
+            category,
+            params.content,
+            slug=slug,
+            dry_run=params.dry_run,
+            replaces=params.replaces,
+            reason=params.reason,
         )
 
 
