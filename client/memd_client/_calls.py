@@ -229,6 +229,22 @@ def context(
     return Call("context", params, p.ContextResult)
 
 
+def procedure(
+    workspace: str, name: str, steps: Iterable[str], slug: str | None, dry_run: bool
+) -> Call:
+    """Build a `procedure` call."""
+    params = p.ProcedureParams(
+        workspace=workspace, name=name, steps=list(steps), slug=slug, dry_run=dry_run
+    )
+    return Call("procedure", params, p.StoreResult)
+
+
+def outcome(workspace: str, slug: str, kind: p.OutcomeKind) -> Call:
+    """Build an `outcome` call."""
+    params = p.OutcomeParams(workspace=workspace, slug=slug, outcome=kind)
+    return Call("outcome", params, p.OutcomeResult)
+
+
 def why(
     workspace: str,
     file: str,

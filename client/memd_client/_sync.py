@@ -9,7 +9,7 @@ import contextlib
 import os
 import socket
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from types import TracebackType
 from typing import Any, Literal
 
@@ -313,6 +313,33 @@ class Client(ClientBase):
         ws = _calls.workspace_path(workspace, self.workspace)
         call = _calls.context(ws, text, file, budget_tokens, agent_loads, session, always, repeat)
         result: p.ContextResult = self.call(call)
+        return result
+
+    def procedure(
+        self,
+        name: str,
+        steps: Sequence[str],
+        *,
+        slug: str | None = None,
+        dry_run: bool = False,
+        workspace: str | os.PathLike[str] | None = None,
+    ) -> p.StoreResult:
+        """Store a procedure (`name: step; step.` in procedures.md); the same name or `slug`
+        updates it."""
+        ws = _calls.workspace_path(workspace, self.workspace)
+        result: p.StoreResult = self.call(_calls.procedure(ws, name, steps, slug, dry_run))
+        return result
+
+    def outcome(
+        self,
+        slug: str,
+        outcome: p.OutcomeKind,
+        *,
+        workspace: str | os.PathLike[str] | None = None,
+    ) -> p.OutcomeResult:
+        """Record that the procedure `slug` worked ("success") or failed ("failure")."""
+        ws = _calls.workspace_path(workspace, self.workspace)
+        result: p.OutcomeResult = self.call(_calls.outcome(ws, slug, outcome))
         return result
 
     def why(

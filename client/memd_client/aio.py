@@ -13,7 +13,7 @@ from __future__ import annotations
 import functools
 import os
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from types import TracebackType
 from typing import Any, Literal
 
@@ -291,6 +291,33 @@ class AsyncClient(ClientBase):
         ws = _calls.workspace_path(workspace, self.workspace)
         call = _calls.context(ws, text, file, budget_tokens, agent_loads, session, always, repeat)
         result: p.ContextResult = await self.call(call)
+        return result
+
+    async def procedure(
+        self,
+        name: str,
+        steps: Sequence[str],
+        *,
+        slug: str | None = None,
+        dry_run: bool = False,
+        workspace: str | os.PathLike[str] | None = None,
+    ) -> p.StoreResult:
+        """Store a procedure (`name: step; step.` in procedures.md); the same name or `slug`
+        updates it."""
+        ws = _calls.workspace_path(workspace, self.workspace)
+        result: p.StoreResult = await self.call(_calls.procedure(ws, name, steps, slug, dry_run))
+        return result
+
+    async def outcome(
+        self,
+        slug: str,
+        outcome: p.OutcomeKind,
+        *,
+        workspace: str | os.PathLike[str] | None = None,
+    ) -> p.OutcomeResult:
+        """Record that the procedure `slug` worked ("success") or failed ("failure")."""
+        ws = _calls.workspace_path(workspace, self.workspace)
+        result: p.OutcomeResult = await self.call(_calls.outcome(ws, slug, outcome))
         return result
 
     async def why(

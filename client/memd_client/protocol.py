@@ -97,6 +97,9 @@ class EntryInfo(msgspec.Struct, kw_only=True):
     source: Literal["memory", "global"] = "memory"
     """Where it lives: "memory" (the workspace's `.memory/`) or "global" (the user-wide
     memory)."""
+    outcomes: OutcomeCounts | None = None
+    """For a procedure, how often it was reported to have worked and failed (`outcome`); None
+    for other entries (and from older daemons)."""
 
 
 class FileProblem(msgspec.Struct, kw_only=True):
@@ -292,6 +295,9 @@ class QueryHit(_Result):
     category it was removed from, `archived_reason` why and `archived_on` when."""
     archived_reason: str = ""
     archived_on: str = ""
+    outcomes: OutcomeCounts | None = None
+    """For a procedure, its reported successes and failures (its `score` is moved by them:
+    docs/reference/file-format.md#procedures); None otherwise."""
 
 
 class QueryResult(_Result):
@@ -648,12 +654,13 @@ class ContextParams(_Params):
     hook's block, which must stand on its own). Layer A is never left out either way."""
 
 
-ContextLayer = Literal["always", "relevant", "source"]
+ContextLayer = Literal["always", "relevant", "procedures", "source"]
 
 
 class ContextEntry(_Result):
-    """One entry in the block: `always` (Security, Instruction), `relevant` (ranked) or
-    `source` (a ranked chunk of a read-only source: `category` empty, `file` its path)."""
+    """One entry in the block: `always` (Security, Instruction), `relevant` (ranked),
+    `procedures` (a procedure matching the task, proven first) or `source` (a ranked chunk of
+    a read-only source: `category` empty, `file` its path)."""
 
     layer: ContextLayer
     category: str
@@ -673,6 +680,8 @@ class ContextEntry(_Result):
     stale: str = ""
     """For a stale entry, what is wrong in one sentence ("cites src/old.ts, which no longer
     exists; moved to src/new.ts")."""
+    outcomes: OutcomeCounts | None = None
+    """For a procedure, its reported successes and failures; None otherwise."""
 
 
 class ContextResult(_Result):
@@ -695,6 +704,54 @@ class ContextResult(_Result):
     already_given: int = 0
     """With `session`: how many entries that would have been considered were left out because
     the session was already given them."""
+    omitted_procedures: list[str] = []
+    """The slugs of the matching procedures left out of the block for space (its procedures
+    layer names them too)."""
+
+
+# ---------------------------------------------------------------------------- procedures
+
+
+class OutcomeCounts(_Result):
+    """How often a procedure was reported to have worked (`successes`) and failed."""
+
+    successes: int = 0
+    failures: int = 0
+
+
+class ProcedureParams(_Params):
+    """Store one procedure, `name: step; step; ... .` in procedures.md, under `slug` (else the
+    slug of the procedure with the same name, else one derived from the name); the result is a
+    `StoreResult`."""
+
+    workspace: Workspace
+    name: str
+    steps: Annotated[list[str], Meta(min_length=1)]
+    slug: str | None = None
+    dry_run: bool = False
+
+
+OutcomeKind = Literal["success", "failure"]
+
+
+class OutcomeParams(_Params):
+    """Record that the procedure `slug` worked ("success") or failed ("failure")."""
+
+    workspace: Workspace
+    slug: str
+    outcome: OutcomeKind
+
+
+class OutcomeResult(_Result):
+    """The procedure the outcome was recorded for, and its counts now."""
+
+    category: str
+    file: str
+    slug: str
+    content: str
+    outcomes: OutcomeCounts
+    message: str = ""
+    workspace: str = ""
 
 
 # ---------------------------------------------------------------------------- why

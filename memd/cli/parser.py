@@ -202,6 +202,30 @@ def _store(store: argparse.ArgumentParser) -> None:
     store.add_argument("content", nargs="+", metavar="TEXT", help="the memory: one sentence")
 
 
+def _procedure(procedure: argparse.ArgumentParser) -> None:
+    procedure.description = (
+        "Store a named workflow and its steps as one line of .memory/procedures.md "
+        "(`- [slug] Name: step; step.`); the same name (or --slug) updates it."
+    )
+    procedure.add_argument(
+        "--slug", "-s", help="kebab-case id (default: its namesake's, else from the name)"
+    )
+    procedure.add_argument("--dry-run", action="store_true", help="report, write nothing")
+    procedure.add_argument("name", metavar="NAME", help="what it does, e.g. 'Deploy to staging'")
+    procedure.add_argument(
+        "steps", nargs="+", metavar="STEP", help="each step, in order (quote one with spaces)"
+    )
+
+
+def _outcome(outcome: argparse.ArgumentParser) -> None:
+    outcome.description = (
+        "Record that a procedure worked or failed (kept beside the memory, never in "
+        ".memory/); procedures that worked are offered first."
+    )
+    outcome.add_argument("slug", metavar="SLUG", help="the procedure's slug")
+    outcome.add_argument("outcome", choices=("success", "failure"), help="how it went")
+
+
 def _query(query: argparse.ArgumentParser) -> None:
     query.add_argument("--category", "-c", help=CATEGORY_FILTER_HELP)
     query.add_argument(
@@ -482,6 +506,20 @@ GRAMMAR: dict[str, Verb] = {
         CLIENT,
         _why,
         missing="give a file, e.g. `memd why src/db/migrate.py`",
+    ),
+    "procedure": Verb(
+        "store a procedure: a name and its steps",
+        CLIENT,
+        _procedure,
+        missing='give a name and its steps, e.g. `memd procedure "Deploy to staging" '
+        '"build the image" "push it"`',
+    ),
+    "outcome": Verb(
+        "record that a procedure worked or failed",
+        CLIENT,
+        _outcome,
+        missing="give the procedure's slug and how it went, e.g. `memd outcome "
+        "deploy-staging success`",
     ),
     "init": Verb(
         "create .memory/ files and a memd block in agent instruction files",

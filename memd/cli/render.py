@@ -20,6 +20,8 @@ from memd.core.format.render import (
     match_label,
     search_mode,
 )
+from memd.core.search.outcomes import Record
+from memd.core.search.procedure_layer import record_note
 from memd_client import protocol as p
 
 
@@ -62,6 +64,7 @@ def render_query(result: p.QueryResult, text: str, tags: list[str] | None = None
         return f"No memories{tagged}." if tags else "No memories stored yet."
     lines = [
         f"{hit.score:7.3f}  {_text(hit)}  ({_where(hit)}){_matched(hit.match)}{_stale(hit)}"
+        + worked(hit.outcomes)
         for hit in result.results
     ]
     shown = len(result.results)
@@ -84,6 +87,13 @@ def _where(hit: p.QueryHit) -> str:
         return f"{hit.path}:{hit.lines}"
     prefix = "global:" if hit.source == "global" else ""
     return f"{prefix}{hit.file}:{hit.line}"
+
+
+def worked(counts: p.OutcomeCounts | None) -> str:
+    """What a procedure's line adds: how often it worked ("" with no reports, or for any other
+    entry)."""
+    note = "" if counts is None else record_note(Record(counts.successes, counts.failures))
+    return f"  ({note})" if note else ""
 
 
 def _stale(hit: p.QueryHit) -> str:
@@ -161,7 +171,7 @@ def render_entries(result: p.ListResult, tags: list[str] | None = None) -> str:
             user_wide = ", your user-wide memory" if entry.source == "global" else ""
             lines.append(f"{entry.category} ({entry.file}{user_wide})")
         slug = f"[{entry.slug}] " if entry.slug else ""
-        lines.append(f"  {entry.line:>4}  {slug}{entry.content}")
+        lines.append(f"  {entry.line:>4}  {slug}{entry.content}{worked(entry.outcomes)}")
     return "\n".join(lines)
 
 

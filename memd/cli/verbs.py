@@ -123,6 +123,16 @@ def _store(client: Client, args: argparse.Namespace) -> Outcome:
     return Outcome(result, lambda r: r.message, [])
 
 
+def _procedure(client: Client, args: argparse.Namespace) -> Outcome:
+    result = client.procedure(args.name, args.steps, slug=args.slug, dry_run=args.dry_run)
+    return Outcome(result, lambda r: r.message, [])
+
+
+def _outcome(client: Client, args: argparse.Namespace) -> Outcome:
+    result = client.outcome(args.slug, args.outcome)
+    return Outcome(result, lambda r: r.message, [])
+
+
 def _absolute(file: str | None) -> str | None:
     """A file named on the command line, as an absolute path (the daemon resolves a relative
     one against the workspace root, not the shell's directory)."""
@@ -325,6 +335,8 @@ NAMED_IN_OUTPUT = frozenset({"stats", "status"})
 
 VERBS: dict[str, Callable[[Client, argparse.Namespace], Outcome]] = {
     "store": _store,
+    "procedure": _procedure,
+    "outcome": _outcome,
     "query": _query,
     "episode": _episode,
     "cleanup": _cleanup,

@@ -36,6 +36,8 @@ from memd.core.format.render import (
     match_label,
     search_mode,
 )
+from memd.core.search.outcomes import Record
+from memd.core.search.procedure_layer import record_note
 from memd.mcp_bridge.printable import printable
 from memd_client import protocol as p
 
@@ -167,6 +169,13 @@ def _query_lines(result: p.QueryResult, query: str, tags: list[str] | None) -> s
     return "\n".join(lines)
 
 
+def worked(counts: p.OutcomeCounts | None) -> str:
+    """What a procedure's line adds: how often it worked ("" with no reports, or for any other
+    entry)."""
+    note = "" if counts is None else record_note(Record(counts.successes, counts.failures))
+    return f" ({note})" if note else ""
+
+
 def _hit_line(hit: p.QueryHit) -> str:
     label = entry_label(hit.category, hit.slug)
     if hit.source == "file":
@@ -176,6 +185,7 @@ def _hit_line(hit: p.QueryHit) -> str:
         line += f" (stale: {hit.stale})"
     if hit.archived:
         line += f" [archived {hit.archived_on}: {hit.archived_reason}]"
+    line += worked(hit.outcomes)
     labels = [match_label(hit.match), "[user-wide]" if hit.source == "global" else ""]
     return " ".join([line, *(label for label in labels if label)])
 
@@ -184,7 +194,8 @@ def render_entries(entries: list[p.EntryInfo], unreadable: Sequence[p.FileProble
     """Entries as lines "- [Category] [slug] content (file:line)", then the files that could
     not be read."""
     lines = [
-        f"- {entry_label(e.category, e.slug)} {e.content} ({e.file}:{e.line})" for e in entries
+        f"- {entry_label(e.category, e.slug)} {e.content} ({e.file}:{e.line}){worked(e.outcomes)}"
+        for e in entries
     ]
     return "\n".join([*lines, *unreadable_lines(unreadable)])
 

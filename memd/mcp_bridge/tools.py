@@ -331,6 +331,8 @@ def build_server(
     """Return the MCP server with memd's tools; `socket` and `workspace` are the CLI's flags."""
     from mcp.server.mcpserver import MCPServer
 
+    from memd.mcp_bridge.procedure_tools import procedure_tools  # it imports this module
+
     bridge = Bridge(socket, workspace)
     resolver = roots_resolver(bridge.fixed)
     categories = known_categories(workspace)
@@ -343,6 +345,7 @@ def build_server(
         tools=[
             *_write_tools(bridge, resolver, categories),
             *_read_tools(bridge, resolver, categories),
+            *procedure_tools(bridge, resolver),
         ],
     )
 

@@ -91,6 +91,8 @@ SHARED_FLAGS = shared_options(build_parser())
 MINIMAL: dict[tuple[str, ...], list[str]] = {
     ("serve",): [],
     ("store",): ["x"],
+    ("procedure",): ["Deploy", "build"],
+    ("outcome",): ["some-slug", "success"],
     ("query",): [],
     ("cleanup",): [],
     ("list",): [],
@@ -240,6 +242,8 @@ def test_a_missing_argument_shows_the_verbs_usage_and_what_to_give(
 def test_the_verbs_that_need_arguments_are_the_ones_expected() -> None:
     assert set(VERBS_NEEDING_ARGUMENTS) == {
         ("store",),
+        ("procedure",),
+        ("outcome",),
         ("get",),
         ("delete",),
         ("merge-file",),

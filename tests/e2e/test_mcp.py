@@ -44,6 +44,8 @@ TOOLS = {
     "memoryContext",
     "deleteMemory",
     "memoryCheck",
+    "storeProcedure",
+    "recordOutcome",
 }
 READ_ONLY = {"queryMemory", "getMemory", "memoryStats", "memoryContext", "memoryCheck"}
 CATEGORIES = ["Instruction", "Quirk", "Preference", "Decision", "Security", "Procedure", "Episode"]
@@ -56,6 +58,8 @@ RESULTS: dict[str, type[msgspec.Struct]] = {
     "memoryContext": p.ContextResult,
     "deleteMemory": p.DeleteResult,
     "memoryCheck": p.CheckResult,
+    "storeProcedure": p.StoreResult,
+    "recordOutcome": p.OutcomeResult,
 }
 """The protocol Struct each tool's structured content comes from."""
 

@@ -8,12 +8,17 @@ Rules:
   MAX_QUERY_CHARS characters plus the words of the file path it names), best first, keeping
   those scoring at least MIN_RELATIVE_SCORE of the best hit. Entries scoped to the file the
   call names (`scoped`, `memd.core.search.file_scope`) go first in it, whatever their score.
-- Layer C ("source"): chunks of the workspace's read-only sources ranked against the prompt,
+- Layer C ("procedures"): up to three procedures that match the prompt, proven ones first, each
+  with its steps and how often it worked (`memd.core.search.procedure_layer`). They are never in
+  layer A or B (the caller keeps them out of B's ranking), so none is given twice.
+- Sources ("source"): chunks of the workspace's read-only sources ranked against the prompt,
   keeping those scoring at least MIN_RELATIVE_SCORE of the best chunk, each with its file and
   lines. The caller leaves out the files the calling agent loads on its own.
 - The block never exceeds the budget: layer A goes in first, in order, for as long as it fits
-  (what does not fit is counted in `omitted`); layer B fills what is left, then layer C, each
-  skipping any line too long for the space that remains. No block at all when nothing fits.
+  (what does not fit is counted in `omitted`); then layer B's first RELEVANT_MINIMUM entries,
+  then layer C (the procedures that do not fit are named in its closing line), then the rest of
+  layer B, then the sources, each skipping any line too long for the space that remains. The
+  block shows them in layer order: A, B, C, sources. No block at all when nothing fits.
 - Rules never go missing silently: when layer-A entries are left out, or a Security or
   Instruction file cannot be read, layer A ends with a line saying so and where to read them
   (room for it is kept first).
@@ -40,6 +45,9 @@ from memd.core.format.categories import Category
 from memd.core.format.controls import visible
 from memd.core.format.mdformat import Entry
 from memd.core.format.render import entry_text
+from memd.core.search import procedure_layer
+from memd.core.search.outcomes import Record
+from memd.core.search.procedure_layer import ProcedureHit
 
 
 def layer_a(categories: Iterable[Category]) -> tuple[Category, ...]:
@@ -56,6 +64,8 @@ BYTES_PER_TOKEN = 3
 MIN_RELATIVE_SCORE = 0.2
 RELEVANT_LIMIT = 50
 """At most this many ranked entries are considered for layer B."""
+RELEVANT_MINIMUM = 3
+"""Layer B's first entries, packed before layer C's procedures get their room."""
 MAX_QUERY_CHARS = 4096
 """Only a long prompt's start is ranked against: its topic is there, and ranking stays fast."""
 TITLE = "## Project memory (memd)"
@@ -63,7 +73,7 @@ ALWAYS_HEADING = "Always follow:"
 RELEVANT_HEADING = "Relevant to this prompt:"
 SOURCE_HEADING = "From the project's files:"
 
-Layer = Literal["always", "relevant", "source"]
+Layer = Literal["always", "relevant", "procedures", "source"]
 Source = Literal["memory", "global"]
 
 
@@ -84,6 +94,8 @@ class Placed:
     """Where an entry lives: the workspace's memory or the user-wide one."""
     note: str = ""
     """What the block said is wrong with it ("" for none: see `note_of` in `build`)."""
+    record: Record | None = None
+    """A procedure's outcome record (layer C only)."""
 
 
 class SourceChunk(NamedTuple):
@@ -104,6 +116,8 @@ class Block:
     tokens: int
     entries: tuple[Placed, ...]
     omitted: int
+    omitted_procedures: tuple[Placed, ...] = ()
+    """Layer C's procedures left out for space (named in its closing line)."""
 
 
 def estimate_tokens(text: str) -> int:
@@ -148,6 +162,7 @@ def build(
     note_of: NoteOf = _no_note,
     scoped: Sequence[tuple[Category, Entry, float | None]] = (),
     relevant_heading: str = RELEVANT_HEADING,
+    procedures: Sequence[ProcedureHit] = (),
 ) -> Block:
     """Pack layer A (`always`, in order), layer B (`relevant`, best first, the entries
     `note_of` notes last) then layer C (`sources`, best first) into the budget; each of the
@@ -157,6 +172,7 @@ def build(
     named in a closing line of layer A ("Not shown: ..."), so an agent knows rules are missing
     and where to read them; room for that line is kept before anything else is packed.
     `relevant_heading` opens layer B (a file hook's block names the file instead of a prompt).
+    `procedures` are layer C's, in order (`procedure_layer.choose`).
     """
     rules: list[tuple[Category, Entry, Source]] = [(c, e, "memory") for c, e in always]
     rules += [(c, e, "global") for c, e in user_wide]
@@ -165,7 +181,7 @@ def build(
     ranked = [(c, e, score, note_of(c, e)) for c, e, score in relevant]
     ranked.sort(key=lambda item: bool(item[3]))  # stable: current entries first, order kept
     first = [(c, e, score, note_of(c, e)) for c, e, score in scoped]
-    packing = _Packing(rules, ranked, sources, note_of, first, relevant_heading)
+    packing = _Packing(rules, ranked, sources, note_of, first, relevant_heading, procedures)
     block = _pack(packing, budget_tokens, missing, reserve=())
     if block.omitted == 0 and not missing:
         return block
@@ -186,6 +202,8 @@ class _Packing(NamedTuple):
     scoped: Sequence[tuple[Category, Entry, float | None, str]] = ()
     """Layer B's first entries, whatever their score (scoped to the call's file)."""
     relevant_heading: str = RELEVANT_HEADING
+    procedures: Sequence[ProcedureHit] = ()
+    """Layer C's procedures, in order."""
 
 
 def notice_lines(left_out: Sequence[Category], unreadable: Sequence[Category]) -> list[str]:
@@ -235,9 +253,10 @@ def _pack(
     lines = [TITLE]
     placed: list[Placed] = []
     left_out: list[tuple[Category, Source]] = []
+    later: list[str] = []  # layer C's lines, packed before the rest of layer B, shown after it
 
     def fits(*extra: str) -> bool:
-        return estimate_tokens("\n".join([*lines, *extra]) + "\n") <= budget_tokens
+        return estimate_tokens("\n".join([*lines, *later, *extra]) + "\n") <= budget_tokens
 
     for category, entry, source in rules:
         if left_out:  # once one rule is left out, every later one is (in order)
@@ -259,19 +278,34 @@ def _pack(
     if notices:
         notices = [*(() if placed else (ALWAYS_HEADING,)), *notices]
         if not fits(*notices):  # no room to say rules are missing: show nothing rather
-            return Block(markdown="", tokens=0, entries=(), omitted=len(rules))
+            every = tuple(_placed_procedure(hit, packing.note_of) for hit in packing.procedures)
+            return Block("", 0, (), omitted=len(rules), omitted_procedures=every)
         lines.extend(notices)
+    _add_relevant(packing, lines, placed, fits, most=RELEVANT_MINIMUM)
+    layer_c = procedure_layer.pack(packing.procedures, lambda extra: fits(*extra), packing.note_of)
+    later.extend(layer_c.lines)
     _add_relevant(packing, lines, placed, fits)
+    lines.extend(later)
+    later.clear()
+    placed += [_placed_procedure(hit, packing.note_of) for hit in layer_c.placed]
     _add_sources(sources, lines, placed, fits)
+    skipped = tuple(_placed_procedure(hit, packing.note_of) for hit in layer_c.left_out)
     if len(lines) == 1:
-        return Block(markdown="", tokens=0, entries=(), omitted=len(left_out))
+        return Block("", 0, (), omitted=len(left_out), omitted_procedures=skipped)
     markdown = "\n".join(lines) + "\n"
     return Block(
         markdown=markdown,
         tokens=estimate_tokens(markdown),
         entries=tuple(placed),
         omitted=len(left_out),
+        omitted_procedures=skipped,
     )
+
+
+def _placed_procedure(hit: ProcedureHit, note_of: NoteOf) -> Placed:
+    """A procedure of layer C as the block's entry."""
+    note = note_of(hit.category, hit.entry)
+    return Placed("procedures", hit.category, hit.entry, hit.score, note=note, record=hit.record)
 
 
 def _add_relevant(
@@ -279,15 +313,19 @@ def _add_relevant(
     lines: list[str],
     placed: list[Placed],
     fits: Callable[..., bool],
+    most: int | None = None,
 ) -> None:
     """Layer B: the entries scoped to the call's file first (whatever their score), then the
-    ranked ones good enough and small enough for what is left of the budget."""
+    ranked ones good enough and small enough for what is left of the budget, until layer B
+    holds `most` entries (None: no such limit)."""
     top = max((score for _, _, score, _ in packing.relevant), default=0.0)
     seen = {(p.category, p.entry.line) for p in placed}
     floor = top * MIN_RELATIVE_SCORE
     candidates = [(c, e, score, note, True) for c, e, score, note in packing.scoped]
     candidates += [(c, e, score, note, False) for c, e, score, note in packing.relevant]
     for category, entry, score, note, first in candidates:
+        if most is not None and sum(p.layer == "relevant" for p in placed) >= most:
+            return
         low = not first and score is not None and score < floor
         if low or (category, entry.line) in seen:
             continue

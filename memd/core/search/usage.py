@@ -15,6 +15,8 @@ Rules:
 - An entry is an archive candidate when neither stored nor recalled in the last `UNUSED_DAYS`
   (entries with no history at all are not judged).
 - History of entries that no longer exist is dropped when `cleanup` runs (`forget_missing`).
+- `outcome` counts a procedure's reported success or failure (`memd.core.search.outcomes`
+  ranks by them); a report is a use, so it also sets the latest recall time.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ import msgspec
 
 from memd.core.format.categories import Category
 from memd.core.format.mdformat import Entry
+from memd.core.search.outcomes import Record
 
 HALF_LIFE_DAYS = 90.0
 MAX_NUDGE = 0.05
@@ -34,11 +37,14 @@ DAY = 86400.0
 
 
 class Usage(msgspec.Struct, frozen=True, kw_only=True):
-    """One entry's history: recalls, and the latest recall and store times (0: never)."""
+    """One entry's history: recalls, and the latest recall and store times (0: never); for a
+    procedure, how often it was reported to have worked and failed."""
 
     recalls: int = 0
     recalled_at: float = 0.0
     stored_at: float = 0.0
+    successes: int = 0
+    failures: int = 0
 
 
 Key = str
@@ -61,6 +67,21 @@ def recall(usage: Usage | None, now: float) -> Usage:
 def store(usage: Usage | None, now: float) -> Usage:
     """Return `usage` with a store (or update) at `now`."""
     return msgspec.structs.replace(usage or Usage(), stored_at=now)
+
+
+def outcome(usage: Usage | None, now: float, *, worked: bool) -> Usage:
+    """Return `usage` with one more success (`worked`) or failure, used at `now`."""
+    base = usage or Usage()
+    if worked:
+        return msgspec.structs.replace(base, successes=base.successes + 1, recalled_at=now)
+    return msgspec.structs.replace(base, failures=base.failures + 1, recalled_at=now)
+
+
+def record_of(usage: Usage | None) -> Record:
+    """Return the outcome record in `usage` (none: no reports)."""
+    if usage is None:
+        return Record()
+    return Record(usage.successes, usage.failures)
 
 
 def nudge(usage: Usage | None, now: float) -> float:

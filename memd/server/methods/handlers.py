@@ -29,13 +29,13 @@ from memd import __version__
 from memd.core.format.categories import BUILTIN, Categories, Category
 from memd.core.format.episodes import render_episode
 from memd.core.format.mdformat import Entry
-from memd.core.search import file_scope, given, prompt_block
+from memd.core.search import file_scope, given, procedure_layer, prompt_block
 from memd.core.search.shelves import origin
 from memd.core.sources.source_globs import MAX_SOURCE_ENTRIES, parse_entry
 from memd.core.writes import transitions
 from memd.core.writes.cleanup import every_citation_gone
 from memd.paths import MEMORY_DIR
-from memd.server.methods import episodes, search
+from memd.server.methods import episodes, procedures, search
 from memd.server.methods.read_filters import (
     categories_named,
     loaded,
@@ -100,6 +100,8 @@ class Methods:
             "check": (p.CheckParams, self.check),
             "why": (p.WhyParams, self.why),
             "episode": (p.EpisodeParams, self.episode),
+            "procedure": (p.ProcedureParams, self.procedure),
+            "outcome": (p.OutcomeParams, self.outcome),
         }
         self.table = {name: (t, self._leasing(h)) for name, (t, h) in self.table.items()}
         self.quick = frozenset({"query", "get", "list", "stats", "status"})
@@ -121,6 +123,8 @@ class Methods:
         memory or, with scope global, the user-wide one (`memd.server.workspaces.scopes`)."""
         workspace = await self._scoped(params.workspace, params.scope)
         category = workspace.category(params.category)
+        if category.kind == "procedure" and params.slug is None:
+            return await procedures.store_named(workspace, category, params, self._store_into)
         return await self._store_into(
             workspace,
             category,
@@ -170,6 +174,16 @@ class Methods:
         content = render_episode(episodes.today(), params.text, params.outcome, params.tags or ())
         return await self._store_into(workspace, Category.EPISODE, content, dry_run=params.dry_run)
 
+    async def procedure(self, params: p.ProcedureParams, session: Session) -> p.StoreResult:
+        """Store one procedure from a name and its steps (`memd.server.methods.procedures`)."""
+        workspace = await self.scopes.project(params.workspace)
+        return await procedures.store_procedure(workspace, params, self._store_into)
+
+    async def outcome(self, params: p.OutcomeParams, session: Session) -> p.OutcomeResult:
+        """Record that a procedure worked or failed (`memd.server.methods.procedures`)."""
+        workspace = await self.scopes.project(params.workspace)
+        return await procedures.record_outcome(workspace, params)
+
     async def query(self, params: p.QueryParams, session: Session) -> p.QueryResult:
         """Rank the workspace's entries against the query; with `tags`, only the entries that
         carry them all (filtered before `limit`, so `total` counts matching entries only).
@@ -204,6 +218,7 @@ class Methods:
                 memory_dir=hit.memory_dir,
                 chunk=hit.chunk,
                 checked=checks.of(hit.found.key, hit.found.entry),
+                record=hit.record,
             )
             for hit in answer.hits
         ]
@@ -320,6 +335,7 @@ class Methods:
                     entries.append(
                         wire.entry_info(searched_file.category, entry, tags, source=scope)
                     )
+        procedures.add_outcomes(workspace, entries)
         return p.ListResult(entries=entries, unreadable=unreadable, workspace=workspace.root)
 
     async def delete(self, params: p.DeleteParams, session: Session) -> p.DeleteResult:
@@ -443,8 +459,8 @@ class Methods:
     async def why(self, params: p.WhyParams, session: Session) -> p.WhyResult:
         """Which entries `context` would give for a file (and text), and why each other entry
         of the workspace (and each user-wide rule) would not be given
-        (`memd.core.search.file_scope.why_not`); with `session`, what it was already given is
-        explained as such, and nothing is recorded."""
+        (`memd.core.search.file_scope.why_not`; a procedure's: `procedure_layer.why_not`); with
+        `session`, what it was already given is explained as such, and nothing is recorded."""
         context = p.ContextParams(
             workspace=params.workspace,
             text=params.text,
@@ -462,6 +478,7 @@ class Methods:
         ranked = [(c, e, s) for c, e, s in made.relevant if not given.was_given(c, e, had)]
         top = max((score for _, _, score in ranked), default=0.0)
         scores = {(c, entry.line): score for c, entry, score in made.relevant}
+        left_out = {(placed.category, placed.entry.line) for placed in block.omitted_procedures}
         candidates: list[tuple[Category, Entry, prompt_block.Source]] = [
             (c, e, "memory") for c, s in made.snapshots.items() for e in s.entries
         ]
@@ -478,6 +495,10 @@ class Methods:
                 floor=top * prompt_block.MIN_RELATIVE_SCORE,
                 had=source == "memory" and not always and given.was_given(category, entry, had),
             )
+            if layer is None and category.layer == "procedures" and reason != "scope":
+                reason, detail = procedure_layer.why_not(
+                    left_out=(category, entry.line) in left_out, with_text=bool(params.text.strip())
+                )
             if layer is not None:
                 reason, detail = "given", file_scope.why_given(entry.content, at, layer)
             entries.append(wire.why_entry(category, entry, source, layer, reason, detail))
@@ -511,6 +532,7 @@ class Methods:
             workspace, snapshots, query, keep, every_category=not params.always
         )
         scoped = _scoped_to_file(snapshots, at, layer_a, relevant)
+        for_task = await procedures.for_task(self.search, workspace, snapshots, text, query, keep)
         chunks = await self.search.source_chunks(workspace, query, skip)
         user_rules, user_unreadable = (
             await self.scopes.user_wide_rules(layer_a) if layer_a else ([], [])
@@ -535,6 +557,7 @@ class Methods:
             note_of=checks.note,
             scoped=scoped,
             relevant_heading=_relevant_heading(text, params.file),
+            procedures=procedures.layer_c(workspace, for_task, had),
         )
         checks.done()
         if params.session and record:
@@ -688,7 +711,7 @@ def _scoped_to_file(
     relevant: Sequence[tuple[Category, Entry, float]],
 ) -> list[tuple[Category, Entry, float | None]]:
     """Layer B's first entries: those scoped to the call's file (none without a file), of the
-    categories not in layer A, with their rank's score where they have one."""
+    categories not in layer A nor C, with their rank's score where they have one."""
     if not at.given:
         return []
     ranked = {(c, entry.line): score for c, entry, score in relevant}

@@ -19,6 +19,10 @@ Rules:
   `query`'s: decided in issue 31, so that the entries an agent finds first with `memd query`
   are the ones its prompt block offers first. The cut for a hybrid ranking's keyword matches is
   taken on the boosted score (`fusion.STRONG / ranking.MAX_BOOST`), for both alike.
+- Outcomes (`outcome_rescored`): `query` moves each procedure's score by its reported
+  successes and failures (`memd.core.search.outcomes`) after ranking, then orders the hits by
+  score again (the cut at `limit` is taken before). The prompt block's layer C
+  (`Search.procedures`) ranks the procedure categories alone, and layer B never ranks them.
 - Recall (`count_recalls`): a query counts one recall of each entry it returns with a score (a
   listing is no recall); the prompt block counts none (its own entries would nudge themselves
   up, prompt after prompt).
@@ -42,7 +46,7 @@ import anyio
 
 from memd.core.format.categories import Category
 from memd.core.format.mdformat import Entry
-from memd.core.search import fusion, prompt_block, ranking
+from memd.core.search import fusion, outcomes, prompt_block, ranking
 from memd.core.search.decay import episode_factor
 from memd.core.search.file_scope import NO_FILE, FileAt, fit
 from memd.core.search.index import SearchIndex
@@ -89,6 +93,8 @@ class Located(NamedTuple):
     found: Found
     memory_dir: str
     chunk: Chunk | None
+    record: outcomes.Record | None = None
+    """A procedure's outcome record (None for any other entry)."""
 
 
 class Answer(NamedTuple):
@@ -240,6 +246,25 @@ def count_recalls(searched: Mapping[Key, SearchedFile], found: Iterable[Found]) 
             searched_file.workspace.usage.record_recalls([(searched_file.category, hit.entry)])
 
 
+def outcome_rescored(searched: Mapping[Key, SearchedFile], hits: list[Found]) -> list[Found]:
+    """`hits` with each of the workspace's procedures' scores moved by its record, best first
+    again (stable: equal scores keep their order); unchanged when no hit has a record."""
+    moved = False
+    rescored = []
+    for hit in hits:
+        searched_file = searched[hit.key]
+        category = searched_file.category
+        if category is not None and category.kind == "procedure":
+            record = searched_file.workspace.usage.record(category, hit.entry)
+            if record != outcomes.NO_RECORD:
+                hit = hit._replace(score=outcomes.ranked_score(hit.score, record))
+                moved = True
+        rescored.append(hit)
+    if moved:
+        rescored.sort(key=lambda hit: -hit.score)
+    return rescored
+
+
 TaggedLines = dict[Key, set[int]]
 """Per category (only those with any), the lines of the entries carrying the wanted tags."""
 
@@ -332,16 +357,20 @@ class Search:
         ranked = await self.rank(
             searched, text, mode=mode, limit=limit, min_score=min_score, keep=keep
         )
+        found_hits = outcome_rescored(searched, ranked.hits)
         if at.given:
-            ranked.hits.sort(key=lambda hit: fit(hit.entry.content, at) != "matches")
-        count_recalls(searched, ranked.hits)
+            found_hits.sort(key=lambda hit: fit(hit.entry.content, at) != "matches")
+        count_recalls(searched, found_hits)
         hits = []
-        for found in ranked.hits:
+        for found in found_hits:
             searched_file = searched[found.key]
             chunk = None
             if isinstance(searched_file.snapshot, SourceFile):
                 chunk = searched_file.snapshot.chunk_at[found.entry.line]
-            hits.append(Located(found, searched_file.workspace.memory_dir, chunk))
+            record = None
+            if searched_file.category is not None and searched_file.category.kind == "procedure":
+                record = searched_file.workspace.usage.record(searched_file.category, found.entry)
+            hits.append(Located(found, searched_file.workspace.memory_dir, chunk, record))
         return Answer(hits, ranked.total, ranked.mode, ranked.loading, unreadable)
 
     async def rank(
@@ -413,14 +442,43 @@ class Search:
         """Layer B of a prompt's block: the entries of the categories not always in it (of
         every category with `every_category`: a block without layer A) ranked against the
         prompt by `rank` in mode auto, only those `keep` accepts (and how far semantic search is
-        when it is still loading)."""
+        when it is still loading); never a procedure (layer C's, `procedures`)."""
+        wanted = [
+            c
+            for c in snapshots
+            if c.layer == "relevant" or (every_category and c.layer == "always")
+        ]
+        return await self._ranked_layer(workspace, snapshots, wanted, query, keep)
+
+    async def procedures(
+        self,
+        workspace: Workspace,
+        snapshots: Mapping[Category, Snapshot],
+        query: str,
+        keep: ranking.Keep[Key] | None = None,
+    ) -> list[tuple[Category, Entry, float]]:
+        """Layer C's candidates: the entries of the procedure categories ranked against the
+        prompt as layer B's are (`relevant`), best first (before their outcomes order them)."""
+        wanted = [c for c in snapshots if c.layer == "procedures"]
+        found, _ = await self._ranked_layer(workspace, snapshots, wanted, query, keep)
+        return found
+
+    async def _ranked_layer(
+        self,
+        workspace: Workspace,
+        snapshots: Mapping[Category, Snapshot],
+        wanted: Sequence[Category],
+        query: str,
+        keep: ranking.Keep[Key] | None,
+    ) -> tuple[list[tuple[Category, Entry, float]], p.SemanticLoading | None]:
+        """The entries of the `wanted` categories (those that can be read) ranked against the
+        prompt by `rank` in mode auto, related ones only, in a worker thread."""
         searched: dict[Key, SearchedFile] = {
             c: SearchedFile(workspace, snapshots[c], c)
-            for c in snapshots
-            if (c.layer == "relevant" or (every_category and c.layer == "always"))
-            and snapshots[c].error is None
+            for c in wanted
+            if c in snapshots and snapshots[c].error is None
         }
-        if not query.strip():
+        if not query.strip() or not searched:
             return [], None
         ranked = await self.rank(
             searched,

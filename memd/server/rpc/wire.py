@@ -28,6 +28,7 @@ from memd.core.format.path_scopes import scope_of
 from memd.core.format.render import entry_ref
 from memd.core.format.tags import tags_of
 from memd.core.search.file_scope import Reason
+from memd.core.search.outcomes import Record
 from memd.core.search.prompt_block import Block, Layer, Placed
 from memd.core.search.shelves import Key, origin
 from memd.core.sources.chunks import Chunk
@@ -362,11 +363,12 @@ def query_hit(
     memory_dir: str,
     chunk: Chunk | None = None,
     checked: StatusNote = (None, ""),
+    record: Record | None = None,
 ) -> p.QueryHit:
     """One query result, saying where it lives: the workspace's memory (`path` relative to the
     workspace), the user-wide one (`path` absolute, in its `memory_dir`) or a read-only source
     (`chunk` given: its path, the chunk's lines and its own text); `checked` is its status
-    against the code it cites and the stale note."""
+    against the code it cites and the stale note; `record`, a procedure's outcome record."""
     source = origin(key)
     if chunk is not None:
         assert not isinstance(key, Category)
@@ -402,7 +404,13 @@ def query_hit(
         lines=f"{entry.line}-{entry.line}",
         status=checked[0],
         stale=checked[1],
+        outcomes=None if record is None else outcome_counts(record),
     )
+
+
+def outcome_counts(record: Record) -> p.OutcomeCounts:
+    """A procedure's outcome record on the wire."""
+    return p.OutcomeCounts(successes=record.successes, failures=record.failures)
 
 
 def context_result(
@@ -435,10 +443,14 @@ def context_result(
                 source="file" if placed.category is None else placed.source,
                 status=checked(placed)[0],
                 stale=checked(placed)[1],
+                outcomes=None if placed.record is None else outcome_counts(placed.record),
             )
             for placed in block.entries
         ],
         omitted=block.omitted,
+        omitted_procedures=[
+            placed.entry.slug or placed.entry.content for placed in block.omitted_procedures
+        ],
         unreadable=unreadable,
         workspace=root,
         semantic_loading=loading,

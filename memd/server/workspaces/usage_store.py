@@ -30,6 +30,7 @@ from memd.config import state_dir
 from memd.core.format.categories import Category
 from memd.core.format.mdformat import Entry
 from memd.core.search import usage
+from memd.core.search.outcomes import Record
 from memd.fs import storage
 from memd_client.errors import RpcError
 
@@ -97,6 +98,21 @@ class UsageStore:
         self.entries[name] = usage.store(self.entries.get(name), self._clock())
         self._nudges.pop(name, None)
         self._dirty = True
+
+    def record_outcome(self, category: Category, entry: Entry, *, worked: bool) -> usage.Usage:
+        """Count one reported success (`worked`) or failure of the procedure `entry`; return
+        its history now."""
+        name = usage.key(category, entry)
+        found = self.entries[name] = usage.outcome(
+            self.entries.get(name), self._clock(), worked=worked
+        )
+        self._nudges.pop(name, None)
+        self._dirty = True
+        return found
+
+    def record(self, category: Category, entry: Entry) -> Record:
+        """How often the procedure `entry` was reported to have worked and failed."""
+        return usage.record_of(self.entries.get(usage.key(category, entry)))
 
     def make_boost(self) -> Callable[[Category, Entry], float]:
         """Return the ranking nudge per entry for one search (see `memd.core.search.usage.nudge`).

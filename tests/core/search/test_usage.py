@@ -82,3 +82,12 @@ def test_usage_orders_near_equals_but_never_beats_a_clearly_better_match() -> No
 def test_a_recall_long_ago_without_a_store_counts_as_unused() -> None:
     recalled_once = usage.recall(None, NOW - 400 * DAY)
     assert usage.unused(recalled_once, NOW)
+
+
+def test_outcomes_are_counted_and_count_as_a_use() -> None:
+    worked = usage.outcome(None, NOW, worked=True)
+    failed = usage.outcome(worked, NOW + 5, worked=False)
+    assert (failed.successes, failed.failures, failed.recalled_at) == (1, 1, NOW + 5)
+    assert failed.recalls == 0
+    assert usage.record_of(failed) == (1, 1)
+    assert usage.record_of(None) == (0, 0)

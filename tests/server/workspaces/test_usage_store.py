@@ -44,3 +44,26 @@ def test_snapshots_hand_on_an_index_but_never_keep_older_versions() -> None:
     third = Snapshot(None, 2.0, previous=second)  # second's index was never built
     assert third._previous_index is built
     assert not hasattr(third, "_previous")
+
+
+async def test_outcomes_are_saved_and_read_back(tmp_path: Path) -> None:
+    path = tmp_path / "u.json"
+    store = UsageStore("/w", clock=lambda: 1000.0, path=str(path))
+    store.record_outcome(Category.DECISION, KEEP, worked=True)
+    store.record_outcome(Category.DECISION, KEEP, worked=True)
+    store.record_outcome(Category.DECISION, KEEP, worked=False)
+    await store.save()
+    again = UsageStore("/w", clock=lambda: 1000.0, path=str(path))
+    again.load()
+    assert again.record(Category.DECISION, KEEP) == (2, 1)
+    assert again.record(Category.DECISION, GONE) == (0, 0)
+
+
+def test_a_sidecar_from_before_outcomes_still_loads(tmp_path: Path) -> None:
+    path = tmp_path / "u.json"
+    old = {"recalls": 2, "recalled_at": 5.0, "stored_at": 1.0}
+    path.write_text(json.dumps({"workspace": "/w", "entries": {"Decision/keep": old}}))
+    store = UsageStore("/w", clock=lambda: 0.0, path=str(path))
+    store.load()
+    assert store.entries["Decision/keep"].recalls == 2
+    assert store.record(Category.DECISION, KEEP) == (0, 0)
