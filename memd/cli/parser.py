@@ -472,12 +472,6 @@ GRAMMAR: dict[str, Verb] = {
         _store,
         missing='give the memory, e.g. `memd store -c Decision "Deploy with Helm."`',
     ),
-    "episode": Verb(
-        "store an episode: a dated event and its outcome (episodes.md)",
-        CLIENT,
-        _episode,
-        missing='give what happened, e.g. `memd episode --outcome fixed "The deploy timed out."`',
-    ),
     "query": Verb("search memories", CLIENT, _query),
     "cleanup": Verb("merge, prune and slug", CLIENT, _cleanup),
     "list": Verb("list entries", CLIENT, _list),
@@ -520,6 +514,12 @@ GRAMMAR: dict[str, Verb] = {
         _outcome,
         missing="give the procedure's slug and how it went, e.g. `memd outcome "
         "deploy-staging success`",
+    ),
+    "episode": Verb(
+        "store an episode: a dated event and its outcome (episodes.md)",
+        CLIENT,
+        _episode,
+        missing='give what happened, e.g. `memd episode --outcome fixed "The deploy timed out."`',
     ),
     "init": Verb(
         "create .memory/ files and a memd block in agent instruction files",

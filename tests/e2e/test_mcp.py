@@ -46,6 +46,7 @@ TOOLS = {
     "memoryCheck",
     "storeProcedure",
     "recordOutcome",
+    "storeEpisode",
 }
 READ_ONLY = {"queryMemory", "getMemory", "memoryStats", "memoryContext", "memoryCheck"}
 CATEGORIES = ["Instruction", "Quirk", "Preference", "Decision", "Security", "Procedure", "Episode"]
@@ -60,6 +61,7 @@ RESULTS: dict[str, type[msgspec.Struct]] = {
     "memoryCheck": p.CheckResult,
     "storeProcedure": p.StoreResult,
     "recordOutcome": p.OutcomeResult,
+    "storeEpisode": p.StoreResult,
 }
 """The protocol Struct each tool's structured content comes from."""
 

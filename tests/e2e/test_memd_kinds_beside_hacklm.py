@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from bench._text import word
 from memd.core.format import mdformat
 from memd_client import Client
 from tests.conftest import DaemonProcess
@@ -38,7 +39,9 @@ def _memd_writes(socket_path: Path, workspace: Path, stored: list[str]) -> None:
             )
             assert result.action == "stored", result.message
             stored.append(result.content)
-            result = client.store(category="Runbook", content=f"Rotate log volume {n} weekly.")
+            result = client.store(
+                category="Runbook", content=f"Rotate the {word(n, 3)} logs weekly."
+            )
             assert result.action == "stored", result.message
             stored.append(result.content)
 

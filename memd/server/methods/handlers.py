@@ -562,13 +562,11 @@ class Methods:
         checks.done()
         if params.session and record:
             self.given.record(workspace.root, params.session, map(given.placed_key, block.entries))
-        unreadable_files = [
-            wire.file_problem(c, s.error) for c, s in snapshots.items() if s.error is not None
-        ]
+        problems = [wire.file_problem(c, s.error) for c, s in snapshots.items() if s.error]
         result = wire.context_result(
             block,
             budget_tokens=params.budget_tokens,
-            unreadable=unreadable_files,
+            unreadable=problems,
             root=workspace.root,
             loading=loading,
             checked=checks.placed,
