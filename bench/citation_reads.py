@@ -31,7 +31,7 @@ from typing import Any
 
 from bench._daemon import percentile, running_daemon, tree_at
 from bench._report import RESULTS_DIR, commit, save
-from memd.core.format.categories import CATEGORIES
+from memd.core.format.categories import HACKLM_CATEGORIES
 from memd_client import Client
 
 FILES = 2_000
@@ -62,7 +62,7 @@ def make_repo(root: Path, files: int, entries: int) -> None:
         folder = root / "src" / f"mod{n % 40}"
         folder.mkdir(parents=True, exist_ok=True)
         (folder / f"file{n}.py").write_text(f"def handler_{n}():\n    return {n}\n")
-    lines: dict[str, list[str]] = {c.file: [] for c in CATEGORIES}
+    lines: dict[str, list[str]] = {c.file: [] for c in HACKLM_CATEGORIES}
     for n in range(entries):
         path = f"src/mod{n % 40}/file{(n * 7) % files}.py"
         words = QUERIES[n % len(QUERIES)]
@@ -70,9 +70,9 @@ def make_repo(root: Path, files: int, entries: int) -> None:
         content = kinds[n % 2] if n % 3 else f"The {words} helper sits in `src/gone{n}.py`."
         if not n % 3:
             (root / "src" / f"gone{n}.py").write_text("x = 1\n")
-        lines[CATEGORIES[n % len(CATEGORIES)].file].append(f"- [e{n}] {content}")
+        lines[HACKLM_CATEGORIES[n % len(HACKLM_CATEGORIES)].file].append(f"- [e{n}] {content}")
     (root / ".memory").mkdir()
-    for category in CATEGORIES:
+    for category in HACKLM_CATEGORIES:
         body = "\n".join(lines[category.file])
         (root / ".memory" / category.file).write_text(f"# {category.name}\n\n{body}\n")
     git("add", "-A")

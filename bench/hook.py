@@ -35,7 +35,7 @@ from typing import Any
 from bench._daemon import percentile, running_daemon, tree_at
 from bench._report import RESULTS_DIR, commit, save
 from memd.cli import hook
-from memd.core.format.categories import CATEGORIES
+from memd.core.format.categories import HACKLM_CATEGORIES
 
 TREE = Path(__file__).resolve().parent.parent
 ENTRIES = 200
@@ -52,14 +52,14 @@ AREAS = ("api", "login", "billing", "deploy", "cache", "search", "auth", "mail")
 def make_workspace(root: Path, entries: int) -> None:
     """Write the workspace: `.git`, `src/<area>/` and `entries` memories about those areas."""
     (root / ".git").mkdir()
-    lines: dict[str, list[str]] = {c.file: [] for c in CATEGORIES}
+    lines: dict[str, list[str]] = {c.file: [] for c in HACKLM_CATEGORIES}
     for n in range(entries):
         area = AREAS[n % len(AREAS)]
         (root / "src" / area).mkdir(parents=True, exist_ok=True)
         content = f"In src/{area}/handler{n % 5}.py the {area} rule number {n} holds."
-        lines[CATEGORIES[n % len(CATEGORIES)].file].append(f"- [e{n}] {content}")
+        lines[HACKLM_CATEGORIES[n % len(HACKLM_CATEGORIES)].file].append(f"- [e{n}] {content}")
     (root / ".memory").mkdir()
-    for category in CATEGORIES:
+    for category in HACKLM_CATEGORIES:
         body = "\n".join(lines[category.file])
         (root / ".memory" / category.file).write_text(f"# {category.name}\n\n{body}\n")
 

@@ -43,7 +43,7 @@ from typing import Any
 from bench._daemon import percentile, running_daemon
 from bench._report import RESULTS_DIR, commit, print_verdicts, save
 from bench.query import QUERIES, make_corpus, write_workspace
-from memd.core.format.categories import CATEGORIES, Category
+from memd.core.format.categories import HACKLM_CATEGORIES, Category
 from memd.core.format.mdformat import Entry
 from memd_client import Client
 
@@ -277,7 +277,7 @@ def edit_to_searchable(n_entries: int, edits: int) -> dict[str, float]:
                 client.query(text)
                 warm.append((time.perf_counter() - began) * 1000.0)
             for number in range(edits):
-                category = CATEGORIES[number % len(CATEGORIES)]
+                category = HACKLM_CATEGORIES[number % len(HACKLM_CATEGORIES)]
                 path = workspace / ".memory" / category.file
                 slug = f"hand-edit-{number}"
                 word = f"zqxedit{number}"

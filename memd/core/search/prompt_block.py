@@ -323,19 +323,20 @@ def _add_relevant(
     floor = top * MIN_RELATIVE_SCORE
     candidates = [(c, e, score, note, True) for c, e, score, note in packing.scoped]
     candidates += [(c, e, score, note, False) for c, e, score, note in packing.relevant]
+    count = sum(p.layer == "relevant" for p in placed)
     for category, entry, score, note, first in candidates:
-        if most is not None and sum(p.layer == "relevant" for p in placed) >= most:
+        if most is not None and count >= most:
             return
         low = not first and score is not None and score < floor
         if low or (category, entry.line) in seen:
             continue
         seen.add((category, entry.line))
         line = entry_line(category, entry, note)
-        first_line = not any(p.layer == "relevant" for p in placed)
-        heading = (packing.relevant_heading,) if first_line else ()
+        heading = () if count else (packing.relevant_heading,)
         if fits(*heading, line):
             lines.extend([*heading, line])
             placed.append(Placed("relevant", category, entry, score, note=note))
+            count += 1
 
 
 def _add_sources(

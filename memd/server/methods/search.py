@@ -478,8 +478,8 @@ class Search:
             for c in wanted
             if c in snapshots and snapshots[c].error is None
         }
-        if not query.strip() or not searched:
-            return [], None
+        if not query.strip() or not any(s.snapshot.entries for s in searched.values()):
+            return [], None  # nothing to rank: no worker-thread hop
         ranked = await self.rank(
             searched,
             query,
