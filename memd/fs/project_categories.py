@@ -6,7 +6,8 @@ Rules:
   `stat` on the event loop) on every request, and at the config's categories on SIGHUP; when
   either changed and the set is not the same, it unloads the workspace and loads it afresh
   (what its actors acknowledged is handed over, by file), so the next request already sees the
-  new set, with no wait for the watcher.
+  new set, with no wait for the watcher; while a request holds the workspace, the reload waits
+  for the first request after it.
 - A project's categories that cannot be used (the file is not valid, or a table clashes with a
   built-in or a configured one) are all left out, and `problem` says why; the workspace loads
   with the others, and a store into an unknown category names the problem.

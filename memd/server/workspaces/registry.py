@@ -149,7 +149,8 @@ class Registry:
         if known is not None and (known.replaced or known.root_is_replaced()):
             self._forget_replaced(known)  # its directory is another one now: load that
             known = None
-        if known is not None and await self._categories_changed(known):
+        # A request that holds it keeps it open (see `_reload`): asked before and after the read.
+        if known is not None and not known.in_use and await self._categories_changed(known):
             self._reload(known)
             known = None
         if known is None:
@@ -177,16 +178,23 @@ class Registry:
         found = await anyio.to_thread.run_sync(
             project_categories.categories_of, workspace.root, self.limits.categories
         )
-        workspace.categories_stale = False
         if found.categories.same_as(workspace.categories):
+            workspace.categories_stale = False
             workspace.category_set = found._replace(categories=workspace.categories)
             return False
-        return True
+        return True  # still stale (or a new fingerprint) until the reload: a deferred one retries
 
     def _reload(self, workspace: Workspace) -> None:
         """Unload `workspace`, whose categories changed, so the next request loads it afresh
-        (what it acknowledged is handed over)."""
+        (what it acknowledged is handed over).
+
+        Rule: only a workspace no request holds (`in_use` 0) is reloaded; while one does, it
+        keeps serving with its old categories and the first request after reloads it. Closing
+        it under a request would refuse that request's writes as if memd were stopping, and
+        lose what it records in the usage history (an outcome) after the history's last save."""
         self._spellings.forget(workspace)
+        if workspace.in_use:
+            return
         if self._workspaces.get(workspace.root) is workspace and self._unloads is not None:
             logger.info("the categories of %s changed; loading it afresh", workspace.root)
             self._unload(workspace, self._unloads)
