@@ -27,7 +27,10 @@ Rules:
 - A lesson is promoted into one new Quirk, `Recurring lesson (N episodes: [a], [b], [c]): <the
   newest member's event>` (newest by date, then line; tags left out), named by slug (a
   slug-less member is named by its line, and a dry run shows it; `cleanup --apply` gives every
-  entry its slug first). The episodes stay. A group already named by a Quirk (any member's
+  entry its slug first). It is stored under a slug of its own that no Quirk has
+  (`lesson-` and the words of its event, made unique), so it is always a new entry: never an
+  update of, nor skipped for, a Quirk someone wrote however alike they read. The episodes
+  stay. A group already named by a Quirk (any member's
   `[slug]` in any Quirk's content) is not promoted again, so a second plan proposes nothing new.
 - Deterministic and lossless: the same input gives the same plan; applying it removes exactly
   the archived entries, so what stays plus what is archived is the original set.
@@ -45,6 +48,7 @@ from memd.core.format.categories import Category
 from memd.core.format.episodes import episode_date, episode_text
 from memd.core.format.mdformat import Document, Entry, parse_entry_line, remove_line
 from memd.core.format.tags import strip_tags
+from memd.core.writes.slugs import MAX_SLUG_LENGTH, derive_slug, unique_slug
 from memd.core.writes.wording import keywords
 
 DEFAULT_MAX_AGE_DAYS = 180
@@ -66,10 +70,12 @@ class Archival(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class Promotion(msgspec.Struct, frozen=True, kw_only=True):
-    """A recurring lesson: its episodes (in file order) and the Quirk content naming them."""
+    """A recurring lesson: its episodes (in file order), the Quirk content naming them and
+    the new slug it is stored under."""
 
     episodes: tuple[Entry, ...]
     content: str
+    slug: str
 
 
 class ConsolidationPlan(msgspec.Struct, frozen=True, kw_only=True):
@@ -198,13 +204,23 @@ def _promotions(episodes: Sequence[Entry], quirks: Sequence[Entry]) -> tuple[Pro
         taken.update(members)
         groups.append(members)
     named = " ".join(quirk.content for quirk in quirks)
+    quirk_slugs = {quirk.slug for quirk in quirks if quirk.slug}
     promotions = []
     for members in sorted(groups):
         group = [episodes[n] for n in members]
         if any(entry.slug and f"[{entry.slug}]" in named for entry in group):
             continue
-        promotions.append(Promotion(episodes=tuple(group), content=_lesson(group)))
+        content = _lesson(group)
+        slug = _lesson_slug(content, quirk_slugs)
+        quirk_slugs.add(slug)
+        promotions.append(Promotion(episodes=tuple(group), content=content, slug=slug))
     return tuple(promotions)
+
+
+def _lesson_slug(content: str, taken: set[str]) -> str:
+    """A lesson's new slug: `lesson-` and its event's words, unique against `taken`."""
+    words = derive_slug(content.partition("): ")[2] or content, ())
+    return unique_slug(f"lesson-{words}"[: MAX_SLUG_LENGTH - 4].rstrip("-"), taken)
 
 
 def _lesson(group: Sequence[Entry]) -> str:

@@ -10,7 +10,8 @@ Rules:
 - Consolidation runs after the categories' own cleanup (so with `apply` every entry has its
   slug by then). Archiving goes through each episode category's actor (`Delete` with the
   planned text and the reason: an episode edited meanwhile is left alone and reported as not
-  archived); a promotion is one store into the Quirk category through the one store path.
+  archived); a promotion is one store into the Quirk category through the one store path,
+  under the new slug the plan gave it (a new entry, never an update of another Quirk).
 - The archive (`.memory/archive.md`; the dated files it was moved aside to are not searched) is
   read only for a query that asks. Its records are ranked by the same words rules, with the
   archive's own statistics, per category they were removed from (a record of a category the
@@ -39,8 +40,8 @@ from memd.server.rpc import wire
 from memd.server.workspaces.workspace import Workspace
 from memd_client import protocol as p
 
-Store = Callable[[Workspace, Category, str], Awaitable[p.StoreResult]]
-"""The one store path (`Methods._store_into`), for a promotion."""
+Store = Callable[..., Awaitable[p.StoreResult]]
+"""The one store path (`Methods._store_into`), for a promotion (with its own new slug)."""
 
 
 def today() -> datetime.date:
@@ -83,7 +84,11 @@ async def consolidate(
                 )
             )
         for promotion in plan.promote:
-            stored = await store(workspace, Category.QUIRK, promotion.content) if apply else None
+            stored = None
+            if apply:
+                stored = await store(
+                    workspace, Category.QUIRK, promotion.content, slug=promotion.slug
+                )
             promoted.append(
                 p.PromotedInfo(
                     category=Category.QUIRK.name,
