@@ -13,9 +13,11 @@ Rules:
   archived); a promotion is one store into the Quirk category through the one store path,
   under the new slug the plan gave it (a new entry, never an update of another Quirk).
 - The archive (`.memory/archive.md`; the dated files it was moved aside to are not searched) is
-  read only for a query that asks. Its records are ranked by the same words rules, with the
-  archive's own statistics, per category they were removed from (a record of a category the
-  workspace no longer has is left out), and merged with the live hits by score.
+  read only for a query that asks, and at most `max_archive_bytes` of it (memd moves it aside
+  before that size); one it cannot use (too big, not text, a link) is named in the query's
+  `unreadable` and the live hits are still served. Its records are ranked by the same words
+  rules, with the archive's own statistics, per category they were removed from (a record of
+  a category the workspace no longer has is left out), and merged with the live hits by score.
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ from memd.paths import MEMORY_DIR
 from memd.server.rpc import wire
 from memd.server.workspaces.workspace import Workspace
 from memd_client import protocol as p
+from memd_client.errors import RpcError
 
 Store = Callable[..., Awaitable[p.StoreResult]]
 """The one store path (`Methods._store_into`), for a promotion (with its own new slug)."""
@@ -148,16 +151,21 @@ class ArchivedHit(msgspec.Struct, frozen=True, kw_only=True):
     score: float
 
 
-async def search_archive(workspace: Workspace, query: str, limit: int) -> list[ArchivedHit]:
+async def search_archive(
+    workspace: Workspace, query: str, limit: int
+) -> tuple[list[ArchivedHit], list[p.FileProblem]]:
     """The best `limit` archived records of `workspace` for `query` (see the module rules);
-    none when it has no archive."""
+    none when it has no archive, and none but its problem when memd cannot use it."""
     path = workspace.archive_path
     try:
-        found = await anyio.to_thread.run_sync(_read_archive, path)
-    except OSError:
-        return []
+        found = await anyio.to_thread.run_sync(_read_archive, path, workspace.max_archive_bytes)
+    except RpcError as exc:
+        return [], [p.FileProblem(category="", file=ARCHIVE_FILE, code=exc.code, message=str(exc))]
+    except OSError as exc:
+        message = f"{path} could not be read ({exc.strerror}); archived entries were not searched."
+        return [], [p.FileProblem(category="", file=ARCHIVE_FILE, code=1007, message=message)]
     if not found:
-        return []
+        return [], []
     records: dict[int, ArchiveLine] = {record.line: record for record in found}
     by_category: dict[Category, list[Entry]] = {}
     for record in found:
@@ -167,18 +175,25 @@ async def search_archive(workspace: Workspace, query: str, limit: int) -> list[A
             by_category.setdefault(category, []).append(entry)
     indexes = [(c, ranking.build_index(tuple(e))) for c, e in by_category.items()]
     result = ranking.search(indexes, query, limit=limit)
-    return [
+    hits = [
         ArchivedHit(category=hit.key, record=records[hit.entry.line], score=hit.score)
         for hit in result.hits
         if hit.score > 0
     ]
+    return hits, []
 
 
-def _read_archive(path: str) -> tuple[ArchiveLine, ...]:
-    """The records of the archive at `path` (blocking; none when it does not exist)."""
+def _read_archive(path: str, max_bytes: int) -> tuple[ArchiveLine, ...]:
+    """The records of the archive at `path` (blocking; none when it does not exist).
+
+    Raises:
+        FileFormatError: it is over `max_bytes` (memd moves it aside before that, so a bigger
+            one came from elsewhere), a link or not UTF-8 text.
+        StorageError: the file system refused the read.
+    """
     if not os.path.exists(path):
         return ()
-    read = storage.read_text(path, follow_links=False)
+    read = storage.read_text(path, follow_links=False, max_bytes=max_bytes)
     return () if read is None else archive_lines(read[0])
 
 

@@ -223,9 +223,10 @@ class Methods:
             for hit in answer.hits
         ]
         checks.done()
-        total = answer.total
+        total, unreadable = answer.total, answer.unreadable
         if params.include_archived:
-            found = await episodes.search_archive(workspace, params.query, params.limit)
+            found, problems = await episodes.search_archive(workspace, params.query, params.limit)
+            unreadable = [*unreadable, *problems]
             total += len(found)
             results += [episodes.archived_query_hit(hit) for hit in found]
             results.sort(key=lambda hit: -hit.score)  # stable: live hits first among equals
@@ -233,7 +234,7 @@ class Methods:
         return p.QueryResult(
             results=results,
             total=total,
-            unreadable=answer.unreadable,
+            unreadable=unreadable,
             workspace=workspace.root,
             mode=answer.mode,
             semantic_loading=answer.loading,
