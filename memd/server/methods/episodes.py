@@ -17,7 +17,10 @@ Rules:
   before that size); one it cannot use (too big, not text, a link) is named in the query's
   `unreadable` and the live hits are still served. Its records are ranked by the same words
   rules, with the archive's own statistics, per category they were removed from (a record of
-  a category the workspace no longer has is left out), and merged with the live hits by score.
+  a category the workspace no longer has is left out), and merged with the live hits by score
+  (their scores are by words alone: a hybrid query's live scores are on another scale).
+- A query's filters apply to archived records as to live entries (`ArchiveFilter`): its
+  category, its tags (all of them), its `min_score`; sources without "memory" search no archive.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ import datetime
 import os
 import time
 from collections.abc import Awaitable, Callable, Iterable
+from typing import NamedTuple
 
 import anyio
 import msgspec
@@ -33,6 +37,7 @@ import msgspec
 from memd.core.format.archive import ARCHIVE_FILE, ArchiveLine, archive_lines
 from memd.core.format.categories import Category
 from memd.core.format.mdformat import Entry
+from memd.core.format.tags import tags_of
 from memd.core.search import ranking
 from memd.core.writes import transitions
 from memd.core.writes.consolidation import ConsolidationPlan, plan_consolidation
@@ -151,11 +156,25 @@ class ArchivedHit(msgspec.Struct, frozen=True, kw_only=True):
     score: float
 
 
+class ArchiveFilter(NamedTuple):
+    """What a query keeps of the archived records, as of its live entries: their categories,
+    the tags each must carry (all of them), and the lowest score."""
+
+    categories: frozenset[Category]
+    tags: frozenset[str] = frozenset()
+    min_score: float | None = None
+
+    def keeps(self, category: Category, content: str) -> bool:
+        """Whether a record of `category` with `content` passes the category and tag filters."""
+        return category in self.categories and self.tags <= tags_of(content)
+
+
 async def search_archive(
-    workspace: Workspace, query: str, limit: int
+    workspace: Workspace, query: str, limit: int, wanted: ArchiveFilter
 ) -> tuple[list[ArchivedHit], list[p.FileProblem]]:
-    """The best `limit` archived records of `workspace` for `query` (see the module rules);
-    none when it has no archive, and none but its problem when memd cannot use it."""
+    """The best `limit` archived records of `workspace` for `query` that `wanted` keeps (see
+    the module rules); none when it has no archive, and none but its problem when memd cannot
+    use it."""
     path = workspace.archive_path
     try:
         found = await anyio.to_thread.run_sync(_read_archive, path, workspace.max_archive_bytes)
@@ -170,7 +189,7 @@ async def search_archive(
     by_category: dict[Category, list[Entry]] = {}
     for record in found:
         category = _category_named(workspace, record.category)
-        if category is not None:
+        if category is not None and wanted.keeps(category, record.content):
             entry = Entry(line=record.line, slug=record.slug, content=record.content)
             by_category.setdefault(category, []).append(entry)
     indexes = [(c, ranking.build_index(tuple(e))) for c, e in by_category.items()]
@@ -178,7 +197,7 @@ async def search_archive(
     hits = [
         ArchivedHit(category=hit.key, record=records[hit.entry.line], score=hit.score)
         for hit in result.hits
-        if hit.score > 0
+        if hit.score > 0 and (wanted.min_score is None or hit.score >= wanted.min_score)
     ]
     return hits, []
 

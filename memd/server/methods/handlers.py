@@ -224,8 +224,13 @@ class Methods:
         ]
         checks.done()
         total, unreadable = answer.total, answer.unreadable
-        if params.include_archived:
-            found, problems = await episodes.search_archive(workspace, params.query, params.limit)
+        if params.include_archived and "memory" in (params.sources or ("memory",)):
+            found, problems = await episodes.search_archive(
+                workspace,
+                params.query,
+                params.limit,
+                episodes.ArchiveFilter(frozenset(categories), wanted, params.min_score),
+            )
             unreadable = [*unreadable, *problems]
             total += len(found)
             results += [episodes.archived_query_hit(hit) for hit in found]

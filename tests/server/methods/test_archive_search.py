@@ -7,6 +7,7 @@ import time
 from pathlib import Path
 
 import anyio
+import msgspec
 import pytest
 
 from memd.core.format.categories import HACKLM_CATEGORIES
@@ -53,3 +54,45 @@ async def test_an_unusable_archive_is_named_and_the_live_hits_stay(
     assert isinstance(result, p.QueryResult)
     assert [hit.slug for hit in result.results] == ["widgets"]
     assert [problem.file for problem in result.unreadable] == ["archive.md"]
+
+
+FILTERED = (
+    ARCHIVE_HEAD
+    + "- 2026-01-01 | Quirk | pruned | [old-widgets] Widgets once spun three times. #ops\n"
+    + "- 2026-01-02 | Episode | consolidated | [old-spin] 2025-01-02: Widgets spun loose.\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("filters", "archived"),
+    [
+        ({}, {"old-widgets", "old-spin"}),
+        ({"category": "Quirk"}, {"old-widgets"}),
+        ({"tags": ["ops"]}, {"old-widgets"}),
+        ({"min_score": 0.99}, set()),
+        ({"sources": ["global"]}, set()),
+    ],
+    ids=["none", "category", "tags", "min-score", "no-memory-source"],
+)
+async def test_a_querys_filters_apply_to_archived_records(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, filters: dict[str, object], archived: set[str]
+) -> None:
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    memory = tmp_path / "ws" / ".memory"
+    memory.mkdir(parents=True)
+    for category in HACKLM_CATEGORIES:
+        (memory / category.file).write_text(render(new_document(category)))
+    (memory / "archive.md").write_text(FILTERED)
+    with anyio.fail_after(30):
+        async with anyio.create_task_group() as services:
+            registry = Registry(services, clock=time.time)
+            _, query = Methods(registry, started=0.0, socket_path="unused").table["query"]
+            params = msgspec.convert(
+                {"workspace": str(memory.parent), "query": "widgets", "include_archived": True}
+                | filters,
+                p.QueryParams,
+            )
+            result = await query(params, Session())
+            registry.close()
+    assert isinstance(result, p.QueryResult)
+    assert {hit.slug for hit in result.results if hit.archived} == archived
