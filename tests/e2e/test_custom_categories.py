@@ -4,16 +4,19 @@ cleanup (client library, CLI and MCP), read again the moment memd.toml changes."
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import queue
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from memd_client import Client
+from memd_client import Client, protocol as p
 from memd_client.errors import CategoryNotFound
 from tests.conftest import DaemonProcess, start_daemon
 from tests.e2e.test_mcp import bridge, call, env
@@ -205,3 +208,22 @@ async def test_mcps_schemas_list_the_projects_categories_and_store_takes_them(
         _, found = await call(client, "queryMemory", query="drain queue", category="Runbook")
     assert stored["category"] == "Runbook" and stored["file"] == "runbooks.md"
     assert found["results"][0]["content"] == "Drain the queue first."
+
+
+def test_a_subscriber_keeps_its_feed_when_memd_toml_changes(
+    daemon: DaemonProcess, workspace: Path
+) -> None:
+    events: queue.Queue[p.Event] = queue.Queue()
+    with Client(daemon.socket_path, workspace=workspace) as client:
+        client.store(category="Quirk", content="The CI cache expires after a week.")
+        with client.subscribe(events.put):
+            (workspace / ".memory" / "memd.toml").write_text(PROJECT_TOML)
+            client.store(category="Runbook", content="Restart the workers after a deploy.")
+            seen: list[p.Event] = []
+            deadline = time.monotonic() + 30
+            while not any(isinstance(e, p.Changed) and e.category == "Runbook" for e in seen):
+                assert time.monotonic() < deadline, seen
+                with contextlib.suppress(queue.Empty):
+                    seen.append(events.get(timeout=0.5))
+    resyncs = [e for e in seen if isinstance(e, p.Resync)]
+    assert resyncs and "categories" in resyncs[0].message

@@ -5,7 +5,8 @@ for it, then loads the workspace again: no request ever gets a closed workspace)
 
 Rule: the registry owns the workspaces' lifetimes; what a workspace does is `workspace.py`.
 A workspace whose categories changed (its memd.toml, or the config's on SIGHUP) is unloaded and
-loaded afresh (`memd.fs.project_categories`).
+loaded afresh (`memd.fs.project_categories`); its subscribers move to the new load, each
+told to catch up (`resync`).
 
 Size: the workspaces' lifetimes (load, reload, replace, idle unload) and resolving the paths
 clients give (`resolve_root`).
@@ -78,6 +79,9 @@ class Registry:
         """What every workspace path resolution runs under (see RESOLVERS)."""
         # What unloaded workspaces acknowledged, for their next load (bounded: HANDED_ROOTS).
         self._handed: collections.OrderedDict[str, dict[str, Handover]] = collections.OrderedDict()
+        # Workspaces unloaded for a reload, by root, whose subscribers the next load takes over
+        # (bounded: HANDED_ROOTS).
+        self._reloaded: collections.OrderedDict[str, Workspace] = collections.OrderedDict()
         self._limits_changed = anyio.Event()
         self.unloaded = 0
         """How many times a workspace was unloaded for being idle."""
@@ -197,6 +201,9 @@ class Registry:
             return
         if self._workspaces.get(workspace.root) is workspace and self._unloads is not None:
             logger.info("the categories of %s changed; loading it afresh", workspace.root)
+            self._reloaded[workspace.root] = workspace
+            while len(self._reloaded) > HANDED_ROOTS:
+                self._reloaded.popitem(last=False)
             self._unload(workspace, self._unloads)
 
     def _forget_replaced(self, workspace: Workspace) -> None:
@@ -242,6 +249,8 @@ class Registry:
                     await self._services.start(workspace.run)
                 self._workspaces[root] = workspace
                 logger.info("loaded workspace %s", root)
+                if (earlier := self._reloaded.pop(root, None)) is not None:
+                    workspace.take_subscribers(earlier)
             finally:
                 del self._loading[root]
                 loaded.set()

@@ -490,6 +490,22 @@ class Workspace:
         self._subscribers.add(session)
         session.feeds[self.root] = self
 
+    def take_subscribers(self, earlier: Workspace) -> None:
+        """Subscribe the sessions still subscribed to `earlier` (this root's last load, unloaded
+        because its categories changed), and send each a `resync`: what changed between the two
+        loads was not sent. A session that closed meanwhile (its feed is gone) is left out."""
+        message = (
+            f"The categories of {self.root} changed, so memd loaded it afresh; changes may "
+            "have been missed: call `list` to catch up."
+        )
+        frame = notification_frame(
+            "resync", p.Resync(workspace=self.root, dropped=0, message=message)
+        )
+        for session in list(earlier._subscribers):
+            if session.feeds.get(self.root) is earlier:
+                self.subscribe(session)
+                session.offer(self.root, frame)
+
     def unsubscribe(self, session: Session) -> bool:
         """Stop sending changes to `session`; return whether it was subscribed."""
         session.feeds.pop(self.root, None)
