@@ -67,3 +67,21 @@ def test_cleanup_folds_an_episode_only_into_the_very_same_one(
     # The very same line twice is one episode written twice: one of them goes to the archive.
     assert text.count("2026-11-02: Deploy failed.\n") == 1
     assert "2026-11-02: Deploy failed." in (memory / "archive.md").read_text()
+
+
+def test_why_names_a_custom_always_category_for_what_it_is(
+    daemon: DaemonProcess, workspace: Path
+) -> None:
+    memory = workspace / ".memory"
+    memory.mkdir(exist_ok=True)
+    (memory / "memd.toml").write_text(
+        '[[categories]]\nname = "Gate"\nfile = "gates.md"\nlimit = 10\nlayer = "always"\n'
+    )
+    with Client(daemon.socket_path, workspace=workspace) as client:
+        client.store(category="Gate", content="Never merge without a green CI run.")
+        client.store(category="Security", content="Never commit .env files.")
+        given = {e.category: e for e in client.why("src/app.py").entries if e.reason == "given"}
+    assert given["Gate"].layer == "always"
+    assert "Security or Instruction" not in given["Gate"].detail
+    assert "Gate" in given["Gate"].detail
+    assert "Security" in given["Security"].detail
