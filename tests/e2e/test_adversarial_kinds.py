@@ -12,6 +12,7 @@ from pathlib import Path
 
 from memd_client import Client
 from tests.conftest import DaemonProcess
+from tests.e2e.test_cli import memd
 
 PROCEDURES = (
     "# Procedures\n\n"
@@ -85,3 +86,24 @@ def test_why_names_a_custom_always_category_for_what_it_is(
     assert "Security or Instruction" not in given["Gate"].detail
     assert "Gate" in given["Gate"].detail
     assert "Security" in given["Security"].detail
+
+
+def test_a_procedure_kept_beside_another_never_claims_a_slug_was_given(
+    daemon: DaemonProcess, workspace: Path
+) -> None:
+    (workspace / ".memory").mkdir(exist_ok=True)
+    sock = daemon.socket_path
+    first = memd(
+        "procedure", "Deploy to staging", "build the image", "push it", cwd=workspace, socket=sock
+    )
+    assert first.returncode == 0, first.stderr
+    second = memd("procedure", "Deploy staging", "build the image", cwd=workspace, socket=sock)
+    assert second.returncode == 0, second.stderr
+    assert "[deploy-staging-2]" in second.stdout
+    assert "slug you gave" not in second.stdout
+    assert "another name" in second.stdout
+    same = memd(
+        "procedure", "--slug", "mine", "Deploy to staging", "tag it", cwd=workspace, socket=sock
+    )
+    assert same.returncode == 0, same.stderr
+    assert "another name" not in same.stdout
