@@ -110,13 +110,17 @@ def why_not(
     return "score", f"score {score:.3f}, below the floor {floor:.3f} (a fifth of the best)"
 
 
-def why_given(content: str, at: FileAt, layer: Layer) -> str:
-    """Why `context` gave an entry for `at` (in layer `layer`), in one phrase."""
+def why_given(content: str, at: FileAt, layer: Layer, category: str = "") -> str:
+    """Why `context` gave an entry of `category` (its name) for `at` (in layer `layer`), in one
+    phrase: an always-layer entry is named by its category (Security, Instruction or a custom
+    category of layer "always")."""
     scope = scope_of(content)
     if fit_of(scope, at) == "matches":
         return f"scoped to {', '.join(scope.globs)}, which matches {at.path}"
     if layer == "always":
-        return "a Security or Instruction entry for every file"
+        return (
+            f"a {category or 'Security or Instruction'} entry, in the always layer for every file"
+        )
     return "related to the file's path words or the text"
 
 

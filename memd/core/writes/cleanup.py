@@ -11,7 +11,9 @@ Rules:
   a store of it would be skipped there, because it says nothing the other does not (the same
   words reformatted, or a shorter form of it). A changed value, a reversed rule, other tags or
   anything new keep both: "Always use tabs" and "Never use tabs" contradict each other, and
-  "Use Node 20" / "Use Node 22" is a change to resolve, not a duplicate to drop.
+  "Use Node 20" / "Use Node 22" is a change to resolve, not a duplicate to drop. A procedure
+  folds only into one of the same name, an episode only into the very same one
+  (`fold_kinds.may_fold`).
 - Entries are ordered by specificity: most content words first (repeats counted), then most
   tags, then higher `score_entry`, then earlier line. In that order each entry joins the first
   cluster whose winner it says nothing beyond, or else starts a new cluster (only winners with
@@ -67,7 +69,7 @@ from collections.abc import Iterable, Sequence
 import msgspec
 
 from memd.core.format.archive import ArchivedEntry
-from memd.core.format.categories import Category
+from memd.core.format.categories import Category, Kind
 from memd.core.format.mdformat import (
     Document,
     Entry,
@@ -78,6 +80,7 @@ from memd.core.format.mdformat import (
     replace_line,
 )
 from memd.core.writes.dedup_index import close
+from memd.core.writes.fold_kinds import may_fold
 from memd.core.writes.judge import Relation, Verdict, judge
 from memd.core.writes.slugs import derive_slug
 from memd.core.writes.wording import analyse, terms
@@ -251,7 +254,7 @@ def plan_cleanup(category: Category, doc: Document, *, limit: int) -> CleanupPla
     if limit < 0:
         raise ValueError(f"A category limit cannot be negative, got {limit}.")
     items = [_item(category, entry) for entry in entries(doc)]
-    groups, pruned, pruning = _merge_and_prune(items, limit)
+    groups, pruned, pruning = _merge_and_prune(items, limit, category.kind)
     taken = {item.entry.slug for item in items if item.entry.slug is not None}
     merges = tuple(_merge(group, taken) for group in groups)
     gone = {loser.entry.line for group in groups for loser, _ in group.losers}
@@ -314,7 +317,7 @@ def _item(category: Category, entry: Entry) -> _Item:
 
 
 def _merge_and_prune(
-    items: Sequence[_Item], limit: int
+    items: Sequence[_Item], limit: int, kind: Kind
 ) -> tuple[list[_Cluster], list[_Item], _Pruning]:
     """Return the clusters that merge something, the pruned items and the pruning (which
     contradictions it kept a side of), repeated to a fixed point."""
@@ -323,7 +326,7 @@ def _merge_and_prune(
     pruned: list[_Item] = []
     pruning = _Pruning()
     while True:
-        new_groups = _clusters(alive)
+        new_groups = _clusters(alive, kind)
         gone = {loser.entry.line for group in new_groups for loser, _ in group.losers}
         alive = [item for item in alive if item.entry.line not in gone]
         weakest = pruning.round(alive, limit)
@@ -344,13 +347,13 @@ def _specificity(item: _Item) -> tuple[int, int, int, int]:
     return (-item.size[0], -item.size[1], -item.score, item.entry.line)
 
 
-def _clusters(items: Sequence[_Item]) -> list[_Cluster]:
+def _clusters(items: Sequence[_Item], kind: Kind) -> list[_Cluster]:
     """Return the clusters of `items` that fold at least one loser (see the module rules)."""
     clusters: list[_Cluster] = []
     by_word: dict[str, list[int]] = {}
     by_normal: dict[str, list[int]] = {}
     for item in sorted(items, key=_specificity):
-        found = _home(item, clusters, by_word, by_normal)
+        found = _home(item, clusters, by_word, by_normal, kind)
         if found is not None:
             number, relation = found
             clusters[number].losers.append((item, relation))
@@ -368,8 +371,10 @@ def _home(
     clusters: list[_Cluster],
     by_word: dict[str, list[int]],
     by_normal: dict[str, list[int]],
+    kind: Kind,
 ) -> tuple[int, Relation] | None:
-    """The first cluster whose winner `item` says nothing beyond, and how it relates."""
+    """The first cluster whose winner `item` says nothing beyond and that its kind lets it
+    fold into (`fold_kinds.may_fold`), and how it relates."""
     shared: dict[int, int] = {}
     for word in item.words:
         for number in by_word.get(word, ()):
@@ -382,6 +387,8 @@ def _home(
     }
     near.update(by_normal.get(item.normal, ()))
     for number in sorted(near):
+        if not may_fold(kind, clusters[number].winner.entry.content, item.entry.content):
+            continue
         judgement = judge(clusters[number].winner.entry.content, item.entry.content)
         if judgement.verdict is Verdict.SKIP:
             return number, judgement.relation

@@ -506,7 +506,10 @@ class Methods:
                     left_out=(category, entry.line) in left_out, with_text=bool(params.text.strip())
                 )
             if layer is not None:
-                reason, detail = "given", file_scope.why_given(entry.content, at, layer)
+                reason, detail = (
+                    "given",
+                    file_scope.why_given(entry.content, at, layer, category.name),
+                )
             entries.append(wire.why_entry(category, entry, source, layer, reason, detail))
         # The given entries in the block's order, then the others in file order.
         place = {(c.name, source, line): n for (c, source, line), (_, n) in placed_at.items() if c}

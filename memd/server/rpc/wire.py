@@ -25,6 +25,7 @@ from memd.core.format.archive import ARCHIVE_FILE
 from memd.core.format.categories import Category
 from memd.core.format.mdformat import Entry
 from memd.core.format.path_scopes import scope_of
+from memd.core.format.procedures import read_procedure, same_name
 from memd.core.format.render import entry_ref
 from memd.core.format.tags import tags_of
 from memd.core.search.file_scope import Reason
@@ -130,6 +131,15 @@ _STORE_WHY = {
 named "under the slug you gave" (a new slug always makes its own entry)."""
 
 
+def _other_procedure(category: Category, old: Entry, content: str) -> bool:
+    """True when `content`, stored into `category`, is a procedure named other than `old`'s
+    (kept beside it for its name, whether or not a slug was given)."""
+    if category.kind != "procedure":
+        return False
+    first, second = read_procedure(old.content).name, read_procedure(content).name
+    return first is None or second is None or not same_name(first, second)
+
+
 def store_message(category: Category, outcome: transitions.StoreOutcome, over_limit: bool) -> str:
     """Return the human sentence describing a store outcome: what was done and why."""
     file, slug, content = category.file, outcome.slug, outcome.content
@@ -152,6 +162,8 @@ def store_message(category: Category, outcome: transitions.StoreOutcome, over_li
     else:
         text = f'Stored in {file} as [{slug}]: "{content}"'
         kept = _STORE_WHY.get(outcome.relation) if outcome.relation else None
+        if kept is not None and old is not None and _other_procedure(category, old, content):
+            kept = kept.replace("stored under the slug you gave", "a procedure of another name")
         if outcome.relation is Relation.OTHER_SUBJECT:
             kept = _limit_why(outcome.old_value, outcome.new_value) or kept
         if old is not None and outcome.conflict:
