@@ -53,7 +53,7 @@ from typing import Annotated, Any, Literal
 
 import msgspec
 
-from memd.core.format.categories import BUILTIN, custom_categories
+from memd.core.format.categories import BUILTIN, MAX_CUSTOM, custom_categories
 from memd.core.format.limits import (
     LOCK_TIMEOUT,
     MAX_ARCHIVE_BYTES,
@@ -307,18 +307,27 @@ def check_sources(raw: object, source: str, *, in_project: bool) -> tuple[str, .
     return tuple(entries)
 
 
-def check_categories(raw: object, source: str) -> tuple[dict[str, Any], ...]:
-    """Return the `categories` tables of `source`, checked against the built-ins (and each
-    other): see `memd.core.format.categories.custom_categories`.
+def check_categories(raw: object, source: str, *, each: bool = True) -> tuple[dict[str, Any], ...]:
+    """Return the `categories` tables of `source`: a list of at most MAX_CUSTOM tables, each
+    checked against the built-ins and the others (`custom_categories`) when `each` (memd's
+    own config file, which is applied whole or not at all); a project's tables are checked one
+    by one when its workspace loads (`memd.fs.project_categories`).
 
     Raises:
-        ConfigError: a table is bad; the message names the file, the table and the key.
+        ConfigError: the value or (with `each`) a table is bad; the message names the file, the
+            table and the key.
     """
-    try:
-        custom_categories(raw, BUILTIN)
-    except ValueError as exc:
-        raise ConfigError(f"Bad {exc.args[0]} in {source}.") from None
-    assert isinstance(raw, list | tuple)  # custom_categories said so
+    if not isinstance(raw, list | tuple) or not all(isinstance(t, dict) for t in raw):
+        raise ConfigError(f"Bad categories in {source}: it must be {EXPECTED['categories']}.")
+    if len(raw) > MAX_CUSTOM:
+        raise ConfigError(
+            f"Bad categories in {source}: {len(raw)} tables, over the limit of {MAX_CUSTOM}."
+        )
+    if each:
+        try:
+            custom_categories(raw, BUILTIN)
+        except ValueError as exc:
+            raise ConfigError(f"Bad {exc.args[0]} in {source}.") from None
     return tuple(dict(table) for table in raw)
 
 
@@ -346,5 +355,5 @@ def parse_project_config(text: str, source: str) -> ProjectConfig:
     categories = values.get("categories")
     return ProjectConfig(
         sources=() if sources is None else check_sources(sources, source, in_project=True),
-        categories=() if categories is None else check_categories(categories, source),
+        categories=() if categories is None else check_categories(categories, source, each=False),
     )

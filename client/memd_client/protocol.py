@@ -549,6 +549,9 @@ class StatsResult(_Result):
     """Sources left out, one sentence each (a link out of the workspace, a file too big...)."""
     sources_indexed_at: str = ""
     """When the sources were last looked at (ISO 8601; empty: not yet)."""
+    categories_problem: str | None = None
+    """Why some of the project's own categories (`.memory/memd.toml`) were left out, if any
+    were."""
 
 
 class SourceStats(_Result):

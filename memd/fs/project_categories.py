@@ -8,9 +8,11 @@ Rules:
   (what its actors acknowledged is handed over, by file), so the next request already sees the
   new set, with no wait for the watcher; while a request holds the workspace, the reload waits
   for the first request after it.
-- A project's categories that cannot be used (the file is not valid, or a table clashes with a
-  built-in or a configured one) are all left out, and `problem` says why; the workspace loads
-  with the others, and a store into an unknown category names the problem.
+- A project's tables are taken one by one: a table that cannot be used (bad, or clashing with
+  a built-in, a configured category or an earlier table) is left out and `problem` names it,
+  the others are kept; a memd.toml that cannot be read at all leaves every project category
+  out, saying why. The workspace loads either way; `stats` shows the problem, and a store into
+  an unknown category names it.
 - A category dropped from the config keeps its file and entries on disk: memd stops serving
   them, never deletes them.
 """
@@ -62,9 +64,16 @@ def categories_of(root: str, configured: tuple[Category, ...]) -> CategorySet:
         return CategorySet(base, None, None)
     try:
         tables = read_project_config(root).categories
-        return CategorySet(base.with_custom(custom_categories(tables, base)), None, fingerprint)
     except ConfigError as exc:
-        problem = str(exc)
-    except ValueError as exc:
-        problem = f"Bad {exc.args[0]} in {os.path.join(root, MEMORY_DIR, PROJECT_CONFIG_NAME)}."
-    return CategorySet(base, problem, fingerprint)
+        return CategorySet(base, str(exc), fingerprint)
+    found = base
+    problems = []
+    for number, table in enumerate(tables, start=1):
+        try:
+            found = found.with_custom(custom_categories([table], found, first=number))
+        except ValueError as exc:
+            problems.append(f"{exc.args[0]} (left out)")
+    if not problems:
+        return CategorySet(found, None, fingerprint)
+    path = os.path.join(root, MEMORY_DIR, PROJECT_CONFIG_NAME)
+    return CategorySet(found, f"Bad {'; '.join(problems)} in {path}.", fingerprint)

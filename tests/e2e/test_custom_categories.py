@@ -118,17 +118,23 @@ def test_a_category_added_while_the_daemon_runs_is_there_at_once(
     assert "Restart the workers" in (workspace / ".memory" / "runbooks.md").read_text()
 
 
-def test_a_bad_table_leaves_the_projects_categories_out_and_says_why(
+def test_a_bad_table_is_left_out_the_others_kept_and_stats_says_why(
     daemon: DaemonProcess, project: Path
 ) -> None:
     (project / ".memory" / "memd.toml").write_text(PROJECT_TOML.replace('"Gate"', '"gate"'))
     with Client(daemon.socket_path, workspace=project) as client:
-        client.store(category="Quirk", content="The staging database resets at midnight.")
+        stored = client.store(category="Runbook", content="Restart the workers after a deploy.")
         with pytest.raises(CategoryNotFound) as failure:
-            client.store(category="Runbook", content="Restart the workers after a deploy.")
+            client.store(category="gate", content=GATE_RULE)
+        stats = client.stats()
+    assert stored.file == "runbooks.md"
     message = str(failure.value)
     assert "This project's own categories were left out" in message
-    assert "memd.toml" in message and "capitalised word" in message
+    assert "memd.toml" in message and "categories table 2: name 'gate'" in message
+    assert stats.categories_problem is not None
+    assert "categories table 2" in stats.categories_problem
+    shown = memd("stats", socket=daemon.socket_path, cwd=project)
+    assert "Categories left out: Bad categories table 2" in shown.stdout
 
 
 def test_the_cli_takes_a_custom_category(daemon: DaemonProcess, project: Path) -> None:
@@ -175,9 +181,11 @@ def test_a_configured_category_is_in_every_workspace(
     (clash / ".memory" / "memd.toml").write_text(PROJECT_TOML)
     with Client(configured.socket_path, workspace=clash) as client:
         stored = client.store(category="Runbook", content="Deploy with make.")
-        with pytest.raises(CategoryNotFound, match="the name 'Runbook' is taken"):
-            client.store(category="Gate", content=GATE_RULE)
-    assert stored.file == "runbooks.md"
+        gate = client.store(category="Gate", content=GATE_RULE)  # its other table is kept
+        stats = client.stats()
+    assert stored.file == "runbooks.md" and gate.file == "gates.md"
+    assert stats.categories_problem is not None
+    assert "the name 'Runbook' is taken (left out)" in stats.categories_problem
 
 
 def test_a_bad_config_table_stops_the_daemon_naming_it(short_tmp: Path) -> None:

@@ -262,11 +262,13 @@ def category_for_file(file: str) -> Category:
     return BUILTIN.for_file(file)
 
 
-def custom_categories(raw: object, base: Categories) -> tuple[Category, ...]:
+def custom_categories(raw: object, base: Categories, *, first: int = 1) -> tuple[Category, ...]:
     """Return the custom categories a config's `categories` value (`raw`: a list of tables)
-    describes, to follow `base`.
+    describes, to follow `base` (`first`: the number the first table has in its file, for
+    messages).
 
-    Each table holds `name` (a capitalised word of 2-32 letters and digits, e.g. "Runbook"),
+    Each table holds `name` (a capitalised word of 2-32 ASCII letters and digits, e.g.
+    "Runbook"),
     `file` (a lowercase bare name ending in `.md`, e.g. "runbooks.md"), `limit` (1 to
     MAX_CUSTOM_LIMIT entries), and optionally `layer` ("always" or "relevant", the default),
     `title` (the file's heading, default the name plus "s") and `description` (its first line).
@@ -284,8 +286,9 @@ def custom_categories(raw: object, base: Categories) -> tuple[Category, ...]:
     names = {c.name.lower() for c in base}
     files = set(base.files) | RESERVED_FILES
     made: list[Category] = []
-    for number, table in enumerate(raw, start=1):
-        category = _custom(table, number, position=len(base) + number - 1)
+    for index, table in enumerate(raw):
+        number = first + index
+        category = _custom(table, number, position=len(base) + index)
         if category.name.lower() in names:
             raise ValueError(f"categories table {number}: the name {category.name!r} is taken")
         if category.file in files or category.file.startswith("archive-"):

@@ -428,6 +428,7 @@ class Methods:
             semantic_vectors_ready=0 if semantic is None else semantic.count_ready(texts),
             semantic_entries=0 if semantic is None else len(texts),
             semantic=None if self.semantic is None else self.semantic.info(),
+            categories_problem=workspace.category_set.problem,
             **await self._source_stats(workspace, params.scope),
         )
 
