@@ -4,6 +4,8 @@ and what was fixed (each test failed before its fix).
 - `cleanup` must never fold one procedure into another of a different name (nor throw away its
   outcome record with it), nor fold one episode into another unless they say the very same
   thing: a new procedure or episode is never thrown away as a duplicate.
+- A new entry's usage history starts empty: a procedure stored under the slug of a deleted one
+  does not inherit its outcomes.
 """
 
 from __future__ import annotations
@@ -107,3 +109,18 @@ def test_a_procedure_kept_beside_another_never_claims_a_slug_was_given(
     )
     assert same.returncode == 0, same.stderr
     assert "another name" not in same.stdout
+
+
+def test_a_new_procedure_under_a_deleted_ones_slug_starts_with_no_record(
+    daemon: DaemonProcess, workspace: Path
+) -> None:
+    with Client(daemon.socket_path, workspace=workspace) as client:
+        old = client.procedure("Deploy to staging", ["build the image", "push it"])
+        assert old.slug is not None
+        client.outcome(old.slug, "failure")
+        client.delete(category="Procedure", slug=old.slug)
+        new = client.procedure("Deploy to staging", ["run the pipeline"])
+        assert new.slug == old.slug and new.action == "stored"
+        listed = client.list(category="Procedure")
+    (entry,) = listed.entries
+    assert entry.outcomes is None or (entry.outcomes.successes, entry.outcomes.failures) == (0, 0)

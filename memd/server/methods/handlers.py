@@ -162,7 +162,7 @@ class Methods:
         outcome = await workspace.actor(category).store(command)
         if outcome.action != "skipped" and not outcome.dry_run:
             stored = Entry(line=outcome.line, slug=outcome.slug, content=outcome.content)
-            workspace.usage.record_store(category, stored)
+            workspace.usage.record_store(category, stored, new=outcome.action == "stored")
         created = not (had_memory_dir or outcome.dry_run) and workspace.has_memory_dir()
         return wire.store_result(category, outcome, workspace.root, created)
 

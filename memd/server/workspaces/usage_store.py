@@ -92,10 +92,13 @@ class UsageStore:
             self._nudges.pop(name, None)
             self._dirty = True
 
-    def record_store(self, category: Category, entry: Entry) -> None:
-        """Record that `entry` was stored or updated now."""
+    def record_store(self, category: Category, entry: Entry, *, new: bool = False) -> None:
+        """Record that `entry` was stored (`new`: a new entry, whose history starts empty, even
+        where a deleted entry under the same key left one: its recalls and a procedure's
+        outcomes are not the new one's) or updated (its history kept) now."""
         name = usage.key(category, entry)
-        self.entries[name] = usage.store(self.entries.get(name), self._clock())
+        earlier = None if new else self.entries.get(name)
+        self.entries[name] = usage.store(earlier, self._clock())
         self._nudges.pop(name, None)
         self._dirty = True
 
