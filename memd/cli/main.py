@@ -5,17 +5,22 @@ which needs only the standard library; everything else, and the hook whenever th
 declines, runs `memd.cli.dispatch`.
 
 Ctrl-C anywhere (say, while a verb waits on stdin) exits 130, as a shell reports SIGINT, without a
-traceback.
+traceback. A reader that goes away (`memd list | head -3`) ends the command quietly with 141, as
+a shell reports SIGPIPE: what the daemon did is done either way.
 
 Rule: standard library only at import; the full CLI is imported only when the fast path declines.
 """
 
 from __future__ import annotations
 
+import contextlib
+import os
 import sys
 
 EXIT_INTERRUPTED = 130
 """128 + SIGINT: what a shell reports for a command stopped by Ctrl-C."""
+EXIT_BROKEN_PIPE = 141
+"""128 + SIGPIPE: what a shell reports for a command whose reader went away."""
 
 
 def main() -> int:
@@ -25,6 +30,11 @@ def main() -> int:
     except KeyboardInterrupt:
         print(file=sys.stderr)  # end the line the terminal's ^C started
         return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        # Python would print another error flushing stdout at exit: point it at nothing.
+        with contextlib.suppress(OSError):
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_BROKEN_PIPE
 
 
 def _main() -> int:

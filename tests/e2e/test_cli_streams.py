@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -146,3 +148,25 @@ def test_a_slug_get_or_delete_does_not_find_is_a_miss_on_stderr(
     found = memd("delete", "-c", "Quirk", "clock", cwd=workspace, socket=sock)
     assert (found.returncode, found.stderr) == (0, "")
     assert "archive.md" in found.stdout
+
+
+def test_a_reader_that_goes_away_ends_the_command_quietly(
+    daemon: DaemonProcess, workspace: Path
+) -> None:
+    memory = workspace / ".memory"
+    memory.mkdir(exist_ok=True)
+    lines = [f"- [e{n}] Entry {n} keeps the {n}th widget list in order." for n in range(3000)]
+    (memory / "quirks.md").write_text("# Quirks\n\n" + "\n".join(lines) + "\n")
+    process = subprocess.Popen(
+        [sys.executable, "-m", "memd", "--socket", str(daemon.socket_path), "list"],
+        cwd=workspace,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert process.stdout is not None and process.stderr is not None
+    with process.stdout, process.stderr:
+        assert process.stdout.readline()  # `| head -1`: one line, then the reader is gone
+        process.stdout.close()
+        stderr = process.stderr.read().decode()
+        assert process.wait(timeout=60) == 141  # as a shell reports SIGPIPE
+    assert "Traceback" not in stderr and "BrokenPipeError" not in stderr
