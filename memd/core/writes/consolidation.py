@@ -25,7 +25,8 @@ Rules:
   chains). Seeds are taken in order of most similar episodes, then earliest line; an episode
   joins at most one group, and a seed counts only the episodes no earlier group took.
 - A lesson is promoted into one new Quirk, `Recurring lesson (N episodes: [a], [b], [c]): <the
-  newest member's event>` (newest by date, then line; tags left out), named by slug (a
+  newest member's event>` (newest by date, then line; tags left out; at most LESSON_NAMES
+  named, then "and N more"), named by slug (a
   slug-less member is named by its line, and a dry run shows it; `cleanup --apply` gives every
   entry its slug first). It is stored under a slug of its own that no Quirk has
   (`lesson-` and the words of its event, made unique), so it is always a new entry: never an
@@ -51,6 +52,8 @@ from memd.core.format.tags import strip_tags
 from memd.core.writes.slugs import MAX_SLUG_LENGTH, derive_slug, unique_slug
 from memd.core.writes.wording import keywords
 
+LESSON_NAMES = 5
+"""A lesson's Quirk names at most this many of its episodes (then "and N more"): one line."""
 DEFAULT_MAX_AGE_DAYS = 180
 """Episodes older than this, and not recalled within it, are proposed for the archive."""
 MIN_SHARED = 3
@@ -225,7 +228,10 @@ def _lesson_slug(content: str, taken: set[str]) -> str:
 
 def _lesson(group: Sequence[Entry]) -> str:
     """The Quirk content of a recurring lesson: its episodes by name, the newest one's event."""
-    names = ", ".join(f"[{entry.slug}]" if entry.slug else f"line {entry.line}" for entry in group)
+    named = [f"[{entry.slug}]" if entry.slug else f"line {entry.line}" for entry in group]
+    if len(named) > LESSON_NAMES:
+        named = [*named[:LESSON_NAMES], f"and {len(named) - LESSON_NAMES} more"]
+    names = ", ".join(named)
 
     def newest(entry: Entry) -> tuple[datetime.date, int]:
         return (episode_date(entry.slug, entry.content) or datetime.date.min, entry.line)

@@ -151,3 +151,14 @@ def test_plans_are_deterministic_and_lose_nothing(
     promoted = {e.line for p in plan.promote for e in p.episodes}
     assert not promoted & {a.entry.line for a in plan.archive}
     assert all(len(p.episodes) >= 3 for p in plan.promote)
+
+
+def test_a_lesson_names_at_most_five_episodes_on_its_one_line() -> None:
+    episodes = [
+        _entry(n + 1, f"{_days_ago(40 - n)}-timeout-{n}", f"{_days_ago(40 - n)}: {TIMEOUTS[0]}")
+        for n in range(8)
+    ]
+    (promotion,) = plan_consolidation(Category.EPISODE, episodes, today=TODAY).promote
+    assert len(promotion.episodes) == 8
+    assert promotion.content.startswith("Recurring lesson (8 episodes: ")
+    assert promotion.content.count("[") == 5 and ", and 3 more): " in promotion.content
