@@ -57,6 +57,7 @@ MAY_USE = {
     "sources": {"format", "text"},
     "merge": {"format", "text", "writes"},
     "citations": {"format", "text"},
+    "provenance": {"format"},
 }
 """Which core packages each core package may import (besides itself)."""
 

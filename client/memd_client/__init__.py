@@ -13,6 +13,8 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from memd_client._constants import CLIENT_VERSION as _CLIENT_VERSION
+
 if TYPE_CHECKING:
     from memd_client._constants import PROTOCOL_VERSION
     from memd_client._framing import DEFAULT_MAX_FRAME, FrameTooLarge, LineDecoder
@@ -48,7 +50,7 @@ if TYPE_CHECKING:
     )
     from memd_client.protocol import Changed, Resync
 
-__version__ = "0.1.0"
+__version__ = _CLIENT_VERSION
 
 __all__ = [
     "DEFAULT_MAX_FRAME",

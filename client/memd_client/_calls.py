@@ -174,6 +174,12 @@ def delete(workspace: str, category: str, slug: str, scope: p.Scope = "project")
     return Call("delete", params, p.DeleteResult)
 
 
+def history(workspace: str, slug: str | None, text: str | None, scope: p.Scope = "project") -> Call:
+    """Prepare a `history` request."""
+    params = p.HistoryParams(workspace=workspace, slug=slug, text=text, scope=scope)
+    return Call("history", params, p.HistoryResult)
+
+
 def cleanup(workspace: str, apply: bool, scope: p.Scope = "project") -> Call:
     """Prepare a `cleanup` request."""
     params = p.CleanupParams(workspace=workspace, apply=apply, scope=scope)

@@ -21,6 +21,7 @@ from msgspec import UNSET, Raw, UnsetType
 
 from memd_client import _calls, protocol as p
 from memd_client._autostart import AUTOSTART_TIMEOUT
+from memd_client._constants import CLIENT_VERSION
 from memd_client._framing import FrameTooLarge, LineDecoder
 from memd_client._paths import default_socket_path
 from memd_client.errors import ErrorObject, IncompatibleDaemon, ProtocolViolation, from_wire
@@ -201,7 +202,12 @@ class ClientBase:
 
     With `autostart=True`, a client that finds no daemon (and no installed service) starts one
     with `memd serve --background` and waits for it up to `autostart_timeout` seconds; see
-    `memd_client._autostart` for the rules."""
+    `memd_client._autostart` for the rules.
+
+    Every write (store, episode, procedure, delete, cleanup, extract) says who makes it
+    (`protocol.Writer`, kept in the workspace's provenance): `client_name` and `client_version`
+    (default "memd_client" and this library's version), `origin` ("agent" unless the caller is a
+    person: the CLI passes "user") and `session` (an agent session id, if known)."""
 
     def __init__(
         self,
@@ -211,6 +217,10 @@ class ClientBase:
         timeout: float = DEFAULT_TIMEOUT,
         autostart: bool = False,
         autostart_timeout: float = AUTOSTART_TIMEOUT,
+        client_name: str = "memd_client",
+        client_version: str | None = CLIENT_VERSION,
+        origin: p.WriteOrigin = "agent",
+        session: str | None = None,
     ) -> None:
         self.socket_path = default_socket_path(socket_path)
         self.workspace = _calls.client_workspace(workspace)
@@ -218,6 +228,17 @@ class ClientBase:
         self.autostart = autostart
         self.autostart_timeout = autostart_timeout
         self._connection = Connection()
+        self.writer = p.Writer(
+            client=client_name, version=client_version, origin=origin, session=session
+        )
+        """Who this client's writes are recorded as from."""
+
+    def _stamped(self, call: _calls.Call) -> _calls.Call:
+        """`call`, its params given this client's `writer` if they take one and have none."""
+        params: Any = call.params
+        if "writer" in params.__struct_fields__ and params.writer is None:
+            return call._replace(params=msgspec.structs.replace(call.params, writer=self.writer))
+        return call
 
     def _reset_connection(self) -> None:
         self._connection = Connection()

@@ -7,3 +7,7 @@ that old clients can ignore (new methods, new result fields) keep it."""
 
 DEFAULT_CONTEXT_BUDGET = 800
 """Tokens in a `context` block unless the caller says otherwise."""
+
+CLIENT_VERSION = "0.1.0"
+"""This library's version, as its writes report it (`protocol.Writer`); kept equal to
+`memd_client.__version__`."""

@@ -78,6 +78,7 @@ class Client(ClientBase):
 
     def call(self, call: _calls.Call) -> Any:
         """Send one prepared request and return its typed result (notifications are skipped)."""
+        call = self._stamped(call)
         if self._sock is None:
             self._sock = self._open(self._connection)
         sock = self._sock
@@ -254,6 +255,20 @@ class Client(ClientBase):
         user-wide memory."""
         ws = _calls.workspace_path(workspace, self.workspace)
         result: p.DeleteResult = self.call(_calls.delete(ws, category, slug, scope))
+        return result
+
+    def history(
+        self,
+        *,
+        slug: str | None = None,
+        text: str | None = None,
+        workspace: str | os.PathLike[str] | None = None,
+        scope: p.Scope = "project",
+    ) -> p.HistoryResult:
+        """The recorded versions of the entry `slug` (or, without a slug, the entry saying
+        exactly `text`): who wrote each, when, and what it replaced."""
+        ws = _calls.workspace_path(workspace, self.workspace)
+        result: p.HistoryResult = self.call(_calls.history(ws, slug, text, scope))
         return result
 
     def cleanup(

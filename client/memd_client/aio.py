@@ -73,6 +73,7 @@ class AsyncClient(ClientBase):
 
     async def call(self, call: _calls.Call) -> Any:
         """Send one prepared request and return its typed result (notifications are skipped)."""
+        call = self._stamped(call)
         if self._lock is None:
             self._lock = anyio.Lock()
         async with self._lock:
@@ -232,6 +233,20 @@ class AsyncClient(ClientBase):
         user-wide memory."""
         ws = _calls.workspace_path(workspace, self.workspace)
         result: p.DeleteResult = await self.call(_calls.delete(ws, category, slug, scope))
+        return result
+
+    async def history(
+        self,
+        *,
+        slug: str | None = None,
+        text: str | None = None,
+        workspace: str | os.PathLike[str] | None = None,
+        scope: p.Scope = "project",
+    ) -> p.HistoryResult:
+        """The recorded versions of the entry `slug` (or, without a slug, the entry saying
+        exactly `text`): who wrote each, when, and what it replaced."""
+        ws = _calls.workspace_path(workspace, self.workspace)
+        result: p.HistoryResult = await self.call(_calls.history(ws, slug, text, scope))
         return result
 
     async def cleanup(

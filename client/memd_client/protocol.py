@@ -132,6 +132,25 @@ Origin = Literal["memory", "global", "file"]
 file of the workspace (CLAUDE.md, AGENTS.md, rules files, ...)."""
 
 
+# ---------------------------------------------------------------------------- who writes
+
+WriteOrigin = Literal["user", "agent", "extracted", "merged"]
+"""Who a write comes from: "user" (the CLI, a person's hand edit), "agent" (MCP, the client
+library), "extracted" (`extract` with `store`), "merged" (arrived by git)."""
+
+
+class Writer(msgspec.Struct, kw_only=True, omit_defaults=True, forbid_unknown_fields=True):
+    """Who makes a write, recorded in the workspace's provenance (`history`): the client's name
+    and version (an MCP client's `clientInfo`, `memd` for the CLI, the library's `client_name`),
+    the agent session if known, and the origin. A write without one is recorded as from an
+    "agent" client named "unknown"."""
+
+    client: Annotated[str, Meta(min_length=1, max_length=100)]
+    version: Annotated[str, Meta(max_length=100)] | None = None
+    origin: WriteOrigin = "agent"
+    session: Annotated[str, Meta(min_length=1, max_length=200)] | None = None
+
+
 class StoreParams(_Params):
     """Store one memory: upsert by `slug`, otherwise dedup against the category."""
 
@@ -149,6 +168,8 @@ class StoreParams(_Params):
     reason: Annotated[str, Meta(max_length=MAX_ARCHIVE_REASON)] | None = None
     """Why the text an update replaces goes to the archive, in the caller's words (its archive
     line says so; `memd check --fix` names the moved citation); one line."""
+    writer: Writer | None = None
+    """Who makes this write (recorded, see `Writer`)."""
 
 
 class EpisodeParams(_Params):
@@ -162,6 +183,8 @@ class EpisodeParams(_Params):
     tags: Tags | None = None
     dry_run: bool = False
     scope: Scope = "project"
+    writer: Writer | None = None
+    """Who makes this write (recorded, see `Writer`)."""
 
 
 StoreAction = Literal["stored", "updated", "skipped"]
@@ -383,6 +406,8 @@ class DeleteParams(_Params):
     slug: str
     scope: Scope = "project"
     """"global": from the user-wide memory (its archive keeps it)."""
+    writer: Writer | None = None
+    """Who makes this write (recorded, see `Writer`)."""
 
 
 class DeleteResult(_Result):
@@ -395,6 +420,50 @@ class DeleteResult(_Result):
     """The real path of the project root this call used (empty from older daemons)."""
 
 
+# ---------------------------------------------------------------------------- history
+
+
+class HistoryParams(_Params):
+    """The recorded versions of one entry: by `slug`, or for an entry without one by its exact
+    `text` (its history is followed back through the texts it replaced)."""
+
+    workspace: Workspace
+    slug: str | None = None
+    text: str | None = None
+    scope: Scope = "project"
+
+
+VersionAction = Literal["store", "update", "delete", "cleanup", "edit", "merge"]
+
+
+class Version(_Result):
+    """One recorded change of an entry: when (`at`, Unix seconds), what did it, its text after
+    (None: removed) and before (`replaced`, None: new), and who (see `Writer`)."""
+
+    at: float
+    action: VersionAction
+    category: str
+    slug: str | None
+    text: str | None
+    replaced: str | None
+    client: str
+    version: str | None = None
+    origin: WriteOrigin = "agent"
+    session: str | None = None
+    operation: int = 0
+    """The write operation it was part of (one store, delete, cleanup, edit or merge)."""
+
+
+class HistoryResult(_Result):
+    """An entry's versions, oldest first; `archived` holds archive lines that name it (the
+    text of versions recorded before provenance existed, or beyond its bound)."""
+
+    versions: list[Version]
+    archived: list[str] = []
+    message: str = ""
+    workspace: str = ""
+
+
 # ---------------------------------------------------------------------------- cleanup
 
 
@@ -405,6 +474,8 @@ class CleanupParams(_Params):
     apply: bool = False
     scope: Scope = "project"
     """"global": the user-wide memory's files instead of the workspace's."""
+    writer: Writer | None = None
+    """Who makes this write (recorded, see `Writer`)."""
 
 
 class MergeInfo(_Result):
@@ -732,6 +803,8 @@ class ProcedureParams(_Params):
     steps: Annotated[list[str], Meta(min_length=1)]
     slug: str | None = None
     dry_run: bool = False
+    writer: Writer | None = None
+    """Who makes this write (recorded, see `Writer`)."""
 
 
 OutcomeKind = Literal["success", "failure"]
@@ -889,6 +962,8 @@ class ExtractParams(_Params):
     workspace: Workspace
     text: Annotated[str, Meta(max_length=100_000)]
     store: bool = False
+    writer: Writer | None = None
+    """Who makes this write (recorded, see `Writer`)."""
 
 
 CandidateKind = Literal["preference", "correction", "constraint"]

@@ -347,6 +347,18 @@ def _delete(delete: argparse.ArgumentParser) -> None:
     _user_wide(delete, "delete from your user-wide memory")
 
 
+def _blame(blame: argparse.ArgumentParser) -> None:
+    blame.add_argument("slug", metavar="SLUG", nargs="?", help="the entry's kebab-case id")
+    blame.add_argument("--text", help="an entry without a slug: its exact text")
+    _user_wide(blame, "an entry of your user-wide memory")
+
+
+def _blame_needs(args: argparse.Namespace) -> str | None:
+    if (args.slug is None) != (args.text is None):
+        return None
+    return "SLUG or --text (not both); e.g. `memd blame use-helm` (`memd list` shows slugs)"
+
+
 def _context(context: argparse.ArgumentParser) -> None:
     context.add_argument("--file", help="a file the prompt is about (its path words count)")
     context.add_argument(
@@ -482,6 +494,12 @@ GRAMMAR: dict[str, Verb] = {
         _delete,
         missing="give the entry's category and slug, e.g. `memd delete -c Decision use-helm` "
         "(`memd list` shows both)",
+    ),
+    "blame": Verb(
+        "who wrote each version of an entry, when, and what it replaced",
+        CLIENT,
+        _blame,
+        check=_blame_needs,
     ),
     "stats": Verb("entry counts per category", CLIENT, _stats),
     "status": Verb("is the daemon up, and what it serves", CLIENT),

@@ -22,6 +22,7 @@ from memd.core.format.render import (
 )
 from memd.core.search.outcomes import Record
 from memd.core.search.procedure_layer import record_note
+from memd.mcp_bridge.text import render_history as render_history
 from memd_client import protocol as p
 
 

@@ -25,6 +25,7 @@ from typing import Any, NamedTuple
 
 import msgspec
 
+from memd import __version__
 from memd.cli import git_setup
 from memd.cli.exit_codes import EXIT_ERROR, EXIT_OK, EXIT_STALE, EXIT_UNREACHABLE
 from memd.cli.hook import FILE_HOOK_BUDGET
@@ -35,6 +36,7 @@ from memd.cli.render import (
     render_context,
     render_entries,
     render_extract,
+    render_history,
     render_query,
     render_stats,
     render_status,
@@ -72,7 +74,14 @@ def run_client_verb(args: argparse.Namespace) -> int:
     args.chosen = choose(args.workspace)
     autostart = args.autostart and args.verb != "status"
     try:
-        with Client(args.socket, workspace=args.chosen.path, autostart=autostart) as client:
+        with Client(
+            args.socket,
+            workspace=args.chosen.path,
+            autostart=autostart,
+            client_name="memd",
+            client_version=__version__,
+            origin="user",
+        ) as client:
             outcome = VERBS[args.verb](client, args)
     except MemdError as exc:
         report_error(exc, as_json=args.json)
@@ -209,6 +218,11 @@ def _delete(client: Client, args: argparse.Namespace) -> Outcome:
     return Outcome(result, lambda r: "", [result.message], failed=True)
 
 
+def _blame(client: Client, args: argparse.Namespace) -> Outcome:
+    result = client.history(slug=args.slug, text=args.text, scope=_scope(args))
+    return Outcome(result, render_history, [])
+
+
 def _stats(client: Client, args: argparse.Namespace) -> Outcome:
     chosen: Chosen = args.chosen
     origin = "your user-wide memory" if args.user_wide else origin_phrase(chosen)
@@ -343,6 +357,7 @@ VERBS: dict[str, Callable[[Client, argparse.Namespace], Outcome]] = {
     "list": _list,
     "get": _get,
     "delete": _delete,
+    "blame": _blame,
     "stats": _stats,
     "status": _status,
     "context": _context,

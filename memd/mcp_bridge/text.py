@@ -20,6 +20,7 @@ Rules:
 
 from __future__ import annotations
 
+import datetime
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
@@ -302,3 +303,26 @@ def structured(result: msgspec.Struct, workspace: Workspace, **extra: Any) -> di
     data["workspace_source"] = workspace.source
     data.update(extra)
     return data
+
+
+def render_history(result: p.HistoryResult) -> str:
+    """`memd blame`: each recorded version, oldest first (local time, what, who), its text and
+    what it replaced; then the archive lines that name the entry."""
+    lines = [result.message]
+    for version in result.versions:
+        when = datetime.datetime.fromtimestamp(version.at).strftime("%Y-%m-%d %H:%M:%S")
+        who = version.client + (f" {version.version}" if version.version else "")
+        session = f", session {version.session}" if version.session else ""
+        lines.append(
+            f"{when}  {version.action:<7} {version.category}  by {who} ({version.origin}{session})"
+        )
+        if version.text is not None:
+            lines.append(f"    {version.text}")
+        if version.replaced is not None:
+            lines.append(
+                f"    {'was' if version.text is not None else 'removed'}: {version.replaced}"
+            )
+    if result.archived:
+        lines.append("In the archive:")
+        lines.extend(f"    {line}" for line in result.archived)
+    return "\n".join(visible(line) for line in lines)

@@ -51,6 +51,7 @@ from memd.mcp_bridge.text import (
     render_context,
     render_delete,
     render_entries,
+    render_history,
     render_query,
     render_stats,
     render_store,
@@ -162,6 +163,23 @@ class Bridge:
     def __init__(self, socket: str | None, workspace: str | None) -> None:
         self.socket = socket
         self.fixed = Workspace(os.path.abspath(workspace), "--workspace") if workspace else None
+        self.writer = p.Writer(client="mcp", origin="agent")
+        """Who this bridge's writes are recorded as from: the MCP client's `clientInfo` name
+        and version from its initialize request, once a tool call shows it (`note_client`)."""
+
+    def note_client(self, ctx: Any) -> None:
+        """Take the MCP client's name and version from a call's context (one stdio bridge
+        serves one client; a context without them keeps the last known)."""
+        params = getattr(getattr(ctx, "session", None), "client_params", None)
+        info = getattr(params, "client_info", None)
+        name = getattr(info, "name", None)
+        if isinstance(name, str) and name.strip():
+            version = getattr(info, "version", None)
+            self.writer = p.Writer(
+                client=name.strip()[:100],
+                version=version[:100] if isinstance(version, str) else None,
+                origin="agent",
+            )
 
     async def call(
         self,
@@ -177,7 +195,14 @@ class Bridge:
         ws: Workspace | None = None
         try:
             ws = pick_workspace(self.fixed, roots)
-            async with AsyncClient(self.socket, workspace=ws.path, autostart=True) as client:
+            async with AsyncClient(
+                self.socket,
+                workspace=ws.path,
+                autostart=True,
+                client_name=self.writer.client,
+                client_version=self.writer.version,
+                origin=self.writer.origin,
+            ) as client:
                 return await action(client), ws
         except MemdError as exc:
             raise ToolError(failure(exc.message, ws)) from None
@@ -334,7 +359,7 @@ def build_server(
     from memd.mcp_bridge.procedure_tools import procedure_tools  # it imports this module
 
     bridge = Bridge(socket, workspace)
-    resolver = roots_resolver(bridge.fixed)
+    resolver = roots_resolver(bridge.fixed, bridge.note_client)
     categories = known_categories(workspace)
     return MCPServer(
         "memd",
@@ -677,6 +702,27 @@ def _read_tools(
             render_entries(result.entries, result.unreadable), structured(result, ws)
         )
 
+    async def memory_history(
+        roots: Roots,
+        slug: Annotated[
+            str | None, Field(description="The entry's kebab-case slug, e.g. 'use-tabs'.")
+        ] = None,
+        text: Annotated[
+            str | None, Field(description="For an entry without a slug: its exact text.")
+        ] = None,
+        scope: ScopeArg = "project",
+    ) -> CallToolResult:
+        """Show who wrote each version of a memory, when, and what it replaced.
+
+        Give a slug (or, for an entry without one, its exact text). Each version names the
+        client (an agent's MCP client, the memd CLI, a hand edit, git) and its origin (user,
+        agent, extracted, merged); archive lines that name the entry follow.
+        """
+        result, ws = await bridge.call(
+            roots, lambda client: client.history(slug=slug, text=text, scope=scope)
+        )
+        return bridge.reply(render_history(result), structured(result, ws))
+
     async def memory_stats(
         roots: Roots,
         scope: ScopeArg = "project",
@@ -744,6 +790,13 @@ def _read_tools(
             name="getMemory",
             annotations=read_only("Get a memory by slug"),
             result=p.EntriesResult,
+        ),
+        make_tool(
+            memory_history,
+            bridge=bridge,
+            name="memoryHistory",
+            annotations=read_only("Who wrote a memory"),
+            result=p.HistoryResult,
         ),
         make_tool(
             memory_stats,

@@ -112,8 +112,11 @@ def pick_workspace(fixed: Workspace | None, roots: "ListRootsResult | None") -> 
     return cwd_workspace()
 
 
-def roots_resolver(fixed: Workspace | None) -> Callable[..., Awaitable[Any]]:
-    """The resolver that fills each tool's hidden `roots` parameter (None with --workspace)."""
+def roots_resolver(
+    fixed: Workspace | None, on_context: Callable[[Any], None] | None = None
+) -> Callable[..., Awaitable[Any]]:
+    """The resolver that fills each tool's hidden `roots` parameter (None with --workspace);
+    it first shows each call's context to `on_context` (the bridge reads the client's name)."""
     from mcp.server.mcpserver import Context, ListRoots
     from mcp.shared.message import ServerMessageMetadata
     from mcp.types import ListRootsRequest, ListRootsResult
@@ -121,6 +124,8 @@ def roots_resolver(fixed: Workspace | None) -> Callable[..., Awaitable[Any]]:
 
     async def client_roots(ctx: Context[Any, Any]) -> ListRoots | ListRootsResult | None:
         """The client's roots, when they matter (no --workspace) and the client has them."""
+        if on_context is not None:
+            on_context(ctx)
         if fixed is not None:
             return None
         capabilities = ctx.client_capabilities

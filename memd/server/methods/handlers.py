@@ -35,7 +35,7 @@ from memd.core.sources.source_globs import MAX_SOURCE_ENTRIES, parse_entry
 from memd.core.writes import transitions
 from memd.core.writes.cleanup import every_citation_gone
 from memd.paths import MEMORY_DIR
-from memd.server.methods import episodes, procedures, search
+from memd.server.methods import episodes, procedures, provenance, search
 from memd.server.methods.read_filters import (
     categories_named,
     loaded,
@@ -102,6 +102,7 @@ class Methods:
             "episode": (p.EpisodeParams, self.episode),
             "procedure": (p.ProcedureParams, self.procedure),
             "outcome": (p.OutcomeParams, self.outcome),
+            "history": (p.HistoryParams, self.history),
         }
         self.table = {name: (t, self._leasing(h)) for name, (t, h) in self.table.items()}
         self.quick = frozenset({"query", "get", "list", "stats", "status"})
@@ -113,7 +114,7 @@ class Methods:
         """Hold the workspaces a request uses until it is answered, so none unloads under it."""
 
         async def leased(params: Any, session: Session) -> Any:
-            with self.registry.leases():
+            with self.registry.leases(), provenance.writing_as(params):
                 return await handler(params, session)
 
         return leased
@@ -163,6 +164,7 @@ class Methods:
         if outcome.action != "skipped" and not outcome.dry_run:
             stored = Entry(line=outcome.line, slug=outcome.slug, content=outcome.content)
             workspace.usage.record_store(category, stored, new=outcome.action == "stored")
+        provenance.record_store(workspace, category, outcome)
         created = not (had_memory_dir or outcome.dry_run) and workspace.has_memory_dir()
         return wire.store_result(category, outcome, workspace.root, created)
 
@@ -349,6 +351,7 @@ class Methods:
         workspace = await self._scoped(params.workspace, params.scope)
         category = workspace.category(params.category)
         outcome = await workspace.actor(category).delete(transitions.Delete(slug=params.slug))
+        provenance.record_delete(workspace, category, outcome.entry if outcome.deleted else None)
         return wire.delete_result(
             category, params.slug, outcome.entry, params.scope, workspace.root
         )
@@ -358,6 +361,7 @@ class Methods:
         workspace = await self._scoped(params.workspace, params.scope)
         outcomes: dict[Category, transitions.CleanupOutcome] = {}
         errors: list[RpcError] = []
+        before = provenance.entries_now(workspace)
 
         async def run(category: Category) -> None:
             command = transitions.Cleanup(apply=params.apply)
@@ -369,6 +373,8 @@ class Methods:
         async with anyio.create_task_group() as tg:
             for category in workspace.categories:
                 tg.start_soon(run, category)
+        if params.apply:
+            provenance.record_cleanup(workspace, before, provenance.entries_now(workspace))
         if errors:
             raise errors[0]
         plans = {c: outcomes[c].plan for c in workspace.categories}
@@ -612,12 +618,18 @@ class Methods:
         one through the normal store path (dedup included). A store that fails is reported on its
         candidate; the others still go ahead."""
         workspace = await self.scopes.project(params.workspace)
-        candidates = []
-        # Off the event loop: a long message takes a while to scan, and other clients wait.
         from memd.core.extract import pipeline  # large rules: loaded on first use
 
+        with provenance.extracting():
+            return await self._extract(workspace, params, pipeline.extract)
+
+    async def _extract(
+        self, workspace: Workspace, params: p.ExtractParams, extract: Any
+    ) -> p.ExtractResult:
+        candidates = []
         created_any = False
-        for found in await anyio.to_thread.run_sync(pipeline.extract, params.text):
+        # Off the event loop: a long message takes a while to scan, and other clients wait.
+        for found in await anyio.to_thread.run_sync(extract, params.text):
             stored, error = None, None
             if params.store:
                 try:
@@ -639,6 +651,10 @@ class Methods:
         return p.ExtractResult(
             candidates=candidates, workspace=workspace.root, created_memory_dir=created_any
         )
+
+    async def history(self, params: p.HistoryParams, session: Session) -> p.HistoryResult:
+        """An entry's recorded versions (`memd.server.methods.provenance`)."""
+        return await provenance.history(await self._scoped(params.workspace, params.scope), params)
 
     async def subscribe(self, params: p.SubscribeParams, session: Session) -> p.SubscribeResult:
         """Send the workspace's `changed` notifications to this connection from now on."""

@@ -64,6 +64,7 @@ from memd.core.format.archive import ARCHIVE_FILE, ARCHIVE_HEADER, ArchivedEntry
 from memd.core.format.categories import HACKLM_CATEGORIES, Category
 from memd.core.format.limits import MAX_ARCHIVE_BYTES, MAX_ENTRY_CHARS, MAX_FILE_BYTES
 from memd.core.format.mdformat import Entry
+from memd.core.provenance import record
 from memd.core.search.decay import DEFAULT_HALF_LIFE_DAYS
 from memd.core.writes.consolidation import DEFAULT_MAX_AGE_DAYS
 from memd.fs import git_state, project_categories, storage
@@ -77,6 +78,7 @@ from memd.server.rpc.wire import entry_info
 from memd.server.watch.watcher import WatchHub, WorkspaceWatcher
 from memd.server.workspaces.actor import CategoryActor, Handover, Snapshot
 from memd.server.workspaces.code_check import CodeCheck
+from memd.server.workspaces.provenance_store import ProvenanceStore
 from memd.server.workspaces.source_index import WorkspaceSources
 from memd.server.workspaces.usage_store import UsageStore
 from memd.server.workspaces.write_lock import WorkspaceLock
@@ -122,7 +124,8 @@ class Workspace:
     ) -> None:
         """`watches` is the daemon's hub; without one the workspace runs a hub of its own.
         `handed`: what an earlier load of this root's files acknowledged (`handovers`), by file.
-        `categories`: its categories as its files say (`memd.fs.project_categories`)."""
+        `categories`: its categories as its files say (`memd.fs.project_categories`).
+        Long: one attribute per part of the workspace, each with its note."""
         self.root = root
         self.category_set = categories
         """Its categories as read (the registry reads them again when its memd.toml changes)."""
@@ -168,8 +171,11 @@ class Workspace:
         self.stopped = anyio.Event()
         """Set once `run` has returned: every actor drained and stopped."""
         self.usage = UsageStore(root, clock=clock)
+        self.provenance = ProvenanceStore(root, clock=clock)  # who wrote each entry
         self._usage_scope = anyio.CancelScope()
         self.actors = self._actors(clock, handed or {})
+
+    _seen: dict[Category, tuple[Entry, ...]] = {}  # noqa: RUF012 (replaced by `_run`)
 
     def _actors(
         self, clock: Callable[[], float], handed: Mapping[str, Handover]
@@ -222,11 +228,14 @@ class Workspace:
             # starts once they are loaded, since the changes it finds are synced into them.
             async with anyio.create_task_group() as loading:
                 loading.start_soon(anyio.to_thread.run_sync, self.usage.load)
+                loading.start_soon(anyio.to_thread.run_sync, self.provenance.load)
                 loading.start_soon(anyio.to_thread.run_sync, self._check_at_load)
                 # A `.lock` memd cannot judge by its pid ages from here, before any write waits.
                 loading.start_soon(anyio.to_thread.run_sync, self.lock.note_lock)
                 for actor in self.actors.values():
                     loading.start_soon(tg.start, actor.run)
+            # Each file's entries as last seen, to tell what an outside change changed.
+            self._seen = {c: tuple(a.snapshot.entries) for c, a in self.actors.items()}
             await tg.start(self.watcher.run)
             tg.start_soon(self.sources.run)
             tg.start_soon(self.code.run)
@@ -237,7 +246,9 @@ class Workspace:
 
     async def _keep_usage(self) -> None:
         with self._usage_scope:
-            await self.usage.keep_saving()
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(self.usage.keep_saving)
+                tg.start_soon(self.provenance.keep_saving)
 
     def close(self) -> None:
         """Stop taking writes and stop watching; queued writes still finish."""
@@ -514,6 +525,7 @@ class Workspace:
         return subscribed
 
     def _publish(self, category: Category, snapshot: Snapshot, source: p.Source) -> None:
+        self._note_change(category, snapshot, source)
         if not self._subscribers:
             return
         changed = p.Changed(
@@ -532,6 +544,21 @@ class Workspace:
         frame = notification_frame("changed", changed)
         for session in list(self._subscribers):
             session.offer(self.root, frame)
+
+    def _note_change(self, category: Category, snapshot: Snapshot, source: p.Source) -> None:
+        """Record what an outside change did to `category`'s entries in the provenance (a hand
+        edit, or a merge while git works); memd's own commits are recorded by the handler that
+        knows who wrote them."""
+        now = tuple(snapshot.entries)
+        before = self._seen.get(category)
+        if snapshot.catalog is None or snapshot.error is not None or snapshot.conflict is not None:
+            return  # vanished, unreadable or mid-merge: compared again once it is back
+        self._seen[category] = now
+        if source != "external" or before is None:
+            return
+        by_git = self._git_changes > 0
+        edits = record.diff(category.name, before, now, action="merge" if by_git else "edit")
+        self.provenance.add(edits, record.GIT_MERGE if by_git else record.HAND_EDIT)
 
 
 class WorkspaceSettings(NamedTuple):
