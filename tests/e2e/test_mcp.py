@@ -47,8 +47,16 @@ TOOLS = {
     "storeProcedure",
     "recordOutcome",
     "storeEpisode",
+    "memoryHistory",
 }
-READ_ONLY = {"queryMemory", "getMemory", "memoryStats", "memoryContext", "memoryCheck"}
+READ_ONLY = {
+    "queryMemory",
+    "getMemory",
+    "memoryStats",
+    "memoryContext",
+    "memoryCheck",
+    "memoryHistory",
+}
 CATEGORIES = ["Instruction", "Quirk", "Preference", "Decision", "Security", "Procedure", "Episode"]
 RESULTS: dict[str, type[msgspec.Struct]] = {
     "storeMemory": p.StoreResult,
@@ -62,6 +70,7 @@ RESULTS: dict[str, type[msgspec.Struct]] = {
     "storeProcedure": p.StoreResult,
     "recordOutcome": p.OutcomeResult,
     "storeEpisode": p.StoreResult,
+    "memoryHistory": p.HistoryResult,
 }
 """The protocol Struct each tool's structured content comes from."""
 
