@@ -153,3 +153,24 @@ async def test_an_mcp_clients_name_and_version_are_recorded(
         "9.9",
         "agent",
     )
+
+
+def test_extracted_stores_and_an_applied_cleanup_are_recorded_as_such(
+    daemon: DaemonProcess, workspace: Path
+) -> None:
+    with Client(daemon.socket_path, workspace=workspace, client_name="hook") as client:
+        found = client.extract("I prefer pnpm over npm.", store=True)
+        (stored,) = [c.stored for c in found.candidates if c.stored is not None]
+        (version,) = client.history(slug=stored.slug).versions
+        assert (version.action, version.client, version.origin) == ("store", "hook", "extracted")
+        memory = workspace / ".memory" / "quirks.md"
+        before = memory.read_text() if memory.exists() else ""
+        memory.write_text(before + "- The CI cache expires after 7 days.\n")
+        wait_until(lambda: client.history(text="The CI cache expires after 7 days.").versions)
+        client.cleanup(apply=True)  # gives the hand-written line a slug
+        (line,) = [e for e in client.list().entries if "CI cache" in e.content]
+        assert line.slug is not None
+        versions = client.history(slug=line.slug).versions
+    assert [(v.action, v.origin, v.text) for v in versions] == [
+        ("cleanup", "agent", "The CI cache expires after 7 days.")
+    ]
