@@ -99,6 +99,7 @@ MINIMAL: dict[tuple[str, ...], list[str]] = {
     ("list",): [],
     ("get",): ["some-slug"],
     ("delete",): ["-c", "Quirk", "some-slug"],
+    ("blame",): ["some-slug"],
     ("stats",): [],
     ("status",): [],
     ("watch",): [],
@@ -248,6 +249,7 @@ def test_the_verbs_that_need_arguments_are_the_ones_expected() -> None:
         ("episode",),
         ("get",),
         ("delete",),
+        ("blame",),
         ("merge-file",),
         ("why",),
     }
