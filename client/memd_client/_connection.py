@@ -24,7 +24,16 @@ from memd_client._autostart import AUTOSTART_TIMEOUT
 from memd_client._constants import CLIENT_VERSION
 from memd_client._framing import FrameTooLarge, LineDecoder
 from memd_client._paths import default_socket_path
-from memd_client.errors import ErrorObject, IncompatibleDaemon, ProtocolViolation, from_wire
+from memd_client.errors import (
+    ErrorObject,
+    IncompatibleDaemon,
+    InvalidParams,
+    ProtocolViolation,
+    from_wire,
+)
+
+_UNKNOWN_WRITER = "unknown field `writer`"
+"""What a daemon older than provenance says of a write's `writer` (msgspec's message)."""
 
 T = TypeVar("T")
 
@@ -232,13 +241,32 @@ class ClientBase:
             client=client_name, version=client_version, origin=origin, session=session
         )
         """Who this client's writes are recorded as from."""
+        self._daemon_takes_writer = True
+        """False once the daemon refused a `writer` (it predates provenance): none is sent."""
 
     def _stamped(self, call: _calls.Call) -> _calls.Call:
-        """`call`, its params given this client's `writer` if they take one and have none."""
+        """`call`, its params given this client's `writer` if they take one and have none (and
+        the daemon takes one)."""
         params: Any = call.params
-        if "writer" in params.__struct_fields__ and params.writer is None:
+        if (
+            self._daemon_takes_writer
+            and "writer" in params.__struct_fields__
+            and params.writer is None
+        ):
             return call._replace(params=msgspec.structs.replace(call.params, writer=self.writer))
         return call
+
+    def _without_writer(self, call: _calls.Call, error: InvalidParams) -> _calls.Call | None:
+        """`call` again without its `writer`, if `error` is an older daemon refusing that field
+        (a daemon still running after an upgrade of its clients: the request did nothing, so
+        it is sent again without it, and no later one carries it); else None.
+
+        Rule: an upgraded client never fails a write only because the daemon is older."""
+        params: Any = call.params
+        if getattr(params, "writer", None) is None or _UNKNOWN_WRITER not in error.message:
+            return None
+        self._daemon_takes_writer = False
+        return call._replace(params=msgspec.structs.replace(params, writer=None))
 
     def _reset_connection(self) -> None:
         self._connection = Connection()

@@ -24,7 +24,7 @@ from memd_client._transport_errors import (
     transport_errors,
     unavailable,
 )
-from memd_client.errors import MemdError
+from memd_client.errors import InvalidParams, MemdError
 
 CLOSE_TIMEOUT = 5.0
 """How long `SyncSubscription.close()` waits for a running callback to return."""
@@ -79,6 +79,15 @@ class Client(ClientBase):
     def call(self, call: _calls.Call) -> Any:
         """Send one prepared request and return its typed result (notifications are skipped)."""
         call = self._stamped(call)
+        try:
+            return self._call(call)
+        except InvalidParams as exc:
+            again = self._without_writer(call, exc)
+            if again is None:
+                raise
+            return self._call(again)
+
+    def _call(self, call: _calls.Call) -> Any:
         if self._sock is None:
             self._sock = self._open(self._connection)
         sock = self._sock

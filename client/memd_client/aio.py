@@ -35,7 +35,7 @@ from memd_client._transport_errors import (
     transport_errors,
     unavailable,
 )
-from memd_client.errors import MemdError
+from memd_client.errors import InvalidParams, MemdError
 
 __all__ = ["AsyncClient", "Subscription"]
 
@@ -74,6 +74,15 @@ class AsyncClient(ClientBase):
     async def call(self, call: _calls.Call) -> Any:
         """Send one prepared request and return its typed result (notifications are skipped)."""
         call = self._stamped(call)
+        try:
+            return await self._call(call)
+        except InvalidParams as exc:
+            again = self._without_writer(call, exc)
+            if again is None:
+                raise
+            return await self._call(again)
+
+    async def _call(self, call: _calls.Call) -> Any:
         if self._lock is None:
             self._lock = anyio.Lock()
         async with self._lock:
