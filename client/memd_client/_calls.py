@@ -62,6 +62,7 @@ def store(
     scope: p.Scope = "project",
     replaces: str | None = None,
     reason: str | None = None,
+    origin: p.StoreOrigin = "agent",
 ) -> Call:
     """Prepare a `store` request."""
     params = p.StoreParams(
@@ -73,8 +74,28 @@ def store(
         scope=scope,
         replaces=replaces,
         reason=reason,
+        origin=origin,
     )
     return Call("store", params, p.StoreResult)
+
+
+def inbox(workspace: str) -> Call:
+    """Prepare an `inbox` request."""
+    return Call("inbox", p.InboxParams(workspace=workspace), p.InboxResult)
+
+
+def resolve(
+    workspace: str,
+    ident: str,
+    action: p.ResolveAction,
+    content: str | None = None,
+    reason: str | None = None,
+) -> Call:
+    """Prepare a `resolve` request."""
+    params = p.ResolveParams(
+        workspace=workspace, id=ident, action=action, content=content, reason=reason
+    )
+    return Call("resolve", params, p.ResolveResult)
 
 
 def query(

@@ -119,6 +119,7 @@ def _store(client: Client, args: argparse.Namespace) -> Outcome:
         slug=args.slug,
         dry_run=args.dry_run,
         scope=_scope(args),
+        origin="user",
     )
     return Outcome(result, lambda r: r.message, [])
 
@@ -308,6 +309,7 @@ def _fix(client: Client, entry: p.CheckedEntry, *, shared: bool) -> tuple[str, s
             slug=entry.slug,
             replaces=entry.content,
             reason=f"fixed by memd check --fix: {entry.note}",
+            origin="user",
         )
     except EntryNotFound:
         return (
