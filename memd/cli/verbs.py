@@ -332,6 +332,12 @@ def _extract(client: Client, args: argparse.Namespace) -> Outcome:
     return Outcome(result, render_extract, problems, failed=bool(problems))
 
 
+def _review(client: Client, args: argparse.Namespace) -> Outcome:
+    from memd.cli.review import render_review, review
+
+    return Outcome(review(client, args), render_review, [])
+
+
 NAMED_IN_OUTPUT = frozenset({"stats", "status"})
 """Verbs whose own output names the workspace and how it was found (no stderr line)."""
 
@@ -351,4 +357,5 @@ VERBS: dict[str, Callable[[Client, argparse.Namespace], Outcome]] = {
     "extract": _extract,
     "check": _check,
     "why": _why,
+    "review": _review,
 }
