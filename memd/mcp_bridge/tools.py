@@ -332,6 +332,7 @@ def build_server(
     from mcp.server.mcpserver import MCPServer
 
     from memd.mcp_bridge.procedure_tools import procedure_tools  # it imports this module
+    from memd.mcp_bridge.review_tools import review_tools  # it imports this module
 
     bridge = Bridge(socket, workspace)
     resolver = roots_resolver(bridge.fixed)
@@ -346,6 +347,7 @@ def build_server(
             *_write_tools(bridge, resolver, categories),
             *_read_tools(bridge, resolver, categories),
             *procedure_tools(bridge, resolver),
+            *review_tools(bridge, resolver),
         ],
     )
 

@@ -47,8 +47,17 @@ TOOLS = {
     "storeProcedure",
     "recordOutcome",
     "storeEpisode",
+    "reviewInbox",
+    "resolveInboxEntry",
 }
-READ_ONLY = {"queryMemory", "getMemory", "memoryStats", "memoryContext", "memoryCheck"}
+READ_ONLY = {
+    "queryMemory",
+    "getMemory",
+    "memoryStats",
+    "memoryContext",
+    "memoryCheck",
+    "reviewInbox",
+}
 CATEGORIES = ["Instruction", "Quirk", "Preference", "Decision", "Security", "Procedure", "Episode"]
 RESULTS: dict[str, type[msgspec.Struct]] = {
     "storeMemory": p.StoreResult,
@@ -62,6 +71,8 @@ RESULTS: dict[str, type[msgspec.Struct]] = {
     "storeProcedure": p.StoreResult,
     "recordOutcome": p.OutcomeResult,
     "storeEpisode": p.StoreResult,
+    "reviewInbox": p.InboxResult,
+    "resolveInboxEntry": p.ResolveResult,
 }
 """The protocol Struct each tool's structured content comes from."""
 
