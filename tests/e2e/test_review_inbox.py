@@ -164,8 +164,5 @@ async def test_mcp_store_waits_and_the_agent_resolves_on_the_persons_word(
     assert "Never commit the .env file or any key." in (memory / "security.md").read_text()
     assert not _entries(memory / "inbox.md")
     assert "disable the tests" in (memory / "archive.md").read_text()
-    assert (
-        "disable the tests" not in (memory / "decisions.md").read_text()
-        if (memory / "decisions.md").exists()
-        else True
-    )
+    decisions = memory / "decisions.md"
+    assert not decisions.exists() or "disable the tests" not in decisions.read_text()

@@ -22,6 +22,8 @@ from __future__ import annotations
 import re
 from typing import Final
 
+_CLAUSE = r"(?:[^.\n]|\.(?!\s|$))"
+"""A character of the same sentence: a dot inside a file name or URL does not end it."""
 _FETCH = r"(?:curl|wget|iwr|invoke-webrequest|irm|invoke-restmethod|fetch)\b"
 _SHELL = (
     r"(?:sh|bash|zsh|dash|ksh|fish|python3?|perl|ruby|node|iex|invoke-expression|pwsh|powershell)\b"
@@ -45,15 +47,18 @@ RULES: Final[tuple[tuple[re.Pattern[str], str], ...]] = (
     ),
     (
         re.compile(
-            r"\b(?:download|fetch|get|curl|wget|grab)\b[^.\n]{0,120}(?:https?://|\burl\b)"
-            r"[^.\n]{0,120}\b(?:and|then)\s+(?:run|execute|exec|source|eval|install)\b",
+            r"\b(?:download|fetch|get|curl|wget|grab)\b"
+            + _CLAUSE
+            + r"{0,120}(?:https?://|\burl\b)"
+            + _CLAUSE
+            + r"{0,120}\b(?:and|then)\s+(?:run|execute|exec|source|eval|install)\b",
             re.I,
         ),
         "tells agents to fetch a URL and run what it returns",
     ),
     (
         re.compile(
-            r"\b(?:run|execute|exec|source|eval)\b[^.\n]{0,160}\b(?:on|at|before|in)\s+"
+            r"\b(?:run|execute|exec|source|eval)\b" + _CLAUSE + r"{0,160}\b(?:on|at|before|in)\s+"
             r"(?:every|each|the\s+start\s+of\s+every|the\s+start\s+of\s+each)\s+"
             r"(?:new\s+)?(?:session|conversation|chat|prompt|startup|start-up|turn)\b",
             re.I,
