@@ -17,6 +17,7 @@ import pytest
 from memd_client import Client
 from tests.conftest import DaemonProcess
 from tests.e2e.test_cli import memd
+from tests.e2e.test_hacklm_node import NODE, Writer
 from tests.e2e.test_mcp import bridge, call, text
 
 
@@ -166,3 +167,52 @@ async def test_mcp_store_waits_and_the_agent_resolves_on_the_persons_word(
     assert "disable the tests" in (memory / "archive.md").read_text()
     decisions = memory / "decisions.md"
     assert not decisions.exists() or "disable the tests" not in decisions.read_text()
+
+
+@pytest.mark.skipif(NODE is None, reason="node is not installed")
+def test_the_inbox_beside_hacklms_writer(daemon: DaemonProcess, workspace: Path) -> None:
+    """HackLM's writer appends to security.md (then to inbox.md itself) while memd queues and
+    resolves pending stores: no write of either is lost, and its lines in inbox.md are kept."""
+    memory = workspace / ".memory"
+    memory.mkdir()
+    security = memory / "security.md"
+    inbox = memory / "inbox.md"
+    with Client(daemon.socket_path, workspace=workspace) as client:
+        client.store(category="Quirk", content="Loads the workspace.")
+        node = Writer("append", str(security), "25", "node", "5")
+        try:
+            ids = [
+                client.store(
+                    category="Security",
+                    content=f"Agent rule {n} unique-agent{n}.",
+                    slug=f"rule-{n}",
+                ).inbox_id
+                for n in range(25)
+            ]
+            assert node.finish(timeout=120) == 0, node.stderr()
+        finally:
+            node.kill()
+        assert len(set(ids)) == 25
+        assert len(_entries(inbox)) == 25
+        node = Writer("append", str(inbox), "5", "hand", "5")
+        try:
+            for ident in ids[:10]:
+                assert ident is not None
+                stored = client.resolve(ident, "accept").stored
+                assert stored is not None and stored.action == "stored", stored
+            assert node.finish(timeout=120) == 0, node.stderr()
+        finally:
+            node.kill()
+        for ident in ids[10:15]:
+            assert ident is not None
+            client.resolve(ident, "reject", reason="not ours")
+        waiting = client.inbox().entries
+    assert [e.id for e in waiting] == ids[15:]
+    text = security.read_text()
+    assert all(f"node entry {n} unique-word-node{n}." in text for n in range(25))
+    assert all(f"- [rule-{n}] Agent rule {n} unique-agent{n}." in text for n in range(10))
+    assert not any(f"unique-agent{n}." in text for n in range(10, 25))
+    hand = [line for line in inbox.read_text().splitlines() if "unique-word-hand" in line]
+    assert hand == [f"- hand entry {n} unique-word-hand{n}." for n in range(5)]
+    archive = (memory / "archive.md").read_text()
+    assert all(f"unique-agent{n}." in archive for n in range(10, 15))
