@@ -125,7 +125,8 @@ class Workspace:
     ) -> None:
         """`watches` is the daemon's hub; without one the workspace runs a hub of its own.
         `handed`: what an earlier load of this root's files acknowledged (`handovers`), by file.
-        `categories`: its categories as its files say (`memd.fs.project_categories`)."""
+        `categories`: its categories as its files say (`memd.fs.project_categories`). (Long:
+        one attribute a line or two, each with what it is.)"""
         self.root = root
         self.category_set = categories
         """Its categories as read (the registry reads them again when its memd.toml changes)."""
