@@ -10,7 +10,7 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from memd.mcp_bridge.printable import printable
-from memd.mcp_bridge.text import structured
+from memd.mcp_bridge.text import name_tools, structured
 from memd.mcp_bridge.tools import Bridge, make_tool
 from memd_client import protocol as p
 
@@ -74,7 +74,7 @@ def review_tools(bridge: Bridge, resolver: Callable[..., Awaitable[Any]]) -> lis
             roots,
             lambda client: client.resolve(id, action, content=content, reason=reason),
         )
-        return bridge.reply(printable(result.message), structured(result, ws))
+        return bridge.reply(printable(name_tools(result.message)), structured(result, ws))
 
     return [
         make_tool(
