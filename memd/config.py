@@ -27,9 +27,9 @@ The file is TOML, at `--config PATH` or else `$XDG_CONFIG_HOME/memd/config.toml`
     limit = 40                  # most entries
     layer = "relevant"          # or "always": given in every context, like Security
 
-    [review]                    # per category: an agent's store goes "direct" or waits "pending"
-    Security = "pending"        # in .memory/inbox.md for `memd review` (these two are the
-    Instruction = "pending"     # defaults; every other category is "direct")
+    [review]                    # per category: an agent's store goes "direct" (the default) or
+    Security = "pending"        # waits "pending" in .memory/inbox.md for `memd review`
+    Instruction = "pending"     # (these two recommended)
 
 `sources` adds read-only Markdown sources to every workspace, besides `.memory/` and the
 default instruction files (`memd.core.sources.source_globs` has the defaults and the rules): a

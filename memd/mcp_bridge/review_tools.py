@@ -41,8 +41,8 @@ def review_tools(bridge: Bridge, resolver: Callable[..., Awaitable[Any]]) -> lis
 
     async def review_inbox(roots: Roots) -> CallToolResult:
         """List the memories waiting for the person's review (.memory/inbox.md): agent stores
-        into Security or Instruction, and any store with instruction-like text, wait there
-        instead of becoming memories. Show them to the person when they ask what is pending.
+        into the categories the project reviews, and any store with instruction-like text, wait
+        there instead of becoming memories. Show them to the person when they ask what is pending.
         """
         result, ws = await bridge.call(roots, lambda client: client.inbox())
         return bridge.reply(render_inbox(result), structured(result, ws))

