@@ -27,6 +27,10 @@ The file is TOML, at `--config PATH` or else `$XDG_CONFIG_HOME/memd/config.toml`
     limit = 40                  # most entries
     layer = "relevant"          # or "always": given in every context, like Security
 
+    [review]                    # per category: an agent's store goes "direct" (the default) or
+    Security = "pending"        # waits "pending" in .memory/inbox.md for `memd review`
+    Instruction = "pending"     # (these two recommended)
+
 `sources` adds read-only Markdown sources to every workspace, besides `.memory/` and the
 default instruction files (`memd.core.sources.source_globs` has the defaults and the rules): a
 glob relative to the workspace root, an absolute path or glob (`~/` is expanded), or `!` and a
@@ -111,6 +115,7 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=
     episode_half_life_days: Annotated[float, msgspec.Meta(gt=0, le=36500)] = DEFAULT_HALF_LIFE_DAYS
     """Days after which an episode ranks at half its score (`memd.core.search.decay`)."""
     episode_max_age_days: Annotated[int, msgspec.Meta(ge=0, le=36500)] = DEFAULT_MAX_AGE_DAYS
+    review: dict[str, Literal["direct", "pending"]] = msgspec.field(default_factory=dict)
     """Episodes older than this that nobody recalled within it are proposed for the archive by
     `cleanup` (`memd.core.writes.consolidation`)."""
 
@@ -241,6 +246,7 @@ EXPECTED = {
         "root (docs/*.md), an absolute path or glob, or ! and a pattern to remove (!CLAUDE.md)"
     ),
     "categories": "[[categories]] tables, each with name, file and limit",
+    "review": 'a [review] table of category names to "pending" or "direct"',
 }
 """What each setting accepts, in words, for error messages."""
 

@@ -39,13 +39,15 @@ ALLOWED_IN = {
     "episodes.py": {"datetime"},
     "decay.py": {"datetime"},
     "consolidation.py": {"datetime"},
+    "inbox_format.py": {"hashlib"},
 }
 """One stemmer per thread (`threading.local`): PyStemmer objects are not thread-safe; stems are
 interned (`sys.intern`). The memo caches are shared by the event loop and worker threads, so
 inserting takes a `threading.Lock`. Nothing here starts a thread or waits on one. Claude Code's
 settings are JSON text in, JSON text out (`json.loads`/`dumps`: no I/O). Episodes are dated:
 their modules do calendar arithmetic on `datetime.date` values and are given today by the
-shell (none reads a clock: `test_episode_modules_read_no_clock`)."""
+shell (none reads a clock: `test_episode_modules_read_no_clock`). An inbox entry's id is a
+hash of what accepting it does (`hashlib`: pure computation)."""
 
 MAY_USE = {
     "text": set(),
@@ -58,6 +60,7 @@ MAY_USE = {
     "merge": {"format", "text", "writes"},
     "citations": {"format", "text"},
     "provenance": {"format"},
+    "review": set(),
 }
 """Which core packages each core package may import (besides itself)."""
 

@@ -62,8 +62,9 @@ def store(
     scope: p.Scope = "project",
     replaces: str | None = None,
     reason: str | None = None,
+    writer: p.Writer | None = None,
 ) -> Call:
-    """Prepare a `store` request."""
+    """Prepare a `store` request (`writer` None: the client's own)."""
     params = p.StoreParams(
         workspace=workspace,
         category=category,
@@ -73,8 +74,28 @@ def store(
         scope=scope,
         replaces=replaces,
         reason=reason,
+        writer=writer,
     )
     return Call("store", params, p.StoreResult)
+
+
+def inbox(workspace: str) -> Call:
+    """Prepare an `inbox` request."""
+    return Call("inbox", p.InboxParams(workspace=workspace), p.InboxResult)
+
+
+def resolve(
+    workspace: str,
+    ident: str,
+    action: p.ResolveAction,
+    content: str | None = None,
+    reason: str | None = None,
+) -> Call:
+    """Prepare a `resolve` request."""
+    params = p.ResolveParams(
+        workspace=workspace, id=ident, action=action, content=content, reason=reason
+    )
+    return Call("resolve", params, p.ResolveResult)
 
 
 def query(

@@ -13,6 +13,8 @@ from collections.abc import Callable, Iterable, Sequence
 from types import TracebackType
 from typing import Any, Literal
 
+import msgspec
+
 from memd_client import _autostart, _calls, protocol as p
 from memd_client._connection import ClientBase, Connection, Reply
 from memd_client._log import logger
@@ -179,15 +181,40 @@ class Client(ClientBase):
         scope: p.Scope = "project",
         replaces: str | None = None,
         reason: str | None = None,
+        origin: p.WriteOrigin | None = None,
     ) -> p.StoreResult:
         """Store a memory; see docs/write-decisions.md (store rules) for the dedup rules. `scope`
         "global" stores it in the user-wide memory, searched from every project. `replaces`
         (with `slug`): update that entry only if it still says exactly this, else raise
         `EntryNotFound` and store nothing. `reason`: why the text an update replaces goes to
-        the archive (its archive line says so)."""
+        the archive (its archive line says so). `origin` (default: the client's own) "user" (a
+        person, the CLI) always stores directly; an "agent"'s store into a reviewed category,
+        or with instruction-like text, waits in the review inbox (action "pending")."""
         ws = _calls.workspace_path(workspace, self.workspace)
-        call = _calls.store(ws, category, content, slug, dry_run, scope, replaces, reason)
+        writer = None if origin is None else msgspec.structs.replace(self.writer, origin=origin)
+        call = _calls.store(ws, category, content, slug, dry_run, scope, replaces, reason, writer)
         result: p.StoreResult = self.call(call)
+        return result
+
+    def inbox(self, *, workspace: str | os.PathLike[str] | None = None) -> p.InboxResult:
+        """List the entries waiting in the review inbox (`.memory/inbox.md`)."""
+        call = _calls.inbox(_calls.workspace_path(workspace, self.workspace))
+        result: p.InboxResult = self.call(call)
+        return result
+
+    def resolve(
+        self,
+        ident: str,
+        action: p.ResolveAction,
+        *,
+        content: str | None = None,
+        reason: str | None = None,
+        workspace: str | os.PathLike[str] | None = None,
+    ) -> p.ResolveResult:
+        """Accept (with `content`: the edited text) or reject (archived with `reason`) one
+        review inbox entry by its id."""
+        ws = _calls.workspace_path(workspace, self.workspace)
+        result: p.ResolveResult = self.call(_calls.resolve(ws, ident, action, content, reason))
         return result
 
     def query(

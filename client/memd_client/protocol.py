@@ -187,7 +187,8 @@ class EpisodeParams(_Params):
     """Who makes this write (recorded, see `Writer`)."""
 
 
-StoreAction = Literal["stored", "updated", "skipped"]
+StoreAction = Literal["stored", "updated", "skipped", "pending"]
+""""pending": the store waits in the review inbox (`.memory/inbox.md`) for a person."""
 QueryMode = Literal["auto", "lexical", "semantic"]
 Match = Literal["keyword", "semantic", "both"]
 
@@ -254,6 +255,66 @@ class StoreResult(_Result):
     created_memory_dir: bool = False
     """`.memory/` did not exist when this request arrived and its write created it (a write
     running beside it may have done so first)."""
+    inbox_id: str | None = None
+    """With action "pending": the id of its entry in the review inbox (`memd review`)."""
+    pending_reason: str | None = None
+    """With action "pending": why it waits (a reviewed category, or instruction-like text)."""
+
+
+# ---------------------------------------------------------------------------- review inbox
+
+InboxKind = Literal["store", "prune"]
+ResolveAction = Literal["accept", "reject"]
+
+
+class InboxEntry(_Result):
+    """One entry waiting in the review inbox: accepting a "store" stores `content` into
+    `category` (under `slug` if set) as the user; accepting a "prune" deletes `slug`."""
+
+    id: str
+    kind: InboxKind
+    category: str
+    slug: str | None
+    reason: str
+    content: str
+
+
+class InboxParams(_Params):
+    """List the entries waiting in a workspace's review inbox."""
+
+    workspace: Workspace
+
+
+class InboxResult(_Result):
+    """The review inbox's entries, in file order."""
+
+    entries: list[InboxEntry]
+    file: str
+    workspace: str = ""
+
+
+class ResolveParams(_Params):
+    """Accept or reject one inbox entry (by `id`). Accepting a "store" entry stores it (with
+    `content`, if given, instead of its text: an edit) through the normal store path as the
+    user; rejecting moves it to the archive with `reason`."""
+
+    workspace: Workspace
+    id: Annotated[str, Meta(pattern=r"^p-[0-9a-f]{8}$")]
+    action: ResolveAction
+    content: Annotated[str, Meta(min_length=1)] | None = None
+    reason: Annotated[str, Meta(max_length=MAX_ARCHIVE_REASON)] | None = None
+
+
+class ResolveResult(_Result):
+    """What resolving did: the store an accept made (`stored`), or that it was archived."""
+
+    id: str
+    action: ResolveAction
+    entry: InboxEntry
+    stored: StoreResult | None = None
+    deleted: bool = False
+    message: str = ""
+    workspace: str = ""
 
 
 # ---------------------------------------------------------------------------- query

@@ -486,6 +486,9 @@ GRAMMAR: dict[str, Verb] = {
     ),
     "query": Verb("search memories", CLIENT, _query),
     "cleanup": Verb("merge, prune and slug", CLIENT, _cleanup),
+    "review": Verb(
+        "walk the review inbox: accept, edit, reject or skip what agents proposed", CLIENT
+    ),
     "list": Verb("list entries", CLIENT, _list),
     "get": Verb("show entries by slug or lines", CLIENT, _get, check=_get_needs),
     "delete": Verb(

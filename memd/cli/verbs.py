@@ -128,6 +128,7 @@ def _store(client: Client, args: argparse.Namespace) -> Outcome:
         slug=args.slug,
         dry_run=args.dry_run,
         scope=_scope(args),
+        origin="user",
     )
     return Outcome(result, lambda r: r.message, [])
 
@@ -322,6 +323,7 @@ def _fix(client: Client, entry: p.CheckedEntry, *, shared: bool) -> tuple[str, s
             slug=entry.slug,
             replaces=entry.content,
             reason=f"fixed by memd check --fix: {entry.note}",
+            origin="user",
         )
     except EntryNotFound:
         return (
@@ -344,6 +346,12 @@ def _extract(client: Client, args: argparse.Namespace) -> Outcome:
     return Outcome(result, render_extract, problems, failed=bool(problems))
 
 
+def _review(client: Client, args: argparse.Namespace) -> Outcome:
+    from memd.cli.review import render_review, review
+
+    return Outcome(review(client, args), render_review, [])
+
+
 NAMED_IN_OUTPUT = frozenset({"stats", "status"})
 """Verbs whose own output names the workspace and how it was found (no stderr line)."""
 
@@ -364,4 +372,5 @@ VERBS: dict[str, Callable[[Client, argparse.Namespace], Outcome]] = {
     "extract": _extract,
     "check": _check,
     "why": _why,
+    "review": _review,
 }

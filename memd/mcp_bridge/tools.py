@@ -357,6 +357,7 @@ def build_server(
     from mcp.server.mcpserver import MCPServer
 
     from memd.mcp_bridge.procedure_tools import procedure_tools  # it imports this module
+    from memd.mcp_bridge.review_tools import review_tools  # it imports this module
 
     bridge = Bridge(socket, workspace)
     resolver = roots_resolver(bridge.fixed, bridge.note_client)
@@ -371,6 +372,7 @@ def build_server(
             *_write_tools(bridge, resolver, categories),
             *_read_tools(bridge, resolver, categories),
             *procedure_tools(bridge, resolver),
+            *review_tools(bridge, resolver),
         ],
     )
 
@@ -432,7 +434,8 @@ def _write_tools(
         text that says nothing new is skipped; the same rule with more detail, or with a new
         value, tool or polarity, updates its entry (a contradiction is reported as a conflict
         naming the old value); anything else is stored as a new entry. The result says which
-        and why.
+        and why. A store of text telling agents to run something, or into a category the
+        project reviews, waits for the person's review ("pending"): tell them `memd review`.
         """
 
         async def store(client: "AsyncClient") -> p.StoreResult:

@@ -96,6 +96,7 @@ MINIMAL: dict[tuple[str, ...], list[str]] = {
     ("episode",): ["The deploy timed out."],
     ("query",): [],
     ("cleanup",): [],
+    ("review",): [],
     ("list",): [],
     ("get",): ["some-slug"],
     ("delete",): ["-c", "Quirk", "some-slug"],

@@ -82,7 +82,7 @@ def test_why_names_a_custom_always_category_for_what_it_is(
     )
     with Client(daemon.socket_path, workspace=workspace) as client:
         client.store(category="Gate", content="Never merge without a green CI run.")
-        client.store(category="Security", content="Never commit .env files.")
+        client.store(origin="user", category="Security", content="Never commit .env files.")
         given = {e.category: e for e in client.why("src/app.py").entries if e.reason == "given"}
     assert given["Gate"].layer == "always"
     assert "Security or Instruction" not in given["Gate"].detail

@@ -100,6 +100,7 @@ def test_a_deleted_file_makes_its_memory_stale_everywhere(
             slug="env",
         )
         client.store(
+            origin="user",
             category="Instruction",
             content="Read `src/gone.ts` before editing the config.",
             slug="rd",

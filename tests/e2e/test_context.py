@@ -21,8 +21,12 @@ def project(daemon: DaemonProcess, workspace: Path) -> Path:
     (workspace / ".git").mkdir()
     (workspace / "src" / "api").mkdir(parents=True)
     with Client(daemon.socket_path, workspace=workspace) as client:
-        client.store(category="Security", content="Never commit .env files or API keys.")
-        client.store(category="Instruction", content="Run make test before every commit.")
+        client.store(
+            origin="user", category="Security", content="Never commit .env files or API keys."
+        )
+        client.store(
+            origin="user", category="Instruction", content="Run make test before every commit."
+        )
         client.store(category="Decision", content="We deploy the API with Helm to staging.")
         client.store(category="Quirk", content="The login page caches fonts for a day.")
     return workspace

@@ -81,7 +81,7 @@ def test_store_query_get_list_delete_stats_status(daemon: DaemonProcess, workspa
 
 def test_every_acknowledged_write_is_in_the_file(daemon: DaemonProcess, workspace: Path) -> None:
     with Client(daemon.socket_path, workspace=workspace) as client:
-        result = client.store(category="Security", content="Never log secrets.")
+        result = client.store(origin="user", category="Security", content="Never log secrets.")
         text = (workspace / ".memory" / "security.md").read_text()
         assert f"- [{result.slug}] Never log secrets.\n" in text
         assert text.startswith("# Security\n\nRules that must NEVER be broken.")

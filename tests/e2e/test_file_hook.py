@@ -34,8 +34,12 @@ def project(daemon: DaemonProcess, workspace: Path) -> Path:
     (workspace / ".git").mkdir()
     (workspace / "deploy").mkdir()
     with Client(daemon.socket_path, workspace=workspace) as client:
-        client.store(category="Security", content="Never commit .env files or API keys.")
-        client.store(category="Instruction", content="Run make test before every commit.")
+        client.store(
+            origin="user", category="Security", content="Never commit .env files or API keys."
+        )
+        client.store(
+            origin="user", category="Instruction", content="Run make test before every commit."
+        )
         client.store(category="Decision", content="Deploy with Helm; the values are per stage.")
         client.store(category="Quirk", content="The login page caches fonts for a day.")
     return workspace
@@ -145,7 +149,9 @@ def test_without_layer_a_a_rule_about_the_file_still_comes(
     daemon: DaemonProcess, project: Path
 ) -> None:
     with Client(daemon.socket_path, workspace=project) as client:
-        client.store(category="Security", content="The deploy values never hold secrets.")
+        client.store(
+            origin="user", category="Security", content="The deploy values never hold secrets."
+        )
         result = client.context(file="deploy/values.yaml", always=False, budget_tokens=300)
     assert {e.layer for e in result.entries} == {"relevant"}
     assert "deploy values never hold secrets" in result.markdown

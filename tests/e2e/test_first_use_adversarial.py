@@ -350,10 +350,14 @@ def test_the_user_wide_memorys_root_replaced_is_loaded_afresh_and_gets_no_old_en
 ) -> None:
     user_wide = Path(os.environ["XDG_DATA_HOME"]) / "memd" / "global"
     with Client(daemon.socket_path, workspace=workspace) as client:
-        client.store(category="Instruction", content="Answer in English.", scope="global")
+        client.store(
+            origin="user", category="Instruction", content="Answer in English.", scope="global"
+        )
         os.rename(user_wide, short_tmp / "global.old")
         user_wide.mkdir()  # restored from elsewhere: another directory
-        stored = client.store(category="Instruction", content="Write tests first.", scope="global")
+        stored = client.store(
+            origin="user", category="Instruction", content="Write tests first.", scope="global"
+        )
         assert stored.action == "stored"
         listed = [e.content for e in client.list(sources=["global"]).entries]
     assert listed == ["Write tests first."]
@@ -370,7 +374,9 @@ def test_a_project_swapped_for_a_link_into_the_user_wide_memory_writes_nothing_t
     project = short_tmp / "app"
     (project / ".git").mkdir(parents=True)
     with Client(daemon.socket_path, workspace=project) as client:
-        client.store(category="Instruction", content="Answer in English.", scope="global")
+        client.store(
+            origin="user", category="Instruction", content="Answer in English.", scope="global"
+        )
         client.store(category="Decision", content="A real project rule.", slug="real")
         inside = user_wide / "notes"
         inside.mkdir()

@@ -53,7 +53,10 @@ def test_an_entry_hacklms_bootstrap_overwrites_is_stored_again(
         assert pause.reached.wait(30)  # HackLM saw security.md missing, and has not written yet
         with Client(daemon.socket_path, workspace=workspace) as client:
             stored = client.store(
-                category="Security", content="Never commit the .env file.", slug="no-env"
+                origin="user",
+                category="Security",
+                content="Never commit the .env file.",
+                slug="no-env",
             )
             assert stored.action == "stored"  # acknowledged: it must stay
             pause.go.set()  # HackLM writes its bare header over memd's file now
@@ -221,7 +224,10 @@ def test_hacklms_bootstrap_then_its_own_store_keeps_memds_entry(
         assert pause.reached.wait(30)
         with Client(daemon.socket_path, workspace=workspace) as client:
             stored = client.store(
-                category="Security", content="Never commit the .env file.", slug="no-env"
+                origin="user",
+                category="Security",
+                content="Never commit the .env file.",
+                slug="no-env",
             )
             assert stored.action == "stored"
             pause.go.set()
@@ -289,7 +295,9 @@ def test_git_stash_right_after_a_store_is_not_undone(
         wait_until(lambda: len(list(memory.glob("*.md"))) == 5)
         git(workspace, "add", "-A")
         git(workspace, "commit", "-qm", "memories")
-        client.store(category="Security", content="Never commit the .env file.", slug="no-env")
+        client.store(
+            origin="user", category="Security", content="Never commit the .env file.", slug="no-env"
+        )
         git(workspace, "stash", "-q")
         wait_until(lambda: not client.list(category="Security").entries)
         client.store(category="Quirk", content="The CI runner has no network.", slug="ci")

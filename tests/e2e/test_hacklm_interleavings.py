@@ -247,7 +247,10 @@ def test_hacklms_first_use_header_never_takes_an_acknowledged_store(
                 ("no-keys", "Rotate keys on leave."),
             ]:
                 assert (
-                    client.store(category="Security", content=content, slug=slug).action == "stored"
+                    client.store(
+                        origin="user", category="Security", content=content, slug=slug
+                    ).action
+                    == "stored"
                 )
             if late:  # a stalled extension host: the header lands well after memd's replies
                 written = path.stat().st_mtime

@@ -28,8 +28,8 @@ def project(daemon: DaemonProcess, workspace: Path) -> Path:
     (workspace / ".git").mkdir()
     (workspace / "deploy").mkdir()
     with Client(daemon.socket_path, workspace=workspace) as client:
-        client.store(category="Security", content=SECURITY)
-        client.store(category="Instruction", content=INSTRUCTION)
+        client.store(origin="user", category="Security", content=SECURITY)
+        client.store(origin="user", category="Instruction", content=INSTRUCTION)
         client.store(category="Decision", content=HELM)
         client.store(category="Quirk", content=FONTS)
     return workspace

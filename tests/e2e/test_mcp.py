@@ -48,6 +48,8 @@ TOOLS = {
     "recordOutcome",
     "storeEpisode",
     "memoryHistory",
+    "reviewInbox",
+    "resolveInboxEntry",
 }
 READ_ONLY = {
     "queryMemory",
@@ -56,6 +58,7 @@ READ_ONLY = {
     "memoryContext",
     "memoryCheck",
     "memoryHistory",
+    "reviewInbox",
 }
 CATEGORIES = ["Instruction", "Quirk", "Preference", "Decision", "Security", "Procedure", "Episode"]
 RESULTS: dict[str, type[msgspec.Struct]] = {
@@ -71,6 +74,8 @@ RESULTS: dict[str, type[msgspec.Struct]] = {
     "recordOutcome": p.OutcomeResult,
     "storeEpisode": p.StoreResult,
     "memoryHistory": p.HistoryResult,
+    "reviewInbox": p.InboxResult,
+    "resolveInboxEntry": p.ResolveResult,
 }
 """The protocol Struct each tool's structured content comes from."""
 
@@ -226,7 +231,9 @@ async def test_tools_keep_hacklm_names_and_schemas_and_a_daemon_that_cannot_star
             query_out = tools["queryMemory"].output_schema
             assert store_out is not None and query_out is not None
             assert {"action", "slug", "message"} <= set(store_out["required"])
-            assert store_out["properties"]["action"]["enum"] == ["skipped", "stored", "updated"]
+            # HackLM's three, and memd's "pending" (waiting in the review inbox).
+            actions = store_out["properties"]["action"]["enum"]
+            assert actions == ["pending", "skipped", "stored", "updated"]
             assert query_out["required"][:2] == ["results", "total"]
             assert query_out["properties"]["results"]["items"] == {"$ref": "#/$defs/QueryHit"}
 

@@ -25,10 +25,12 @@ TYPO = "Keep imports sorted. (paths: see the style guide)"
 def project(daemon: DaemonProcess, workspace: Path) -> Path:
     (workspace / ".git").mkdir()
     with Client(daemon.socket_path, workspace=workspace) as client:
-        client.store(category="Security", content="Never commit .env files or API keys.")
-        client.store(category="Security", content=DB_RULE)
-        client.store(category="Instruction", content=API_RULE)
-        client.store(category="Instruction", content=TYPO)
+        client.store(
+            origin="user", category="Security", content="Never commit .env files or API keys."
+        )
+        client.store(origin="user", category="Security", content=DB_RULE)
+        client.store(origin="user", category="Instruction", content=API_RULE)
+        client.store(origin="user", category="Instruction", content=TYPO)
         client.store(category="Quirk", content=SQL_QUIRK)
         client.store(category="Quirk", content=UI_QUIRK)
         client.store(category="Decision", content="We deploy the API with Helm to staging.")

@@ -117,7 +117,9 @@ def test_context_with_a_file_and_a_task_gives_layers_a_b_c_in_order(
 ) -> None:
     (workspace / ".git").mkdir()
     with Client(daemon.socket_path, workspace=workspace) as client:
-        client.store(category="Security", content="Never commit .env files.", slug="no-env")
+        client.store(
+            origin="user", category="Security", content="Never commit .env files.", slug="no-env"
+        )
         client.store(
             category="Quirk",
             content="The staging web pods take two minutes to restart.",

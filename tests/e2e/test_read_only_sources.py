@@ -142,7 +142,9 @@ def test_get_takes_every_path_a_result_gives(daemon: DaemonProcess, repo: Path) 
     (repo / ".memory" / "memd.toml").write_text('sources = ["instructions.md"]\n')
     (repo / "instructions.md").write_text("# Root notes\n\nThe kiln schedule lives in ops.\n")
     with Client(daemon.socket_path, workspace=repo) as client:
-        client.store(category="Instruction", content="Fire the kiln only on weekdays.")
+        client.store(
+            origin="user", category="Instruction", content="Fire the kiln only on weekdays."
+        )
         chunk = client.query("kiln schedule", sources=["file"], limit=1).results[0]
         memory = client.query("kiln weekdays", sources=["memory"], limit=1).results[0]
         # A root source named like a category file is given as ./instructions.md: the bare
@@ -199,7 +201,7 @@ def test_the_prompt_block_adds_chunks_the_agent_does_not_load_itself(
 ) -> None:
     prompt = "Before I push: how are deploys done, and what about the integration suite?"
     with Client(daemon.socket_path, workspace=repo) as client:
-        client.store(category="Instruction", content="Answer in British English.")
+        client.store(origin="user", category="Instruction", content="Answer in British English.")
         block = client.context(prompt)
         chunks = [(e.file, e.lines) for e in block.entries if e.layer == "source"]
         # Claude Code loads CLAUDE.md itself: only AGENTS.md's chunk is new to it.

@@ -173,7 +173,9 @@ def test_a_first_store_never_takes_its_own_file_for_crash_debris(
     """A commit's file is written at its temp name before the lock is taken, and the first hold
     of the lock sweeps debris: only debris older than the workspace's load goes."""
     with Client(daemon.socket_path, workspace=workspace) as client:
-        client.store(category="Security", content="Never commit the .env file.", slug="no-env")
+        client.store(
+            origin="user", category="Security", content="Never commit the .env file.", slug="no-env"
+        )
         assert [e.slug for e in client.list(category="Security").entries] == ["no-env"]
     assert "left behind by a crash" not in daemon.stderr()
 
@@ -276,7 +278,7 @@ def test_blocking_client_calls_back_for_each_change(daemon: DaemonProcess, works
     received: queue.Queue[Changed | Resync] = queue.Queue()
     client = Client(daemon.socket_path, workspace=workspace)
     with client, client.subscribe(received.put):
-        client.store(category="Security", content="Never log tokens.", slug="tokens")
+        client.store(origin="user", category="Security", content="Never log tokens.", slug="tokens")
         event = received.get(timeout=10)
     assert isinstance(event, Changed)
     assert (event.source, [e.slug for e in event.entries]) == ("memd", ["tokens"])

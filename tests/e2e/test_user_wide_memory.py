@@ -34,7 +34,7 @@ def test_a_global_rule_stored_in_one_project_is_recalled_in_another(
 ) -> None:
     first, second = _project(short_tmp, "first"), _project(short_tmp, "second")
     with Client(daemon.socket_path, workspace=first) as client:
-        stored = client.store(category="Instruction", content=RULE, scope="global")
+        stored = client.store(origin="user", category="Instruction", content=RULE, scope="global")
     assert stored.action == "stored"
     memory = _user_wide() / ".memory"
     assert RULE in (memory / "instructions.md").read_text()
@@ -53,8 +53,8 @@ def test_a_project_entry_wins_a_tie_and_sources_narrow_the_search(
 ) -> None:
     project = _project(short_tmp, "app")
     with Client(daemon.socket_path, workspace=project) as client:
-        client.store(category="Instruction", content=RULE, scope="global")
-        client.store(category="Instruction", content=RULE)
+        client.store(origin="user", category="Instruction", content=RULE, scope="global")
+        client.store(origin="user", category="Instruction", content=RULE)
         both = client.query("python packages")
         assert [(hit.source, hit.path) for hit in both.results] == [
             ("memory", ".memory/instructions.md"),
@@ -71,7 +71,7 @@ def test_a_project_entry_wins_a_tie_and_sources_narrow_the_search(
 def test_the_user_wide_directory_is_never_a_project(daemon: DaemonProcess, short_tmp: Path) -> None:
     project = _project(short_tmp, "app")
     with Client(daemon.socket_path, workspace=project) as client:
-        client.store(category="Instruction", content=RULE, scope="global")
+        client.store(origin="user", category="Instruction", content=RULE, scope="global")
     link = short_tmp / "sneaky"
     link.symlink_to(_user_wide())
     spellings = [_user_wide(), _user_wide() / ".memory", link, project / ".." / "sneaky"]
@@ -127,8 +127,10 @@ def test_list_shows_the_projects_entries_then_the_user_wide_ones(
 ) -> None:
     project = _project(short_tmp, "app")
     with Client(daemon.socket_path, workspace=project) as client:
-        client.store(category="Instruction", content=RULE, scope="global")
-        client.store(category="Instruction", content="Run make lint before committing.")
+        client.store(origin="user", category="Instruction", content=RULE, scope="global")
+        client.store(
+            origin="user", category="Instruction", content="Run make lint before committing."
+        )
         listed = client.list(category="Instruction")
         assert [(e.content, e.source) for e in listed.entries] == [
             ("Run make lint before committing.", "memory"),
@@ -144,8 +146,10 @@ def test_the_prompt_block_carries_the_user_wide_rules_after_the_projects(
 ) -> None:
     project = _project(short_tmp, "app")
     with Client(daemon.socket_path, workspace=project) as client:
-        client.store(category="Instruction", content=RULE, scope="global")
-        client.store(category="Instruction", content="Run make lint before committing.")
+        client.store(origin="user", category="Instruction", content=RULE, scope="global")
+        client.store(
+            origin="user", category="Instruction", content="Run make lint before committing."
+        )
         block = client.context("set up the dev environment")
     always = [(e.content, e.source) for e in block.entries if e.layer == "always"]
     assert always == [("Run make lint before committing.", "memory"), (RULE, "global")]
@@ -155,8 +159,10 @@ def test_the_prompt_block_carries_the_user_wide_rules_after_the_projects(
 def test_a_user_wide_hit_is_read_back_by_its_lines(daemon: DaemonProcess, short_tmp: Path) -> None:
     project = _project(short_tmp, "app")
     with Client(daemon.socket_path, workspace=project) as client:
-        client.store(category="Instruction", content="Run make lint before committing.")
-        client.store(category="Instruction", content=RULE, scope="global")
+        client.store(
+            origin="user", category="Instruction", content="Run make lint before committing."
+        )
+        client.store(origin="user", category="Instruction", content=RULE, scope="global")
         hit = client.query("python packages", sources=["global"]).results[0]
         for name in (hit.file, hit.path):  # its bare name, or its path as results give it
             got = client.get(file=name, lines=hit.lines, scope="global")
@@ -175,7 +181,7 @@ def test_a_user_wide_directory_made_beforehand_is_made_private_by_a_store(
     _user_wide().mkdir(parents=True)
     _user_wide().chmod(0o777)
     with Client(daemon.socket_path, workspace=project) as client:
-        client.store(category="Instruction", content=RULE, scope="global")
+        client.store(origin="user", category="Instruction", content=RULE, scope="global")
     assert _user_wide().stat().st_mode & 0o777 == 0o700
 
 
@@ -191,7 +197,7 @@ def test_a_user_wide_directory_that_is_a_link_is_never_followed(
         Client(daemon.socket_path, workspace=project) as client,
         pytest.raises(FileFormatError) as refused,
     ):
-        client.store(category="Instruction", content=RULE, scope="global")
+        client.store(origin="user", category="Instruction", content=RULE, scope="global")
     assert "symbolic link" in refused.value.message
     assert list(target.iterdir()) == []
 

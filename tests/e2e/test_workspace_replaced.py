@@ -32,7 +32,7 @@ def test_a_project_swapped_for_a_link_to_the_user_wide_memory_writes_nothing_the
     project = short_tmp / "app"
     (project / ".git").mkdir(parents=True)
     with Client(daemon.socket_path, workspace=project) as client:
-        client.store(category="Instruction", content=RULE, scope="global")
+        client.store(origin="user", category="Instruction", content=RULE, scope="global")
         client.store(category="Decision", content="A real project rule.", slug="real")
         shutil.rmtree(project)
         project.symlink_to(_user_wide())  # at once: every cached answer is still warm

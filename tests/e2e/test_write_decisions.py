@@ -46,10 +46,18 @@ def test_a_repeat_is_skipped_and_another_subject_is_kept_beside(
     daemon: DaemonProcess, workspace: Path
 ) -> None:
     with Client(daemon.socket_path, workspace=workspace) as client:
-        client.store(category="Security", content="Rotate the Stripe key every 90 days.")
-        again = client.store(category="Security", content="rotate the `Stripe` key every 90 days")
-        other = client.store(category="Security", content="Rotate the Twilio key every 90 days.")
-        reversed_ = client.store(category="Security", content="Never rotate the Twilio key.")
+        client.store(
+            origin="user", category="Security", content="Rotate the Stripe key every 90 days."
+        )
+        again = client.store(
+            origin="user", category="Security", content="rotate the `Stripe` key every 90 days"
+        )
+        other = client.store(
+            origin="user", category="Security", content="Rotate the Twilio key every 90 days."
+        )
+        reversed_ = client.store(
+            origin="user", category="Security", content="Never rotate the Twilio key."
+        )
     assert (again.action, again.relation, again.conflict) == ("skipped", "same", False)
     assert again.message.endswith(
         "(the same rule, worded the same way); nothing written. To keep it anyway, store it "
@@ -95,12 +103,19 @@ def test_a_new_slug_is_never_skipped_and_a_narrowed_ban_is_kept(
     daemon: DaemonProcess, workspace: Path
 ) -> None:
     with Client(daemon.socket_path, workspace=workspace) as client:
-        first = client.store(category="Instruction", content="Never force-push to main.")
+        first = client.store(
+            origin="user", category="Instruction", content="Never force-push to main."
+        )
         named = client.store(
-            category="Instruction", content="never force-push to `main`", slug="no-force-push"
+            origin="user",
+            category="Instruction",
+            content="never force-push to `main`",
+            slug="no-force-push",
         )
         narrowed = client.store(
-            category="Instruction", content="Never force-push to main during a release freeze."
+            origin="user",
+            category="Instruction",
+            content="Never force-push to main during a release freeze.",
         )
         fetched = client.get(slug="no-force-push")
     assert (named.action, named.relation, named.slug) == ("stored", "same", "no-force-push")

@@ -40,6 +40,7 @@ import signal
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from types import MappingProxyType
 
 import anyio
 import msgspec
@@ -458,4 +459,5 @@ def _limits(settings: Settings) -> WorkspaceSettings:
         categories=custom_categories(settings.categories, BUILTIN),
         episode_half_life_days=settings.episode_half_life_days,
         episode_max_age_days=settings.episode_max_age_days,
+        review=MappingProxyType(dict(settings.review)),
     )

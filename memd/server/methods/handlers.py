@@ -35,7 +35,7 @@ from memd.core.sources.source_globs import MAX_SOURCE_ENTRIES, parse_entry
 from memd.core.writes import transitions
 from memd.core.writes.cleanup import every_citation_gone
 from memd.paths import MEMORY_DIR
-from memd.server.methods import episodes, procedures, provenance, search
+from memd.server.methods import episodes, procedures, provenance, review, search
 from memd.server.methods.read_filters import (
     categories_named,
     loaded,
@@ -103,6 +103,8 @@ class Methods:
             "procedure": (p.ProcedureParams, self.procedure),
             "outcome": (p.OutcomeParams, self.outcome),
             "history": (p.HistoryParams, self.history),
+            "inbox": (p.InboxParams, self.inbox),
+            "resolve": (p.ResolveParams, self.resolve),
         }
         self.table = {name: (t, self._leasing(h)) for name, (t, h) in self.table.items()}
         self.quick = frozenset({"query", "get", "list", "stats", "status"})
@@ -124,6 +126,11 @@ class Methods:
         memory or, with scope global, the user-wide one (`memd.server.workspaces.scopes`)."""
         workspace = await self._scoped(params.workspace, params.scope)
         category = workspace.category(params.category)
+        held = await review.hold(
+            workspace, category, params, self.registry.limits.review, self._store_into
+        )
+        if held is not None:
+            return held
         if category.kind == "procedure" and params.slug is None:
             return await procedures.store_named(workspace, category, params, self._store_into)
         return await self._store_into(
@@ -655,6 +662,15 @@ class Methods:
     async def history(self, params: p.HistoryParams, session: Session) -> p.HistoryResult:
         """An entry's recorded versions (`memd.server.methods.provenance`)."""
         return await provenance.history(await self._scoped(params.workspace, params.scope), params)
+
+    async def inbox(self, params: p.InboxParams, session: Session) -> p.InboxResult:
+        """List the review inbox (`memd.server.methods.review`)."""
+        return await review.inbox(await self.scopes.project(params.workspace))
+
+    async def resolve(self, params: p.ResolveParams, session: Session) -> p.ResolveResult:
+        """Accept or reject one review inbox entry (`memd.server.methods.review`)."""
+        workspace = await self.scopes.project(params.workspace)
+        return await review.resolve(workspace, params, self._store_into)
 
     async def subscribe(self, params: p.SubscribeParams, session: Session) -> p.SubscribeResult:
         """Send the workspace's `changed` notifications to this connection from now on."""

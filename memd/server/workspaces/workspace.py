@@ -54,6 +54,7 @@ import os
 import stat
 import time
 from collections.abc import Callable, Iterable, Mapping
+from types import MappingProxyType
 from typing import NamedTuple
 
 import anyio
@@ -65,6 +66,7 @@ from memd.core.format.categories import HACKLM_CATEGORIES, Category
 from memd.core.format.limits import MAX_ARCHIVE_BYTES, MAX_ENTRY_CHARS, MAX_FILE_BYTES
 from memd.core.format.mdformat import Entry
 from memd.core.provenance import record
+from memd.core.review.policy import ReviewMode
 from memd.core.search.decay import DEFAULT_HALF_LIFE_DAYS
 from memd.core.writes.consolidation import DEFAULT_MAX_AGE_DAYS
 from memd.fs import git_state, project_categories, storage
@@ -78,6 +80,7 @@ from memd.server.rpc.wire import entry_info
 from memd.server.watch.watcher import WatchHub, WorkspaceWatcher
 from memd.server.workspaces.actor import CategoryActor, Handover, Snapshot
 from memd.server.workspaces.code_check import CodeCheck
+from memd.server.workspaces.inbox_file import InboxFile
 from memd.server.workspaces.provenance_store import ProvenanceStore
 from memd.server.workspaces.source_index import WorkspaceSources
 from memd.server.workspaces.usage_store import UsageStore
@@ -152,6 +155,8 @@ class Workspace:
             root, self.memory_dir, preparation=self, hub=self._hub, timeout=lock_timeout
         )
         """The write lock every actor commits under (`write_lock.WorkspaceLock`)."""
+        self.inbox = InboxFile(self.memory_dir, self.lock, self.archive)
+        """The review inbox, `.memory/inbox.md` (`inbox_file`)."""
         self.sources = WorkspaceSources(root)  # as searches see them (the watcher reports)
         self.watcher = WorkspaceWatcher(
             root,
@@ -586,6 +591,9 @@ class WorkspaceSettings(NamedTuple):
     """Days after which an episode ranks at half its score."""
     episode_max_age_days: int = DEFAULT_MAX_AGE_DAYS
     """The age past which `cleanup` archives an episode nobody recalled."""
+    review: Mapping[str, ReviewMode] = MappingProxyType({})
+    """memd's config `[review]`: per category, whether an agent's store goes "direct" or waits
+    as "pending" in the review inbox (over `memd.core.review.policy.DEFAULT_MODES`)."""
 
 
 DEFAULT_LIMITS = WorkspaceSettings()

@@ -1,0 +1,73 @@
+"""Which stores wait in the review inbox instead of going into their file.
+
+Rules:
+- Only an agent's store can wait (origin "agent"; also "extracted", an agent's `extract --store`
+  when it ran through memd's own pipeline with the inbox on). A person's store (origin "user":
+  the CLI, accepting in `memd review`) always goes direct.
+- An agent's store whose text is instruction-like (`instruction_like`) always waits, whatever
+  the category and the config: the reason says which rule matched.
+- Otherwise it waits when its category's review mode is "pending": the config's `[review]`
+  table (`Category = "pending" | "direct"`) over `DEFAULT_MODES`. For now every category is
+  direct by default, so main's behaviour is unchanged until the lead turns the inbox on:
+  `RECOMMENDED_MODES` (Security and Instruction pending) is what issue 34 asks for as the
+  default, and what `[review]` in the config sets.
+- A dry run never waits: it reports what would happen (a store into a pending category says
+  it would wait).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Final, Literal
+
+from memd.core.review.instruction_like import instruction_like
+
+ReviewMode = Literal["direct", "pending"]
+Origin = Literal["user", "agent", "extracted", "merged"]
+RECOMMENDED_MODES: Final[Mapping[str, ReviewMode]] = {
+    "Security": "pending",
+    "Instruction": "pending",
+}
+DEFAULT_MODES: Final[Mapping[str, ReviewMode]] = {}
+
+
+def mode_of(category: str, configured: Mapping[str, ReviewMode]) -> ReviewMode:
+    """Return `category`'s review mode: the configured one (names matched case-insensitively),
+    else the default."""
+    for name, mode in configured.items():
+        if name.lower() == category.lower():
+            return mode
+    return DEFAULT_MODES.get(category, "direct")
+
+
+def pending_reason(
+    origin: Origin, category: str, content: str, configured: Mapping[str, ReviewMode]
+) -> str | None:
+    """Return why a store must wait for review (a short phrase), or None if it goes direct."""
+    if origin in ("user", "merged"):
+        return None
+    payload = instruction_like(content)
+    if payload is not None:
+        return f"instruction-like: {payload}"
+    if mode_of(category, configured) == "pending":
+        return f"{origin} store into {category}, which is reviewed"
+    return None
+
+
+def check_modes(raw: object) -> dict[str, ReviewMode]:
+    """Return the config's `[review]` table as modes.
+
+    Raises:
+        ValueError: it is not a table of category names to "direct" or "pending" (the message
+            says what to write instead).
+    """
+    if not isinstance(raw, Mapping):
+        raise ValueError('[review] must be a table such as  Security = "pending"')
+    modes: dict[str, ReviewMode] = {}
+    for name, mode in raw.items():
+        if not isinstance(name, str) or mode not in ("direct", "pending"):
+            raise ValueError(
+                f'[review] {name} = {mode!r}: write  {name} = "pending"  or  {name} = "direct"'
+            )
+        modes[name] = "pending" if mode == "pending" else "direct"
+    return modes

@@ -1,0 +1,151 @@
+"""The review inbox's methods: holding an agent's store for review (`hold`), listing the inbox
+(`inbox`) and resolving an entry (`resolve`). Which stores wait is decided by
+`memd.core.review.policy`; the file is written by the workspace's `InboxFile`.
+
+Rules:
+- A store that must wait is first run as a dry run through the normal store path, so it is
+  checked exactly like a direct store (a secret, an over-long or blank text is refused the same
+  way) and a text the category already has is skipped, not queued. Otherwise its normalised text
+  is appended to `.memory/inbox.md` durably before the reply, whose action is "pending" and
+  whose message says how to accept it.
+- Accepting stores the entry (or the person's edited text) through the normal store path as
+  the user, then takes it out of the inbox; a store that fails leaves it waiting. Accepting a
+  "prune" deletes its entry through the normal delete path (archived). Rejecting archives the
+  text with the reason, then takes it out. Nothing leaves the inbox before it is kept elsewhere.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Awaitable, Callable, Mapping
+
+import msgspec
+
+from memd.core.format.archive import ArchivedEntry
+from memd.core.format.categories import Category
+from memd.core.review import inbox_format, policy
+from memd.core.review.inbox_format import InboxItem
+from memd.core.writes import transitions
+from memd.server.workspaces.workspace import Workspace
+from memd_client import protocol as p
+
+StoreInto = Callable[..., Awaitable[p.StoreResult]]
+
+
+def entry_info(item: InboxItem) -> p.InboxEntry:
+    """Return the wire form of an inbox entry."""
+    return p.InboxEntry(
+        id=item.id,
+        kind=item.kind,
+        category=item.category,
+        slug=item.slug,
+        reason=item.reason,
+        content=item.content,
+    )
+
+
+async def hold(
+    workspace: Workspace,
+    category: Category,
+    params: p.StoreParams,
+    modes: Mapping[str, policy.ReviewMode],
+    store_into: StoreInto,
+) -> p.StoreResult | None:
+    """Put `params`' store into the inbox if it must wait (see the module rules) and return its
+    "pending" result; None if it goes direct."""
+    if category.kind != "rule":
+        return None
+    origin = "agent" if params.writer is None else params.writer.origin
+    reason = policy.pending_reason(origin, category.name, params.content, modes)
+    if reason is None:
+        return None
+    checked = await store_into(workspace, category, params.content, slug=params.slug, dry_run=True)
+    if checked.action == "skipped":
+        return msgspec.structs.replace(checked, dry_run=params.dry_run)
+    item = inbox_format.new_item("store", category.name, params.slug, checked.content, reason)
+    added = True if params.dry_run else await workspace.inbox.add(item)
+    waits = "would wait" if params.dry_run else "waits" if added else "already waits"
+    message = (
+        f"Not stored yet: it {waits} for a person's review in {inbox_format.INBOX_FILE} "
+        f"({item.id}, {item.reason}); they accept it with `memd review`."
+    )
+    return p.StoreResult(
+        action="pending",
+        category=category.name,
+        file=inbox_format.INBOX_FILE,
+        line=0,
+        slug=params.slug,
+        content=item.content,
+        similarity=checked.similarity,
+        matched=checked.matched,
+        message=message,
+        dry_run=params.dry_run,
+        workspace=workspace.root,
+        inbox_id=item.id,
+        pending_reason=item.reason,
+    )
+
+
+async def inbox(workspace: Workspace) -> p.InboxResult:
+    """List the inbox's entries."""
+    items = await workspace.inbox.items()
+    return p.InboxResult(
+        entries=[entry_info(item) for item in items],
+        file=os.path.join(workspace.memory_dir, inbox_format.INBOX_FILE),
+        workspace=workspace.root,
+    )
+
+
+async def resolve(
+    workspace: Workspace, params: p.ResolveParams, store_into: StoreInto
+) -> p.ResolveResult:
+    """Accept or reject one inbox entry (see the module rules).
+
+    Raises:
+        EntryNotFound: no inbox entry has that id.
+        CategoryNotFound: the entry's category is not one of the workspace's.
+    """
+    items = {item.id: item for item in await workspace.inbox.items()}
+    item = items.get(params.id)
+    if item is None:
+        await workspace.inbox.take(params.id)  # raises EntryNotFound, saying what to do
+        raise AssertionError("unreachable")
+    category = workspace.category(item.category)
+    if params.action == "reject":
+        why = " ".join((params.reason or "rejected").split())
+        record = ArchivedEntry(
+            category=category,
+            slug=item.slug,
+            content=item.content,
+            reason=f"rejected in review ({item.reason}): {why}",
+        )
+        await workspace.inbox.take(item.id, archive=record)
+        return p.ResolveResult(
+            id=item.id,
+            action="reject",
+            entry=entry_info(item),
+            message=f"Rejected {item.id}; its text is in the archive.",
+            workspace=workspace.root,
+        )
+    if item.kind == "prune":
+        assert item.slug is not None
+        await workspace.actor(category).delete(transitions.Delete(slug=item.slug))
+        await workspace.inbox.take(item.id)
+        return p.ResolveResult(
+            id=item.id,
+            action="accept",
+            entry=entry_info(item),
+            deleted=True,
+            message=f"Pruned [{item.slug}] from {category.file} (it is in the archive).",
+            workspace=workspace.root,
+        )
+    stored = await store_into(workspace, category, params.content or item.content, slug=item.slug)
+    await workspace.inbox.take(item.id)
+    return p.ResolveResult(
+        id=item.id,
+        action="accept",
+        entry=entry_info(item),
+        stored=stored,
+        message=f"Accepted {item.id}: {stored.message}",
+        workspace=workspace.root,
+    )
