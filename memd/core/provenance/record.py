@@ -67,14 +67,6 @@ class Change(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     session: str | None = None
 
 
-class Record(msgspec.Struct, kw_only=True):
-    """What a workspace's sidecar holds."""
-
-    workspace: str
-    changes: list[Change] = []
-    last_operation: int = 0
-
-
 class Edit(msgspec.Struct, frozen=True, kw_only=True):
     """A change to one entry, before it is stamped with the operation, time and writer."""
 

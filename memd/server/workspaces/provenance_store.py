@@ -1,15 +1,19 @@
-"""The provenance sidecar of one workspace: `$XDG_STATE_HOME/memd/provenance/<id>.json`.
+"""The provenance sidecar of one workspace: `$XDG_STATE_HOME/memd/provenance/<id>.jsonl`.
 
 Rules:
 - Never in `.memory/`: the Markdown (HackLM, git diffs) stays clean.
 - One file per workspace, named like the usage sidecar (a hash of the real path, which is inside
   too). Read once when the workspace loads; a missing file means no record; an unreadable or
   malformed one is renamed aside (`.bad`), logged, and replaced by an empty record.
-- Each recorded operation marks the record changed and wakes the saver, which writes it at once
-  (atomically and durably, in a worker thread; writes that arrive meanwhile share the next
-  save), and once more when the workspace closes. The memory itself is acknowledged by its own
-  commit: a crash between the commit and the save loses that operation's record, never a memory.
-- Bounded: the newest `record.MAX_CHANGES` changes (`memd.core.provenance.record`).
+- The file is a log: a first line naming the workspace, then one JSON change a line. Each
+  recorded operation wakes the saver, which appends the changes not yet saved at once (durably,
+  in a worker thread; writes that arrive meanwhile share the next append), and once more when
+  the workspace closes: a save costs what changed, not the whole record. The memory itself is
+  acknowledged by its own commit: a crash between the commit and the save loses that
+  operation's record, never a memory. A line a crash tore, or any line that does not decode,
+  is skipped when the log is read.
+- Bounded: the newest `record.MAX_CHANGES` changes (`memd.core.provenance.record`) in memory;
+  once the log holds twice that many lines it is rewritten (atomically) with those alone.
 - Only the workspace's handlers and its change listener call it, on the event loop.
 """
 
@@ -32,14 +36,14 @@ from memd_client.errors import RpcError
 
 logger = logging.getLogger(__name__)
 
-_decoder = msgspec.json.Decoder(record.Record)
+_change = msgspec.json.Decoder(record.Change)
 _encoder = msgspec.json.Encoder()
 
 
 def provenance_path(root: str, env: Mapping[str, str] | None = None) -> str:
     """Return the sidecar path for workspace `root`."""
     digest = hashlib.sha256(os.fsencode(root)).hexdigest()[:16]
-    return os.path.join(state_dir(env), "provenance", f"{digest}.json")
+    return os.path.join(state_dir(env), "provenance", f"{digest}.jsonl")
 
 
 class ProvenanceStore:
@@ -51,22 +55,28 @@ class ProvenanceStore:
         self._clock = clock
         self.changes: list[record.Change] = []
         self.last_operation = 0
-        self._dirty = False
+        self._unsaved: list[record.Change] = []
+        self._logged = 0  # change lines in the log file
         self._wake = anyio.Event()
 
     def load(self) -> None:
         """Read the sidecar (blocking; run it in a thread); see the module rules."""
         try:
-            data = _decoder.decode(storage.read_regular_bytes(self.path))
+            data = storage.read_regular_bytes(self.path)
         except FileNotFoundError:
             return
-        except (OSError, msgspec.DecodeError, ValueError) as exc:
+        except (OSError, ValueError) as exc:
             logger.warning("provenance %s is unreadable (%s); starting afresh", self.path, exc)
             with contextlib.suppress(OSError):
                 os.replace(self.path, self.path + ".bad")
             return
-        self.changes = record.trimmed(list(data.changes))
-        self.last_operation = data.last_operation
+        found = []
+        for line in data.split(b"\n")[1:]:
+            with contextlib.suppress(msgspec.DecodeError, msgspec.ValidationError):
+                found.append(_change.decode(line))
+        self._logged = len(found)
+        self.changes = record.trimmed(found)
+        self.last_operation = max((change.operation for change in found), default=0)
 
     def add(self, edits: Iterable[record.Edit], writer: p.Writer | record.Writer | None) -> int:
         """Record `edits` as one operation by `writer` (None: `record.UNKNOWN`) now; return the
@@ -82,7 +92,7 @@ class ProvenanceStore:
             writer=_author(writer),
         )
         self.changes = record.trimmed([*self.changes, *stamped])
-        self._dirty = True
+        self._unsaved += stamped
         self._wake.set()
         return self.last_operation
 
@@ -98,25 +108,30 @@ class ProvenanceStore:
                 await self.save()
 
     async def save(self) -> None:
-        """Write the record if it changed (atomic and durable; errors are logged, not raised)."""
-        if not self._dirty:
+        """Append the changes not saved yet (durably; once the log is twice the bound, rewrite
+        it with the bound's; errors are logged, not raised, and the changes kept for the next
+        save)."""
+        if not self._unsaved:
             return
-        self._dirty = False
-        data = _encoder.encode(
-            record.Record(
-                workspace=self.root, changes=self.changes, last_operation=self.last_operation
-            )
-        )
+        unsaved, self._unsaved = self._unsaved, []
+        compact = self._logged + len(unsaved) > 2 * record.MAX_CHANGES
+        lines = [_encoder.encode(c).decode() for c in (self.changes if compact else unsaved)]
         try:
-            await anyio.to_thread.run_sync(self._write, data)
+            await anyio.to_thread.run_sync(self._write, lines, compact)
         except (OSError, RpcError) as exc:
-            self._dirty = True
+            self._unsaved = [*unsaved, *self._unsaved]
             message = exc.message if isinstance(exc, RpcError) else str(exc)
             logger.warning("cannot save provenance %s: %s", self.path, message)
+            return
+        self._logged = len(lines) if compact else self._logged + len(lines)
 
-    def _write(self, data: bytes) -> None:
+    def _write(self, lines: list[str], rewrite: bool) -> None:
         os.makedirs(os.path.dirname(self.path), mode=0o700, exist_ok=True)
-        storage.write_atomic(self.path, data.decode())
+        header = _encoder.encode({"workspace": self.root}).decode() + "\n"
+        if rewrite:
+            storage.write_atomic(self.path, header + "".join(f"{line}\n" for line in lines))
+        else:
+            storage.append_lines(self.path, lines, header=header)
 
 
 def _author(writer: p.Writer | record.Writer | None) -> record.Writer:
