@@ -6,8 +6,9 @@ Rules:
   too). Read once when the workspace loads; a missing file means no record; an unreadable or
   malformed one is renamed aside (`.bad`), logged, and replaced by an empty record.
 - The file is a log: a first line naming the workspace, then one JSON change a line. Each
-  recorded operation wakes the saver, which appends the changes not yet saved at once (durably,
-  in a worker thread; writes that arrive meanwhile share the next append), and once more when
+  recorded operation wakes the saver, which appends the changes not yet saved at once (in a
+  worker thread, without an fsync of its own; writes that arrive meanwhile share the next
+  append), and once more when
   the workspace closes: a save costs what changed, not the whole record. The memory itself is
   acknowledged by its own commit: a crash between the commit and the save loses that
   operation's record, never a memory. A line a crash tore, or any line that does not decode,
@@ -130,8 +131,16 @@ class ProvenanceStore:
         header = _encoder.encode({"workspace": self.root}).decode() + "\n"
         if rewrite:
             storage.write_atomic(self.path, header + "".join(f"{line}\n" for line in lines))
-        else:
-            storage.append_lines(self.path, lines, header=header)
+            return
+        # No fsync: a record may be lost in a crash anyway (see the module rules); the memory's
+        # own commit is what is durable. O_APPEND keeps lines whole; a torn last one is skipped.
+        flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
+        fd = os.open(self.path, flags, 0o600)
+        try:
+            first = header if os.fstat(fd).st_size == 0 else ""
+            os.write(fd, (first + "".join(f"{line}\n" for line in lines)).encode())
+        finally:
+            os.close(fd)
 
 
 def _author(writer: p.Writer | record.Writer | None) -> record.Writer:
