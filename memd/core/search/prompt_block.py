@@ -58,8 +58,6 @@ def layer_a(categories: Iterable[Category]) -> tuple[Category, ...]:
     return tuple(sorted(always, key=lambda c: (-c.priority, c.position)))
 
 
-ALWAYS = layer_a((Category.SECURITY, Category.INSTRUCTION))
-"""The built-in categories of layer A, in block order."""
 BYTES_PER_TOKEN = 3
 MIN_RELATIVE_SCORE = 0.2
 RELEVANT_LIMIT = 50
@@ -210,7 +208,7 @@ def notice_lines(left_out: Sequence[Category], unreadable: Sequence[Category]) -
     """The closing lines of layer A: rules left out for space, and files that cannot be read."""
     lines = []
     if left_out:
-        files = " and ".join(f".memory/{c.file}" for c in ALWAYS if c in left_out)
+        files = " and ".join(dict.fromkeys(f".memory/{c.file}" for c in left_out))
         count = len(left_out)
         noun = "entry" if count == 1 else "entries"
         lines.append(

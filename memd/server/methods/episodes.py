@@ -188,7 +188,7 @@ async def search_archive(
     records: dict[int, ArchiveLine] = {record.line: record for record in found}
     by_category: dict[Category, list[Entry]] = {}
     for record in found:
-        category = _category_named(workspace, record.category)
+        category = workspace.categories.get(record.category.strip())
         if category is not None and wanted.keeps(category, record.content):
             entry = Entry(line=record.line, slug=record.slug, content=record.content)
             by_category.setdefault(category, []).append(entry)
@@ -214,14 +214,6 @@ def _read_archive(path: str, max_bytes: int) -> tuple[ArchiveLine, ...]:
         return ()
     read = storage.read_text(path, follow_links=False, max_bytes=max_bytes)
     return () if read is None else archive_lines(read[0])
-
-
-def _category_named(workspace: Workspace, name: str) -> Category | None:
-    """The workspace's category called `name`, or None."""
-    for category in workspace.categories:
-        if category.name.lower() == name.strip().lower():
-            return category
-    return None
 
 
 def archived_query_hit(hit: ArchivedHit) -> p.QueryHit:
