@@ -1,5 +1,5 @@
 """The provenance record of a workspace: a bounded log of changes to entries, and the rules
-that make, trim and read it.
+that make and read it.
 
 Rules:
 - One `Change` per entry a write added, changed or removed; the changes of one write operation
@@ -8,7 +8,7 @@ Rules:
 - An entry is followed by its slug: a moved line, or a reworded one, keeps its slug and so its
   history. An entry without a slug is followed by its text: a change that rewords it records
   the old text as `replaced`, and `history_of_text` walks back from text to replaced text.
-- The log keeps the newest MAX_CHANGES changes; older ones are dropped (their text is still in
+- A workspace keeps the newest MAX_CHANGES changes; older ones are dropped (their text is still in
   the archive, which `history` also reads).
 - Nothing here is ever written to the Markdown.
 """
@@ -95,11 +95,6 @@ def stamp(edits: Iterable[Edit], *, operation: int, at: float, writer: Writer) -
         )
         for edit in edits
     ]
-
-
-def trimmed(changes: list[Change], limit: int = MAX_CHANGES) -> list[Change]:
-    """The newest `limit` changes of `changes` (oldest first)."""
-    return changes[-limit:] if len(changes) > limit else changes
 
 
 def diff(

@@ -6,14 +6,15 @@ Rules:
   too). Read once when the workspace loads; a missing file means no record; an unreadable or
   malformed one is renamed aside (`.bad`), logged, and replaced by an empty record.
 - The file is a log: a first line naming the workspace, then one JSON change a line. Each
-  recorded operation wakes the saver, which appends the changes not yet saved at once (in a
-  worker thread, without an fsync of its own; writes that arrive meanwhile share the next
-  append), and once more when
-  the workspace closes: a save costs what changed, not the whole record. The memory itself is
+  recorded operation wakes the saver, which waits SAVE_WINDOW seconds for more (a burst of
+  stores shares one append) and then appends the changes not yet saved at once (in a worker
+  thread, without an fsync of its own), and once more when the workspace closes: a save costs
+  what changed, not the whole record, and one thread hop serves many writes. The memory itself is
   acknowledged by its own commit: a crash between the commit and the save loses that
   operation's record, never a memory. A line a crash tore, or any line that does not decode,
   is skipped when the log is read.
-- Bounded: the newest `record.MAX_CHANGES` changes (`memd.core.provenance.record`) in memory;
+- Bounded: the newest `record.MAX_CHANGES` changes (`memd.core.provenance.record`) in memory
+  (a bounded deque, so recording one costs the same however full it is);
   once the log holds twice that many lines it is rewritten (atomically) with those alone.
 - Only the workspace's handlers and its change listener call it, on the event loop.
 """
@@ -24,6 +25,7 @@ import contextlib
 import hashlib
 import logging
 import os
+from collections import deque
 from collections.abc import Callable, Iterable, Mapping
 
 import anyio
@@ -40,6 +42,9 @@ logger = logging.getLogger(__name__)
 _change = msgspec.json.Decoder(record.Change)
 _encoder = msgspec.json.Encoder()
 
+SAVE_WINDOW = 0.05
+"""Seconds the saver waits after a write for others to share its append."""
+
 
 def provenance_path(root: str, env: Mapping[str, str] | None = None) -> str:
     """Return the sidecar path for workspace `root`."""
@@ -54,7 +59,7 @@ class ProvenanceStore:
         self.root = root
         self.path = path or provenance_path(root)
         self._clock = clock
-        self.changes: list[record.Change] = []
+        self.changes: deque[record.Change] = deque(maxlen=record.MAX_CHANGES)
         self.last_operation = 0
         self._unsaved: list[record.Change] = []
         self._logged = 0  # change lines in the log file
@@ -76,7 +81,7 @@ class ProvenanceStore:
             with contextlib.suppress(msgspec.DecodeError, msgspec.ValidationError):
                 found.append(_change.decode(line))
         self._logged = len(found)
-        self.changes = record.trimmed(found)
+        self.changes.extend(found)
         self.last_operation = max((change.operation for change in found), default=0)
 
     def add(self, edits: Iterable[record.Edit], writer: p.Writer | record.Writer | None) -> int:
@@ -92,7 +97,7 @@ class ProvenanceStore:
             at=self._clock(),
             writer=_author(writer),
         )
-        self.changes = record.trimmed([*self.changes, *stamped])
+        self.changes.extend(stamped)
         self._unsaved += stamped
         self._wake.set()
         return self.last_operation
@@ -102,6 +107,7 @@ class ProvenanceStore:
         try:
             while True:
                 await self._wake.wait()
+                await anyio.sleep(SAVE_WINDOW)
                 self._wake = anyio.Event()
                 await self.save()
         finally:

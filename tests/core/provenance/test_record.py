@@ -1,5 +1,5 @@
 """The provenance rules (`memd.core.provenance.record`): what a change to a file's entries
-records, following an entry without a slug by its text, and the bound."""
+records, and following an entry without a slug by its text."""
 
 from __future__ import annotations
 
@@ -71,16 +71,3 @@ def test_every_slug_that_came_went_or_changed_is_recorded_once(
         if before.get(s) != after.get(s)
     }
     assert slugged == expected
-
-
-def test_the_record_keeps_the_newest_changes() -> None:
-    changes = record.stamp(
-        [
-            record.Edit(action="store", category="Quirk", slug=str(i), text="t", replaced=None)
-            for i in range(10)
-        ],
-        operation=1,
-        at=0.0,
-        writer=WRITER,
-    )
-    assert [c.slug for c in record.trimmed(changes, 3)] == ["7", "8", "9"]
