@@ -151,6 +151,34 @@ class Writer(msgspec.Struct, kw_only=True, omit_defaults=True, forbid_unknown_fi
     session: Annotated[str, Meta(min_length=1, max_length=200)] | None = None
 
 
+# ---------------------------------------------------------------------------- second opinion
+
+LlmVerdict = Literal["restates", "distinct", "no_opinion"]
+"""A model's answer to "does this new memory restate that one?" ("no_opinion": no model was
+asked, or it stalled, failed or answered something that did not parse)."""
+LlmSource = Literal["sampling", "command"]
+"""Where the model was: the MCP client's own (`sampling/createMessage`), or `llm_command`."""
+MAX_CONVERSATION = 8000
+"""The most characters of conversation a caller may send with a store (gap analysis)."""
+MAX_TRANSCRIPT = 60000
+"""The most characters of transcript `reflect` (session review) takes."""
+
+
+class LlmOpinion(msgspec.Struct, kw_only=True, omit_defaults=True):
+    """What a model said about a store (the second opinion; fail-open: "no_opinion" leaves the
+    store exactly as the write decision made it). In a store's params, a verdict the caller
+    already got from its own model (the MCP bridge's sampling); in its result, whether a model
+    was consulted and what it said."""
+
+    consulted: bool = False
+    verdict: LlmVerdict = "no_opinion"
+    reason: Annotated[str, Meta(max_length=MAX_ARCHIVE_REASON)] = ""
+    restates: str | None = None
+    """With "restates": the slug (or, for an entry without one, the exact text) of the entry the
+    new memory restates."""
+    source: LlmSource | None = None
+
+
 class StoreParams(_Params):
     """Store one memory: upsert by `slug`, otherwise dedup against the category."""
 
@@ -170,6 +198,12 @@ class StoreParams(_Params):
     line says so; `memd check --fix` names the moved citation); one line."""
     writer: Writer | None = None
     """Who makes this write (recorded, see `Writer`)."""
+    llm: LlmOpinion | None = None
+    """A model's verdict the caller already has (the bridge's sampling): "restates" turns the
+    store into the skip or update the write decision makes for that entry; the daemon does not
+    ask its own model then."""
+    conversation: Annotated[str, Meta(max_length=MAX_CONVERSATION)] | None = None
+    """An excerpt of the caller's conversation, for gap analysis (never stored as a memory)."""
 
 
 class EpisodeParams(_Params):
@@ -259,6 +293,9 @@ class StoreResult(_Result):
     """With action "pending": the id of its entry in the review inbox (`memd review`)."""
     pending_reason: str | None = None
     """With action "pending": why it waits (a reviewed category, or instruction-like text)."""
+    llm: LlmOpinion | None = None
+    """Whether a model was consulted on this store and what it said (None: no model is set up,
+    or the store was not one a model is asked about)."""
 
 
 # ---------------------------------------------------------------------------- review inbox
@@ -290,6 +327,67 @@ class InboxResult(_Result):
 
     entries: list[InboxEntry]
     file: str
+    workspace: str = ""
+
+
+ProposalSource = Literal["extract", "gap", "session", "cleanup", "check"]
+"""Where a proposal came from: `extract`, gap analysis, session review, `cleanup`'s would-prune
+entries, or `check`'s stale entries."""
+
+
+class Proposal(msgspec.Struct, kw_only=True, omit_defaults=True, forbid_unknown_fields=True):
+    """A memory proposed for the inbox (not stored until a person accepts it)."""
+
+    category: str
+    content: Annotated[str, Meta(min_length=1)]
+    slug: str | None = None
+    reason: Annotated[str, Meta(max_length=MAX_ARCHIVE_REASON)] = ""
+
+
+class ProposeParams(_Params):
+    """Put proposals into the review inbox, each first run through the write decision as a dry
+    run: one it would skip (the category already says it) is left out and says so."""
+
+    workspace: Workspace
+    source: ProposalSource
+    proposals: Annotated[list[Proposal], Meta(max_length=20)]
+    writer: Writer | None = None
+
+
+class ProposalOutcome(_Result):
+    """What became of one proposal: "queued" (its inbox id), "skipped" (the dry run skipped it:
+    `message` says which entry already says it) or "refused" (bad input: `message` says why)."""
+
+    action: Literal["queued", "skipped", "refused"]
+    category: str
+    content: str
+    inbox_id: str | None = None
+    message: str = ""
+
+
+class ProposeResult(_Result):
+    """The outcome of each proposal, in order."""
+
+    outcomes: list[ProposalOutcome]
+    message: str
+    workspace: str = ""
+
+
+class ReflectParams(_Params):
+    """Ask the daemon's model (`llm_command`) which memories a transcript excerpt implies, and
+    propose them into the inbox (`propose`, source "session")."""
+
+    workspace: Workspace
+    transcript: Annotated[str, Meta(min_length=1, max_length=MAX_TRANSCRIPT)]
+    writer: Writer | None = None
+
+
+class ReflectResult(_Result):
+    """Whether a model was consulted, and what became of its proposals."""
+
+    llm: LlmOpinion
+    proposed: ProposeResult | None = None
+    message: str = ""
     workspace: str = ""
 
 
