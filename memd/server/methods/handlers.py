@@ -105,6 +105,7 @@ class Methods:
             "history": (p.HistoryParams, self.history),
             "inbox": (p.InboxParams, self.inbox),
             "resolve": (p.ResolveParams, self.resolve),
+            "propose": (p.ProposeParams, self.propose),
         }
         self.table = {name: (t, self._leasing(h)) for name, (t, h) in self.table.items()}
         self.quick = frozenset({"query", "get", "list", "stats", "status"})
@@ -671,6 +672,11 @@ class Methods:
         """Accept or reject one review inbox entry (`memd.server.methods.review`)."""
         workspace = await self.scopes.project(params.workspace)
         return await review.resolve(workspace, params, self._store_into)
+
+    async def propose(self, params: p.ProposeParams, session: Session) -> p.ProposeResult:
+        """Queue proposals into the review inbox (`memd.server.methods.review`)."""
+        workspace = await self.scopes.project(params.workspace)
+        return await review.propose(workspace, params, self._store_into)
 
     async def subscribe(self, params: p.SubscribeParams, session: Session) -> p.SubscribeResult:
         """Send the workspace's `changed` notifications to this connection from now on."""
