@@ -127,9 +127,8 @@ class Methods:
         memory or, with scope global, the user-wide one (`memd.server.workspaces.scopes`)."""
         workspace = await self._scoped(params.workspace, params.scope)
         category = workspace.category(params.category)
-        held = await review.hold(
-            workspace, category, params, self.registry.limits.review, self._store_into
-        )
+        modes = review.modes(workspace, self.registry.limits.review)
+        held = await review.hold(workspace, category, params, modes, self._store_into)
         if held is not None:
             return held
         if category.kind == "procedure" and params.slug is None:
@@ -443,6 +442,7 @@ class Methods:
             semantic_entries=0 if semantic is None else len(texts),
             semantic=None if self.semantic is None else self.semantic.info(),
             categories_problem=workspace.category_set.problem,
+            review_problem=workspace.category_set.review_problem,
             **await self._source_stats(workspace, params.scope),
         )
 

@@ -43,6 +43,14 @@ from memd_client.errors import RpcError
 StoreInto = Callable[..., Awaitable[p.StoreResult]]
 
 
+def modes(
+    workspace: Workspace, user: Mapping[str, policy.ReviewMode]
+) -> dict[str, policy.ReviewMode]:
+    """Return the workspace's review modes: its `.memory/memd.toml`'s `[review]` over memd's
+    config file's (`user`), per category."""
+    return policy.merged(user, workspace.category_set.review)
+
+
 def entry_info(item: InboxItem) -> p.InboxEntry:
     """Return the wire form of an inbox entry."""
     return p.InboxEntry(
