@@ -79,9 +79,9 @@ def store(
     return Call("store", params, p.StoreResult)
 
 
-def inbox(workspace: str) -> Call:
+def inbox(workspace: str, scope: p.Scope = "project") -> Call:
     """Prepare an `inbox` request."""
-    return Call("inbox", p.InboxParams(workspace=workspace), p.InboxResult)
+    return Call("inbox", p.InboxParams(workspace=workspace, scope=scope), p.InboxResult)
 
 
 def resolve(
@@ -90,10 +90,11 @@ def resolve(
     action: p.ResolveAction,
     content: str | None = None,
     reason: str | None = None,
+    scope: p.Scope = "project",
 ) -> Call:
     """Prepare a `resolve` request."""
     params = p.ResolveParams(
-        workspace=workspace, id=ident, action=action, content=content, reason=reason
+        workspace=workspace, id=ident, action=action, content=content, reason=reason, scope=scope
     )
     return Call("resolve", params, p.ResolveResult)
 

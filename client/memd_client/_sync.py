@@ -196,9 +196,12 @@ class Client(ClientBase):
         result: p.StoreResult = self.call(call)
         return result
 
-    def inbox(self, *, workspace: str | os.PathLike[str] | None = None) -> p.InboxResult:
-        """List the entries waiting in the review inbox (`.memory/inbox.md`)."""
-        call = _calls.inbox(_calls.workspace_path(workspace, self.workspace))
+    def inbox(
+        self, *, workspace: str | os.PathLike[str] | None = None, scope: p.Scope = "project"
+    ) -> p.InboxResult:
+        """List the entries waiting in the review inbox (`.memory/inbox.md`); `scope`
+        "global": the user-wide memory's."""
+        call = _calls.inbox(_calls.workspace_path(workspace, self.workspace), scope)
         result: p.InboxResult = self.call(call)
         return result
 
@@ -210,11 +213,14 @@ class Client(ClientBase):
         content: str | None = None,
         reason: str | None = None,
         workspace: str | os.PathLike[str] | None = None,
+        scope: p.Scope = "project",
     ) -> p.ResolveResult:
         """Accept (with `content`: the edited text) or reject (archived with `reason`) one
-        review inbox entry by its id."""
+        review inbox entry by its id; `scope` "global": of the user-wide memory's inbox."""
         ws = _calls.workspace_path(workspace, self.workspace)
-        result: p.ResolveResult = self.call(_calls.resolve(ws, ident, action, content, reason))
+        result: p.ResolveResult = self.call(
+            _calls.resolve(ws, ident, action, content, reason, scope)
+        )
         return result
 
     def propose(

@@ -320,6 +320,8 @@ class InboxParams(_Params):
     """List the entries waiting in a workspace's review inbox."""
 
     workspace: Workspace
+    scope: Scope = "project"
+    """"global": the user-wide memory's inbox (where an agent's global store waits)."""
 
 
 class InboxResult(_Result):
@@ -401,6 +403,8 @@ class ResolveParams(_Params):
     action: ResolveAction
     content: Annotated[str, Meta(min_length=1)] | None = None
     reason: Annotated[str, Meta(max_length=MAX_ARCHIVE_REASON)] | None = None
+    scope: Scope = "project"
+    """"global": an entry of the user-wide memory's inbox."""
 
 
 class ResolveResult(_Result):

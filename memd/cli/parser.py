@@ -323,6 +323,10 @@ def _user_wide(parser: argparse.ArgumentParser, help: str) -> None:
     parser.add_argument("--global", dest="user_wide", action="store_true", help=help)
 
 
+def _review(review: argparse.ArgumentParser) -> None:
+    _user_wide(review, "walk your user-wide memory's inbox instead of the project's")
+
+
 def _list(listing: argparse.ArgumentParser) -> None:
     listing.add_argument("--category", "-c", help=CATEGORY_FILTER_HELP)
     listing.add_argument("--tag", "-t", action="append", dest="tags", metavar="TAG", help=TAG_HELP)
@@ -503,7 +507,9 @@ GRAMMAR: dict[str, Verb] = {
     "query": Verb("search memories", CLIENT, _query),
     "cleanup": Verb("merge, prune and slug", CLIENT, _cleanup),
     "review": Verb(
-        "walk the review inbox: accept, edit, reject or skip what agents proposed", CLIENT
+        "walk the review inbox: accept, edit, reject or skip what agents proposed",
+        CLIENT,
+        _review,
     ),
     "list": Verb("list entries", CLIENT, _list),
     "get": Verb("show entries by slug or lines", CLIENT, _get, check=_get_needs),

@@ -684,11 +684,11 @@ class Methods:
 
     async def inbox(self, params: p.InboxParams, session: Session) -> p.InboxResult:
         """List the review inbox (`memd.server.methods.review`)."""
-        return await review.inbox(await self.scopes.project(params.workspace))
+        return await review.inbox(await self._scoped(params.workspace, params.scope))
 
     async def resolve(self, params: p.ResolveParams, session: Session) -> p.ResolveResult:
         """Accept or reject one review inbox entry (`memd.server.methods.review`)."""
-        workspace = await self.scopes.project(params.workspace)
+        workspace = await self._scoped(params.workspace, params.scope)
         return await review.resolve(workspace, params, self._store_into)
 
     async def propose(self, params: p.ProposeParams, session: Session) -> p.ProposeResult:
