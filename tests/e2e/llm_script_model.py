@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import sys
 import time
+from pathlib import Path
 
 PROPOSED = "The staging VPN drops idle SSH sessions after five minutes."
 
@@ -18,20 +19,22 @@ def main() -> int:
     prompt = sys.stdin.read()
     with open(record_file, "a", encoding="utf-8") as record:
         record.write(prompt + "\n\x00\n")
-    mode = open(mode_file, encoding="utf-8").read().strip()
-    print("thinking", file=sys.stderr)
+    mode = Path(mode_file).read_text(encoding="utf-8").strip()
+    sys.stderr.write("thinking\n")
     if mode == "stall":
         time.sleep(600)
     if mode == "fail":
         return 3
     if mode == "garbage":
-        print("I think the first one, probably.")
+        sys.stdout.write("I think the first one, probably." + "\n")
         return 0
     if "New memory:" not in prompt:
-        print(json.dumps({"memories": [{"category": "Quirk", "content": PROPOSED}]}))
+        sys.stdout.write(
+            json.dumps({"memories": [{"category": "Quirk", "content": PROPOSED}]}) + "\n"
+        )
         return 0
     restates = 1 if mode == "restates" else None
-    print(json.dumps({"restates": restates, "reason": f"scripted {mode}"}))
+    sys.stdout.write(json.dumps({"restates": restates, "reason": f"scripted {mode}"}) + "\n")
     return 0
 
 
