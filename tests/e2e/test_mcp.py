@@ -50,6 +50,7 @@ TOOLS = {
     "memoryHistory",
     "reviewInbox",
     "resolveInboxEntry",
+    "reviewSession",
 }
 READ_ONLY = {
     "queryMemory",
@@ -76,6 +77,7 @@ RESULTS: dict[str, type[msgspec.Struct]] = {
     "memoryHistory": p.HistoryResult,
     "reviewInbox": p.InboxResult,
     "resolveInboxEntry": p.ResolveResult,
+    "reviewSession": p.ReflectResult,
 }
 """The protocol Struct each tool's structured content comes from."""
 
