@@ -31,6 +31,13 @@ The file is TOML, at `--config PATH` or else `$XDG_CONFIG_HOME/memd/config.toml`
     Security = "pending"        # waits "pending" in .memory/inbox.md for `memd review`
     Instruction = "pending"     # (these two recommended)
 
+    [llm]                       # a model's second opinion (off by default; see below)
+    command = ["ollama", "run", "llama3.2"]  # argv, no shell: reads a prompt, prints an answer
+    timeout = 10                # seconds one answer may take, waiting for a turn included (1..120)
+    send_security = false       # also send Security text to `command`
+    gap_every = 3               # gap analysis every Nth successful store (0: off)
+    sampling = false            # the MCP bridge asks its client's own model (sampling)
+
 `sources` adds read-only Markdown sources to every workspace, besides `.memory/` and the
 default instruction files (`memd.core.sources.source_globs` has the defaults and the rules): a
 glob relative to the workspace root, an absolute path or glob (`~/` is expanded), or `!` and a
@@ -40,12 +47,19 @@ its root only, since a cloned repository controls that file; it applies after th
 A project may add custom categories there too (`[[categories]]`, the same tables; checked by
 `memd.core.format.categories.custom_categories`), after these.
 
+`[llm]` sets up "a model's second opinion" (`memd.core.llm`): with `command` unset the daemon
+asks no model (stores decide as always, `reflect` says how to set one up). `command` is a list of
+strings: a program found on `PATH` (a bare name), an absolute path or one under `~/`, then its
+arguments; it is run without a shell, the prompt on stdin, its answer read from stdout.
+
 Rules:
 - An unknown key or a bad value is an error naming the file and the key; nothing is half-applied.
 - A command-line flag beats the file (and `MEMD_LOG_LEVEL` beats the file's `log_level`).
 - On SIGHUP the daemon reads the file again and applies it; flags given at start still win.
   The socket is not a setting here: clients must find it too, so it comes from `--socket` or
   `MEMD_SOCKET` (see the README).
+
+Size: every setting's check beside the settings, read together.
 """
 
 from __future__ import annotations
@@ -88,6 +102,44 @@ DEFAULT_FRAME_TIMEOUT = 30.0
 DEFAULT_MAX_CONNECTIONS = 1024
 
 
+DEFAULT_LLM_TIMEOUT = 10.0
+MIN_LLM_TIMEOUT = 1.0
+MAX_LLM_TIMEOUT = 120.0
+DEFAULT_GAP_EVERY = 3
+MAX_LLM_ARGS = 64
+
+
+class LlmSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """The `[llm]` table: which model gives a second opinion, and how (see the module docs)."""
+
+    command: tuple[str, ...] | None = None
+    """argv of the daemon's model (no shell); None: the daemon asks no model."""
+    timeout: Annotated[float, msgspec.Meta(ge=MIN_LLM_TIMEOUT, le=MAX_LLM_TIMEOUT)] = (
+        DEFAULT_LLM_TIMEOUT
+    )
+    """Seconds one answer may take, waiting for a free turn included; past it: no opinion."""
+    send_security: bool = False
+    """Whether Security text (a store into Security, Security entries) may go to `command`."""
+    gap_every: Annotated[int, msgspec.Meta(ge=0, le=1000)] = DEFAULT_GAP_EVERY
+    """Gap analysis after every Nth successful store of a workspace that carries a conversation
+    excerpt (0: never)."""
+    sampling: bool = False
+    """The MCP bridge asks its client's own model (MCP sampling) when the client offers it."""
+
+
+LLM_EXPECTED = {
+    "command": (
+        f"a list of 1 to {MAX_LLM_ARGS} non-empty strings, the program (a name on PATH, an "
+        'absolute path or ~/path) then its arguments, like ["ollama", "run", "llama3.2"]'
+    ),
+    "timeout": f"a number of seconds from {MIN_LLM_TIMEOUT:g} to {MAX_LLM_TIMEOUT:g}",
+    "send_security": "true or false",
+    "gap_every": "a whole number from 0 (off) to 1000",
+    "sampling": "true or false",
+}
+"""What each `[llm]` key accepts, in words, for error messages."""
+
+
 class Settings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     """The daemon settings that a config file or the command line can change."""
 
@@ -118,6 +170,8 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=
     review: dict[str, Literal["direct", "pending"]] = msgspec.field(default_factory=dict)
     """Episodes older than this that nobody recalled within it are proposed for the archive by
     `cleanup` (`memd.core.writes.consolidation`)."""
+    llm: LlmSettings = LlmSettings()
+    """The `[llm]` table: the daemon's model for a second opinion (off by default)."""
 
 
 PROJECT_CONFIG_NAME = "memd.toml"
@@ -247,6 +301,7 @@ EXPECTED = {
     ),
     "categories": "[[categories]] tables, each with name, file and limit",
     "review": 'a [review] table of category names to "pending" or "direct"',
+    "llm": "an [llm] table with command, timeout, send_security, gap_every and sampling",
 }
 """What each setting accepts, in words, for error messages."""
 
@@ -273,6 +328,8 @@ def _convert(values: Mapping[str, Any], source: str) -> Settings:
         values = dict(values, sources=check_sources(values["sources"], source, in_project=False))
     if "categories" in values:
         values = dict(values, categories=check_categories(values["categories"], source))
+    if "llm" in values:
+        values = dict(values, llm=check_llm(values["llm"], source))
     try:
         return msgspec.convert(values, Settings)
     except msgspec.ValidationError as exc:
@@ -311,6 +368,53 @@ def check_sources(raw: object, source: str, *, in_project: bool) -> tuple[str, .
         except ValueError as exc:
             raise ConfigError(f"Bad {where}: {entry!r} {exc.args[0]}.") from None
     return tuple(entries)
+
+
+def check_llm(raw: object, source: str) -> LlmSettings:
+    """Return the `[llm]` table of `source` checked (`command`'s `~/` expanded).
+
+    Raises:
+        ConfigError: `raw` is not a table, holds another key, or a key has a bad value; the
+            message names the file and the key.
+    """
+    if isinstance(raw, LlmSettings):
+        return raw
+    if not isinstance(raw, dict):
+        raise ConfigError(f"Bad llm in {source}: it must be {EXPECTED['llm']}.")
+    unknown = sorted(set(raw) - set(LLM_EXPECTED))
+    if unknown:
+        raise ConfigError(
+            f"Unknown setting llm.{unknown[0]} in {source}; the [llm] settings are "
+            f"{', '.join(LLM_EXPECTED)}."
+        )
+    table = dict(raw)
+    if "command" in table:
+        table["command"] = _llm_command(table["command"], source)
+    try:
+        return msgspec.convert(table, LlmSettings)
+    except msgspec.ValidationError as exc:
+        name = str(exc).rpartition("$.")[2].rstrip("`")
+        if name not in LLM_EXPECTED:  # pragma: no cover - every key is named above
+            raise ConfigError(f"Bad [llm] setting in {source}: {exc}.") from None
+        raise ConfigError(
+            f"Bad llm.{name} in {source}: {table[name]!r}; it must be {LLM_EXPECTED[name]}."
+        ) from None
+
+
+def _llm_command(raw: object, source: str) -> tuple[str, ...]:
+    bad = ConfigError(
+        f"Bad llm.command in {source}: {raw!r}; it must be {LLM_EXPECTED['command']}."
+    )
+    if not isinstance(raw, list | tuple) or not 1 <= len(raw) <= MAX_LLM_ARGS:
+        raise bad
+    if not all(isinstance(arg, str) and arg and "\0" not in arg for arg in raw):
+        raise bad
+    program = os.path.expanduser(raw[0])
+    # The daemon's working directory is / under a service manager: a relative path with a
+    # slash would mean something else there.
+    if "/" in program and not os.path.isabs(program):
+        raise bad
+    return (program, *raw[1:])
 
 
 def check_categories(raw: object, source: str, *, each: bool = True) -> tuple[dict[str, Any], ...]:

@@ -61,6 +61,7 @@ MAY_USE = {
     "citations": {"format", "text"},
     "provenance": {"format"},
     "review": set(),
+    "llm": {"format", "text", "writes"},
 }
 """Which core packages each core package may import (besides itself)."""
 
