@@ -186,6 +186,9 @@ class ProjectConfig(msgspec.Struct, frozen=True, kw_only=True):
     the config file's."""
     categories: tuple[dict[str, Any], ...] = ()
     """Custom categories, as tables; checked against the workspace's others when it loads."""
+    review: object = None
+    """The `[review]` table as written (None: none); checked entry by entry when the workspace
+    loads (`memd.core.review.policy.modes_and_problems`), a bad entry left out."""
 
 
 def state_dir(env: Mapping[str, str] | None = None) -> str:
@@ -443,7 +446,7 @@ def check_categories(raw: object, source: str, *, each: bool = True) -> tuple[di
 
 def parse_project_config(text: str, source: str) -> ProjectConfig:
     """Return what a project's `.memory/memd.toml` (`text`, read from `source`) sets: `sources`,
-    relative to the workspace root, and custom `categories`.
+    relative to the workspace root, custom `categories` and `review` (unchecked).
 
     Raises:
         ConfigError: the text is not TOML, holds another key, or `sources` is bad.
@@ -454,11 +457,11 @@ def parse_project_config(text: str, source: str) -> ProjectConfig:
         values = tomllib.loads(text)
     except (tomllib.TOMLDecodeError, RecursionError) as exc:  # nesting too deep: no crash
         raise ConfigError(f"{source} is not valid TOML ({exc}); fix it or remove it.") from None
-    unknown = sorted(set(values) - {"sources", "categories"})
+    unknown = sorted(set(values) - {"sources", "categories", "review"})
     if unknown:
         raise ConfigError(
             f"Unknown setting {unknown[0]!r} in {source}; a project's {PROJECT_CONFIG_NAME} "
-            "holds only sources and categories (the other settings belong in memd's own "
+            "holds only sources, categories and review (the other settings belong in memd's own "
             "config file)."
         )
     sources = values.get("sources")
@@ -466,4 +469,5 @@ def parse_project_config(text: str, source: str) -> ProjectConfig:
     return ProjectConfig(
         sources=() if sources is None else check_sources(sources, source, in_project=True),
         categories=() if categories is None else check_categories(categories, source, each=False),
+        review=values.get("review"),
     )

@@ -98,6 +98,12 @@ def resolve(
     return Call("resolve", params, p.ResolveResult)
 
 
+def propose(workspace: str, source: p.ProposalSource, proposals: Iterable[p.Proposal]) -> Call:
+    """Prepare a `propose` request."""
+    params = p.ProposeParams(workspace=workspace, source=source, proposals=list(proposals))
+    return Call("propose", params, p.ProposeResult)
+
+
 def query(
     workspace: str,
     query: str,

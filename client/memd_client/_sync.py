@@ -217,6 +217,21 @@ class Client(ClientBase):
         result: p.ResolveResult = self.call(_calls.resolve(ws, ident, action, content, reason))
         return result
 
+    def propose(
+        self,
+        source: p.ProposalSource,
+        proposals: Iterable[p.Proposal],
+        *,
+        workspace: str | os.PathLike[str] | None = None,
+    ) -> p.ProposeResult:
+        """Put memories into the review inbox as proposals (`source`: "extract", "gap", "session",
+        "cleanup" or "check"), each first run through the write decision as a dry run: each
+        outcome is "queued" (its inbox id), "skipped" (the category already says it) or
+        "refused" (why). Nothing is stored until a person accepts it in `memd review`."""
+        ws = _calls.workspace_path(workspace, self.workspace)
+        result: p.ProposeResult = self.call(_calls.propose(ws, source, proposals))
+        return result
+
     def query(
         self,
         query: str,

@@ -782,6 +782,8 @@ class StatsResult(_Result):
     categories_problem: str | None = None
     """Why some of the project's own categories (`.memory/memd.toml`) were left out, if any
     were."""
+    review_problem: str | None = None
+    """Which entries of the project's `[review]` (`.memory/memd.toml`) were left out, and why."""
 
 
 class SourceStats(_Result):

@@ -224,6 +224,8 @@ def render_stats(result: p.StatsResult, origin: str = "") -> str:
     lines += [f"  Left out: {refused}" for refused in result.sources_refused]
     if result.categories_problem:
         lines.append(f"  Categories left out: {result.categories_problem}")
+    if result.review_problem:
+        lines.append(f"  Review settings left out: {result.review_problem}")
     lines.append(f"  {'Total':<28} {result.total:>4}")
     mode = search_mode(result.semantic, result.semantic_vectors_ready, result.semantic_entries)
     if mode:

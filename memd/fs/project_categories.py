@@ -1,5 +1,6 @@
 """A workspace's categories as its files say: the built-ins, then memd's config file's custom
-ones, then its `.memory/memd.toml`'s (`memd.core.format.categories` has the tables' rules).
+ones, then its `.memory/memd.toml`'s (`memd.core.format.categories` has the tables' rules);
+and the review modes its memd.toml's `[review]` sets (`memd.core.review.policy`).
 
 Rules:
 - The set is read when the workspace loads. The registry looks at `.memory/memd.toml` (one
@@ -13,6 +14,9 @@ Rules:
   the others are kept; a memd.toml that cannot be read at all leaves every project category
   out, saying why. The workspace loads either way; `stats` shows the problem, and a store into
   an unknown category names it.
+- `[review]` is read with the categories (and reloaded with them): a bad entry is left out
+  and `review_problem` names it, the others kept; the project's modes win over memd's config
+  file's per category (`policy.merged`, by the caller).
 - A category dropped from the config keeps its file and entries on disk: memd stops serving
   them, never deletes them.
 """
@@ -21,10 +25,13 @@ from __future__ import annotations
 
 import contextlib
 import os
+from collections.abc import Mapping
+from types import MappingProxyType
 from typing import NamedTuple
 
 from memd.config import PROJECT_CONFIG_NAME, ConfigError
 from memd.core.format.categories import BUILTIN, Categories, Category, custom_categories
+from memd.core.review import policy
 from memd.fs.source_files import read_project_config
 from memd.paths import MEMORY_DIR
 
@@ -40,6 +47,10 @@ class CategorySet(NamedTuple):
     """Why the project's own categories were left out, if they were."""
     fingerprint: Fingerprint | None
     """`.memory/memd.toml`'s when it was read (None: there was none)."""
+    review: Mapping[str, policy.ReviewMode] = MappingProxyType({})
+    """The project's `[review]` modes (its good entries)."""
+    review_problem: str | None = None
+    """Which `[review]` entries were left out, and why."""
 
 
 BUILTIN_SET = CategorySet(BUILTIN, None, None)
@@ -63,17 +74,20 @@ def categories_of(root: str, configured: tuple[Category, ...]) -> CategorySet:
     if fingerprint is None:
         return CategorySet(base, None, None)
     try:
-        tables = read_project_config(root).categories
+        config = read_project_config(root)
     except ConfigError as exc:
         return CategorySet(base, str(exc), fingerprint)
+    path = os.path.join(root, MEMORY_DIR, PROJECT_CONFIG_NAME)
+    review, review_problems = (
+        ({}, []) if config.review is None else policy.modes_and_problems(config.review)
+    )
+    review_problem = f"Bad {'; '.join(review_problems)} in {path}." if review_problems else None
     found = base
     problems = []
-    for number, table in enumerate(tables, start=1):
+    for number, table in enumerate(config.categories, start=1):
         try:
             found = found.with_custom(custom_categories([table], found, first=number))
         except ValueError as exc:
             problems.append(f"{exc.args[0]} (left out)")
-    if not problems:
-        return CategorySet(found, None, fingerprint)
-    path = os.path.join(root, MEMORY_DIR, PROJECT_CONFIG_NAME)
-    return CategorySet(found, f"Bad {'; '.join(problems)} in {path}.", fingerprint)
+    problem = f"Bad {'; '.join(problems)} in {path}." if problems else None
+    return CategorySet(found, problem, fingerprint, MappingProxyType(review), review_problem)

@@ -217,6 +217,8 @@ def render_stats(result: p.StatsResult, workspace: Workspace) -> str:
         lines.append(f"- {row.category} ({row.file}): {row.entries} of {row.limit} entries{note}")
     if result.categories_problem:
         lines.append(f"Categories left out: {result.categories_problem}")
+    if result.review_problem:
+        lines.append(f"Review settings left out: {result.review_problem}")
     lines.append(f"Total: {result.total} {'entry' if result.total == 1 else 'entries'}.")
     mode = search_mode(result.semantic, result.semantic_vectors_ready, result.semantic_entries)
     if mode:

@@ -6,11 +6,13 @@ Rules:
   the CLI, accepting in `memd review`) always goes direct.
 - An agent's store whose text is instruction-like (`instruction_like`) always waits, whatever
   the category and the config: the reason says which rule matched.
-- Otherwise it waits when its category's review mode is "pending": the config's `[review]`
-  table (`Category = "pending" | "direct"`) over `DEFAULT_MODES`. For now every category is
-  direct by default, so main's behaviour is unchanged until the lead turns the inbox on:
-  `RECOMMENDED_MODES` (Security and Instruction pending) is what issue 34 asks for as the
-  default, and what `[review]` in the config sets.
+- Otherwise it waits when its category's review mode is "pending": the project's
+  `.memory/memd.toml` `[review]` table (`Category = "pending" | "direct"`), over memd's config
+  file's `[review]`, over `DEFAULT_MODES`, category by category (`merged`). By default Security
+  and Instruction are pending (they go into every prompt, so an agent's rule there steers every
+  later session) and every other category is direct; `Security = "direct"` turns it off.
+- In a project's `[review]`, a bad entry is left out and named (`modes_and_problems`), the
+  others kept; in memd's own config a bad entry is an error at start (`check_modes`).
 - A dry run never waits: it reports what would happen (a store into a pending category says
   it would wait).
 """
@@ -24,11 +26,10 @@ from memd.core.review.instruction_like import instruction_like
 
 ReviewMode = Literal["direct", "pending"]
 Origin = Literal["user", "agent", "extracted", "merged"]
-RECOMMENDED_MODES: Final[Mapping[str, ReviewMode]] = {
+DEFAULT_MODES: Final[Mapping[str, ReviewMode]] = {
     "Security": "pending",
     "Instruction": "pending",
 }
-DEFAULT_MODES: Final[Mapping[str, ReviewMode]] = {}
 
 
 def mode_of(category: str, configured: Mapping[str, ReviewMode]) -> ReviewMode:
@@ -37,7 +38,23 @@ def mode_of(category: str, configured: Mapping[str, ReviewMode]) -> ReviewMode:
     for name, mode in configured.items():
         if name.lower() == category.lower():
             return mode
-    return DEFAULT_MODES.get(category, "direct")
+    for name, mode in DEFAULT_MODES.items():
+        if name.lower() == category.lower():
+            return mode
+    return "direct"
+
+
+def merged(
+    user: Mapping[str, ReviewMode], project: Mapping[str, ReviewMode]
+) -> dict[str, ReviewMode]:
+    """Return the review modes of a workspace: `project`'s over `user`'s, per category (names
+    matched case-insensitively)."""
+    modes = dict(user)
+    for name, mode in project.items():
+        for known in [n for n in modes if n.lower() == name.lower()]:
+            del modes[known]
+        modes[name] = mode
+    return modes
 
 
 def pending_reason(
@@ -71,3 +88,18 @@ def check_modes(raw: object) -> dict[str, ReviewMode]:
             )
         modes[name] = "pending" if mode == "pending" else "direct"
     return modes
+
+
+def modes_and_problems(raw: object) -> tuple[dict[str, ReviewMode], list[str]]:
+    """Return a project's `[review]` table as modes, every bad entry left out, and a phrase
+    naming each one left out (or the whole table, if it is not one)."""
+    if not isinstance(raw, Mapping):
+        return {}, ['[review] is not a table such as  Security = "pending"  (left out)']
+    modes: dict[str, ReviewMode] = {}
+    problems = []
+    for name, mode in raw.items():
+        try:
+            modes.update(check_modes({name: mode}))
+        except ValueError as exc:
+            problems.append(f"{exc.args[0]} (left out)")
+    return modes, problems

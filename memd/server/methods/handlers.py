@@ -105,6 +105,7 @@ class Methods:
             "history": (p.HistoryParams, self.history),
             "inbox": (p.InboxParams, self.inbox),
             "resolve": (p.ResolveParams, self.resolve),
+            "propose": (p.ProposeParams, self.propose),
         }
         self.table = {name: (t, self._leasing(h)) for name, (t, h) in self.table.items()}
         self.quick = frozenset({"query", "get", "list", "stats", "status"})
@@ -126,9 +127,8 @@ class Methods:
         memory or, with scope global, the user-wide one (`memd.server.workspaces.scopes`)."""
         workspace = await self._scoped(params.workspace, params.scope)
         category = workspace.category(params.category)
-        held = await review.hold(
-            workspace, category, params, self.registry.limits.review, self._store_into
-        )
+        modes = review.modes(workspace, self.registry.limits.review)
+        held = await review.hold(workspace, category, params, modes, self._store_into)
         if held is not None:
             return held
         if category.kind == "procedure" and params.slug is None:
@@ -442,6 +442,7 @@ class Methods:
             semantic_entries=0 if semantic is None else len(texts),
             semantic=None if self.semantic is None else self.semantic.info(),
             categories_problem=workspace.category_set.problem,
+            review_problem=workspace.category_set.review_problem,
             **await self._source_stats(workspace, params.scope),
         )
 
@@ -671,6 +672,11 @@ class Methods:
         """Accept or reject one review inbox entry (`memd.server.methods.review`)."""
         workspace = await self.scopes.project(params.workspace)
         return await review.resolve(workspace, params, self._store_into)
+
+    async def propose(self, params: p.ProposeParams, session: Session) -> p.ProposeResult:
+        """Queue proposals into the review inbox (`memd.server.methods.review`)."""
+        workspace = await self.scopes.project(params.workspace)
+        return await review.propose(workspace, params, self._store_into)
 
     async def subscribe(self, params: p.SubscribeParams, session: Session) -> p.SubscribeResult:
         """Send the workspace's `changed` notifications to this connection from now on."""

@@ -12,24 +12,43 @@ Rules:
   the user, then takes it out of the inbox; a store that fails leaves it waiting. Accepting a
   "prune" deletes its entry through the normal delete path (archived). Rejecting archives the
   text with the reason, then takes it out. Nothing leaves the inbox before it is kept elsewhere.
+- A proposal (`propose`: from extract, gap analysis, session review, cleanup or check) goes
+  through the same dry run as a held store: one the dry run skips is left out ("skipped", its
+  message says which entry already says it), one it refuses is "refused" with why; else it is
+  appended durably ("queued", with its inbox id), its reason naming the source
+  (`memd.core.review.proposals`). Whoever proposes, nothing is stored until a person accepts.
+- A "prune" proposal (cleanup's would-prune and check's stale entries) is queued only while its
+  entry is in the file under that slug saying exactly that text; accepting deletes it only if
+  it still does (else it stays waiting, and the message says the entry changed).
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Awaitable, Callable, Mapping
+from typing import Literal
 
 import msgspec
 
 from memd.core.format.archive import ArchivedEntry
 from memd.core.format.categories import Category
-from memd.core.review import inbox_format, policy
+from memd.core.review import inbox_format, policy, proposals
 from memd.core.review.inbox_format import InboxItem
 from memd.core.writes import transitions
+from memd.server.methods import provenance
 from memd.server.workspaces.workspace import Workspace
 from memd_client import protocol as p
+from memd_client.errors import RpcError
 
 StoreInto = Callable[..., Awaitable[p.StoreResult]]
+
+
+def modes(
+    workspace: Workspace, user: Mapping[str, policy.ReviewMode]
+) -> dict[str, policy.ReviewMode]:
+    """Return the workspace's review modes: its `.memory/memd.toml`'s `[review]` over memd's
+    config file's (`user`), per category."""
+    return policy.merged(user, workspace.category_set.review)
 
 
 def entry_info(item: InboxItem) -> p.InboxEntry:
@@ -128,17 +147,7 @@ async def resolve(
             workspace=workspace.root,
         )
     if item.kind == "prune":
-        assert item.slug is not None
-        await workspace.actor(category).delete(transitions.Delete(slug=item.slug))
-        await workspace.inbox.take(item.id)
-        return p.ResolveResult(
-            id=item.id,
-            action="accept",
-            entry=entry_info(item),
-            deleted=True,
-            message=f"Pruned [{item.slug}] from {category.file} (it is in the archive).",
-            workspace=workspace.root,
-        )
+        return await _accept_prune(workspace, category, item)
     stored = await store_into(workspace, category, params.content or item.content, slug=item.slug)
     await workspace.inbox.take(item.id)
     return p.ResolveResult(
@@ -148,4 +157,131 @@ async def resolve(
         stored=stored,
         message=f"Accepted {item.id}: {stored.message}",
         workspace=workspace.root,
+    )
+
+
+async def _accept_prune(
+    workspace: Workspace, category: Category, item: InboxItem
+) -> p.ResolveResult:
+    """Delete a "prune" entry's target if it still says the proposed text (see the rules)."""
+    assert item.slug is not None
+    command = transitions.Delete(
+        slug=item.slug, content=item.content, reason=f"pruned in review: {item.reason}"
+    )
+    deleted = await workspace.actor(category).delete(command)
+    provenance.record_delete(workspace, category, deleted.entry if deleted.deleted else None)
+    if not deleted.deleted:
+        return p.ResolveResult(
+            id=item.id,
+            action="accept",
+            entry=entry_info(item),
+            message=(
+                f"Not pruned: [{item.slug}] in {category.file} changed or is gone since "
+                f"{item.id} was proposed; it still waits: reject it, or edit the file."
+            ),
+            workspace=workspace.root,
+        )
+    await workspace.inbox.take(item.id)
+    return p.ResolveResult(
+        id=item.id,
+        action="accept",
+        entry=entry_info(item),
+        deleted=True,
+        message=f"Pruned [{item.slug}] from {category.file} (it is in the archive).",
+        workspace=workspace.root,
+    )
+
+
+async def propose(
+    workspace: Workspace, params: p.ProposeParams, store_into: StoreInto
+) -> p.ProposeResult:
+    """Queue each proposal into the inbox after its dry run (see the module rules)."""
+    outcomes = [
+        await _propose_one(workspace, params.source, proposal, store_into)
+        for proposal in params.proposals
+    ]
+    return p.ProposeResult(
+        outcomes=outcomes, message=propose_message(outcomes), workspace=workspace.root
+    )
+
+
+def propose_message(outcomes: list[p.ProposalOutcome]) -> str:
+    """Return one sentence counting what became of the proposals."""
+    counts = dict.fromkeys(("queued", "skipped", "refused"), 0)
+    for outcome in outcomes:
+        counts[outcome.action] += 1
+    told = ", ".join(f"{n} {action}" for action, n in counts.items() if n)
+    if not told:
+        return "Nothing was proposed."
+    after = " Accept or reject them with `memd review`." if counts["queued"] else ""
+    return f"Proposals: {told}.{after}"
+
+
+async def _propose_one(
+    workspace: Workspace,
+    source: proposals.ProposalSource,
+    proposal: p.Proposal,
+    store_into: StoreInto,
+) -> p.ProposalOutcome:
+    def outcome(action: Literal["skipped", "refused"], message: str) -> p.ProposalOutcome:
+        return p.ProposalOutcome(
+            action=action, category=proposal.category, content=proposal.content, message=message
+        )
+
+    try:
+        category = workspace.category(proposal.category)
+        if category.kind != "rule":
+            return outcome(
+                "refused",
+                f"{category.name} is not a category of rules; propose into one such as "
+                "Instruction or Quirk (episodes and procedures are stored directly).",
+            )
+        checked = await store_into(
+            workspace, category, proposal.content, slug=proposal.slug, dry_run=True
+        )
+    except RpcError as exc:
+        return outcome("refused", exc.message)
+    if checked.action == "skipped":
+        return outcome("skipped", checked.message)
+    reason = proposals.proposal_reason(source, proposal.reason)
+    item = inbox_format.new_item("store", category.name, proposal.slug, checked.content, reason)
+    return await _queue(workspace, item)
+
+
+async def queue_prune(
+    workspace: Workspace,
+    category: Category,
+    slug: str,
+    content: str,
+    source: proposals.ProposalSource,
+    reason: str,
+) -> p.ProposalOutcome:
+    """Queue a "prune" of the entry `slug` (which says `content`) into the inbox (see the
+    module rules); "skipped" if that entry is not in the file as it was."""
+    item = inbox_format.new_item(
+        "prune", category.name, slug, content, proposals.proposal_reason(source, reason)
+    )
+    present = any(
+        c == category and entry.slug == slug and entry.content == content
+        for c, entry in workspace.memory_entries()
+    )
+    if not present:
+        return p.ProposalOutcome(
+            action="skipped",
+            category=category.name,
+            content=content,
+            message=f"[{slug}] is no longer in {category.file} as it was; nothing to prune.",
+        )
+    return await _queue(workspace, item)
+
+
+async def _queue(workspace: Workspace, item: InboxItem) -> p.ProposalOutcome:
+    added = await workspace.inbox.add(item)
+    waits = "Waits" if added else "Already waits"
+    return p.ProposalOutcome(
+        action="queued",
+        category=item.category,
+        content=item.content,
+        inbox_id=item.id,
+        message=f"{waits} for review in {inbox_format.INBOX_FILE} ({item.id}, {item.reason}).",
     )
