@@ -2,7 +2,8 @@
 second opinion when `memd mcp` runs under a client that offers it (issue 34).
 
 Rules:
-- Off unless memd's config says `[llm] sampling = true` (read once, as the bridge starts).
+- Off unless memd's config says `[llm] sampling = true` (read once, as the bridge starts;
+  `memd.config.LlmSettings`).
 - Asked only when the client declared the `sampling` capability on a handshake-era connection
   (protocol 2025-11-25 or older): there the server may send the client a request while a tool
   call runs. Under 2026-07-28 sampling is deprecated and a server asks only by ending the call
@@ -18,7 +19,6 @@ Rules:
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
 from typing import Any
 
 import anyio
@@ -29,35 +29,6 @@ MAX_TOKENS = 600
 """The most tokens a sampled answer may have: the answers are one small JSON object."""
 HANDSHAKE_ERA_LAST = "2025-11-25"
 """The newest protocol version in which a server sends the client requests mid-call."""
-
-
-@dataclass(frozen=True)
-class SamplingSettings:
-    """The `[llm]` settings the bridge uses: whether to ask the client's model, how long to
-    wait for one answer, and every how many successful stores gap analysis runs (0: never)."""
-
-    enabled: bool = False
-    timeout: float = 10.0
-    gap_every: int = 3
-
-
-def sampling_settings(config: object) -> SamplingSettings:
-    """The bridge's settings from memd's loaded config (its `llm` table, if it has one; any
-    value missing or of the wrong type keeps its default)."""
-    llm = getattr(config, "llm", None)
-    defaults = SamplingSettings()
-    enabled = getattr(llm, "sampling", defaults.enabled)
-    timeout = getattr(llm, "timeout", defaults.timeout)
-    gap_every = getattr(llm, "gap_every", defaults.gap_every)
-    return SamplingSettings(
-        enabled=enabled if isinstance(enabled, bool) else defaults.enabled,
-        timeout=float(timeout)
-        if isinstance(timeout, int | float) and not isinstance(timeout, bool) and timeout > 0
-        else defaults.timeout,
-        gap_every=gap_every
-        if isinstance(gap_every, int) and not isinstance(gap_every, bool) and gap_every >= 0
-        else defaults.gap_every,
-    )
 
 
 def offers_sampling(ctx: Any) -> bool:

@@ -11,10 +11,11 @@ Rules:
   which the daemon applies: "restates" becomes the skip or update the write decision makes for
   that entry. At most the timeout plus two stores.
 - The store's `conversation` excerpt goes to the daemon (for its own model's gap analysis) only
-  when the bridge cannot ask the client's model; otherwise the bridge runs gap analysis itself:
-  once `[llm] gap_every` successful stores ("stored" or "updated") have happened since the last
-  one, on the next such store that comes with an excerpt. It runs after the tool's reply, in the
-  bridge's task group (`GapAnalysis.tasks`: the server's lifespan waits for it), one at a time,
+  when the bridge cannot ask the client's model; otherwise the bridge runs gap analysis itself,
+  after every `[llm] gap_every`th successful store ("stored" or "updated") of this bridge
+  session that carried an excerpt (`policy.gap_due`), given the session's recent stores and that
+  excerpt. It runs after the tool's reply, in the bridge's task group (`GapAnalysis.tasks`: the
+  server's lifespan waits for it), one at a time (one due while another runs is left out),
   bounded by the timeout plus one `propose`; its proposals go to the inbox (source "gap").
 - A proposal is never a memory until a person accepts it (`memd review`, reviewInbox).
 """
@@ -30,9 +31,10 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import msgspec
 
+from memd.config import LlmSettings
 from memd.core.format.categories import Categories, Category
-from memd.core.llm import answers, prompts
-from memd.mcp_bridge.sampling import SamplingModel, SamplingSettings, offers_sampling
+from memd.core.llm import answers, policy, prompts
+from memd.mcp_bridge.sampling import SamplingModel, offers_sampling
 from memd_client import protocol as p
 from memd_client._calls import Call
 
@@ -43,16 +45,22 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger("memd.mcp")
 
-ASKED_ACTIONS = ("stored",)
-"""The dry-run actions a model is asked about: a skip or an update already found the entry."""
 SUCCESSFUL = ("stored", "updated")
 """The store actions gap analysis counts."""
 
 
-def worth_asking(dry: p.StoreResult) -> bool:
-    """Whether the model is asked about a store, from its dry run: the write decision would
-    store it as a new entry, yet it was compared with a similar one (`matched`)."""
-    return dry.action in ASKED_ACTIONS and dry.matched is not None
+def worth_asking(params: p.StoreParams, dry: p.StoreResult, category: Category) -> bool:
+    """Whether the model is asked about the store `params`, from its dry run `dry`
+    (`memd.core.llm.policy.worth_asking`: stored as a new entry beside a similar one it does
+    not contradict)."""
+    return policy.worth_asking(
+        slug=params.slug,
+        dry_run=params.dry_run,
+        episode_category=category.kind == "episode",
+        action=dry.action,
+        matched=dry.matched is not None,
+        conflict=dry.conflict,
+    )
 
 
 def category_of(categories: Categories, name: str) -> Category:
@@ -113,10 +121,9 @@ async def store_with_opinion(
         store_call(msgspec.structs.replace(params, dry_run=True), llm=None, conversation=None)
     )
     verdict: p.LlmOpinion | None = None
-    if worth_asking(dry) and dry.matched is not None:
-        prompt = prompts.redundancy(
-            category_of(categories, dry.category), params.content, [dry.matched.content]
-        )
+    category = category_of(categories, dry.category)
+    if worth_asking(params, dry, category) and dry.matched is not None:
+        prompt = prompts.redundancy(category, params.content, [dry.matched.content])
         text = await model.ask(prompt)
         verdict = opinion(answers.redundancy(text, 1) if text is not None else None, dry.matched)
     result = await client.call(store_call(params, llm=verdict, conversation=None))
@@ -126,11 +133,12 @@ async def store_with_opinion(
 class GapAnalysis:
     """The bridge session's gap analysis: its recent stores and when the next one is due."""
 
-    def __init__(self, settings: SamplingSettings, categories: Categories) -> None:
+    def __init__(self, settings: LlmSettings, categories: Categories) -> None:
         self.settings = settings
         self.categories = categories
         self.recent: deque[tuple[str, str]] = deque(maxlen=prompts.MAX_RECENT)
-        self.since_last = 0
+        self.with_excerpt = 0
+        """How many successful stores of this session carried a conversation excerpt."""
         self.running = False
         self.tasks: TaskGroup | None = None
         """The bridge's task group (set by the server's lifespan); None: gap analysis is off."""
@@ -146,22 +154,16 @@ class GapAnalysis:
             finally:
                 self.tasks = None
 
-    def note(self, result: p.StoreResult) -> None:
-        """Count a store's result (see the module rules)."""
-        if result.action in SUCCESSFUL and not result.dry_run:
-            self.recent.append((result.category, result.content))
-            self.since_last += 1
-
-    def due(self, conversation: str | None) -> bool:
-        """Whether a gap analysis starts now, after a store with `conversation`."""
-        every = self.settings.gap_every
-        return (
-            every > 0
-            and self.since_last >= every
-            and bool(conversation and conversation.strip())
-            and not self.running
-            and self.tasks is not None
-        )
+    def note(self, result: p.StoreResult, conversation: str | None) -> bool:
+        """Count a store's result; whether gap analysis is due after it (see the module
+        rules: `policy.gap_due` over the successful stores that carried an excerpt)."""
+        if result.action not in SUCCESSFUL or result.dry_run:
+            return False
+        self.recent.append((result.category, result.content))
+        if not (conversation and conversation.strip()):
+            return False
+        self.with_excerpt += 1
+        return policy.gap_due(self.with_excerpt, self.settings.gap_every)
 
     def start(
         self,
@@ -171,8 +173,9 @@ class GapAnalysis:
     ) -> None:
         """Start one gap analysis in the bridge's task group; `propose(proposals)` sends what
         the model proposed to the daemon."""
-        assert self.tasks is not None
-        self.since_last = 0
+        if self.tasks is None or self.running:
+            logger.info("gap analysis is due but one is still running; this one is left out")
+            return
         self.running = True
         recent = list(self.recent)
         self.tasks.start_soon(self._run, model, conversation, recent, propose)
@@ -203,7 +206,8 @@ class GapAnalysis:
 async def ask_for_proposals(
     model: SamplingModel, prompt: str, categories: Categories, most: int, what: str
 ) -> list[p.Proposal] | None:
-    """The memories the model proposes in answer to `prompt` (None: no opinion)."""
+    """The memories the model proposes in answer to `prompt` (None: no opinion); `what` names
+    the step in the log."""
     text = await model.ask(prompt)
     parsed = answers.proposals(text, categories.names, most) if text is not None else None
     if parsed is None:
@@ -211,7 +215,7 @@ async def ask_for_proposals(
     kept, dropped = parsed
     if dropped:
         logger.info("%s: %d proposal(s) named no known category or were too long", what, dropped)
-    reason = f"Proposed by the client's model ({what})."
+    reason = "proposed by the MCP client's own model"
     return [p.Proposal(category=c, content=text, reason=reason) for c, text in kept]
 
 
@@ -219,7 +223,7 @@ class SecondOpinion:
     """What the bridge's tools share for the second opinion: the settings, the categories the
     prompts describe, and the session's gap analysis."""
 
-    def __init__(self, settings: SamplingSettings, categories: Categories) -> None:
+    def __init__(self, settings: LlmSettings, categories: Categories) -> None:
         self.settings = settings
         self.categories = categories
         self.gap = GapAnalysis(settings, categories)
@@ -228,7 +232,7 @@ class SecondOpinion:
         """The client's model for a tool call's context, or None: sampling is off, or the
         client does not offer it (`offers_sampling`). `in_call` False: for a question asked
         after the call's reply."""
-        if not self.settings.enabled or ctx is None or not offers_sampling(ctx):
+        if not self.settings.sampling or ctx is None or not offers_sampling(ctx):
             return None
         related = str(ctx.request_id) if in_call else None
         return SamplingModel(ctx.session, self.settings.timeout, related)
@@ -251,9 +255,9 @@ class SecondOpinion:
         propose: Callable[[list[p.Proposal]], Awaitable[object]],
     ) -> None:
         """Count a store and, when due, start gap analysis (see the module rules)."""
-        self.gap.note(result)
+        due = self.gap.note(result, conversation)
         model = self.model(ctx, in_call=False)
-        if model is not None and conversation is not None and self.gap.due(conversation):
+        if due and model is not None and conversation is not None:
             self.gap.start(model, conversation, propose)
 
     async def session_review(
@@ -299,9 +303,7 @@ async def propose(
     client: AsyncClient, source: p.ProposalSource, proposals: list[p.Proposal]
 ) -> p.ProposeResult:
     """Send `proposals` to the daemon's review inbox (`propose`)."""
-    params = p.ProposeParams(workspace=client.workspace or "", source=source, proposals=proposals)
-    result: p.ProposeResult = await client.call(Call("propose", params, p.ProposeResult))
-    return result
+    return await client.propose(source, proposals)
 
 
 def render_opinion(llm: p.LlmOpinion | None) -> str:

@@ -38,12 +38,11 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal, ParamSpec, TypeVar, g
 import msgspec
 
 import memd
-from memd.config import ConfigError, load_config
+from memd.config import ConfigError, LlmSettings, load_config
 from memd.core.format.categories import BUILTIN, Categories, Category, custom_categories
 from memd.core.format.controls import visible
 from memd.fs import project_categories
 from memd.mcp_bridge import LogLevel
-from memd.mcp_bridge.sampling import SamplingSettings, sampling_settings
 from memd.mcp_bridge.second_opinion import SecondOpinion, propose, render_opinion
 from memd.mcp_bridge.text import (
     bad_arguments,
@@ -175,7 +174,7 @@ class Bridge:
         opinions: SecondOpinion | None = None,
     ) -> None:
         self.socket = socket
-        self.opinions = opinions or SecondOpinion(SamplingSettings(), BUILTIN)
+        self.opinions = opinions or SecondOpinion(LlmSettings(), BUILTIN)
         """The second opinion of the client's own model (`memd.mcp_bridge.second_opinion`)."""
         self.fixed = Workspace(os.path.abspath(workspace), "--workspace") if workspace else None
         self.writer = p.Writer(client="mcp", origin="agent")
@@ -287,13 +286,13 @@ def known_categories(workspace: str | None) -> Categories:
         return BUILTIN.with_custom(configured)
 
 
-def bridge_settings() -> SamplingSettings:
+def bridge_settings() -> LlmSettings:
     """The `[llm]` settings of memd's config file as the bridge starts (defaults, sampling
     off, when the file cannot be read: the daemon reports that file's errors)."""
     try:
-        return sampling_settings(load_config(None, {}))
+        return load_config(None, {}).llm
     except (ConfigError, ValueError, OSError):
-        return SamplingSettings()
+        return LlmSettings()
 
 
 def category_help(categories: Categories) -> str:
