@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
@@ -22,9 +23,7 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.types import CreateMessageRequestParams, CreateMessageResult, ImageContent, TextContent
 
 from tests.conftest import DaemonProcess
-from tests.e2e.test_mcp import call, env  # noqa: F401  # env: the fixture
-
-pytestmark = pytest.mark.anyio
+from tests.e2e.test_mcp import call
 
 Answer = Callable[[str], Awaitable[Any]]
 
@@ -53,6 +52,19 @@ class Model:
         return CreateMessageResult(
             role="assistant", model="scripted", content=TextContent(type="text", text=reply)
         )
+
+
+@pytest.fixture
+def env(short_tmp: Path) -> dict[str, str]:
+    """Private home, state, config and runtime directories for the bridge (as test_mcp.py's)."""
+    return {
+        "HOME": str(short_tmp / "home"),
+        "XDG_STATE_HOME": str(short_tmp / "state"),
+        "XDG_CONFIG_HOME": str(short_tmp / "config"),
+        "XDG_RUNTIME_DIR": str(short_tmp / "run"),
+        "MEMD_LOG_LEVEL": "INFO",
+        **{name: os.environ[name] for name in ("PYTHONPATH",) if name in os.environ},
+    }
 
 
 def says(text: str) -> Answer:
@@ -226,8 +238,8 @@ async def test_gap_analysis_proposes_into_the_inbox_after_every_nth_store_with_a
 
     async def answer(prompt: str) -> str:
         assert "Conversation excerpt" in prompt
-        body = {"memories": [{"category": "quirk", "content": proposal}, {"category": "Nope", "content": "x"}]}
-        return json.dumps(body)
+        unknown = {"category": "Nope", "content": "x"}  # no such category: left out
+        return json.dumps({"memories": [{"category": "quirk", "content": proposal}, unknown]})
 
     model = Model(answer)
     ws = workspace_at(short_tmp, "gap")
