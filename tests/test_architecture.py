@@ -267,10 +267,11 @@ def test_every_protocol_method_has_a_handler_of_its_params_type() -> None:
 
 SERVER = SOURCE / "memd" / "server"
 SERVER_MAY_USE = {
-    "daemon": {"rpc", "methods", "workspaces", "watch", "semantic"},
-    "methods": {"rpc.dispatch", "rpc.session", "rpc.wire", "workspaces", "semantic"},
+    "daemon": {"rpc", "methods", "workspaces", "watch", "semantic", "llm"},
+    "methods": {"rpc.dispatch", "rpc.session", "rpc.wire", "workspaces", "semantic", "llm"},
     "workspaces": {"rpc.session", "rpc.wire", "watch"},
     "semantic": set(),
+    "llm": set(),
     "watch": set(),
     "rpc": set(),
 }

@@ -104,6 +104,13 @@ def propose(workspace: str, source: p.ProposalSource, proposals: Iterable[p.Prop
     return Call("propose", params, p.ProposeResult)
 
 
+def reflect(workspace: str, transcript: str) -> Call:
+    """Prepare a `reflect` request."""
+    return Call(
+        "reflect", p.ReflectParams(workspace=workspace, transcript=transcript), p.ReflectResult
+    )
+
+
 def query(
     workspace: str,
     query: str,

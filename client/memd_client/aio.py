@@ -212,6 +212,16 @@ class AsyncClient(ClientBase):
         result: p.ProposeResult = await self.call(_calls.propose(ws, source, proposals))
         return result
 
+    async def reflect(
+        self, transcript: str, *, workspace: str | os.PathLike[str] | None = None
+    ) -> p.ReflectResult:
+        """Session review: the daemon's model (`[llm] command`) reads a transcript excerpt and
+        its proposed memories go to the review inbox like `propose`'s (source "session");
+        `llm` says whether it answered. Raises InvalidParams when no model is configured."""
+        ws = _calls.workspace_path(workspace, self.workspace)
+        result: p.ReflectResult = await self.call(_calls.reflect(ws, transcript))
+        return result
+
     async def query(
         self,
         query: str,

@@ -38,6 +38,11 @@ Store rules (the public contract):
 - Stores never evict: a category over its limit is reported (`over_limit`) and left to cleanup.
 - The text an update replaces goes to the archive, like every other removed entry.
 - `dry_run` computes the same outcome and leaves the document unchanged.
+- `restated` (a model's "restates" verdict, `memd.core.llm.policy`) applies only to a store
+  without a slug, not into an episode category, that the decision above would store as a new
+  entry without a conflict, and only while the named entry still says exactly what the model
+  saw and the content does not contradict it: then its action ("skip" or "update") is made as
+  the decision makes a skip or an update of that entry. Otherwise it changes nothing.
 
 Size: the store rules (the public contract) beside their one implementation, read together.
 """
@@ -65,6 +70,15 @@ from memd_client.errors import EntryNotFound, InvalidEntry, RpcError
 # ---------------------------------------------------------------------------- commands
 
 
+class Restated(msgspec.Struct, frozen=True, kw_only=True):
+    """The entry a model said a store restates (`slug`, `content`: as the model saw it) and what
+    that makes of the store (`memd.core.llm.policy.restated_action`)."""
+
+    slug: str | None
+    content: str
+    action: Literal["skip", "update"]
+
+
 class Store(msgspec.Struct, frozen=True, kw_only=True, tag=True):
     """Store `content`, upserting by `slug` if given."""
 
@@ -81,6 +95,8 @@ class Store(msgspec.Struct, frozen=True, kw_only=True, tag=True):
     reason: str | None = None
     """Why the text an update replaces is archived, in the caller's words (else the store
     decision's own)."""
+    restated: Restated | None = None
+    """A model's verdict that the content restates an entry (see the store rules)."""
 
 
 class Delete(msgspec.Struct, frozen=True, kw_only=True, tag=True):
@@ -374,6 +390,8 @@ def _store_clean(
     if category.kind == "episode":
         return _store_episode(editor, content, command)
     match = editor.match(content)
+    if command.restated is not None and match.verdict is Verdict.STORE and not match.conflict:
+        match = _restated_match(editor, content, command.restated) or match
     if match.verdict is Verdict.SKIP and match.entry is not None:
         return _outcome(count, "skipped", match.entry, match, command), ()
     if match.verdict is Verdict.UPDATE and match.entry is not None:
@@ -384,6 +402,22 @@ def _store_clean(
         outcome = _outcome(count, "updated", written, match, command)
         return outcome, _replaced(category, outcome, command.reason)
     return _insert(editor, derive_slug(content, editor.taken), content, match, command)
+
+
+def _restated_match(editor: CatalogEditor, content: str, restated: Restated) -> Match | None:
+    """The skip or update a model's `restated` verdict makes, if it still applies (the entry
+    still says what the model saw, and the content does not contradict it)."""
+    if restated.slug is not None:
+        target = editor.first_with_slug(restated.slug)
+    else:
+        target = editor.holding(restated.content)
+    if target is None or target.content != restated.content:
+        return None
+    judgement = judge(target.content, content)
+    if judgement.conflict:
+        return None
+    verdict = Verdict.SKIP if restated.action == "skip" else Verdict.UPDATE
+    return msgspec.structs.replace(Match.of(target, judgement), verdict=verdict)
 
 
 def _store_episode(

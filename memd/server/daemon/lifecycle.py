@@ -54,6 +54,7 @@ from memd.server.daemon.exit_deadline import ExitDeadline, busy_threads
 from memd.server.daemon.instance import InstanceLock
 from memd.server.daemon.notify import notify
 from memd.server.methods.handlers import Methods
+from memd.server.methods.second_opinion import SecondOpinion
 from memd.server.rpc.connection import MAX_IN_FLIGHT, Connection, turn_away
 from memd.server.rpc.dispatch import Dispatcher
 from memd.server.rpc.peer import peer_allowed, peer_uid, refuse_peer
@@ -107,6 +108,8 @@ class Daemon:
         self._stopping = False
         self._registry: Registry | None = None
         self._semantic: SemanticService | None = None
+        self._second_opinion = SecondOpinion(self.settings.llm)
+        """The daemon's model (`[llm]`); its gap analyses run in `_serve`'s services."""
         self._activated = False
         self._shields: set[anyio.CancelScope] = set()
         self._grace_over = False
@@ -199,6 +202,7 @@ class Daemon:
     async def _serve(
         self, listener: SocketListener, task_status: TaskStatus[None], *, activated: bool
     ) -> None:
+        """Long: the daemon's services and connections, started and stopped in one place."""
         async with anyio.create_task_group() as services:
             registry = Registry(services, clock=time.time, limits=_limits(self.settings))
             self._registry = registry
@@ -207,11 +211,13 @@ class Daemon:
             )
             self._semantic = semantic
             services.start_soon(semantic.run)
+            self._second_opinion.tasks = services  # gap analyses end with the services
             methods = Methods(
                 registry,
                 started=anyio.current_time(),
                 socket_path=self.socket_path,
                 semantic=semantic,
+                second_opinion=self._second_opinion,
             )
             dispatcher = Dispatcher(methods.table, quick=methods.quick, max_batch=MAX_IN_FLIGHT)
             try:
@@ -339,6 +345,7 @@ class Daemon:
             self._registry.set_limits(_limits(settings))
         if self._semantic is not None:
             self._semantic.configure(enabled=settings.semantic, model_dir=settings.semantic_model)
+        self._second_opinion.configure(settings.llm)
         self._note_activity()
         logger.info("settings reloaded: %s", ", ".join(changed) or "nothing changed")
 

@@ -44,6 +44,7 @@ from memd.server.methods.read_filters import (
     wanted_tags,
 )
 from memd.server.methods.search import Search
+from memd.server.methods.second_opinion import SecondOpinion
 from memd.server.rpc import wire
 from memd.server.rpc.dispatch import Handler
 from memd.server.rpc.session import Session
@@ -72,8 +73,11 @@ class Methods:
         started: float,
         socket_path: str,
         semantic: SemanticService | None = None,
+        second_opinion: SecondOpinion | None = None,
     ) -> None:
         self.registry = registry
+        self.second_opinion = second_opinion or SecondOpinion()
+        """The daemon's model (`[llm]`): a store's second opinion, gap analysis, `reflect`."""
         self.scopes = Scopes(registry)
         """The projects and the user-wide memory."""
         self.semantic = semantic
@@ -106,6 +110,7 @@ class Methods:
             "inbox": (p.InboxParams, self.inbox),
             "resolve": (p.ResolveParams, self.resolve),
             "propose": (p.ProposeParams, self.propose),
+            "reflect": (p.ReflectParams, self.reflect),
         }
         self.table = {name: (t, self._leasing(h)) for name, (t, h) in self.table.items()}
         self.quick = frozenset({"query", "get", "list", "stats", "status"})
@@ -133,14 +138,8 @@ class Methods:
             return held
         if category.kind == "procedure" and params.slug is None:
             return await procedures.store_named(workspace, category, params, self._store_into)
-        return await self._store_into(
-            workspace,
-            category,
-            params.content,
-            slug=params.slug,
-            dry_run=params.dry_run,
-            replaces=params.replaces,
-            reason=params.reason,
+        return await self.second_opinion.store(
+            workspace, category, params, self._store_into, self._propose_later
         )
 
     async def _store_into(
@@ -153,6 +152,7 @@ class Methods:
         dry_run: bool = False,
         replaces: str | None = None,
         reason: str | None = None,
+        restated: transitions.Restated | None = None,
     ) -> p.StoreResult:
         """The one store path (`store`, `extract` with `store`): the category's actor decides
         and writes (`transitions.store`), and a stored entry is recorded in the usage sidecar
@@ -164,6 +164,7 @@ class Methods:
             dry_run=dry_run,
             replaces=replaces,
             reason=reason,
+            restated=restated,
             max_length=self.registry.limits.max_entry_chars,
             allow_secrets=self.registry.limits.allow_secrets,
         )
@@ -677,6 +678,17 @@ class Methods:
         """Queue proposals into the review inbox (`memd.server.methods.review`)."""
         workspace = await self.scopes.project(params.workspace)
         return await review.propose(workspace, params, self._store_into)
+
+    async def _propose_later(self, params: p.ProposeParams) -> p.ProposeResult:
+        """`propose` outside a request (gap analysis), holding its workspace meanwhile."""
+        with self.registry.leases():
+            workspace = await self.scopes.project(params.workspace)
+            return await review.propose(workspace, params, self._store_into)
+
+    async def reflect(self, params: p.ReflectParams, session: Session) -> p.ReflectResult:
+        """Session review with the daemon's model (`memd.server.methods.second_opinion`)."""
+        workspace = await self.scopes.project(params.workspace)
+        return await self.second_opinion.reflect(workspace, params, self._propose_later)
 
     async def subscribe(self, params: p.SubscribeParams, session: Session) -> p.SubscribeResult:
         """Send the workspace's `changed` notifications to this connection from now on."""
