@@ -13,7 +13,6 @@ from memd.mcp_bridge.second_opinion import render_session_review
 from memd.mcp_bridge.text import structured
 from memd.mcp_bridge.tools import Bridge, make_tool
 from memd_client import protocol as p
-from memd_client._calls import Call
 
 if TYPE_CHECKING:
     from mcp.server.mcpserver.tools import Tool
@@ -57,9 +56,7 @@ def session_tools(bridge: Bridge, resolver: Callable[..., Awaitable[Any]]) -> li
         async def review(client: "AsyncClient") -> p.ReflectResult:
             if model is not None:
                 return await bridge.opinions.session_review(client, model, transcript)
-            params = p.ReflectParams(workspace=client.workspace or "", transcript=transcript)
-            result: p.ReflectResult = await client.call(Call("reflect", params, p.ReflectResult))
-            return result
+            return await client.reflect(transcript)
 
         result, ws = await bridge.call(roots, review)
         return bridge.reply(render_session_review(result), structured(result, ws))
