@@ -313,7 +313,7 @@ def render_opinion(llm: p.LlmOpinion | None) -> str:
     who = "The client's model" if llm.source == "sampling" else "memd's model"
     reason = f" ({llm.reason})" if llm.reason else ""
     if llm.verdict == "restates":
-        return f"{who} judged it a restatement of {llm.restates!r}{reason}."
+        return f"{who} called it a restatement{reason}."
     if llm.verdict == "distinct":
         return f"{who} judged it distinct from the similar entry{reason}."
     return f"{who} was asked and gave no opinion{reason}; the store went ahead as decided."
