@@ -196,7 +196,15 @@ def _stores(client: int, workspace: str, category: str) -> Iterator[bytes]:
     """Client `client`'s endless store requests: each one new (never a duplicate)."""
     for n in itertools.count():
         content = f"Load client {word(client)} stores {word(client, n)} and {word(n, client)}."
-        params = {"workspace": workspace, "category": category, "content": content}
+        # As a person: an agent's Security or Instruction store would wait in the review
+        # inbox, and this measures the store path itself.
+        writer = {"client": "bench-load", "origin": "user"}
+        params = {
+            "workspace": workspace,
+            "category": category,
+            "content": content,
+            "writer": writer,
+        }
         yield _frame("store", params, n)
 
 

@@ -336,7 +336,9 @@ def _memd_client(socket_path: str, workspace: str, category: str) -> Maker:
         client.status()  # connected before the window opens
 
         def store(content: str) -> None:
-            if client.store(category=category, content=content).action != "stored":
+            # As a person (origin "user"): an agent's Security or Instruction store would wait
+            # in the review inbox, and this measures the store path itself.
+            if client.store(category=category, content=content, origin="user").action != "stored":
                 raise _NotStored
 
         return store, client.close
@@ -344,10 +346,21 @@ def _memd_client(socket_path: str, workspace: str, category: str) -> Maker:
     return make
 
 
+class _RawWriter(msgspec.Struct):
+    client: str
+    origin: str
+
+
+_AS_A_PERSON = _RawWriter("bench-store-raw", "user")
+"""A person's store: an agent's Security or Instruction store would wait in the review inbox,
+and this measures the store path itself."""
+
+
 class _RawStoreParams(msgspec.Struct):
     workspace: str
     category: str
     content: str
+    writer: _RawWriter
 
 
 class _RawStoreRequest(msgspec.Struct):
@@ -388,7 +401,7 @@ class RawStoreClient:
     def store(self, content: str) -> None:
         """Store `content`; raise `_NotStored` unless the reply says "stored"."""
         self._ids += 1
-        params = _RawStoreParams(self._workspace, self._category, content)
+        params = _RawStoreParams(self._workspace, self._category, content, _AS_A_PERSON)
         self._sock.sendall(
             _raw_encoder.encode(_RawStoreRequest("2.0", self._ids, "store", params)) + b"\n"
         )

@@ -222,6 +222,9 @@ def memd_over_socket(pairs: Sequence[Pair]) -> list[Decision]:
                     content=pair.new,
                     dry_run=True,
                     workspace=root / f"pairs-{slot}",
+                    # The write decision alone: an agent's Security or Instruction store would
+                    # answer "pending" (the review inbox) instead of the decision.
+                    origin="user",
                 )
                 decisions.append(Decision(VERDICT_OF_ACTION[result.action], result.conflict))
     return decisions

@@ -79,9 +79,9 @@ def store(
     return Call("store", params, p.StoreResult)
 
 
-def inbox(workspace: str) -> Call:
+def inbox(workspace: str, scope: p.Scope = "project") -> Call:
     """Prepare an `inbox` request."""
-    return Call("inbox", p.InboxParams(workspace=workspace), p.InboxResult)
+    return Call("inbox", p.InboxParams(workspace=workspace, scope=scope), p.InboxResult)
 
 
 def resolve(
@@ -90,10 +90,11 @@ def resolve(
     action: p.ResolveAction,
     content: str | None = None,
     reason: str | None = None,
+    scope: p.Scope = "project",
 ) -> Call:
     """Prepare a `resolve` request."""
     params = p.ResolveParams(
-        workspace=workspace, id=ident, action=action, content=content, reason=reason
+        workspace=workspace, id=ident, action=action, content=content, reason=reason, scope=scope
     )
     return Call("resolve", params, p.ResolveResult)
 
@@ -214,15 +215,16 @@ def history(workspace: str, slug: str | None, text: str | None, scope: p.Scope =
     return Call("history", params, p.HistoryResult)
 
 
-def cleanup(workspace: str, apply: bool, scope: p.Scope = "project") -> Call:
+def cleanup(workspace: str, apply: bool, scope: p.Scope = "project", propose: bool = False) -> Call:
     """Prepare a `cleanup` request."""
-    params = p.CleanupParams(workspace=workspace, apply=apply, scope=scope)
+    params = p.CleanupParams(workspace=workspace, apply=apply, scope=scope, propose=propose)
     return Call("cleanup", params, p.CleanupResult)
 
 
-def check(workspace: str, category: str | None = None) -> Call:
+def check(workspace: str, category: str | None = None, propose: bool = False) -> Call:
     """Prepare a `check` request."""
-    return Call("check", p.CheckParams(workspace=workspace, category=category), p.CheckResult)
+    params = p.CheckParams(workspace=workspace, category=category, propose=propose)
+    return Call("check", params, p.CheckResult)
 
 
 def stats(workspace: str, scope: p.Scope = "project") -> Call:
@@ -305,8 +307,7 @@ def why(
     return Call("why", params, p.WhyResult)
 
 
-def extract(workspace: str, text: str, store: bool) -> Call:
+def extract(workspace: str, text: str, store: bool, propose: bool = False) -> Call:
     """Build an `extract` call."""
-    return Call(
-        "extract", p.ExtractParams(workspace=workspace, text=text, store=store), p.ExtractResult
-    )
+    params = p.ExtractParams(workspace=workspace, text=text, store=store, propose=propose)
+    return Call("extract", params, p.ExtractResult)

@@ -196,9 +196,12 @@ class Client(ClientBase):
         result: p.StoreResult = self.call(call)
         return result
 
-    def inbox(self, *, workspace: str | os.PathLike[str] | None = None) -> p.InboxResult:
-        """List the entries waiting in the review inbox (`.memory/inbox.md`)."""
-        call = _calls.inbox(_calls.workspace_path(workspace, self.workspace))
+    def inbox(
+        self, *, workspace: str | os.PathLike[str] | None = None, scope: p.Scope = "project"
+    ) -> p.InboxResult:
+        """List the entries waiting in the review inbox (`.memory/inbox.md`); `scope`
+        "global": the user-wide memory's."""
+        call = _calls.inbox(_calls.workspace_path(workspace, self.workspace), scope)
         result: p.InboxResult = self.call(call)
         return result
 
@@ -210,11 +213,14 @@ class Client(ClientBase):
         content: str | None = None,
         reason: str | None = None,
         workspace: str | os.PathLike[str] | None = None,
+        scope: p.Scope = "project",
     ) -> p.ResolveResult:
         """Accept (with `content`: the edited text) or reject (archived with `reason`) one
-        review inbox entry by its id."""
+        review inbox entry by its id; `scope` "global": of the user-wide memory's inbox."""
         ws = _calls.workspace_path(workspace, self.workspace)
-        result: p.ResolveResult = self.call(_calls.resolve(ws, ident, action, content, reason))
+        result: p.ResolveResult = self.call(
+            _calls.resolve(ws, ident, action, content, reason, scope)
+        )
         return result
 
     def propose(
@@ -338,20 +344,26 @@ class Client(ClientBase):
         apply: bool = False,
         workspace: str | os.PathLike[str] | None = None,
         scope: p.Scope = "project",
+        propose: bool = False,
     ) -> p.CleanupResult:
         """Plan a cleanup, or carry it out with `apply=True`; `scope` "global": of the
-        user-wide memory."""
+        user-wide memory. `propose=True`: queue what it would prune into the review inbox."""
         ws = _calls.workspace_path(workspace, self.workspace)
-        result: p.CleanupResult = self.call(_calls.cleanup(ws, apply, scope))
+        result: p.CleanupResult = self.call(_calls.cleanup(ws, apply, scope, propose))
         return result
 
     def check(
-        self, *, category: str | None = None, workspace: str | os.PathLike[str] | None = None
+        self,
+        *,
+        category: str | None = None,
+        workspace: str | os.PathLike[str] | None = None,
+        propose: bool = False,
     ) -> p.CheckResult:
         """Check every memory (or one category's) against the code it cites: each entry's
-        status ("ok", "stale", "none"), its citations' verdicts and the suggested fix."""
+        status ("ok", "stale", "none"), its citations' verdicts and the suggested fix.
+        `propose=True`: queue each stale entry (its fix, or its prune) into the review inbox."""
         ws = _calls.workspace_path(workspace, self.workspace)
-        result: p.CheckResult = self.call(_calls.check(ws, category))
+        result: p.CheckResult = self.call(_calls.check(ws, category, propose))
         return result
 
     def stats(
@@ -438,12 +450,17 @@ class Client(ClientBase):
         return result
 
     def extract(
-        self, text: str, *, store: bool = False, workspace: str | os.PathLike[str] | None = None
+        self,
+        text: str,
+        *,
+        store: bool = False,
+        workspace: str | os.PathLike[str] | None = None,
+        propose: bool = False,
     ) -> p.ExtractResult:
         """Find memories (preferences, corrections, constraints) in a message; store them too
-        with `store=True`."""
+        with `store=True`, or queue them into the review inbox with `propose=True`."""
         ws = _calls.workspace_path(workspace, self.workspace)
-        result: p.ExtractResult = self.call(_calls.extract(ws, text, store))
+        result: p.ExtractResult = self.call(_calls.extract(ws, text, store, propose))
         return result
 
     def list(

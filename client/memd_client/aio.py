@@ -174,9 +174,12 @@ class AsyncClient(ClientBase):
         result: p.StoreResult = await self.call(call)
         return result
 
-    async def inbox(self, *, workspace: str | os.PathLike[str] | None = None) -> p.InboxResult:
-        """List the entries waiting in the review inbox (`.memory/inbox.md`)."""
-        call = _calls.inbox(_calls.workspace_path(workspace, self.workspace))
+    async def inbox(
+        self, *, workspace: str | os.PathLike[str] | None = None, scope: p.Scope = "project"
+    ) -> p.InboxResult:
+        """List the entries waiting in the review inbox (`.memory/inbox.md`); `scope`
+        "global": the user-wide memory's."""
+        call = _calls.inbox(_calls.workspace_path(workspace, self.workspace), scope)
         result: p.InboxResult = await self.call(call)
         return result
 
@@ -188,12 +191,13 @@ class AsyncClient(ClientBase):
         content: str | None = None,
         reason: str | None = None,
         workspace: str | os.PathLike[str] | None = None,
+        scope: p.Scope = "project",
     ) -> p.ResolveResult:
         """Accept (with `content`: the edited text) or reject (archived with `reason`) one
-        review inbox entry by its id."""
+        review inbox entry by its id; `scope` "global": of the user-wide memory's inbox."""
         ws = _calls.workspace_path(workspace, self.workspace)
         result: p.ResolveResult = await self.call(
-            _calls.resolve(ws, ident, action, content, reason)
+            _calls.resolve(ws, ident, action, content, reason, scope)
         )
         return result
 
@@ -318,20 +322,26 @@ class AsyncClient(ClientBase):
         apply: bool = False,
         workspace: str | os.PathLike[str] | None = None,
         scope: p.Scope = "project",
+        propose: bool = False,
     ) -> p.CleanupResult:
         """Plan a cleanup, or carry it out with `apply=True`; `scope` "global": of the
-        user-wide memory."""
+        user-wide memory. `propose=True`: queue what it would prune into the review inbox."""
         ws = _calls.workspace_path(workspace, self.workspace)
-        result: p.CleanupResult = await self.call(_calls.cleanup(ws, apply, scope))
+        result: p.CleanupResult = await self.call(_calls.cleanup(ws, apply, scope, propose))
         return result
 
     async def check(
-        self, *, category: str | None = None, workspace: str | os.PathLike[str] | None = None
+        self,
+        *,
+        category: str | None = None,
+        workspace: str | os.PathLike[str] | None = None,
+        propose: bool = False,
     ) -> p.CheckResult:
         """Check every memory (or one category's) against the code it cites: each entry's
-        status ("ok", "stale", "none"), its citations' verdicts and the suggested fix."""
+        status ("ok", "stale", "none"), its citations' verdicts and the suggested fix.
+        `propose=True`: queue each stale entry (its fix, or its prune) into the review inbox."""
         ws = _calls.workspace_path(workspace, self.workspace)
-        result: p.CheckResult = await self.call(_calls.check(ws, category))
+        result: p.CheckResult = await self.call(_calls.check(ws, category, propose))
         return result
 
     async def stats(
@@ -418,12 +428,17 @@ class AsyncClient(ClientBase):
         return result
 
     async def extract(
-        self, text: str, *, store: bool = False, workspace: str | os.PathLike[str] | None = None
+        self,
+        text: str,
+        *,
+        store: bool = False,
+        workspace: str | os.PathLike[str] | None = None,
+        propose: bool = False,
     ) -> p.ExtractResult:
         """Find memories (preferences, corrections, constraints) in a message; store them too
-        with `store=True`."""
+        with `store=True`, or queue them into the review inbox with `propose=True`."""
         ws = _calls.workspace_path(workspace, self.workspace)
-        result: p.ExtractResult = await self.call(_calls.extract(ws, text, store))
+        result: p.ExtractResult = await self.call(_calls.extract(ws, text, store, propose))
         return result
 
     async def list(

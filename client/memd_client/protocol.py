@@ -320,6 +320,8 @@ class InboxParams(_Params):
     """List the entries waiting in a workspace's review inbox."""
 
     workspace: Workspace
+    scope: Scope = "project"
+    """"global": the user-wide memory's inbox (where an agent's global store waits)."""
 
 
 class InboxResult(_Result):
@@ -401,6 +403,8 @@ class ResolveParams(_Params):
     action: ResolveAction
     content: Annotated[str, Meta(min_length=1)] | None = None
     reason: Annotated[str, Meta(max_length=MAX_ARCHIVE_REASON)] | None = None
+    scope: Scope = "project"
+    """"global": an entry of the user-wide memory's inbox."""
 
 
 class ResolveResult(_Result):
@@ -635,6 +639,9 @@ class CleanupParams(_Params):
     """"global": the user-wide memory's files instead of the workspace's."""
     writer: Writer | None = None
     """Who makes this write (recorded, see `Writer`)."""
+    propose: bool = False
+    """Instead of applying: queue the entries the plan would prune, and the stale ones, into
+    the review inbox as "prune" items (`proposed`); not with `apply`."""
 
 
 class MergeInfo(_Result):
@@ -697,6 +704,8 @@ class CleanupResult(_Result):
     """Old episodes nobody recalled: proposed for the archive, archived with `apply`."""
     promoted: list[PromotedInfo] = []
     """Recurring lessons: proposed as new Quirks, stored with `apply`."""
+    proposed: ProposeResult | None = None
+    """With `propose`: what became of each prune queued into the review inbox."""
 
 
 class ConsolidatedInfo(_Result):
@@ -1059,6 +1068,9 @@ class CheckParams(_Params):
 
     workspace: Workspace
     category: str | None = None
+    propose: bool = False
+    """Queue each stale entry into the review inbox (`proposed`): as a "store" of its `fix`
+    where there is one (accepting updates the entry), else as a "prune"."""
 
 
 class AnchorInfo(_Result):
@@ -1112,6 +1124,8 @@ class CheckResult(_Result):
     problem: str = ""
     """Why the check could say less than it should, one sentence ("" when nothing went wrong):
     git could not read the repository, so nothing could be found stale from its history."""
+    proposed: ProposeResult | None = None
+    """With `propose`: what became of each stale entry queued into the review inbox."""
 
 
 # ---------------------------------------------------------------------------- extract
@@ -1125,6 +1139,9 @@ class ExtractParams(_Params):
     store: bool = False
     writer: Writer | None = None
     """Who makes this write (recorded, see `Writer`)."""
+    propose: bool = False
+    """Queue each candidate into the review inbox (`proposed`) instead of storing it; not with
+    `store`."""
 
 
 CandidateKind = Literal["preference", "correction", "constraint"]
@@ -1151,6 +1168,8 @@ class ExtractResult(_Result):
     created_memory_dir: bool = False
     """`.memory/` did not exist when this request arrived and a store of this call created it
     (a write running beside it may have done so first)."""
+    proposed: ProposeResult | None = None
+    """With `propose`: what became of each candidate queued into the review inbox."""
 
 
 Source = Literal["memd", "external"]

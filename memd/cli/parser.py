@@ -286,16 +286,28 @@ def _sources(parser: argparse.ArgumentParser, choices: tuple[str, ...]) -> None:
 
 
 def _cleanup(cleanup: argparse.ArgumentParser) -> None:
-    cleanup.add_argument("--apply", action="store_true", help="carry out the plan")
+    how = cleanup.add_mutually_exclusive_group()
+    how.add_argument("--apply", action="store_true", help="carry out the plan")
+    how.add_argument(
+        "--propose",
+        action="store_true",
+        help="queue the entries it would prune (and the stale ones) for `memd review` instead",
+    )
     _user_wide(cleanup, "clean up your user-wide memory instead of the project's")
 
 
 def _check(check: argparse.ArgumentParser) -> None:
     check.add_argument("--category", "-c", help=CATEGORY_FILTER_HELP)
-    check.add_argument(
+    how = check.add_mutually_exclusive_group()
+    how.add_argument(
         "--fix",
         action="store_true",
         help="rewrite each moved citation to where it went (an update: the old line is archived)",
+    )
+    how.add_argument(
+        "--propose",
+        action="store_true",
+        help="queue each stale entry (its fix, else its removal) for `memd review` instead",
     )
     check.description = (
         "Check each memory against the code it cites (paths, symbols, commands): stale ones "
@@ -309,6 +321,10 @@ def _stats(stats: argparse.ArgumentParser) -> None:
 
 def _user_wide(parser: argparse.ArgumentParser, help: str) -> None:
     parser.add_argument("--global", dest="user_wide", action="store_true", help=help)
+
+
+def _review(review: argparse.ArgumentParser) -> None:
+    _user_wide(review, "walk your user-wide memory's inbox instead of the project's")
 
 
 def _list(listing: argparse.ArgumentParser) -> None:
@@ -396,7 +412,11 @@ def _why(why: argparse.ArgumentParser) -> None:
 
 
 def _extract(extract: argparse.ArgumentParser) -> None:
-    extract.add_argument("--store", action="store_true", help="store what is found")
+    how = extract.add_mutually_exclusive_group()
+    how.add_argument("--store", action="store_true", help="store what is found")
+    how.add_argument(
+        "--propose", action="store_true", help="queue what is found for `memd review` instead"
+    )
     extract.add_argument("text", nargs="*", help="the message (default: read stdin)")
 
 
@@ -487,7 +507,9 @@ GRAMMAR: dict[str, Verb] = {
     "query": Verb("search memories", CLIENT, _query),
     "cleanup": Verb("merge, prune and slug", CLIENT, _cleanup),
     "review": Verb(
-        "walk the review inbox: accept, edit, reject or skip what agents proposed", CLIENT
+        "walk the review inbox: accept, edit, reject or skip what agents proposed",
+        CLIENT,
+        _review,
     ),
     "list": Verb("list entries", CLIENT, _list),
     "get": Verb("show entries by slug or lines", CLIENT, _get, check=_get_needs),

@@ -326,3 +326,12 @@ def _watching_line(result: p.StatusResult) -> str:
         f"workspace{'s' * (loaded != 1)} watched (the rest are checked when read), "
         f"{result.workspaces_unloaded} unloaded while idle"
     )
+
+
+def render_proposed(proposed: p.ProposeResult | None) -> str:
+    """Return what `--propose` queued, one line per proposal after a blank line ("" without
+    `--propose`)."""
+    if proposed is None:
+        return ""
+    lines = [f"  {o.action}: {o.category}: {o.content}\n    {o.message}" for o in proposed.outcomes]
+    return "\n\n" + "\n".join([proposed.message, *lines])

@@ -11,6 +11,8 @@ Rules:
   text; its first non-blank line, whitespace runs joined, is the new text. An editor that fails
   or leaves no text changes nothing: the entry keeps waiting.
 - `--json` lists the inbox (`inbox`'s result) and changes nothing.
+- `--global` walks the user-wide memory's inbox instead (where an agent's `scope="global"`
+  store into a reviewed category waits); the project's review never lists it.
 """
 
 from __future__ import annotations
@@ -46,7 +48,8 @@ def review(
     edit: Callable[[str], str | None] | None = None,
 ) -> Walked:
     """Walk the inbox (or, with `args.json`, only list it); return what was done."""
-    listed = client.inbox()
+    scope: p.Scope = "global" if getattr(args, "user_wide", False) else "project"
+    listed = client.inbox(scope=scope)
     walked = Walked(entries=listed.entries, file=listed.file, workspace=listed.workspace)
     if args.json:
         return walked
@@ -67,16 +70,16 @@ def review(
         if answer == "r":
             print("Reason (optional): ", end="", flush=True)
             reason = source.readline().strip() or None
-            walked.resolved.append(client.resolve(entry.id, "reject", reason=reason))
+            walked.resolved.append(client.resolve(entry.id, "reject", reason=reason, scope=scope))
         elif answer == "e":
             text = editor(entry.content)
             if text is None:
                 print("  No text came back from the editor; it keeps waiting.")
                 walked.skipped += 1
                 continue
-            walked.resolved.append(client.resolve(entry.id, "accept", content=text))
+            walked.resolved.append(client.resolve(entry.id, "accept", content=text, scope=scope))
         else:
-            walked.resolved.append(client.resolve(entry.id, "accept"))
+            walked.resolved.append(client.resolve(entry.id, "accept", scope=scope))
         print(f"  {walked.resolved[-1].message}")
     return walked
 

@@ -37,6 +37,7 @@ from memd.cli.render import (
     render_entries,
     render_extract,
     render_history,
+    render_proposed,
     render_query,
     render_stats,
     render_status,
@@ -187,8 +188,8 @@ def _cleanup(client: Client, args: argparse.Namespace) -> Outcome:
     if args.socket:
         apply += ["--socket", args.socket]
     command = shlex.join(apply)
-    result = client.cleanup(apply=args.apply, scope=_scope(args))
-    return Outcome(result, lambda r: render_cleanup(r, command), [])
+    result = client.cleanup(apply=args.apply, scope=_scope(args), propose=args.propose)
+    return Outcome(result, lambda r: render_cleanup(r, command) + render_proposed(r.proposed), [])
 
 
 def _scope(args: argparse.Namespace) -> p.Scope:
@@ -270,7 +271,7 @@ def _why(client: Client, args: argparse.Namespace) -> Outcome:
 def _check(client: Client, args: argparse.Namespace) -> Outcome:
     """Check the memories against the code; with --fix, store each moved citation's fix under
     the entry's slug (an update: the old line goes to the archive), then check again."""
-    result = client.check(category=args.category)
+    result = client.check(category=args.category, propose=args.propose)
     problems = unreadable_lines(result.unreadable)
     fixed: dict[tuple[str, int], str] = {}
     not_fixed: list[str] = []
@@ -288,7 +289,7 @@ def _check(client: Client, args: argparse.Namespace) -> Outcome:
     problems += not_fixed
     return Outcome(
         result,
-        lambda r: render_check(r, fixed),
+        lambda r: render_check(r, fixed) + render_proposed(r.proposed),
         problems,
         failed=bool(not_fixed),
         stale=result.counts.stale > 0,
@@ -337,13 +338,18 @@ def _fix(client: Client, entry: p.CheckedEntry, *, shared: bool) -> tuple[str, s
 
 
 def _extract(client: Client, args: argparse.Namespace) -> Outcome:
-    result = client.extract(" ".join(args.text), store=args.store)
+    result = client.extract(" ".join(args.text), store=args.store, propose=args.propose)
     problems = [
         f'{c.category} "{c.content}" was not stored: {c.error}'
         for c in result.candidates
         if c.error is not None
     ]
-    return Outcome(result, render_extract, problems, failed=bool(problems))
+    return Outcome(
+        result,
+        lambda r: render_extract(r) + render_proposed(r.proposed),
+        problems,
+        failed=bool(problems),
+    )
 
 
 def _review(client: Client, args: argparse.Namespace) -> Outcome:

@@ -134,8 +134,12 @@ class Storers:
                 with self._busy:
                     at = time.monotonic()
                     try:
+                        # As a person: an agent's Security or Instruction store would
+                        # wait in the review inbox, and these model writes into every file.
                         stored = client.store(
-                            category=rng.choice(CATEGORIES).name, content=f"Keep {words}."
+                            category=rng.choice(CATEGORIES).name,
+                            content=f"Keep {words}.",
+                            origin="user",
                         )
                     except MemdError as exc:  # failing cleanly is allowed: a sentence
                         self.failures.append(exc.message)

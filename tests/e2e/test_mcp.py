@@ -387,6 +387,8 @@ async def test_daemon_errors_cleanup_and_context_in_the_clients_first_root(
     memory = workspace / ".memory"
     memory.mkdir()
     (memory / "quirks.md").write_text("# Quirks\n\n- Watchfiles goes blind when the dir is gone.\n")
+    # The agent's Security store below is to be in the block at once, not wait for review.
+    (memory / "memd.toml").write_text('[review]\nSecurity = "direct"\n')
     second = short_tmp / "second root"
     second.mkdir()
     args = ("--socket", str(daemon.socket_path))  # no --workspace: the first root is used
@@ -459,6 +461,8 @@ async def test_limit_is_clamped_over_limit_names_cleanup_and_get_looks_everywher
     memory.mkdir()
     rules = "".join(f"- [rule-{n}] Rule {n}: keep the {n}-th gate z{n}q shut.\n" for n in range(30))
     (memory / "security.md").write_text(f"# Security\n\n{rules}")
+    # The agent's Security store below is to be stored over the limit, not wait for review.
+    (memory / "memd.toml").write_text('[review]\nSecurity = "direct"\n')
     args = ("--socket", str(daemon.socket_path), "--workspace", str(workspace))
     async with bridge(short_tmp, env, *args) as c:
         # HackLM caps `limit` at 20 and never rejects a number; memd also raises one below 1.

@@ -35,7 +35,7 @@ from memd.core.sources.source_globs import MAX_SOURCE_ENTRIES, parse_entry
 from memd.core.writes import transitions
 from memd.core.writes.cleanup import every_citation_gone
 from memd.paths import MEMORY_DIR
-from memd.server.methods import episodes, procedures, provenance, review, search
+from memd.server.methods import episodes, procedures, proposing, provenance, review, search
 from memd.server.methods.read_filters import (
     categories_named,
     loaded,
@@ -366,6 +366,8 @@ class Methods:
 
     async def cleanup(self, params: p.CleanupParams, session: Session) -> p.CleanupResult:
         """Plan (or apply) merges, prunes and slug assignments in every category at once."""
+        if params.apply and params.propose:
+            raise InvalidParams(_APPLY_OR_PROPOSE)
         workspace = await self._scoped(params.workspace, params.scope)
         outcomes: dict[Category, transitions.CleanupOutcome] = {}
         errors: list[RpcError] = []
@@ -414,6 +416,9 @@ class Methods:
         result.message += episodes.consolidation_message(
             result.consolidated, result.promoted, params.apply
         )
+        if params.propose:
+            result.proposed = await proposing.cleanup_plan(workspace, result)
+            result.message += f" {result.proposed.message}"
         return result
 
     async def stats(self, params: p.StatsParams, session: Session) -> p.StatsResult:
@@ -613,7 +618,7 @@ class Methods:
             verdict = checked.verdict(category, entry)
             if category in categories and verdict is not None:
                 entries.append(wire.checked_entry(category, entry, *verdict))
-        return wire.check_result(
+        result = wire.check_result(
             entries,
             checked_at=code_check.checked_at(checked),
             root=workspace.root,
@@ -621,11 +626,21 @@ class Methods:
             problem=checked.problem,
             unreadable=unreadable,
         )
+        if params.propose:
+            result.proposed = await proposing.stale_entries(
+                workspace, result.entries, self._store_into
+            )
+        return result
 
     async def extract(self, params: p.ExtractParams, session: Session) -> p.ExtractResult:
         """Find memories in a message (`memd.core.extract.pipeline`); with `store`, store each
         one through the normal store path (dedup included). A store that fails is reported on its
         candidate; the others still go ahead."""
+        if params.store and params.propose:
+            raise InvalidParams(
+                "extract takes store or propose, not both: propose queues the candidates for "
+                "review, store stores them now; drop one."
+            )
         workspace = await self.scopes.project(params.workspace)
         from memd.core.extract import pipeline  # large rules: loaded on first use
 
@@ -657,9 +672,12 @@ class Methods:
                     error=error,
                 )
             )
-        return p.ExtractResult(
+        result = p.ExtractResult(
             candidates=candidates, workspace=workspace.root, created_memory_dir=created_any
         )
+        if params.propose:
+            result.proposed = await proposing.extracted(workspace, candidates, self._store_into)
+        return result
 
     async def history(self, params: p.HistoryParams, session: Session) -> p.HistoryResult:
         """An entry's recorded versions (`memd.server.methods.provenance`)."""
@@ -667,11 +685,11 @@ class Methods:
 
     async def inbox(self, params: p.InboxParams, session: Session) -> p.InboxResult:
         """List the review inbox (`memd.server.methods.review`)."""
-        return await review.inbox(await self.scopes.project(params.workspace))
+        return await review.inbox(await self._scoped(params.workspace, params.scope))
 
     async def resolve(self, params: p.ResolveParams, session: Session) -> p.ResolveResult:
         """Accept or reject one review inbox entry (`memd.server.methods.review`)."""
-        workspace = await self.scopes.project(params.workspace)
+        workspace = await self._scoped(params.workspace, params.scope)
         return await review.resolve(workspace, params, self._store_into)
 
     async def propose(self, params: p.ProposeParams, session: Session) -> p.ProposeResult:
@@ -704,6 +722,12 @@ class Methods:
         return p.UnsubscribeResult(
             workspace=workspace.root, subscribed=workspace.unsubscribe(session)
         )
+
+
+_APPLY_OR_PROPOSE = (
+    "cleanup takes apply or propose, not both: propose queues what it would prune for review, "
+    "apply prunes now; drop one."
+)
 
 
 async def _stale(workspace: Workspace, apply: bool) -> list[p.StaleInfo] | None:
