@@ -420,6 +420,15 @@ def _extract(extract: argparse.ArgumentParser) -> None:
     extract.add_argument("text", nargs="*", help="the message (default: read stdin)")
 
 
+def _reflect(reflect: argparse.ArgumentParser) -> None:
+    reflect.add_argument(
+        "file",
+        nargs="?",
+        default="-",
+        help="a session transcript: plain text or a Claude Code .jsonl (default: stdin)",
+    )
+
+
 def _init(init: argparse.ArgumentParser) -> None:
     init.add_argument("--agents", action="store_true", help="update AGENTS.md")
     init.add_argument(
@@ -538,6 +547,11 @@ GRAMMAR: dict[str, Verb] = {
         "find memories (preferences, corrections, constraints) in a message", CLIENT, _extract
     ),
     "check": Verb("check memories against the code they cite", CLIENT, _check),
+    "reflect": Verb(
+        "ask the daemon's model which memories a session implies; they wait in the inbox",
+        CLIENT,
+        _reflect,
+    ),
     "why": Verb(
         "show which memories a file gets, and why each other one does not",
         CLIENT,

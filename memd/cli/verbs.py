@@ -358,6 +358,16 @@ def _review(client: Client, args: argparse.Namespace) -> Outcome:
     return Outcome(review(client, args), render_review, [])
 
 
+def _reflect(client: Client, args: argparse.Namespace) -> Outcome:
+    from memd.cli.reflect import reflect, render_reflect
+
+    try:
+        result = reflect(client, args.file)
+    except ValueError as exc:
+        return Outcome(None, str, [str(exc)], failed=True)
+    return Outcome(result, render_reflect, [], failed=result.proposed is None)
+
+
 NAMED_IN_OUTPUT = frozenset({"stats", "status"})
 """Verbs whose own output names the workspace and how it was found (no stderr line)."""
 
@@ -379,4 +389,5 @@ VERBS: dict[str, Callable[[Client, argparse.Namespace], Outcome]] = {
     "check": _check,
     "why": _why,
     "review": _review,
+    "reflect": _reflect,
 }

@@ -97,6 +97,7 @@ MINIMAL: dict[tuple[str, ...], list[str]] = {
     ("query",): [],
     ("cleanup",): [],
     ("review",): [],
+    ("reflect",): [],
     ("list",): [],
     ("get",): ["some-slug"],
     ("delete",): ["-c", "Quirk", "some-slug"],
