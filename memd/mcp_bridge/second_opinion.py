@@ -238,13 +238,12 @@ class SecondOpinion:
         return SamplingModel(ctx.session, self.settings.timeout, related)
 
     async def store(
-        self,
-        client: AsyncClient,
-        params: p.StoreParams,
-        model: SamplingModel | None,
-        conversation: str | None,
+        self, client: AsyncClient, params: p.StoreParams, ctx: Any, conversation: str | None
     ) -> p.StoreResult:
-        """Store `params`, asking `model` first when it is worth asking (`store_with_opinion`)."""
+        """Store `params` into `client`'s workspace, asking the client's model of the tool call
+        `ctx` first when it is worth asking (`store_with_opinion`)."""
+        params = msgspec.structs.replace(params, workspace=client.workspace or "")
+        model = self.model(ctx)
         return await store_with_opinion(client, params, model, self.categories, conversation)
 
     def after_store(

@@ -487,14 +487,9 @@ def _write_tools(
         async def store(client: "AsyncClient") -> p.StoreResult:
             check_content_size(content)
             params = p.StoreParams(
-                workspace=client.workspace or "",
-                category=category,
-                content=content,
-                slug=slug,
-                scope=scope,
+                workspace="", category=category, content=content, slug=slug, scope=scope
             )
-            model = bridge.opinions.model(ctx)
-            return await bridge.opinions.store(client, params, model, conversation)
+            return await bridge.opinions.store(client, params, ctx, conversation)
 
         result, ws = await bridge.call(roots, store)
         data = structured(result, ws)
