@@ -23,7 +23,7 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.types import CreateMessageRequestParams, CreateMessageResult, ImageContent, TextContent
 
 from tests.conftest import DaemonProcess
-from tests.e2e.test_mcp import call
+from tests.e2e.test_mcp import call, fails
 
 Answer = Callable[[str], Awaitable[Any]]
 
@@ -287,3 +287,15 @@ async def test_review_session_queues_what_the_clients_model_proposes(
         "Keep the API versioned.",
     }
     assert "memd review" in said and "Name tests after behaviour." in said
+
+
+async def test_review_session_without_sampling_relays_the_daemons_reflect(
+    daemon: DaemonProcess, short_tmp: Path, env: dict[str, str]
+) -> None:
+    config(short_tmp, sampling=True)
+    ws = workspace_at(short_tmp, "no-model")
+    async with sampled_bridge(short_tmp, env, daemon, ws, None) as c:  # no sampling offered
+        said = await fails(c, "reviewSession", transcript="User: always run make lint.")
+    # The daemon has no [llm] command either: its sentence says how to set a model up.
+    assert "[llm]" in said and "command" in said
+    assert "workspace" in said  # then the workspace used, as every tool error
