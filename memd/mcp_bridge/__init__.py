@@ -7,7 +7,10 @@ The package:
 - `workspace`: which workspace a call uses (`--workspace`, the client's first root, the cwd);
 - `tools`: the tools, their output schemas (derived from `memd_client.protocol`) and the path
   from a call to the daemon and back;
-- `text`: what the agent reads.
+- `text`: what the agent reads;
+- `review_tools`, `procedure_tools`, `session_tools`: more tools, in the same style;
+- `sampling` and `second_opinion`: the MCP client's own model as memd's second opinion (issue
+  34: a store's redundancy check, gap analysis, session review), off unless `[llm] sampling`.
 
 Rules:
 - stdout carries only MCP frames (the SDK moves the wire to a private descriptor and points

@@ -38,11 +38,12 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal, ParamSpec, TypeVar, g
 import msgspec
 
 import memd
-from memd.config import ConfigError, load_config
+from memd.config import ConfigError, LlmSettings, load_config
 from memd.core.format.categories import BUILTIN, Categories, Category, custom_categories
 from memd.core.format.controls import visible
 from memd.fs import project_categories
 from memd.mcp_bridge import LogLevel
+from memd.mcp_bridge.second_opinion import SecondOpinion, propose, render_opinion
 from memd.mcp_bridge.text import (
     bad_arguments,
     failure,
@@ -94,6 +95,12 @@ CATEGORY_HELP = (
     "non-obvious stuff. Preference: style, design and naming choices. Decision: architectural "
     "commitments. Security: rules that must never be broken. Procedure: a named workflow and "
     "its steps. Episode: a dated event and its outcome."
+)
+CONVERSATION_HELP = (
+    "Optional: the last few turns of your conversation with the user, as plain text (at most "
+    f"{p.MAX_CONVERSATION:,} characters, newest last). memd may ask a model which other "
+    "lessons it implies and put them in the review inbox for the person; it is never stored "
+    "as a memory."
 )
 SCOPE_HELP = (
     '"project" (the default): this project\'s memory. "global": the user\'s memory for every '
@@ -160,8 +167,15 @@ class Bridge:
     """What every tool call shares: the socket, a fixed workspace if any, and the plumbing
     from a call to the daemon and back."""
 
-    def __init__(self, socket: str | None, workspace: str | None) -> None:
+    def __init__(
+        self,
+        socket: str | None,
+        workspace: str | None,
+        opinions: SecondOpinion | None = None,
+    ) -> None:
         self.socket = socket
+        self.opinions = opinions or SecondOpinion(LlmSettings(), BUILTIN)
+        """The second opinion of the client's own model (`memd.mcp_bridge.second_opinion`)."""
         self.fixed = Workspace(os.path.abspath(workspace), "--workspace") if workspace else None
         self.writer = p.Writer(client="mcp", origin="agent")
         """Who this bridge's writes are recorded as from: the MCP client's `clientInfo` name
@@ -190,25 +204,41 @@ class Bridge:
         workspace. Any failure becomes a ToolError: one sentence, then the workspace used."""
         from mcp.server.mcpserver.exceptions import ToolError
 
-        from memd_client.aio import AsyncClient
-
         ws: Workspace | None = None
         try:
             ws = pick_workspace(self.fixed, roots)
-            async with AsyncClient(
-                self.socket,
-                workspace=ws.path,
-                autostart=True,
-                client_name=self.writer.client,
-                client_version=self.writer.version,
-                origin=self.writer.origin,
-            ) as client:
+            async with self.client(ws) as client:
                 return await action(client), ws
         except MemdError as exc:
             raise ToolError(failure(exc.message, ws)) from None
         except Exception as exc:
             # Chained, so that `guarded` logs the traceback under the tool's name.
             raise ToolError(failure(unexpected(exc), ws)) from exc
+
+    def client(self, ws: Workspace) -> "AsyncClient":
+        """A fresh client for `ws` (starting a daemon if none runs), writing as this bridge."""
+        from memd_client.aio import AsyncClient
+
+        return AsyncClient(
+            self.socket,
+            workspace=ws.path,
+            autostart=True,
+            client_name=self.writer.client,
+            client_version=self.writer.version,
+            origin=self.writer.origin,
+        )
+
+    def proposer(
+        self, ws: Workspace, source: p.ProposalSource
+    ) -> Callable[[list[p.Proposal]], Awaitable[p.ProposeResult]]:
+        """What sends proposals for `ws`'s review inbox, on a fresh client (gap analysis runs
+        after its call's reply)."""
+
+        async def send(proposals: list[p.Proposal]) -> p.ProposeResult:
+            async with self.client(ws) as client:
+                return await propose(client, source, proposals)
+
+        return send
 
     def reply(self, text: str, data: dict[str, Any]) -> "CallToolResult":
         """Text for the agent plus structured content."""
@@ -254,6 +284,15 @@ def known_categories(workspace: str | None) -> Categories:
         return project_categories.categories_of(root, configured).categories
     except OSError:
         return BUILTIN.with_custom(configured)
+
+
+def bridge_settings() -> LlmSettings:
+    """The `[llm]` settings of memd's config file as the bridge starts (defaults, sampling
+    off, when the file cannot be read: the daemon reports that file's errors)."""
+    try:
+        return load_config(None, {}).llm
+    except (ConfigError, ValueError, OSError):
+        return LlmSettings()
 
 
 def category_help(categories: Categories) -> str:
@@ -358,21 +397,24 @@ def build_server(
 
     from memd.mcp_bridge.procedure_tools import procedure_tools  # it imports this module
     from memd.mcp_bridge.review_tools import review_tools  # it imports this module
+    from memd.mcp_bridge.session_tools import session_tools  # it imports this module
 
-    bridge = Bridge(socket, workspace)
-    resolver = roots_resolver(bridge.fixed, bridge.note_client)
     categories = known_categories(workspace)
+    bridge = Bridge(socket, workspace, SecondOpinion(bridge_settings(), categories))
+    resolver = roots_resolver(bridge.fixed, bridge.note_client)
     return MCPServer(
         "memd",
         title="memd project memory",
         version=memd.__version__,
         instructions=INSTRUCTIONS,
         log_level=log_level,
+        lifespan=lambda _server: bridge.opinions.gap.running_in_task_group(),
         tools=[
             *_write_tools(bridge, resolver, categories),
             *_read_tools(bridge, resolver, categories),
             *procedure_tools(bridge, resolver),
             *review_tools(bridge, resolver),
+            *session_tools(bridge, resolver),
         ],
     )
 
@@ -385,7 +427,7 @@ def _write_tools(
 ) -> list["Tool"]:
     """storeMemory, storeEpisode, cleanupMemory and deleteMemory. (Long: one decorated block
     per tool, read as a list.)"""
-    from mcp.server.mcpserver import Resolve
+    from mcp.server.mcpserver import Context, Resolve
     from mcp.server.mcpserver.exceptions import ToolError
     from mcp.types import CallToolResult, ListRootsResult, ToolAnnotations
     from pydantic import BeforeValidator, Field, WithJsonSchema
@@ -420,6 +462,10 @@ def _write_tools(
             ),
         ] = None,
         scope: ScopeArg = "project",
+        conversation: Annotated[
+            str | None, Field(max_length=p.MAX_CONVERSATION, description=CONVERSATION_HELP)
+        ] = None,
+        ctx: Context[Any, Any] | None = None,
     ) -> CallToolResult:
         """Save one durable lesson to the project's memory (.memory/<category>.md), shared
         with every agent working on this project (or, with scope "global", to the user's
@@ -440,12 +486,18 @@ def _write_tools(
 
         async def store(client: "AsyncClient") -> p.StoreResult:
             check_content_size(content)
-            return await client.store(category=category, content=content, slug=slug, scope=scope)
+            params = p.StoreParams(
+                workspace="", category=category, content=content, slug=slug, scope=scope
+            )
+            return await bridge.opinions.store(client, params, ctx, conversation)
 
         result, ws = await bridge.call(roots, store)
         data = structured(result, ws)
         data.pop("dry_run", None)
-        return bridge.reply(render_store(result, ws, scope), data)
+        said = " ".join(filter(None, [render_store(result, ws, scope), render_opinion(result.llm)]))
+        reply = bridge.reply(said, data)
+        bridge.opinions.after_store(ctx, result, conversation, bridge.proposer(ws, "gap"))
+        return reply
 
     async def store_episode(
         text: Annotated[

@@ -50,6 +50,7 @@ TOOLS = {
     "memoryHistory",
     "reviewInbox",
     "resolveInboxEntry",
+    "reviewSession",
 }
 READ_ONLY = {
     "queryMemory",
@@ -76,6 +77,7 @@ RESULTS: dict[str, type[msgspec.Struct]] = {
     "memoryHistory": p.HistoryResult,
     "reviewInbox": p.InboxResult,
     "resolveInboxEntry": p.ResolveResult,
+    "reviewSession": p.ReflectResult,
 }
 """The protocol Struct each tool's structured content comes from."""
 
@@ -204,7 +206,14 @@ async def test_tools_keep_hacklm_names_and_schemas_and_a_daemon_that_cannot_star
             schema = tools["storeMemory"].input_schema
             assert schema["required"] == ["category", "content"]
             assert schema["properties"]["category"]["enum"] == CATEGORIES
-            assert set(schema["properties"]) == {"category", "content", "slug", "scope"}  # no roots
+            # No roots, no ctx: the SDK fills those.
+            assert set(schema["properties"]) == {
+                "category",
+                "content",
+                "slug",
+                "scope",
+                "conversation",
+            }
             assert all(p.get("description") for p in schema["properties"].values())
             query = tools["queryMemory"].input_schema["properties"]
             assert query["limit"]["type"] == "integer" and query["limit"]["default"] == 10
