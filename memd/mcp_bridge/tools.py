@@ -358,6 +358,7 @@ def build_server(
 
     from memd.mcp_bridge.procedure_tools import procedure_tools  # it imports this module
     from memd.mcp_bridge.review_tools import review_tools  # it imports this module
+    from memd.mcp_bridge.undo_tools import undo_tools  # it imports this module
 
     bridge = Bridge(socket, workspace)
     resolver = roots_resolver(bridge.fixed, bridge.note_client)
@@ -373,6 +374,7 @@ def build_server(
             *_read_tools(bridge, resolver, categories),
             *procedure_tools(bridge, resolver),
             *review_tools(bridge, resolver),
+            *undo_tools(bridge, resolver),
         ],
     )
 

@@ -35,7 +35,7 @@ from memd.core.sources.source_globs import MAX_SOURCE_ENTRIES, parse_entry
 from memd.core.writes import transitions
 from memd.core.writes.cleanup import every_citation_gone
 from memd.paths import MEMORY_DIR
-from memd.server.methods import episodes, procedures, provenance, review, search
+from memd.server.methods import episodes, procedures, provenance, review, search, undo
 from memd.server.methods.read_filters import (
     categories_named,
     loaded,
@@ -105,6 +105,8 @@ class Methods:
             "history": (p.HistoryParams, self.history),
             "inbox": (p.InboxParams, self.inbox),
             "resolve": (p.ResolveParams, self.resolve),
+            "undo": (p.UndoParams, self.undo),
+            "restore": (p.RestoreParams, self.restore),
         }
         self.table = {name: (t, self._leasing(h)) for name, (t, h) in self.table.items()}
         self.quick = frozenset({"query", "get", "list", "stats", "status"})
@@ -671,6 +673,24 @@ class Methods:
         """Accept or reject one review inbox entry (`memd.server.methods.review`)."""
         workspace = await self.scopes.project(params.workspace)
         return await review.resolve(workspace, params, self._store_into)
+
+    async def undo(self, params: p.UndoParams, session: Session) -> p.UndoResult:
+        """Take back recorded write operations (`memd.server.methods.undo`)."""
+        workspace = await self._scoped(params.workspace, params.scope)
+        limits = self.registry.limits
+        return await undo.Undo(workspace, params, limits.review, limits.max_entry_chars).run()
+
+    async def restore(self, params: p.RestoreParams, session: Session) -> p.RestoreResult:
+        """Bring an archived entry back (`memd.server.methods.undo`)."""
+        workspace = await self._scoped(params.workspace, params.scope)
+
+        async def hold(
+            at: Workspace, category: Category, store: p.StoreParams
+        ) -> p.StoreResult | None:
+            modes = self.registry.limits.review
+            return await review.hold(at, category, store, modes, self._store_into)
+
+        return await undo.restore(workspace, params, hold)
 
     async def subscribe(self, params: p.SubscribeParams, session: Session) -> p.SubscribeResult:
         """Send the workspace's `changed` notifications to this connection from now on."""
