@@ -64,3 +64,46 @@ def test_store_update_and_delete_are_undone_newest_first_one_at_a_time(
     # Nothing was lost: every text the undos took away is in the archive.
     assert "Deploy with Kustomize." in archive(workspace)
     assert "Deploy with Helm." in archive(workspace)
+
+
+def test_a_hand_edit_and_an_applied_cleanup_are_undone_entry_by_entry(
+    daemon: DaemonProcess, workspace: Path
+) -> None:
+    memory = workspace / ".memory"
+    memory.mkdir()
+    (memory / "quirks.md").write_text(
+        "# Quirks\n\n"
+        "- [ci-cache] The CI cache expires after 7 days.\n"
+        "- [ci-cache-2] The CI cache expires after 7 days.\n"
+        "- The flaky test is test_upload.\n"
+    )
+    with Client(daemon.socket_path, workspace=workspace) as client:
+        client.list()  # loaded and watched
+        text = (memory / "quirks.md").read_text()
+        (memory / "quirks.md").write_text(text.replace("test_upload", "test_download"))
+        wait_until(lambda: client.history(text="The flaky test is test_download.").versions)
+        cleaned = client.cleanup(apply=True)
+        after_cleanup = entries(workspace, "quirks.md")
+
+        undone = client.undo()
+        outcomes = {(c.slug, c.text, c.outcome) for c in undone.changes}
+        after_undo = entries(workspace, "quirks.md")
+
+        edit_undone = client.undo()
+        final = entries(workspace, "quirks.md")
+    assert cleaned.applied
+    assert ("ci-cache-2", "The CI cache expires after 7 days.") not in after_cleanup
+    assert all(c.action == "cleanup" for c in undone.changes)
+    # The merged duplicate is back; the slug the cleanup gave the slug-less line stays.
+    assert (
+        "ci-cache-2",
+        None,
+        "reverted",
+    ) in outcomes, outcomes
+    assert ("ci-cache-2", "The CI cache expires after 7 days.") in after_undo
+    assert any(c.outcome == "unchanged" and "slug" in c.reason for c in undone.changes)
+    assert [(c.action, c.outcome) for c in edit_undone.changes] == [("edit", "reverted")]
+    texts = [text for _, text in final]
+    assert "The flaky test is test_upload." in texts
+    assert "The flaky test is test_download." not in texts
+    assert "The flaky test is test_download." in archive(workspace)

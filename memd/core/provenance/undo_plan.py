@@ -15,14 +15,16 @@ Rules:
   its line still says what the operation wrote; otherwise it is refused, saying what the line
   says now and how to look (`memd blame`):
   - added (no `replaced`): its line is removed (archived), found by its slug, or by its text
-    for a slug-less one; a line gone already is "unchanged".
+    for a slug-less one (a line given a slug since is found by its text too, and acted on by
+    that slug); a line gone already is "unchanged".
   - changed (both texts), with a slug: its old text is set back (a store by slug that
     `replaces` what the operation wrote; the newer text is archived). Slug-less: the old text
     comes back as a new line (under a slug derived from it) and the reworded line is removed
-    (archived).
-  - removed (no `text`): its text comes back word for word under its slug (slug-less: a
-    derived one), unless that slug now holds another text (refused) or the category holds the
-    text already ("unchanged").
+    (archived); a reworded line given a slug since is set back by that slug.
+  - removed (no `text`): its text comes back word for word under its slug, unless that slug
+    now holds another text (refused) or that text already ("unchanged"); another line saying
+    the same (a merged repeat) does not stop it. A slug-less one comes back under a derived
+    slug, unless a slug-less line says its text already ("unchanged").
   - A slug given to a slug-less entry (a cleanup's: the same text gone without a slug and come
     with one) is "unchanged": the text is the same, and the slug stays.
 - The steps of one operation run removals first, then set-backs, then put-backs: a text that
@@ -68,6 +70,14 @@ class Step(msgspec.Struct, frozen=True, kw_only=True):
     change: Change
     kind: StepKind
     reason: str = ""
+    slug: str | None = None
+    """The slug of the line the step acts on: the change's, or for a slug-less change the one
+    its line was given since (a cleanup's); None: a slug-less line, found by its text."""
+
+    @property
+    def target(self) -> str | None:
+        """The slug to act by (None: the slug-less line saying the change's text)."""
+        return self.slug or self.change.slug or None
 
 
 def parse_time(text: str, now: float) -> float:
@@ -162,8 +172,9 @@ def _added(change: Change, entries: Sequence[Entry]) -> Step:
         if now.content != text:
             return _refused(change, now.content)
         return Step(change=change, kind="remove")
-    if any(not e.slug and e.content == text for e in entries):
-        return Step(change=change, kind="remove")
+    line = _holding(entries, text)
+    if line is not None:
+        return Step(change=change, kind="remove", slug=line.slug)
     return Step(change=change, kind="unchanged", reason="it is gone already")
 
 
@@ -179,7 +190,8 @@ def _removed(change: Change, entries: Sequence[Entry], text: str) -> Step:
                 reason=f'its slug [{change.slug}] says "{now.content}" now; see `memd blame '
                 f"{change.slug}`, and bring the old text back beside it with `memd store`",
             )
-    if any(e.content == text for e in entries):
+        return Step(change=change, kind="put_back")
+    if any(not e.slug and e.content == text for e in entries):
         return Step(change=change, kind="unchanged", reason="the category holds its text already")
     return Step(change=change, kind="put_back")
 
@@ -192,7 +204,10 @@ def _changed(change: Change, entries: Sequence[Entry], text: str, old: str) -> S
         if now is not None and now.content == old:
             return Step(change=change, kind="unchanged", reason="it says the old text already")
         return _refused(change, None if now is None else now.content)
-    if any(not e.slug and e.content == text for e in entries):
+    line = _holding(entries, text)
+    if line is not None and line.slug:
+        return Step(change=change, kind="set_back", slug=line.slug)
+    if line is not None:
         return Step(change=change, kind="reword")
     if any(e.content == old for e in entries):
         return Step(change=change, kind="unchanged", reason="it says the old text already")
@@ -215,6 +230,12 @@ def _refused(change: Change, now: str | None) -> Step:
     )
 
 
+def _holding(entries: Sequence[Entry], text: str) -> Entry | None:
+    """The slug-less line saying `text`, else a line given a slug since that says it."""
+    plain = next((e for e in entries if not e.slug and e.content == text), None)
+    return plain or next((e for e in entries if e.content == text), None)
+
+
 def _with_slug(entries: Sequence[Entry], slug: str) -> Entry | None:
     return next((entry for entry in entries if entry.slug == slug), None)
 
@@ -235,11 +256,11 @@ def after_steps(
         if found is None or step.kind in ("unchanged", "refused"):
             continue
         if step.kind in ("remove", "reword"):
-            gone = _find(found, change.slug, change.text or "")
+            gone = _find(found, step.target, change.text or "")
             if gone is not None:
                 found.remove(gone)
         if step.kind == "set_back":
-            was = _find(found, change.slug, change.text or "")
+            was = _find(found, step.target, change.text or "")
             if was is not None:
                 back = Entry(line=was.line, slug=was.slug, content=change.replaced or "")
                 found[found.index(was)] = back

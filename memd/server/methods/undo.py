@@ -165,17 +165,17 @@ class Undo:
         edit = _edit_maker(category)
         if step.kind == "remove":
             removed = await actor.delete(
-                transitions.Delete(slug=change.slug or None, content=text, reason=reason)
+                transitions.Delete(slug=step.target, content=text, reason=reason)
             )
             if not removed.deleted:
                 return f"refused: {_changed_just_now(change)}", [], None
-            return "reverted", [edit(change.slug, None, text)], None
+            return "reverted", [edit(step.target, None, text)], None
         if step.kind == "set_back":
             try:
                 stored = await actor.store(
                     transitions.Store(
                         content=old,
-                        slug=change.slug,
+                        slug=step.target,
                         replaces=text,
                         reason=reason,
                         max_length=max(self.max_entry_chars, len(old)),
@@ -184,8 +184,9 @@ class Undo:
                 )
             except EntryNotFound:
                 return f"refused: {_changed_just_now(change)}", [], None
-            return "reverted", [edit(change.slug, stored.content, text)], None
-        back = await _put_back(actor, None if step.kind == "reword" else change.slug, old)
+            return "reverted", [edit(step.target, stored.content, text)], None
+        slug = None if step.kind == "reword" else change.slug
+        back = await _put_back(actor, slug, old, by_slug=True)
         if back.action != "stored":
             present = back.matched
             if present is not None and present.content == old:
@@ -304,11 +305,11 @@ def _newest_archived(path: str, params: p.RestoreParams) -> ArchiveLine | None:
 
 
 async def _put_back(
-    actor: CategoryActor, slug: str | None, content: str
+    actor: CategoryActor, slug: str | None, content: str, *, by_slug: bool = False
 ) -> transitions.StoreOutcome:
     """Insert `content` word for word under `slug` (None: a derived one) unless the file holds
-    that slug or text by now (`transitions.Restore`)."""
-    command = transitions.Restore(slug=slug, content=content, kept_elsewhere=True)
+    that slug or (unless `by_slug`) that text by now (`transitions.Restore`)."""
+    command = transitions.Restore(slug=slug, content=content, kept_elsewhere=True, by_slug=by_slug)
     outcome = await actor.submit(command)
     if not isinstance(outcome, transitions.StoreOutcome):
         raise TypeError(f"a {type(outcome).__name__} came back for a restore")
