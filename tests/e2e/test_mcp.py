@@ -50,6 +50,8 @@ TOOLS = {
     "memoryHistory",
     "reviewInbox",
     "resolveInboxEntry",
+    "undoWrite",
+    "restoreMemory",
 }
 READ_ONLY = {
     "queryMemory",
@@ -76,6 +78,8 @@ RESULTS: dict[str, type[msgspec.Struct]] = {
     "memoryHistory": p.HistoryResult,
     "reviewInbox": p.InboxResult,
     "resolveInboxEntry": p.ResolveResult,
+    "undoWrite": p.UndoResult,
+    "restoreMemory": p.RestoreResult,
 }
 """The protocol Struct each tool's structured content comes from."""
 

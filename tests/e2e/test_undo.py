@@ -11,10 +11,17 @@ import subprocess
 import time
 from pathlib import Path
 
+import pytest
+
 from memd.core.format import mdformat
 from memd_client import Client
 from tests.conftest import DaemonProcess, start_daemon
 from tests.e2e.test_cli import memd
+from tests.e2e.test_mcp import (
+    bridge,
+    call,
+    env as env,  # the bridge's private directories (a fixture)
+)
 from tests.git_env import git_env
 from tests.polling_sync import wait_until
 
@@ -233,3 +240,21 @@ def test_an_agent_cannot_undo_a_person_back_into_an_instruction_like_rule(
     assert person.returncode == 0, person.stderr
     assert [c["outcome"] for c in json.loads(person.stdout)["changes"]] == ["reverted"]
     assert entries(workspace, "instructions.md") == [("setup", rule)]
+
+
+@pytest.mark.anyio
+async def test_an_agent_undoes_and_restores_through_mcp(
+    daemon: DaemonProcess, workspace: Path, short_tmp: Path, env: dict[str, str]
+) -> None:
+    (workspace / ".git").mkdir()
+    args = ("--socket", str(daemon.socket_path), "--workspace", str(workspace))
+    async with bridge(short_tmp, env, *args) as c:
+        await call(c, "storeMemory", category="Quirk", content="Tests need Docker.", slug="dock")
+        said, planned = await call(c, "undoWrite", dry_run=True)
+        assert "would revert" in said and planned["dry_run"]
+        _, undone = await call(c, "undoWrite")
+        assert [x["outcome"] for x in undone["changes"]] == ["reverted"]
+        assert entries(workspace, "quirks.md") == []
+        said, restored = await call(c, "restoreMemory", slug="dock")
+        assert restored["outcome"] == "restored" and "Tests need Docker." in said
+    assert entries(workspace, "quirks.md") == [("dock", "Tests need Docker.")]

@@ -23,8 +23,8 @@ Rules:
     (archived); a reworded line given a slug since is set back by that slug.
   - removed (no `text`): its text comes back word for word under its slug, unless that slug
     now holds another text (refused) or that text already ("unchanged"); another line saying
-    the same (a merged repeat) does not stop it. A slug-less one comes back under a derived
-    slug, unless a slug-less line says its text already ("unchanged").
+    the same (a merged repeat) does not stop it. A slug-less one comes back under a slug
+    derived from its text (a repeat of a line there may come back so).
   - A slug given to a slug-less entry (a cleanup's: the same text gone without a slug and come
     with one) is "unchanged": the text is the same, and the slug stays.
 - The steps of one operation run removals first, then set-backs, then put-backs: a text that
@@ -128,24 +128,33 @@ def plan(operation: Sequence[Change], entries: Mapping[str, Sequence[Entry]]) ->
     given_slugs = _slugs_given(operation)
     steps = [
         Step(change=c, kind="unchanged", reason="a slug was given to it; it stays")
-        if (c.category, c.slug if c.slug else None, c.text or c.replaced) in given_slugs
+        if n in given_slugs
         else _step(c, entries.get(c.category))
-        for c in operation
+        for n, c in enumerate(operation)
     ]
     return sorted(steps, key=lambda step: _ORDER[step.kind])
 
 
-def _slugs_given(operation: Sequence[Change]) -> set[tuple[str, str | None, str | None]]:
-    """The (category, slug, text) of the changes that only gave a slug-less entry a slug: the
-    same text gone without a slug and come with one, in the same category."""
+def _slugs_given(operation: Sequence[Change]) -> set[int]:
+    """The places in `operation` of the changes that only gave a slug-less entry a slug: a
+    text gone without a slug paired with the same text come with one, in the same category
+    (one pair for each, so a slug-less repeat merged away still comes back)."""
     gone = Counter((c.category, c.replaced) for c in operation if not c.slug and c.text is None)
     came = Counter((c.category, c.text) for c in operation if c.slug and c.replaced is None)
-    found: set[tuple[str, str | None, str | None]] = set()
-    for change in operation:
-        if change.slug and change.replaced is None and gone[(change.category, change.text)]:
-            found.add((change.category, change.slug, change.text))
-        if not change.slug and change.text is None and came[(change.category, change.replaced)]:
-            found.add((change.category, None, change.replaced))
+    pairs = gone & came
+    kept_gone, kept_came = Counter(pairs), Counter(pairs)
+    found: set[int] = set()
+    for n, change in enumerate(operation):
+        if change.slug and change.replaced is None and kept_came[(change.category, change.text)]:
+            kept_came[(change.category, change.text)] -= 1
+            found.add(n)
+        elif (
+            not change.slug
+            and change.text is None
+            and kept_gone[(change.category, change.replaced)]
+        ):
+            kept_gone[(change.category, change.replaced)] -= 1
+            found.add(n)
     return found
 
 
@@ -190,9 +199,6 @@ def _removed(change: Change, entries: Sequence[Entry], text: str) -> Step:
                 reason=f'its slug [{change.slug}] says "{now.content}" now; see `memd blame '
                 f"{change.slug}`, and bring the old text back beside it with `memd store`",
             )
-        return Step(change=change, kind="put_back")
-    if any(not e.slug and e.content == text for e in entries):
-        return Step(change=change, kind="unchanged", reason="the category holds its text already")
     return Step(change=change, kind="put_back")
 
 

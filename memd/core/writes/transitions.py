@@ -111,8 +111,8 @@ class Restore(msgspec.Struct, frozen=True, kw_only=True, tag=True):
     """The text is in the archive already (an undo's, a `restore`'s): a write that fails is
     the caller's error, not archived again."""
     by_slug: bool = False
-    """Skipped only if the file holds the slug (an undo's put-back of a line another line
-    repeats word for word); a slug-less one is still skipped if its text is there."""
+    """Skipped only if the file holds the slug, never for its text (an undo's put-back of a
+    line another line repeats word for word; slug None: never skipped)."""
 
 
 Command = Store | Delete | Cleanup | Restore
@@ -497,7 +497,7 @@ def restore(editor: CatalogEditor, command: Restore) -> StoreOutcome:
     count = editor.count
     by_slug = None if command.slug is None else editor.first_with_slug(command.slug)
     present = by_slug
-    if present is None and not (command.by_slug and command.slug is not None):
+    if present is None and not command.by_slug:
         present = editor.holding(command.content)
     if present is None:
         slug = command.slug or derive_slug(command.content, editor.taken)
