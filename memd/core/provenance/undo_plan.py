@@ -35,8 +35,6 @@ Rules:
 
 from __future__ import annotations
 
-import datetime
-import re
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Literal
@@ -60,8 +58,6 @@ _ORDER: dict[StepKind, int] = {
     "unchanged": 3,
     "refused": 3,
 }
-_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
-_RELATIVE = re.compile(r"(\d+(?:\.\d+)?)\s*([smhdw])")
 
 
 class Step(msgspec.Struct, frozen=True, kw_only=True):
@@ -78,29 +74,6 @@ class Step(msgspec.Struct, frozen=True, kw_only=True):
     def target(self) -> str | None:
         """The slug to act by (None: the slug-less line saying the change's text)."""
         return self.slug or self.change.slug or None
-
-
-def parse_time(text: str, now: float) -> float:
-    """The Unix time `text` names: a relative age ("30s", "10m", "2h", "1d", "1w": that long
-    before `now`) or an ISO 8601 time ("2026-11-20T14:05", local time unless it says its zone).
-
-    Raises:
-        ValueError: `text` is neither (the message says what to give).
-    """
-    said = text.strip().lower()
-    relative = _RELATIVE.fullmatch(said)
-    if relative is not None:
-        return now - float(relative.group(1)) * _UNITS[relative.group(2)]
-    try:
-        moment = datetime.datetime.fromisoformat(text.strip())
-    except ValueError:
-        raise ValueError(
-            f"{text!r} is not a time; give an age such as 10m, 2h or 1d, or an ISO time such "
-            "as 2026-11-20T14:05."
-        ) from None
-    if moment.tzinfo is None:
-        moment = moment.astimezone()  # local time, as a person reads their clock
-    return moment.timestamp()
 
 
 def undone_operations(changes: Iterable[Change]) -> set[int]:

@@ -216,14 +216,8 @@ class CatalogEditor:
     def holding(self, content: str, *, slugless: bool = False) -> Entry | None:
         """Return the first entry whose text is exactly `content` (with `slugless`: the first
         such entry without a slug), or None (a scan: for the rare restore, not for stores)."""
-        return next(
-            (
-                entry
-                for entry in self._entries
-                if entry.content == content and not (slugless and entry.slug)
-            ),
-            None,
-        )
+        found = (e for e in self._entries if e.content == content and not (slugless and e.slug))
+        return next(found, None)
 
     def match(self, content: str) -> dedup.Match:
         """Return `dedup.find_match(content, entries)`, its candidates found through the index."""

@@ -35,7 +35,7 @@ from memd.core.sources.source_globs import MAX_SOURCE_ENTRIES, parse_entry
 from memd.core.writes import transitions
 from memd.core.writes.cleanup import every_citation_gone
 from memd.paths import MEMORY_DIR
-from memd.server.methods import episodes, procedures, provenance, review, search, undo
+from memd.server.methods import episodes, procedures, provenance, restore, review, search, undo
 from memd.server.methods.read_filters import (
     categories_named,
     loaded,
@@ -681,7 +681,7 @@ class Methods:
         return await undo.Undo(workspace, params, limits.review, limits.max_entry_chars).run()
 
     async def restore(self, params: p.RestoreParams, session: Session) -> p.RestoreResult:
-        """Bring an archived entry back (`memd.server.methods.undo`)."""
+        """Bring an archived entry back (`memd.server.methods.restore`)."""
         workspace = await self._scoped(params.workspace, params.scope)
 
         async def hold(
@@ -690,7 +690,7 @@ class Methods:
             modes = self.registry.limits.review
             return await review.hold(at, category, store, modes, self._store_into)
 
-        return await undo.restore(workspace, params, hold)
+        return await restore.restore(workspace, params, hold)
 
     async def subscribe(self, params: p.SubscribeParams, session: Session) -> p.SubscribeResult:
         """Send the workspace's `changed` notifications to this connection from now on."""

@@ -1,5 +1,5 @@
-"""The `undo` and `restore` methods: take back recorded write operations, and bring archived
-entries back, through the category actors (never by writing a file here).
+"""The `undo` method: take back recorded write operations through the category actors (never
+by writing a file here); `restore` is in `memd.server.methods.restore`.
 
 Rules:
 - Which operations an undo takes and the write that takes back each change:
@@ -8,6 +8,9 @@ Rules:
   line still saying what the operation wrote, a store by slug that `replaces` it, a `Restore`
   that skips a slug or text the file holds), and each change's outcome is reported: reverted,
   unchanged, or refused with why. What an undo removes or replaces goes to the archive.
+- `to` is an age ("30s", "10m", "2h", "1d", "1w" before now) or an ISO 8601 time, in the
+  daemon's local time unless it names its zone (`parse_time`, here: it reads the clock and the
+  time zone); every operation recorded after it is taken back.
 - An undo is recorded as one operation per operation it took back (action "undo", `undoes`
   naming it), unless every change of it was refused: that operation stays the newest to undo
   (`to` goes past it). A dry run plans each older operation against what the newer ones'
@@ -15,27 +18,20 @@ Rules:
 - An agent's undo (origin "agent") never brings back a text that an agent's store would have
   to leave for review (`memd.core.review.policy`): that change is refused, saying a person
   can run it.
-- `restore` finds the newest archive line with the slug (or the exact text), in `category` if
-  given, and puts its text back word for word under its slug (a slug-less one under a derived
-  slug), recorded as action "restore". It refuses when the slug now holds another text (saying
-  how to keep both), reports "unchanged" when the category holds the text already, and follows
-  the review policy as a store does (an agent's restore of a reviewed text goes to the inbox).
 """
 
 from __future__ import annotations
 
+import datetime
+import re
 import time
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
-import anyio
-
-from memd.core.format.archive import ArchiveLine, archive_lines
 from memd.core.format.categories import Category
 from memd.core.format.mdformat import Entry
 from memd.core.provenance import record, undo_plan
 from memd.core.review import policy
 from memd.core.writes import transitions
-from memd.fs import storage
 from memd.server.methods import provenance
 from memd.server.workspaces.actor import CategoryActor
 from memd.server.workspaces.workspace import Workspace
@@ -43,7 +39,31 @@ from memd_client import protocol as p
 from memd_client.errors import EntryNotFound, InvalidParams, RpcError
 
 Clock = Callable[[], float]
-Hold = Callable[[Workspace, Category, p.StoreParams], Awaitable[p.StoreResult | None]]
+_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
+_RELATIVE = re.compile(r"(\d+(?:\.\d+)?)\s*([smhdw])")
+
+
+def parse_time(text: str, now: float) -> float:
+    """The Unix time `text` names: a relative age ("30s", "10m", "2h", "1d", "1w": that long
+    before `now`) or an ISO 8601 time ("2026-11-20T14:05", local time unless it says its zone).
+
+    Raises:
+        ValueError: `text` is neither (the message says what to give).
+    """
+    said = text.strip().lower()
+    relative = _RELATIVE.fullmatch(said)
+    if relative is not None:
+        return now - float(relative.group(1)) * _UNITS[relative.group(2)]
+    try:
+        moment = datetime.datetime.fromisoformat(text.strip())
+    except ValueError:
+        raise ValueError(
+            f"{text!r} is not a time; give an age such as 10m, 2h or 1d, or an ISO time such "
+            "as 2026-11-20T14:05."
+        ) from None
+    if moment.tzinfo is None:
+        moment = moment.astimezone()  # local time, as a person reads their clock
+    return moment.timestamp()
 
 
 class Undo:
@@ -68,7 +88,7 @@ class Undo:
         after = None
         if self.params.to is not None:
             try:
-                after = undo_plan.parse_time(self.params.to, now())
+                after = parse_time(self.params.to, now())
             except ValueError as exc:
                 raise InvalidParams(str(exc)) from None
         operations = undo_plan.operations_to_undo(list(self.workspace.provenance.changes), after)
@@ -162,7 +182,7 @@ class Undo:
         actor = self.workspace.actor(category)
         reason = f"undone by memd undo (operation {operation})"
         text, old = change.text or "", change.replaced or ""
-        edit = _edit_maker(category)
+        edit = edit_maker(category)
         if step.kind == "remove":
             removed = await actor.delete(
                 transitions.Delete(slug=step.target, content=text, reason=reason)
@@ -186,7 +206,7 @@ class Undo:
                 return f"refused: {_changed_just_now(change)}", [], None
             return "reverted", [edit(step.target, stored.content, text)], None
         slug = None if step.kind == "reword" else change.slug
-        back = await _put_back(actor, slug, old, by_slug=True)
+        back = await put_back(actor, slug, old, by_slug=True)
         if back.action != "stored":
             present = back.matched
             if present is not None and present.content == old:
@@ -207,104 +227,7 @@ class Undo:
         return "reverted", made, now_slug
 
 
-async def restore(workspace: Workspace, params: p.RestoreParams, hold: Hold) -> p.RestoreResult:
-    """The `restore` method (see the module rules)."""
-    if (params.slug is None) == (params.text is None):
-        raise InvalidParams(
-            "restore needs either a slug or an archived entry's exact text; pass one of them "
-            "(e.g. `memd restore use-tabs`)."
-        )
-    found = await anyio.to_thread.run_sync(_newest_archived, workspace.archive_path, params)
-    if found is None:
-        name = params.slug if params.slug is not None else repr(params.text)
-        raise EntryNotFound(
-            f"No archived entry {name} in {workspace.archive_path}; `memd blame` lists the "
-            "archive lines naming an entry."
-        )
-    category = workspace.category(found.category)
-    content, slug = found.content, found.slug
-    result = p.RestoreResult(
-        outcome="restored",
-        category=category.name,
-        slug=slug,
-        content=content,
-        dry_run=params.dry_run,
-        workspace=workspace.root,
-    )
-    await workspace.refresh((category,))
-    checked = _restorable(workspace.actor(category).snapshot.entries, category, slug, content)
-    if checked is not None:
-        return _with(result, *checked)
-    held = await hold(
-        workspace,
-        category,
-        p.StoreParams(
-            workspace=params.workspace,
-            category=category.name,
-            content=content,
-            slug=slug,
-            dry_run=params.dry_run,
-            writer=params.writer,
-        ),
-    )
-    if held is not None:
-        result.inbox_id = held.inbox_id
-        return _with(result, "pending", held.message)
-    if params.dry_run:
-        return _with(result, "restored", f"Would restore it into {category.file}.")
-    back = await _put_back(workspace.actor(category), slug, content)
-    if back.action != "stored":
-        checked = _restorable(
-            [] if back.matched is None else [back.matched], category, slug, content
-        )
-        return _with(result, *(checked or ("refused", "It changed just now; try again.")))
-    edit = _edit_maker(category, action="restore")(back.slug, content, None)
-    workspace.provenance.add([edit], provenance.current_writer())
-    result.slug, result.line = back.slug, back.line
-    return _with(result, "restored", f"Restored into {category.file}:{back.line}.")
-
-
-def _restorable(
-    entries: Sequence[Entry], category: Category, slug: str | None, content: str
-) -> tuple[p.RestoreOutcome, str] | None:
-    """Why the archived entry cannot (or need not) come back now; None: it can."""
-    now = next((e for e in entries if slug and e.slug == slug), None)
-    if now is not None and now.content == content:
-        return ("unchanged", f"[{slug}] is in {category.file} already.")
-    if now is not None:
-        return (
-            "refused",
-            f'[{slug}] says "{now.content}" now, so the archived text was not brought back; '
-            f"to keep both, store it under a new slug (`memd store -c {category.name} --slug "
-            f"{slug}-2 ...`) or see `memd blame {slug}`.",
-        )
-    if any(e.content == content for e in entries):
-        return ("unchanged", f"{category.file} holds its text already.")
-    return None
-
-
-def _with(result: p.RestoreResult, outcome: p.RestoreOutcome, message: str) -> p.RestoreResult:
-    result.outcome, result.message = outcome, message
-    return result
-
-
-def _newest_archived(path: str, params: p.RestoreParams) -> ArchiveLine | None:
-    try:
-        text = storage.read_regular_bytes(path).decode("utf-8", "replace")
-    except OSError:
-        return None
-    wanted = params.category.casefold() if params.category else None
-    for line in reversed(archive_lines(text)):
-        if wanted is not None and line.category.casefold() != wanted:
-            continue
-        if (params.slug is not None and line.slug == params.slug) or (
-            params.text is not None and line.content == params.text
-        ):
-            return line
-    return None
-
-
-async def _put_back(
+async def put_back(
     actor: CategoryActor, slug: str | None, content: str, *, by_slug: bool = False
 ) -> transitions.StoreOutcome:
     """Insert `content` word for word under `slug` (None: a derived one) unless the file holds
@@ -316,7 +239,7 @@ async def _put_back(
     return outcome
 
 
-def _edit_maker(
+def edit_maker(
     category: Category, action: record.VersionAction = "undo"
 ) -> Callable[[str | None, str | None, str | None], record.Edit]:
     def edit(slug: str | None, text: str | None, replaced: str | None) -> record.Edit:

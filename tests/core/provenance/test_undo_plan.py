@@ -3,10 +3,8 @@ that takes back each change, refusals where a line changed since, and times."""
 
 from __future__ import annotations
 
-import datetime
 from collections import Counter
 
-import pytest
 from hypothesis import given, strategies as st
 
 from memd.core.format.mdformat import Entry
@@ -126,17 +124,3 @@ def test_an_undo_takes_the_newest_operation_not_undone_and_never_an_undo() -> No
     assert undo_plan.operations_to_undo([first, undid_first], None) == []
     assert undo_plan.operations_to_undo([first, second], 5.0) == [[second], [first]]
     assert undo_plan.operations_to_undo([first, second], 15.0) == [[second]]
-
-
-def test_times_are_ages_or_iso_times_in_local_time_unless_they_say_their_zone() -> None:
-    assert undo_plan.parse_time("10m", 1000.0) == 400.0
-    assert undo_plan.parse_time("2h", 10_000.0) == 2800.0
-    assert undo_plan.parse_time("1.5d", 200_000.0) == 200_000.0 - 129_600.0
-    assert (
-        undo_plan.parse_time("2026-11-20T14:05:00+00:00", 0.0)
-        == datetime.datetime(2026, 11, 20, 14, 5, tzinfo=datetime.UTC).timestamp()
-    )
-    local = datetime.datetime(2026, 11, 20, 14, 5).astimezone().timestamp()
-    assert undo_plan.parse_time("2026-11-20T14:05", 0.0) == local
-    with pytest.raises(ValueError, match="give an age such as 10m"):
-        undo_plan.parse_time("yesterday", 0.0)
