@@ -107,6 +107,7 @@ def undo_tools(bridge: Bridge, resolver: Callable[..., Awaitable[Any]]) -> list[
                 open_world_hint=False,
             ),
             result=p.UndoResult,
+            omit=("dry_run",),
         ),
         make_tool(
             restore_memory,
@@ -120,5 +121,6 @@ def undo_tools(bridge: Bridge, resolver: Callable[..., Awaitable[Any]]) -> list[
                 open_world_hint=False,
             ),
             result=p.RestoreResult,
+            omit=("dry_run",),
         ),
     ]
