@@ -240,6 +240,8 @@ def test_an_agent_cannot_undo_a_person_back_into_an_instruction_like_rule(
     assert person.returncode == 0, person.stderr
     assert [c["outcome"] for c in json.loads(person.stdout)["changes"]] == ["reverted"]
     assert entries(workspace, "instructions.md") == [("setup", rule)]
+    again = memd("restore", "setup", cwd=workspace, socket=daemon.socket_path)
+    assert again.returncode == 0 and "already" in again.stdout
 
 
 @pytest.mark.anyio
