@@ -271,7 +271,7 @@ def _undone(
     else:
         head, _, reason = outcome.partition(": ")
         said = (
-            "refused" if head == "refused" else "unchanged" if head == "unchanged" else ("reverted")
+            "refused" if head == "refused" else "unchanged" if head == "unchanged" else "reverted"
         )
     return p.UndoneChange(
         operation=change.operation,
