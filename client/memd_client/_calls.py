@@ -215,6 +215,32 @@ def history(workspace: str, slug: str | None, text: str | None, scope: p.Scope =
     return Call("history", params, p.HistoryResult)
 
 
+def undo(workspace: str, to: str | None, dry_run: bool, scope: p.Scope = "project") -> Call:
+    """Prepare an `undo` request."""
+    params = p.UndoParams(workspace=workspace, to=to, dry_run=dry_run, scope=scope)
+    return Call("undo", params, p.UndoResult)
+
+
+def restore(
+    workspace: str,
+    slug: str | None,
+    text: str | None,
+    category: str | None,
+    dry_run: bool,
+    scope: p.Scope = "project",
+) -> Call:
+    """Prepare a `restore` request."""
+    params = p.RestoreParams(
+        workspace=workspace,
+        slug=slug,
+        text=text,
+        category=category,
+        dry_run=dry_run,
+        scope=scope,
+    )
+    return Call("restore", params, p.RestoreResult)
+
+
 def cleanup(workspace: str, apply: bool, scope: p.Scope = "project", propose: bool = False) -> Call:
     """Prepare a `cleanup` request."""
     params = p.CleanupParams(workspace=workspace, apply=apply, scope=scope, propose=propose)

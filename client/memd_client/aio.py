@@ -316,6 +316,38 @@ class AsyncClient(ClientBase):
         result: p.HistoryResult = await self.call(_calls.history(ws, slug, text, scope))
         return result
 
+    async def undo(
+        self,
+        *,
+        to: str | None = None,
+        dry_run: bool = False,
+        workspace: str | os.PathLike[str] | None = None,
+        scope: p.Scope = "project",
+    ) -> p.UndoResult:
+        """Take back the newest write operation not undone yet, or with `to` (an age such as
+        "10m", or an ISO time) every one recorded after that time; a line changed since is
+        refused, never overwritten. Each change's outcome is in the result."""
+        ws = _calls.workspace_path(workspace, self.workspace)
+        result: p.UndoResult = await self.call(_calls.undo(ws, to, dry_run, scope))
+        return result
+
+    async def restore(
+        self,
+        *,
+        slug: str | None = None,
+        text: str | None = None,
+        category: str | None = None,
+        dry_run: bool = False,
+        workspace: str | os.PathLike[str] | None = None,
+        scope: p.Scope = "project",
+    ) -> p.RestoreResult:
+        """Bring the newest archived entry with `slug` (or the exact `text`) back under its
+        slug; refused if the slug now holds another text."""
+        ws = _calls.workspace_path(workspace, self.workspace)
+        call = _calls.restore(ws, slug, text, category, dry_run, scope)
+        result: p.RestoreResult = await self.call(call)
+        return result
+
     async def cleanup(
         self,
         *,

@@ -596,7 +596,7 @@ class HistoryParams(_Params):
     scope: Scope = "project"
 
 
-VersionAction = Literal["store", "update", "delete", "cleanup", "edit", "merge"]
+VersionAction = Literal["store", "update", "delete", "cleanup", "edit", "merge", "undo", "restore"]
 
 
 class Version(_Result):
@@ -615,6 +615,8 @@ class Version(_Result):
     session: str | None = None
     operation: int = 0
     """The write operation it was part of (one store, delete, cleanup, edit or merge)."""
+    undoes: int | None = None
+    """For an undo's change: the operation it undid."""
 
 
 class HistoryResult(_Result):
@@ -625,6 +627,91 @@ class HistoryResult(_Result):
     archived: list[str] = []
     message: str = ""
     workspace: str = ""
+
+
+# ---------------------------------------------------------------------------- undo, restore
+
+
+class UndoParams(_Params):
+    """Take back the workspace's newest write operation not undone yet (a store, update,
+    delete, applied cleanup, restore, hand edit or git merge), or with `to` every operation
+    recorded after that time: an age ("10m", "2h", "1d") or an ISO 8601 time (local unless it
+    names its zone). A line changed since is refused, never overwritten."""
+
+    workspace: Workspace
+    to: Annotated[str, Meta(min_length=1, max_length=64)] | None = None
+    dry_run: bool = False
+    scope: Scope = "project"
+    writer: Writer | None = None
+    """Who makes this write (recorded, see `Writer`)."""
+
+
+UndoOutcome = Literal["reverted", "unchanged", "refused"]
+"""What an undo did to one change ("reverted": in a dry run, would revert)."""
+
+
+class UndoneChange(_Result):
+    """One change an undo took back (or refused to), with the operation it was part of."""
+
+    operation: int
+    action: VersionAction
+    """What made the change (`store`, `update`, `delete`, `cleanup`, `edit`, `merge`, ...)."""
+    at: float
+    category: str
+    slug: str | None
+    text: str | None
+    """The text the operation wrote (None: it removed the entry)."""
+    replaced: str | None
+    """The text before it (None: the operation added the entry)."""
+    outcome: UndoOutcome
+    reason: str = ""
+    """Why it was refused or left unchanged."""
+    now_slug: str | None = None
+    """The slug the entry has after the undo, when it was brought back under a new one."""
+
+
+class UndoResult(_Result):
+    """Every change of the operations taken back, newest operation first."""
+
+    changes: list[UndoneChange]
+    operations: list[int] = []
+    """The operations taken back (in a dry run: that would be)."""
+    dry_run: bool = False
+    message: str = ""
+    workspace: str = ""
+
+
+class RestoreParams(_Params):
+    """Bring an archived entry back into its category, word for word under its slug: by `slug`
+    (the newest archive line with it), or by the archived `text`; `category` narrows the
+    search."""
+
+    workspace: Workspace
+    slug: str | None = None
+    text: str | None = None
+    category: str | None = None
+    dry_run: bool = False
+    scope: Scope = "project"
+    writer: Writer | None = None
+    """Who makes this write (recorded, see `Writer`)."""
+
+
+RestoreOutcome = Literal["restored", "unchanged", "refused", "pending"]
+
+
+class RestoreResult(_Result):
+    """What a restore did ("restored": in a dry run, would restore; "pending": an agent's
+    restore of a reviewed text waits in the review inbox, as `inbox_id`)."""
+
+    outcome: RestoreOutcome
+    category: str
+    slug: str | None
+    content: str
+    line: int = 0
+    message: str = ""
+    dry_run: bool = False
+    workspace: str = ""
+    inbox_id: str | None = None
 
 
 # ---------------------------------------------------------------------------- cleanup

@@ -375,6 +375,31 @@ def _blame_needs(args: argparse.Namespace) -> str | None:
     return "SLUG or --text (not both); e.g. `memd blame use-helm` (`memd list` shows slugs)"
 
 
+def _undo(undo: argparse.ArgumentParser) -> None:
+    undo.add_argument(
+        "--to",
+        metavar="TIME",
+        help="undo every write since TIME: an age (10m, 2h, 1d) or an ISO time "
+        "(2026-11-20T14:05, local); default: the newest write alone",
+    )
+    undo.add_argument("--dry-run", action="store_true", help="show what it would take back")
+    _user_wide(undo, "undo a write to your user-wide memory")
+
+
+def _restore(restore: argparse.ArgumentParser) -> None:
+    restore.add_argument("slug", metavar="SLUG", nargs="?", help="the archived entry's slug")
+    restore.add_argument("--text", help="an archived entry without a slug: its exact text")
+    restore.add_argument("--category", "-c", help="look only at this category's archive lines")
+    restore.add_argument("--dry-run", action="store_true", help="show what it would do")
+    _user_wide(restore, "restore into your user-wide memory")
+
+
+def _restore_needs(args: argparse.Namespace) -> str | None:
+    if (args.slug is None) != (args.text is None):
+        return None
+    return "SLUG or --text (not both); e.g. `memd restore use-helm` (`memd blame` names them)"
+
+
 def _context(context: argparse.ArgumentParser) -> None:
     context.add_argument("--file", help="a file the prompt is about (its path words count)")
     context.add_argument(
@@ -534,6 +559,12 @@ GRAMMAR: dict[str, Verb] = {
         CLIENT,
         _blame,
         check=_blame_needs,
+    ),
+    "undo": Verb(
+        "take back the newest write to memory (or every one since --to TIME)", CLIENT, _undo
+    ),
+    "restore": Verb(
+        "bring an archived entry back under its slug", CLIENT, _restore, check=_restore_needs
     ),
     "stats": Verb("entry counts per category", CLIENT, _stats),
     "status": Verb("is the daemon up, and what it serves", CLIENT),

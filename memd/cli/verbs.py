@@ -225,6 +225,27 @@ def _blame(client: Client, args: argparse.Namespace) -> Outcome:
     return Outcome(result, render_history, [])
 
 
+def _undo(client: Client, args: argparse.Namespace) -> Outcome:
+    from memd.mcp_bridge.undo_tools import render_undo
+
+    result = client.undo(to=args.to, dry_run=args.dry_run, scope=_scope(args))
+    refused = [c for c in result.changes if c.outcome == "refused"]
+    return Outcome(result, render_undo, [], failed=bool(refused))
+
+
+def _restore(client: Client, args: argparse.Namespace) -> Outcome:
+    from memd.mcp_bridge.undo_tools import render_restore
+
+    result = client.restore(
+        slug=args.slug,
+        text=args.text,
+        category=args.category,
+        dry_run=args.dry_run,
+        scope=_scope(args),
+    )
+    return Outcome(result, render_restore, [], failed=result.outcome == "refused")
+
+
 def _stats(client: Client, args: argparse.Namespace) -> Outcome:
     chosen: Chosen = args.chosen
     origin = "your user-wide memory" if args.user_wide else origin_phrase(chosen)
@@ -382,6 +403,8 @@ VERBS: dict[str, Callable[[Client, argparse.Namespace], Outcome]] = {
     "get": _get,
     "delete": _delete,
     "blame": _blame,
+    "undo": _undo,
+    "restore": _restore,
     "stats": _stats,
     "status": _status,
     "context": _context,

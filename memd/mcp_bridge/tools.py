@@ -398,6 +398,7 @@ def build_server(
     from memd.mcp_bridge.procedure_tools import procedure_tools  # it imports this module
     from memd.mcp_bridge.review_tools import review_tools  # it imports this module
     from memd.mcp_bridge.session_tools import session_tools  # it imports this module
+    from memd.mcp_bridge.undo_tools import undo_tools  # it imports this module
 
     categories = known_categories(workspace)
     bridge = Bridge(socket, workspace, SecondOpinion(bridge_settings(), categories))
@@ -415,6 +416,7 @@ def build_server(
             *procedure_tools(bridge, resolver),
             *review_tools(bridge, resolver),
             *session_tools(bridge, resolver),
+            *undo_tools(bridge, resolver),
         ],
     )
 

@@ -102,6 +102,8 @@ MINIMAL: dict[tuple[str, ...], list[str]] = {
     ("get",): ["some-slug"],
     ("delete",): ["-c", "Quirk", "some-slug"],
     ("blame",): ["some-slug"],
+    ("undo",): [],
+    ("restore",): ["some-slug"],
     ("stats",): [],
     ("status",): [],
     ("watch",): [],
@@ -252,6 +254,7 @@ def test_the_verbs_that_need_arguments_are_the_ones_expected() -> None:
         ("get",),
         ("delete",),
         ("blame",),
+        ("restore",),
         ("merge-file",),
         ("why",),
     }

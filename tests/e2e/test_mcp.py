@@ -51,6 +51,8 @@ TOOLS = {
     "reviewInbox",
     "resolveInboxEntry",
     "reviewSession",
+    "undoWrite",
+    "restoreMemory",
 }
 READ_ONLY = {
     "queryMemory",
@@ -78,6 +80,8 @@ RESULTS: dict[str, type[msgspec.Struct]] = {
     "reviewInbox": p.InboxResult,
     "resolveInboxEntry": p.ResolveResult,
     "reviewSession": p.ReflectResult,
+    "undoWrite": p.UndoResult,
+    "restoreMemory": p.RestoreResult,
 }
 """The protocol Struct each tool's structured content comes from."""
 

@@ -25,7 +25,7 @@ from memd.core.format.mdformat import Entry
 
 WriteOrigin = Literal["user", "agent", "extracted", "merged"]
 """Who a write comes from (the wire's `protocol.WriteOrigin`)."""
-VersionAction = Literal["store", "update", "delete", "cleanup", "edit", "merge"]
+VersionAction = Literal["store", "update", "delete", "cleanup", "edit", "merge", "undo", "restore"]
 """What made a change (the wire's `protocol.VersionAction`)."""
 
 
@@ -65,6 +65,8 @@ class Change(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     version: str | None = None
     origin: WriteOrigin = "agent"
     session: str | None = None
+    undoes: int | None = None
+    """For an undo's change: the operation it undid (`memd.core.provenance.undo_plan`)."""
 
 
 class Edit(msgspec.Struct, frozen=True, kw_only=True):
@@ -77,8 +79,16 @@ class Edit(msgspec.Struct, frozen=True, kw_only=True):
     replaced: str | None
 
 
-def stamp(edits: Iterable[Edit], *, operation: int, at: float, writer: Writer) -> list[Change]:
-    """Turn `edits` into the changes of one operation by `writer` at `at`."""
+def stamp(
+    edits: Iterable[Edit],
+    *,
+    operation: int,
+    at: float,
+    writer: Writer,
+    undoes: int | None = None,
+) -> list[Change]:
+    """Turn `edits` into the changes of one operation by `writer` at `at` (an undo's: naming
+    the operation it `undoes`)."""
     return [
         Change(
             operation=operation,
@@ -92,6 +102,7 @@ def stamp(edits: Iterable[Edit], *, operation: int, at: float, writer: Writer) -
             version=writer.version,
             origin=writer.origin,
             session=writer.session,
+            undoes=undoes,
         )
         for edit in edits
     ]

@@ -213,10 +213,11 @@ class CatalogEditor:
         keys = self._slugs.get(slug)
         return self._entries[bisect.bisect_left(self._keys, keys[0])] if keys else None
 
-    def holding(self, content: str) -> Entry | None:
-        """Return the first entry whose text is exactly `content`, or None (a scan: for the
-        rare restore, not for stores)."""
-        return next((entry for entry in self._entries if entry.content == content), None)
+    def holding(self, content: str, *, slugless: bool = False) -> Entry | None:
+        """Return the first entry whose text is exactly `content` (with `slugless`: the first
+        such entry without a slug), or None (a scan: for the rare restore, not for stores)."""
+        found = (e for e in self._entries if e.content == content and not (slugless and e.slug))
+        return next(found, None)
 
     def match(self, content: str) -> dedup.Match:
         """Return `dedup.find_match(content, entries)`, its candidates found through the index."""

@@ -101,9 +101,10 @@ class Store(msgspec.Struct, frozen=True, kw_only=True, tag=True):
 
 class Delete(msgspec.Struct, frozen=True, kw_only=True, tag=True):
     """Remove the first entry with `slug` (it goes to the archive, with `reason`); with
-    `content`, only if that entry still says exactly this (else nothing is removed)."""
+    `content`, only if that entry still says exactly this (else nothing is removed). Slug None:
+    the first entry without a slug that says exactly `content` (an undo's; none: nothing)."""
 
-    slug: str
+    slug: str | None
     content: str | None = None
     reason: str = "deleted"
 
@@ -116,11 +117,18 @@ class Cleanup(msgspec.Struct, frozen=True, kw_only=True, tag=True):
 
 class Restore(msgspec.Struct, frozen=True, kw_only=True, tag=True):
     """Put back, word for word, an entry this daemon acknowledged that another tool's write
-    took away (HackLM's first-use header: `first_use`); nothing is judged again. Skipped if
-    the file holds its slug or its text by now."""
+    took away (HackLM's first-use header: `first_use`), or that an undo or `restore` brings
+    back; nothing is judged again. Skipped if the file holds its slug or its text by now. Slug
+    None: under a slug derived from the text (memd gives every entry it writes one)."""
 
-    slug: str
+    slug: str | None
     content: str
+    kept_elsewhere: bool = False
+    """The text is in the archive already (an undo's, a `restore`'s): a write that fails is
+    the caller's error, not archived again."""
+    by_slug: bool = False
+    """Skipped only if the file holds the slug, never for its text (an undo's put-back of a
+    line another line repeats word for word; slug None: never skipped)."""
 
 
 Command = Store | Delete | Cleanup | Restore
@@ -521,9 +529,13 @@ def _outcome(
 def restore(editor: CatalogEditor, command: Restore) -> StoreOutcome:
     """Append `command`'s entry as it was acknowledged, unless its slug or text is back."""
     count = editor.count
-    present = editor.first_with_slug(command.slug) or editor.holding(command.content)
+    by_slug = None if command.slug is None else editor.first_with_slug(command.slug)
+    present = by_slug
+    if present is None and not command.by_slug:
+        present = editor.holding(command.content)
     if present is None:
-        entry, count = editor.insert(command.slug, command.content), count + 1
+        slug = command.slug or derive_slug(command.content, editor.taken)
+        entry, count = editor.insert(slug, command.content), count + 1
     else:
         entry = present
     return StoreOutcome(
@@ -542,14 +554,18 @@ def restore(editor: CatalogEditor, command: Restore) -> StoreOutcome:
 def delete(
     category: Category,
     editor: CatalogEditor,
-    slug: str,
+    slug: str | None,
     *,
     content: str | None = None,
     reason: str = "deleted",
 ) -> tuple[DeleteOutcome, tuple[ArchivedEntry, ...]]:
     """Remove the first entry whose slug is `slug` from `editor` (with `content`: only if it
-    says exactly that); return the outcome and its archive record, giving `reason`."""
-    target = editor.first_with_slug(slug)
+    says exactly that; slug None: the first slug-less entry saying `content`); return the
+    outcome and its archive record, giving `reason`."""
+    if slug is not None:
+        target = editor.first_with_slug(slug)
+    else:
+        target = None if content is None else editor.holding(content, slugless=True)
     if target is None or (content is not None and target.content != content):
         return DeleteOutcome(deleted=False, entry=None), ()
     editor.remove(target)

@@ -35,7 +35,16 @@ from memd.core.sources.source_globs import MAX_SOURCE_ENTRIES, parse_entry
 from memd.core.writes import transitions
 from memd.core.writes.cleanup import every_citation_gone
 from memd.paths import MEMORY_DIR
-from memd.server.methods import episodes, procedures, proposing, provenance, review, search
+from memd.server.methods import (
+    episodes,
+    procedures,
+    proposing,
+    provenance,
+    restore,
+    review,
+    search,
+    undo,
+)
 from memd.server.methods.read_filters import (
     categories_named,
     loaded,
@@ -111,6 +120,8 @@ class Methods:
             "resolve": (p.ResolveParams, self.resolve),
             "propose": (p.ProposeParams, self.propose),
             "reflect": (p.ReflectParams, self.reflect),
+            "undo": (p.UndoParams, self.undo),
+            "restore": (p.RestoreParams, self.restore),
         }
         self.table = {name: (t, self._leasing(h)) for name, (t, h) in self.table.items()}
         self.quick = frozenset({"query", "get", "list", "stats", "status"})
@@ -707,6 +718,24 @@ class Methods:
         """Session review with the daemon's model (`memd.server.methods.second_opinion`)."""
         workspace = await self.scopes.project(params.workspace)
         return await self.second_opinion.reflect(workspace, params, self._propose_later)
+
+    async def undo(self, params: p.UndoParams, session: Session) -> p.UndoResult:
+        """Take back recorded write operations (`memd.server.methods.undo`)."""
+        workspace = await self._scoped(params.workspace, params.scope)
+        modes = review.modes(workspace, self.registry.limits.review)
+        return await undo.Undo(workspace, params, modes, self.registry.limits.max_entry_chars).run()
+
+    async def restore(self, params: p.RestoreParams, session: Session) -> p.RestoreResult:
+        """Bring an archived entry back (`memd.server.methods.restore`)."""
+        workspace = await self._scoped(params.workspace, params.scope)
+
+        async def hold(
+            at: Workspace, category: Category, store: p.StoreParams
+        ) -> p.StoreResult | None:
+            modes = review.modes(at, self.registry.limits.review)
+            return await review.hold(at, category, store, modes, self._store_into)
+
+        return await restore.restore(workspace, params, hold)
 
     async def subscribe(self, params: p.SubscribeParams, session: Session) -> p.SubscribeResult:
         """Send the workspace's `changed` notifications to this connection from now on."""

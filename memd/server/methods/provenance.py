@@ -44,6 +44,11 @@ def writing_as(params: Any) -> Iterator[None]:
         _writer.reset(token)
 
 
+def current_writer() -> p.Writer | None:
+    """The writer of this request's writes (None: the request did not say)."""
+    return _writer.get()
+
+
 @contextlib.contextmanager
 def extracting() -> Iterator[None]:
     """Record the writes inside as origin "extracted" (the client's name kept)."""

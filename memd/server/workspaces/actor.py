@@ -398,7 +398,9 @@ class CategoryActor:
         unrestored = [
             envelope.command
             for envelope, result in results
-            if isinstance(result, RpcError) and isinstance(envelope.command, transitions.Restore)
+            if isinstance(result, RpcError)
+            and isinstance(envelope.command, transitions.Restore)
+            and not envelope.command.kept_elsewhere
         ]
         if unrestored:
             await self._archive_unrestored(unrestored)

@@ -84,9 +84,16 @@ class ProvenanceStore:
         self.changes.extend(found)
         self.last_operation = max((change.operation for change in found), default=0)
 
-    def add(self, edits: Iterable[record.Edit], writer: p.Writer | record.Writer | None) -> int:
-        """Record `edits` as one operation by `writer` (None: `record.UNKNOWN`) now; return the
-        operation's number (0: there was nothing to record)."""
+    def add(
+        self,
+        edits: Iterable[record.Edit],
+        writer: p.Writer | record.Writer | None,
+        *,
+        undoes: int | None = None,
+    ) -> int:
+        """Record `edits` as one operation by `writer` (None: `record.UNKNOWN`) now (an undo's:
+        naming the operation it `undoes`); return the operation's number (0: there was nothing
+        to record)."""
         edits = list(edits)
         if not edits:
             return 0
@@ -96,6 +103,7 @@ class ProvenanceStore:
             operation=self.last_operation,
             at=self._clock(),
             writer=_author(writer),
+            undoes=undoes,
         )
         self.changes.extend(stamped)
         self._unsaved += stamped

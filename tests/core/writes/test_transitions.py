@@ -356,3 +356,34 @@ def test_a_rule_scoped_to_other_files_is_never_a_duplicate() -> None:
         assert outcome.action == "stored", content
     _, again = _store(doc, "Use tabs for indentation (paths: src/**).")
     assert again.action == "skipped"
+
+
+def test_a_delete_without_a_slug_removes_only_a_slugless_line_saying_that_text() -> None:
+    doc = mdformat.parse("# D\n\n- [tabs] Use tabs.\n- Use tabs.\n- Use spaces.\n")
+    removed = transitions.apply(CAT, doc, Delete(slug=None, content="Use tabs."))
+    assert isinstance(removed.outcome, DeleteOutcome) and removed.outcome.deleted
+    assert _text(removed.doc) == "# D\n\n- [tabs] Use tabs.\n- Use spaces.\n"
+    assert [a.content for a in removed.archived] == ["Use tabs."]
+    again = transitions.apply(CAT, removed.doc, Delete(slug=None, content="Use tabs."))
+    assert again.outcome == DeleteOutcome(deleted=False, entry=None)
+    assert transitions.apply(CAT, doc, Delete(slug=None)).outcome == again.outcome
+
+
+def test_a_restore_by_slug_comes_back_beside_a_repeat_but_never_over_its_slug() -> None:
+    doc = mdformat.parse("# D\n\n- [tabs] Use tabs.\n")
+    repeat = transitions.apply(
+        CAT, doc, transitions.Restore(slug="tabs-2", content="Use tabs.", by_slug=True)
+    )
+    assert "- [tabs-2] Use tabs.\n" in _text(repeat.doc) and "- [tabs] Use tabs." in _text(
+        repeat.doc
+    )
+    held = transitions.apply(
+        CAT, doc, transitions.Restore(slug="tabs", content="Use spaces.", by_slug=True)
+    )
+    assert held.doc is doc and isinstance(held.outcome, StoreOutcome)
+    assert (held.outcome.action, held.outcome.content) == ("skipped", "Use tabs.")
+    derived = transitions.apply(CAT, doc, transitions.Restore(slug=None, content="Use spaces."))
+    assert isinstance(derived.outcome, StoreOutcome) and derived.outcome.action == "stored"
+    assert derived.outcome.slug and f"- [{derived.outcome.slug}] Use spaces." in _text(derived.doc)
+    text_held = transitions.apply(CAT, doc, transitions.Restore(slug="x", content="Use tabs."))
+    assert text_held.doc is doc  # without by_slug, the text being there is enough
