@@ -11,6 +11,7 @@ from pathlib import Path
 from memd_client import Client, protocol as p
 from tests.conftest import DaemonProcess
 from tests.e2e.test_citations import _git, memd, repo
+from tests.polling_sync import wait_until
 
 __all__ = ["repo"]  # the fixture: a git repository with some code
 
@@ -159,3 +160,33 @@ def test_check_propose_queues_a_moved_citations_fix_as_a_store(
         "- [connect] Connect lives in `src/new.ts` with retries."
         in (memory / "quirks.md").read_text()
     )
+
+
+def test_an_accepted_fix_of_an_entry_edited_since_keeps_the_edit_and_waits(
+    daemon: DaemonProcess, repo: Path
+) -> None:
+    memory = repo / ".memory"
+    with Client(daemon.socket_path, workspace=repo) as client:
+        client.store(
+            category="Quirk", content="Connect lives in `src/old.ts` with retries.", slug="connect"
+        )
+        _git(repo, "add", "-A")
+        _git(repo, "commit", "-q", "-m", "memories")
+        _git(repo, "mv", "src/old.ts", "src/new.ts")
+        _git(repo, "commit", "-q", "-m", "moved")
+        proposed = client.check(propose=True).proposed
+        assert proposed is not None and proposed.outcomes[0].action == "queued"
+        (waiting,) = client.inbox().entries
+        # A person edits the entry by hand before the review.
+        quirks = memory / "quirks.md"
+        edited = "- [connect] Connect lives in `src/old.ts`; retries were removed."
+        quirks.write_text(
+            quirks.read_text().replace(
+                "- [connect] Connect lives in `src/old.ts` with retries.", edited
+            )
+        )
+        wait_until(lambda: "retries were removed" in client.get(slug="connect").entries[0].content)
+        kept = client.resolve(waiting.id, "accept")
+        assert kept.stored is None and "still waits" in kept.message
+        assert [e.id for e in client.inbox().entries] == [waiting.id]
+    assert edited in quirks.read_text()

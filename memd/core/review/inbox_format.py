@@ -11,6 +11,10 @@ Rules:
   accepting stores CONTENT into CATEGORY, under SLUG if given; `prune`: accepting deletes SLUG
   from CATEGORY, the change `cleanup` proposes), the target, and why it waits, in words.
   A reason never holds "]" or a line break (`clean_reason` makes it so).
+- A "store" proposal that updates an entry carries a guard at the end of its reason,
+  `(replaces text #HASH)` (`guard`: 8 hex digits of the entry's text then): accepting it updates
+  the entry only while it still says that text (`guarded_hash` reads it back), so a person's
+  edit made after the proposal is never overwritten by accepting it.
 - Round trip: `parse_line(render_line(item)) == item` for every item `clean` would allow, and
   `render_line(parse_line(text)) == text` for every line `parse_line` accepts. Lines that are
   not inbox entries (the header, prose, a hand-edited bullet) are kept by the writer untouched
@@ -56,6 +60,25 @@ def clean_reason(reason: str) -> str:
     """Return `reason` fit for a label: one line, no "]" (it would end the label), no " · "."""
     text = " ".join(reason.replace("]", ")").replace("·", "-").split())
     return text or "waiting for review"
+
+
+_GUARD = re.compile(r" \(replaces text #([0-9a-f]{8})\)$")
+
+
+def text_hash(text: str) -> str:
+    """Return the 8 hex digits that stand for an entry's `text` in a guard."""
+    return hashlib.sha256(text.encode()).hexdigest()[:8]
+
+
+def guard(reason: str, replaced: str) -> str:
+    """Return `reason` ending with the guard for the entry text `replaced` (see the rules)."""
+    return f"{reason} (replaces text #{text_hash(replaced)})"
+
+
+def guarded_hash(reason: str) -> str | None:
+    """Return the text hash a reason's guard names, or None if it has none."""
+    found = _GUARD.search(reason)
+    return found.group(1) if found else None
 
 
 def item_id(kind: ItemKind, category: str, slug: str | None, content: str) -> str:

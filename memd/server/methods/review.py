@@ -20,6 +20,9 @@ Rules:
 - A "prune" proposal (cleanup's would-prune and check's stale entries) is queued only while its
   entry is in the file under that slug saying exactly that text; accepting deletes it only if
   it still does (else it stays waiting, and the message says the entry changed).
+- A "store" proposal under the slug of an entry that exists (check's fix) is guarded by that
+  entry's text (`inbox_format.guard`): accepting updates the entry only while it still says it
+  (a store with `replaces`), else it stays waiting, and the message says the entry changed.
 """
 
 from __future__ import annotations
@@ -38,7 +41,7 @@ from memd.core.writes import transitions
 from memd.server.methods import provenance
 from memd.server.workspaces.workspace import Workspace
 from memd_client import protocol as p
-from memd_client.errors import RpcError
+from memd_client.errors import EntryNotFound, RpcError
 
 StoreInto = Callable[..., Awaitable[p.StoreResult]]
 
@@ -148,7 +151,28 @@ async def resolve(
         )
     if item.kind == "prune":
         return await _accept_prune(workspace, category, item)
-    stored = await store_into(workspace, category, params.content or item.content, slug=item.slug)
+    guarded = inbox_format.guarded_hash(item.reason)
+    replaces = None
+    if guarded is not None:
+        replaces = _entry_text(workspace, category, item.slug)
+        if replaces is None or inbox_format.text_hash(replaces) != guarded:
+            return p.ResolveResult(
+                id=item.id,
+                action="accept",
+                entry=entry_info(item),
+                message=(
+                    f"Not updated: [{item.slug}] in {category.file} changed or is gone since "
+                    f"{item.id} was proposed; it still waits: reject it, or edit the file."
+                ),
+                workspace=workspace.root,
+            )
+    content = params.content or item.content
+    try:
+        stored = await store_into(workspace, category, content, slug=item.slug, replaces=replaces)
+    except EntryNotFound:
+        if replaces is None:
+            raise
+        return await resolve(workspace, params, store_into)  # changed since the look above
     await workspace.inbox.take(item.id)
     return p.ResolveResult(
         id=item.id,
@@ -244,8 +268,19 @@ async def _propose_one(
     if checked.action == "skipped":
         return outcome("skipped", checked.message)
     reason = proposals.proposal_reason(source, proposal.reason)
+    current = _entry_text(workspace, category, proposal.slug)
+    if current is not None:
+        reason = inbox_format.guard(reason, current)
     item = inbox_format.new_item("store", category.name, proposal.slug, checked.content, reason)
     return await _queue(workspace, item)
+
+
+def _entry_text(workspace: Workspace, category: Category, slug: str | None) -> str | None:
+    """The text of `category`'s entry `slug` as it stands (None: no slug, or no such entry)."""
+    if slug is None:
+        return None
+    found = (e.content for c, e in workspace.memory_entries() if c == category and e.slug == slug)
+    return next(found, None)
 
 
 async def queue_prune(

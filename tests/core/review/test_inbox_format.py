@@ -65,3 +65,14 @@ def test_lines_that_are_not_inbox_entries_are_never_offered() -> None:
         "- [use-helm] Deploy with Helm.\n  - [p-00000000] [store · Security · x] indented\n"
     )
     assert inbox_format.parse(text) == ()
+
+
+@given(st.text(max_size=200), st.text(min_size=1, max_size=200))
+def test_a_guard_names_the_text_it_replaces_and_survives_the_line(
+    reason: str, replaced: str
+) -> None:
+    guarded = inbox_format.guard(inbox_format.clean_reason(reason), replaced)
+    item = inbox_format.new_item("store", "Quirk", "connect", "New text.", guarded)
+    back = inbox_format.parse_line(inbox_format.render_line(item))
+    assert back is not None
+    assert inbox_format.guarded_hash(back.reason) == inbox_format.text_hash(replaced)
