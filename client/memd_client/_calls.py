@@ -63,6 +63,7 @@ def store(
     replaces: str | None = None,
     reason: str | None = None,
     writer: p.Writer | None = None,
+    conversation: str | None = None,
 ) -> Call:
     """Prepare a `store` request (`writer` None: the client's own)."""
     params = p.StoreParams(
@@ -75,6 +76,7 @@ def store(
         replaces=replaces,
         reason=reason,
         writer=writer,
+        conversation=conversation,
     )
     return Call("store", params, p.StoreResult)
 

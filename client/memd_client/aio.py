@@ -160,6 +160,7 @@ class AsyncClient(ClientBase):
         replaces: str | None = None,
         reason: str | None = None,
         origin: p.WriteOrigin | None = None,
+        conversation: str | None = None,
     ) -> p.StoreResult:
         """Store a memory; see docs/write-decisions.md (store rules) for the dedup rules. `scope`
         "global" stores it in the user-wide memory, searched from every project. `replaces`
@@ -167,10 +168,14 @@ class AsyncClient(ClientBase):
         `EntryNotFound` and store nothing. `reason`: why the text an update replaces goes to
         the archive (its archive line says so). `origin` (default: the client's own) "user" (a
         person, the CLI) always stores directly; an "agent"'s store into a reviewed category,
-        or with instruction-like text, waits in the review inbox (action "pending")."""
+        or with instruction-like text, waits in the review inbox (action "pending").
+        `conversation`: an excerpt of the agent's conversation for the daemon's gap analysis
+        (`[llm]`: it may propose memories the conversation implies into the inbox)."""
         ws = _calls.workspace_path(workspace, self.workspace)
         writer = None if origin is None else msgspec.structs.replace(self.writer, origin=origin)
-        call = _calls.store(ws, category, content, slug, dry_run, scope, replaces, reason, writer)
+        call = _calls.store(
+            ws, category, content, slug, dry_run, scope, replaces, reason, writer, conversation
+        )
         result: p.StoreResult = await self.call(call)
         return result
 

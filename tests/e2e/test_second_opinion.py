@@ -68,8 +68,8 @@ def served(short_tmp: Path, model: Model) -> Iterator[DaemonProcess]:
 def _store(
     client: Client, workspace: Path, category: str, content: str, **extra: object
 ) -> p.StoreResult:
-    """A store with the wire seam's fields the client methods do not take (`conversation`,
-    `llm`), as an agent's (the MCP bridge sends them)."""
+    """A store with the wire seam's field the client methods do not take (`llm`: a verdict the
+    MCP bridge's sampling got), as an agent's."""
     params = p.StoreParams(workspace=str(workspace), category=category, content=content, **extra)  # type: ignore[arg-type]
     result: p.StoreResult = client.call(Call("store", params, p.StoreResult))
     return result
@@ -144,9 +144,11 @@ def test_gap_analysis_queues_proposals_after_the_nth_store(
 ) -> None:
     conversation = "user: the VPN keeps dropping my ssh session when I idle"
     with Client(served.socket_path, workspace=workspace) as client:
-        _store(client, workspace, "Quirk", "The CI runner has no IPv6.", conversation=conversation)
+        client.store(
+            category="Quirk", content="The CI runner has no IPv6.", conversation=conversation
+        )
         assert client.inbox().entries == []
-        _store(client, workspace, "Decision", "Log in UTC.", conversation=conversation)
+        client.store(category="Decision", content="Log in UTC.", conversation=conversation)
         wait_until(lambda: client.inbox().entries)
         (entry,) = client.inbox().entries
         assert entry.category == "Quirk" and "VPN" in entry.content
