@@ -10,7 +10,8 @@ is not memd's rule, and no sentence of any data set is known to it.
 
 The rule, per existing memory (the first that passes is named):
 - Content words: lowercase words and numbers, a trailing plural or verb "s" / "es" / "ed" /
-  "ing" cut, then a final "e" ("rotate", "rotated" and "rotates" are one word), leaving out STOP_WORDS (small words and filler such as "always", "make sure", "please").
+  "ing" cut, then a final "e" ("rotate", "rotated" and "rotates" are one word), leaving out
+  STOP_WORDS (small words and filler such as "always", "make sure", "please").
 - Not a restatement if the new memory has a number the existing one lacks, or only one of the
   two says a negating word (NEGATORS: "not", "never", "avoid", "disable", "block", ...), or the
   new one has a condition word (CONDITIONS: "unless", "except", "only", "if", ...) the existing
@@ -32,21 +33,20 @@ import sys
 import time
 
 THRESHOLD = 0.7
-STOP_WORDS = frozenset(
-    """
+_STOP_WORDS_TEXT = """
 a an the is are be been being was were to of in on at by for from with as into onto and or
 it its this that these those there their them they we our you your i me my he she his her
 do does did has have had will would should shall can could may might must
 always please make sure note remember really just try be also
-""".split()
-)
-NEGATORS = frozenset(
-    """
+"""
+_NEGATORS_TEXT = """
 not no never without none nothing nobody cannot cant dont doesnt isnt arent wont avoid
 disable disabled block blocked deny denied forbid forbidden prohibit prohibited stop off
-""".split()
-)
-CONDITIONS = frozenset("unless except only if when whenever until after once".split())
+"""
+_CONDITIONS_TEXT = "unless except only if when whenever until after once"
+STOP_WORDS = frozenset(_STOP_WORDS_TEXT.split())
+NEGATORS = frozenset(_NEGATORS_TEXT.split())
+CONDITIONS = frozenset(_CONDITIONS_TEXT.split())
 _WORD = re.compile(r"[a-z0-9]+(?:[._/-][a-z0-9]+)*")
 _NUMBER = re.compile(r"\d+(?:\.\d+)*")
 _ITEM = re.compile(r"^(\d+)\. (.*)$")
