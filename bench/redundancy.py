@@ -157,6 +157,9 @@ def pair_figures(pairs: Sequence[Pair], outcomes: Sequence[Outcome]) -> dict[str
         "other_actions": sum(o.action not in ("stored", "skipped", "updated") for o in outcomes),
         "asked": sum(o.verdict is not None for o in outcomes),
         "p50_ms": percentile(sorted(o.ms for o in outcomes), 0.5) if outcomes else None,
+        "distinct_skipped_ids": [
+            p.id for p, o in rows if p.label == "distinct" and o.action == "skipped"
+        ],
         "wrong": [p.id for p, o in rows if _merged(o) != (p.label == "restates")],
     }
 
@@ -277,6 +280,10 @@ def print_report(report: dict[str, Any]) -> None:
             f"| {figures['distinct_apart']}/{figures['distinct']} | {figures['distinct_skipped']} "
             f"| {figures['distinct_updated']} | {figures['asked']} | {figures['p50_ms']:.1f} |"
         )
+    for name, figures in report["conditions"].items():
+        if figures["distinct_skipped_ids"]:
+            skipped = ", ".join(figures["distinct_skipped_ids"])
+            print(f"- {CONDITION_LABELS[name]}: distinct pairs skipped: {skipped}")
     accuracy = report["standin_accuracy"]
     print(
         f"\n(c) the stand-in's own verdicts on the prompt: {accuracy['correct']}/"
