@@ -48,7 +48,8 @@ def running_daemon(
         environ["XDG_STATE_HOME"] = str(root / "state")
     program = [sys.executable, "-m", "memd"] if executable is None else [executable]
     command = [*program, "serve", "--socket", str(socket_path)]
-    settings = (config or "") + ("" if semantic else "\nsemantic = false\n")
+    # A top-level key goes first: after the config's text it could land inside its last table.
+    settings = ("" if semantic else "semantic = false\n") + (config or "")
     environ["XDG_CACHE_HOME"] = str(root / "cache")
     environ["XDG_DATA_HOME"] = str(root / "data")  # no user-wide memory of the user's
     (root / "config.toml").write_text(settings, encoding="utf-8")

@@ -8,7 +8,7 @@ Rules:
 - Redundancy: a store without a slug is first sent as a dry run. Only when the write decision
   would store it beside a similar entry (`worth_asking`) is the model asked whether it restates
   that entry; the real store then carries the verdict (`StoreParams.llm`, source "sampling"),
-  which the daemon applies: "restates" becomes the skip or update the write decision makes for
+  which the daemon applies: "restates" becomes the update the write decision makes for
   that entry. At most the timeout plus two stores.
 - The store's `conversation` excerpt goes to the daemon (for its own model's gap analysis) only
   when the bridge cannot ask the client's model; otherwise the bridge runs gap analysis itself,

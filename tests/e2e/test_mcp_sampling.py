@@ -122,7 +122,7 @@ def preferences(ws: Path) -> str:
     return (ws / ".memory" / "preferences.md").read_text()
 
 
-async def test_a_distinct_verdict_stores_and_a_restates_verdict_skips_or_updates(
+async def test_a_distinct_verdict_stores_and_a_restates_verdict_updates(
     daemon: DaemonProcess, short_tmp: Path, env: dict[str, str]
 ) -> None:
     config(short_tmp, sampling=True, timeout=5)
@@ -144,7 +144,7 @@ async def test_a_distinct_verdict_stores_and_a_restates_verdict_skips_or_updates
         result = await similar_pair(c)
     assert result["llm"]["verdict"] == "restates"
     assert result["llm"]["source"] == "sampling"
-    assert result["action"] == "updated"  # "Indent" is a word FIRST lacks: never a skip
+    assert result["action"] == "updated"  # a model's "restates" is never a skip
     assert "Same rule." in result["said"]
     entries = [line for line in preferences(ws).splitlines() if line.startswith("- ")]
     assert len(entries) == 1 and entries[0].endswith(SIMILAR)  # FIRST's entry, now reworded

@@ -1,7 +1,8 @@
 """A model's second opinion with a real daemon and `llm_command` pointing at a scripted model
-(`tests/e2e/llm_script_model.py`): a "restates" verdict turns a store into the skip or update
-the write decision makes, "distinct" leaves it stored, and a model that stalls, fails or prints
-garbage leaves every store exactly as without a model, within the timeout. Security text is not
+(`tests/e2e/llm_script_model.py`): a "restates" verdict turns a store into the update the write
+decision makes for a reworded entry (never a skip), "distinct" leaves it stored, and a model
+that stalls, fails or prints garbage leaves every store exactly as without a model, within the
+timeout. Security text is not
 sent unless allowed; gap analysis and `reflect` queue proposals in the review inbox."""
 
 from __future__ import annotations
@@ -79,24 +80,25 @@ def _entries(path: Path) -> list[str]:
     return [line for line in path.read_text().splitlines() if line.startswith("- [")]
 
 
-def test_a_restates_verdict_turns_a_store_into_a_skip_or_an_update(
+def test_a_restates_verdict_turns_a_store_into_an_update_never_a_skip(
     served: DaemonProcess, model: Model, workspace: Path
 ) -> None:
     with Client(served.socket_path, workspace=workspace) as client:
         client.store(category="Decision", content=OLD)
         client.store(category="Decision", content=OLD_DEPLOY)
         model.set("restates")
-        skipped = client.store(category="Decision", content=SAYS_LESS)
-        assert skipped.action == "skipped"
-        assert skipped.llm is not None and skipped.llm.verdict == "restates"
-        assert skipped.llm.consulted and skipped.llm.source == "command"
-        assert skipped.llm.restates is not None and "A model judged" in skipped.message
+        says_less = client.store(category="Decision", content=SAYS_LESS)
+        assert says_less.action == "updated" and says_less.content == SAYS_LESS
+        assert says_less.llm is not None and says_less.llm.verdict == "restates"
+        assert says_less.llm.consulted and says_less.llm.source == "command"
+        assert says_less.llm.restates is not None and "A model judged" in says_less.message
         updated = client.store(category="Decision", content=REWORDED)
         assert updated.action == "updated" and updated.content == REWORDED
         assert updated.matched is not None and updated.matched.content == OLD_DEPLOY
     decisions = (workspace / ".memory" / "decisions.md").read_text()
-    assert SAYS_LESS not in decisions and REWORDED in decisions
-    assert OLD_DEPLOY in (workspace / ".memory" / "archive.md").read_text()
+    assert SAYS_LESS in decisions and REWORDED in decisions and OLD not in decisions
+    archive = (workspace / ".memory" / "archive.md").read_text()
+    assert OLD in archive and OLD_DEPLOY in archive
     assert any("New memory:" in prompt and SAYS_LESS in prompt for prompt in model.prompts())
 
 
@@ -202,6 +204,6 @@ def test_a_callers_own_verdict_is_applied_without_asking(
         model.set("fail")
         verdict = p.LlmOpinion(verdict="restates", restates=first.slug, reason="sampled")
         result = _store(client, workspace, "Decision", SAYS_LESS, llm=verdict)
-        assert result.action == "skipped"
+        assert result.action == "updated" and result.content == SAYS_LESS
         assert result.llm is not None and result.llm.source == "sampling"
     assert not any("New memory:" in prompt for prompt in model.prompts())

@@ -1,8 +1,8 @@
 """When memd asks a model for a second opinion, and what its answer may change (pure rules).
 
-The model is a second opinion, fail-open: it can turn a store into a skip or an update that the
-write decision would have made for the entry it names, never throw away a new rule or value,
-never make a store fail. Anything it does not say clearly is "no opinion", and the store is then
+The model is a second opinion, fail-open: it can turn a store into the update the write decision
+makes for a reworded entry, never throw away a new rule or value, never make a store fail.
+Anything it does not say clearly is "no opinion", and the store is then
 exactly what it would be without a model.
 
 Rules:
@@ -10,11 +10,12 @@ Rules:
   its own, never merged), is not a dry run, goes into a category that is not an episode log,
   and the write decision stored it as a new entry with a `matched` candidate that it does not
   contradict (`conflict`: a reversed rule, a changed value or choice is never a restatement).
-- A "restates X" verdict turns the store into what the write decision does for a repeat of X
-  (`restated_action`): "skip" when the new text says nothing X does not (every content word of
-  it is one of X's, `memd.core.writes.wording`), else "update" (X's line takes the new text and
-  keeps its slug; X's old text goes to the archive). Never a skip of a text carrying a word X
-  lacks: that word may be the new rule or value.
+- A "restates X" verdict turns the store into an update of X, as the write decision updates a
+  reworded entry: X's line takes the new text and keeps its slug, X's old text goes to the
+  archive (`memd undo` brings it back). Never a skip: the write decision already skips, on its
+  own, every text that says nothing new, and a model is asked only where it did not; there a
+  skip on a wrong "yes" would throw away a reversed or wider rule (bench/redundancy: a model
+  called "prefer B to A" a restatement of "prefer A to B").
 - The verdict applies only to the entry it names, as it stands when the store is written: if X
   was edited or removed since, or the write decision has changed its mind (now a skip, an
   update or a conflict on its own), the write decision stands.
@@ -22,12 +23,6 @@ Rules:
 """
 
 from __future__ import annotations
-
-from typing import Literal
-
-from memd.core.writes.wording import analyse
-
-RestatedAction = Literal["skip", "update"]
 
 
 def worth_asking(
@@ -51,24 +46,16 @@ def worth_asking(
     )
 
 
-def restated_action(new: str, restated: str) -> RestatedAction:
-    """What a store of `new` becomes when a model says it restates the entry `restated`: "skip"
-    if `new` has no content word `restated` lacks, else "update" (see the module rules)."""
-    new_words = analyse(new).content
-    return "skip" if new_words <= analyse(restated).content else "update"
-
-
 def gap_due(successful_stores: int, every: int) -> bool:
     """Whether the `successful_stores`th successful store of a workspace (counted from 1) is one
     after which gap analysis runs, with `gap_every` = `every` (0: never)."""
     return every > 0 and successful_stores > 0 and successful_stores % every == 0
 
 
-def verdict_message(action: RestatedAction, restated: str) -> str:
-    """The sentence a store result adds when a model's verdict turned it into `action`."""
+def verdict_message(restated: str) -> str:
+    """The sentence a store result adds when a model's verdict turned it into an update of the
+    entry that said `restated`."""
     shown = restated if len(restated) <= 80 else restated[:79].rstrip() + "…"
-    if action == "skip":
-        return f'A model judged it a restatement of "{shown}", which already says all of it.'
     return (
         f'A model judged it a restatement of "{shown}", so that entry was updated to the new '
         "wording (the old text is in the archive)."

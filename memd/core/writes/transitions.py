@@ -41,8 +41,8 @@ Store rules (the public contract):
 - `restated` (a model's "restates" verdict, `memd.core.llm.policy`) applies only to a store
   without a slug, not into an episode category, that the decision above would store as a new
   entry without a conflict, and only while the named entry still says exactly what the model
-  saw and the content does not contradict it: then its action ("skip" or "update") is made as
-  the decision makes a skip or an update of that entry. Otherwise it changes nothing.
+  saw and the content does not contradict it: then the store updates that entry, as the
+  decision makes an update (never a skip). Otherwise it changes nothing.
 
 Size: the store rules (the public contract) beside their one implementation, read together.
 """
@@ -71,12 +71,11 @@ from memd_client.errors import EntryNotFound, InvalidEntry, RpcError
 
 
 class Restated(msgspec.Struct, frozen=True, kw_only=True):
-    """The entry a model said a store restates (`slug`, `content`: as the model saw it) and what
-    that makes of the store (`memd.core.llm.policy.restated_action`)."""
+    """The entry a model said a store restates (`slug`, `content`: as the model saw it); the
+    store then updates it (`memd.core.llm.policy`)."""
 
     slug: str | None
     content: str
-    action: Literal["skip", "update"]
 
 
 class Store(msgspec.Struct, frozen=True, kw_only=True, tag=True):
@@ -413,7 +412,7 @@ def _store_clean(
 
 
 def _restated_match(editor: CatalogEditor, content: str, restated: Restated) -> Match | None:
-    """The skip or update a model's `restated` verdict makes, if it still applies (the entry
+    """The update a model's `restated` verdict makes, if it still applies (the entry
     still says what the model saw, and the content does not contradict it)."""
     if restated.slug is not None:
         target = editor.first_with_slug(restated.slug)
@@ -424,8 +423,7 @@ def _restated_match(editor: CatalogEditor, content: str, restated: Restated) -> 
     judgement = judge(target.content, content)
     if judgement.conflict:
         return None
-    verdict = Verdict.SKIP if restated.action == "skip" else Verdict.UPDATE
-    return msgspec.structs.replace(Match.of(target, judgement), verdict=verdict)
+    return msgspec.structs.replace(Match.of(target, judgement), verdict=Verdict.UPDATE)
 
 
 def _store_episode(

@@ -14,9 +14,9 @@ Rules (the pure ones are `memd.core.llm.policy`; prompts and parsers `memd.core.
   thinks. A store into Security is not sent to the command unless `send_security` is set.
 - The store is then made with the verdict (`transitions.Store.restated`): the write decision
   re-runs under the lock, and the verdict applies only if it still does. The result's `llm`
-  says what the model said; its message says when the verdict turned the store into a skip or
-  an update. A stall, an error or an answer that does not parse is "no_opinion": the store is
-  exactly the plain one, within the timeout.
+  says what the model said; its message says when the verdict turned the store into an update
+  (never a skip: `memd.core.llm.policy`). A stall, an error or an answer that does not parse
+  is "no_opinion": the store is exactly the plain one, within the timeout.
 - Gap analysis: every `gap_every`th successful store of a workspace that carries a
   conversation excerpt starts one analysis (prompts.gap: the workspace's recent stores, kept in
   memory, at most prompts.MAX_RECENT, and the excerpt) in the daemon's task group, after the
@@ -137,13 +137,12 @@ class SecondOpinion:
         result = await store_into(
             workspace, category, params.content, reason=reason, restated=restated
         )
-        applied = result.action in ("skipped", "updated") and (
+        applied = result.action == "updated" and (
             result.matched is not None and result.matched.content == restated.content
         )
         message = result.message
         if applied:
-            action: policy.RestatedAction = "skip" if result.action == "skipped" else "update"
-            message = f"{message} {policy.verdict_message(action, restated.content)}"
+            message = f"{message} {policy.verdict_message(restated.content)}"
         return msgspec.structs.replace(result, llm=opinion, message=message)
 
     async def _opinion(
@@ -162,7 +161,7 @@ class SecondOpinion:
             found = [c for c in candidates if named is not None and named in (c.slug, c.content)]
             if given.verdict != "restates" or not found:
                 return opinion, None
-            return opinion, _restated(content, found[0])
+            return opinion, _restated(found[0])
         assert self.model is not None
         if not prompts.may_send(
             category.name, external=True, security_allowed=self.settings.send_security
@@ -190,7 +189,7 @@ class SecondOpinion:
             restates=chosen.slug or chosen.content,
             source="command",
         )
-        return opinion, _restated(content, chosen)
+        return opinion, _restated(chosen)
 
     # ------------------------------------------------------------------------ gap analysis
 
@@ -337,9 +336,5 @@ def _candidates(
     return found
 
 
-def _restated(content: str, entry: p.MatchedEntry) -> transitions.Restated:
-    return transitions.Restated(
-        slug=entry.slug,
-        content=entry.content,
-        action=policy.restated_action(content, entry.content),
-    )
+def _restated(entry: p.MatchedEntry) -> transitions.Restated:
+    return transitions.Restated(slug=entry.slug, content=entry.content)
