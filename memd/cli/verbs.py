@@ -11,6 +11,9 @@ Rules:
   it from an error.
 - Every message the user sees passes through `visible` (a memory file's terminal escapes are
   shown, never obeyed); `watch` and the prompt hook share this module's notes and error report.
+
+Size: one short function per verb, side by side, so each verb's output rules read in one place;
+verbs with more to say (review, reflect, why, hooks) have modules of their own.
 """
 
 from __future__ import annotations

@@ -97,7 +97,7 @@ MINIMAL: dict[tuple[str, ...], list[str]] = {
     ("query",): [],
     ("cleanup",): [],
     ("review",): [],
-    ("reflect",): [],
+    ("reflect",): [__file__],  # a non-empty transcript, so reflect gets as far as the daemon
     ("list",): [],
     ("get",): ["some-slug"],
     ("delete",): ["-c", "Quirk", "some-slug"],

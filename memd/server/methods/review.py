@@ -156,16 +156,7 @@ async def resolve(
     if guarded is not None:
         replaces = _entry_text(workspace, category, item.slug)
         if replaces is None or inbox_format.text_hash(replaces) != guarded:
-            return p.ResolveResult(
-                id=item.id,
-                action="accept",
-                entry=entry_info(item),
-                message=(
-                    f"Not updated: [{item.slug}] in {category.file} changed or is gone since "
-                    f"{item.id} was proposed; it still waits: reject it, or edit the file."
-                ),
-                workspace=workspace.root,
-            )
+            return _changed_since(workspace, category, item, "updated")
     content = params.content or item.content
     try:
         stored = await store_into(workspace, category, content, slug=item.slug, replaces=replaces)
@@ -184,6 +175,23 @@ async def resolve(
     )
 
 
+def _changed_since(
+    workspace: Workspace, category: Category, item: InboxItem, done: str
+) -> p.ResolveResult:
+    """The answer to accepting `item` whose entry changed since it was proposed: nothing done,
+    and it still waits."""
+    return p.ResolveResult(
+        id=item.id,
+        action="accept",
+        entry=entry_info(item),
+        message=(
+            f"Not {done}: [{item.slug}] in {category.file} changed or is gone since "
+            f"{item.id} was proposed; it still waits: reject it, or edit the file."
+        ),
+        workspace=workspace.root,
+    )
+
+
 async def _accept_prune(
     workspace: Workspace, category: Category, item: InboxItem
 ) -> p.ResolveResult:
@@ -195,16 +203,7 @@ async def _accept_prune(
     deleted = await workspace.actor(category).delete(command)
     provenance.record_delete(workspace, category, deleted.entry if deleted.deleted else None)
     if not deleted.deleted:
-        return p.ResolveResult(
-            id=item.id,
-            action="accept",
-            entry=entry_info(item),
-            message=(
-                f"Not pruned: [{item.slug}] in {category.file} changed or is gone since "
-                f"{item.id} was proposed; it still waits: reject it, or edit the file."
-            ),
-            workspace=workspace.root,
-        )
+        return _changed_since(workspace, category, item, "pruned")
     await workspace.inbox.take(item.id)
     return p.ResolveResult(
         id=item.id,
