@@ -43,6 +43,10 @@ Store rules (the public contract):
   entry without a conflict, and only while the named entry still says exactly what the model
   saw and the content does not contradict it: then the store updates that entry, as the
   decision makes an update (never a skip). Otherwise it changes nothing.
+- `ask_first` (a model is there to ask): a store without `restated` that the decision above would
+  store as a new entry beside a `matched` one it does not contradict, the one store a model is
+  asked about (`memd.core.llm.policy.worth_asking`), is made as a dry run instead: nothing is
+  written, and the caller asks and stores again. Any other store is made as usual, in one go.
 
 Size: the store rules (the public contract) beside their one implementation, read together.
 """
@@ -96,6 +100,9 @@ class Store(msgspec.Struct, frozen=True, kw_only=True, tag=True):
     decision's own)."""
     restated: Restated | None = None
     """A model's verdict that the content restates an entry (see the store rules)."""
+    ask_first: bool = False
+    """A model is there to ask: a store it would be asked about (see the store rules) is made
+    as a dry run, for the caller to ask and store again with the verdict."""
 
 
 class Delete(msgspec.Struct, frozen=True, kw_only=True, tag=True):
@@ -408,6 +415,9 @@ def _store_clean(
         written = Entry(line=match.entry.line, slug=new_slug, content=content)
         outcome = _outcome(count, "updated", written, match, command)
         return outcome, _replaced(category, outcome, command.reason)
+    asked_about = match.entry is not None and not match.conflict and command.restated is None
+    if command.ask_first and asked_about:
+        command = msgspec.structs.replace(command, dry_run=True)
     return _insert(editor, derive_slug(content, editor.taken), content, match, command)
 
 

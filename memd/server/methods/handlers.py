@@ -164,6 +164,7 @@ class Methods:
         replaces: str | None = None,
         reason: str | None = None,
         restated: transitions.Restated | None = None,
+        ask_first: bool = False,
     ) -> p.StoreResult:
         """The one store path (`store`, `extract` with `store`): the category's actor decides
         and writes (`transitions.store`), and a stored entry is recorded in the usage sidecar
@@ -176,6 +177,7 @@ class Methods:
             replaces=replaces,
             reason=reason,
             restated=restated,
+            ask_first=ask_first,
             max_length=self.registry.limits.max_entry_chars,
             allow_secrets=self.registry.limits.allow_secrets,
         )

@@ -4,14 +4,16 @@ every Nth store, and session review (`reflect`). Fail-open, off by default (`[ll
 Rules (the pure ones are `memd.core.llm.policy`; prompts and parsers `memd.core.llm`):
 - With no model (no `[llm] command`) and no verdict from the caller (`params.llm`), a store is
   the plain store path, untouched, and its result carries no `llm`.
-- Otherwise a store the policy may ask about (no slug, not a dry run, not an episode) is first
-  decided as a dry run through the normal store path. Only a dry run that stores a new entry
-  near a `matched` entry it does not contradict is worth an opinion; any other store is then
-  made plainly (its result carries no `llm`).
-- The caller's own verdict (`params.llm`, the MCP bridge's sampling) is used as given, without
-  asking the daemon's model; else the model command is asked (`prompts.redundancy` with the
-  matched entry and the next closest ones, none it contradicts), holding no lock while it
-  thinks. A store into Security is not sent to the command unless `send_security` is set.
+- Otherwise a store the policy may ask about (no slug, not a dry run, not an episode) is made
+  with `ask_first` (`transitions.Store`): in one go, as usual, unless it is one a model is asked
+  about (a new entry near a `matched` entry it does not contradict: `policy.worth_asking`);
+  that one is made as a dry run, and its result says so.
+- The caller's own verdict (`params.llm`, the MCP bridge's sampling, which made its own dry
+  run) is used as given, without a dry run or the daemon's model: "restates" names the entry
+  (slug or exact text) as the category holds it now. Else the model command is asked
+  (`prompts.redundancy` with the matched entry and the next closest ones, none it
+  contradicts), holding no lock while it thinks. A store into Security is not sent to the
+  command unless `send_security` is set.
 - The store is then made with the verdict (`transitions.Store.restated`): the write decision
   re-runs under the lock, and the verdict applies only if it still does. The result's `llm`
   says what the model said; its message says when the verdict turned the store into an update
@@ -117,19 +119,35 @@ class SecondOpinion:
     async def _store_with_opinion(
         self, workspace: Workspace, category: Category, params: p.StoreParams, store_into: StoreInto
     ) -> p.StoreResult:
-        checked = await store_into(workspace, category, params.content, dry_run=True)
-        worth = policy.worth_asking(
-            slug=params.slug,
-            dry_run=params.dry_run,
-            episode_category=category.kind == "episode",
-            action=checked.action,
-            matched=checked.matched is not None,
-            conflict=checked.conflict,
+        if params.llm is not None:
+            opinion = msgspec.structs.replace(
+                params.llm, consulted=True, source=params.llm.source or "sampling"
+            )
+            named = _named_entry(workspace, category, params.llm)
+            return await self._store_as_judged(
+                workspace, category, params, store_into, opinion, named
+            )
+        first = await store_into(
+            workspace, category, params.content, reason=params.reason, ask_first=True
         )
-        if not worth or checked.matched is None:
-            return await store_into(workspace, category, params.content, reason=params.reason)
-        candidates = _candidates(workspace, category, checked.content, checked.matched)
-        opinion, restated = await self._opinion(category, checked.content, candidates, params.llm)
+        if not first.dry_run or first.matched is None:
+            return first  # stored (or skipped, updated) in one go: nothing to ask about
+        candidates = _candidates(workspace, category, first.content, first.matched)
+        opinion, restated = await self._ask(category, first.content, candidates)
+        return await self._store_as_judged(
+            workspace, category, params, store_into, opinion, restated
+        )
+
+    async def _store_as_judged(
+        self,
+        workspace: Workspace,
+        category: Category,
+        params: p.StoreParams,
+        store_into: StoreInto,
+        opinion: p.LlmOpinion,
+        restated: transitions.Restated | None,
+    ) -> p.StoreResult:
+        """Store `params` with the verdict (`restated`: what it restates, None: nothing)."""
         if restated is None:
             result = await store_into(workspace, category, params.content, reason=params.reason)
             return msgspec.structs.replace(result, llm=opinion)
@@ -145,23 +163,10 @@ class SecondOpinion:
             message = f"{message} {policy.verdict_message(restated.content)}"
         return msgspec.structs.replace(result, llm=opinion, message=message)
 
-    async def _opinion(
-        self,
-        category: Category,
-        content: str,
-        candidates: Sequence[p.MatchedEntry],
-        given: p.LlmOpinion | None,
+    async def _ask(
+        self, category: Category, content: str, candidates: Sequence[p.MatchedEntry]
     ) -> tuple[p.LlmOpinion, transitions.Restated | None]:
-        """The verdict on `content` (the caller's, or the model's) and what it restates."""
-        if given is not None:
-            opinion = msgspec.structs.replace(
-                given, consulted=True, source=given.source or "sampling"
-            )
-            named = given.restates
-            found = [c for c in candidates if named is not None and named in (c.slug, c.content)]
-            if given.verdict != "restates" or not found:
-                return opinion, None
-            return opinion, _restated(found[0])
+        """The daemon's model's verdict on `content` and what it restates."""
         assert self.model is not None
         if not prompts.may_send(
             category.name, external=True, security_allowed=self.settings.send_security
@@ -334,6 +339,21 @@ def _candidates(
             continue
         found.append(p.MatchedEntry(slug=entry.slug, content=entry.content, line=entry.line))
     return found
+
+
+def _named_entry(
+    workspace: Workspace, category: Category, given: p.LlmOpinion
+) -> transitions.Restated | None:
+    """The entry a caller's "restates" verdict names (by slug, or by its exact text), as the
+    category holds it now; None for another verdict, or a name no entry has."""
+    named = given.restates
+    if given.verdict != "restates" or named is None:
+        return None
+    catalog = workspace.actor(category).snapshot.catalog
+    for entry in () if catalog is None else catalog.entries:
+        if named in (entry.slug, entry.content):
+            return transitions.Restated(slug=entry.slug, content=entry.content)
+    return None
 
 
 def _restated(entry: p.MatchedEntry) -> transitions.Restated:
