@@ -10,12 +10,14 @@ import os
 import stat
 import subprocess
 import sys
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from memd_client import Client
+from memd_client.errors import EntryNotFound
 from tests.conftest import DaemonProcess, start_daemon
 from tests.e2e.test_cli import memd
 from tests.e2e.test_hacklm_node import NODE, Writer
@@ -230,3 +232,39 @@ def test_the_inbox_beside_hacklms_writer(daemon: DaemonProcess, workspace: Path)
     assert hand == [f"- hand entry {n} unique-word-hand{n}." for n in range(5)]
     archive = (memory / "archive.md").read_text()
     assert all(f"unique-agent{n}." in archive for n in range(10, 15))
+
+
+def test_one_entry_accepted_by_two_clients_at_once_is_stored_once(
+    daemon: DaemonProcess, workspace: Path
+) -> None:
+    """Two accepts of one entry at once (the second with an edited text): one stores it, the
+    other is told it is not waiting any more and stores nothing."""
+    with Client(daemon.socket_path, workspace=workspace) as agent:
+        held = agent.store(category="Security", content="Never log the session token.")
+    assert held.inbox_id is not None
+    barrier = threading.Barrier(2)
+    outcomes: list[str] = []
+
+    def accept(content: str | None) -> None:
+        with Client(daemon.socket_path, workspace=workspace, origin="user") as person:
+            barrier.wait()
+            try:
+                outcomes.append(person.resolve(held.inbox_id or "", "accept", content=content).id)
+            except EntryNotFound as exc:
+                outcomes.append(f"not found: {exc.message}")
+
+    threads = [
+        threading.Thread(target=accept, args=(text,))
+        for text in (None, "Rotate the deploy key every 90 days.")
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    assert sorted(o.startswith("not found") for o in outcomes) == [False, True], outcomes
+    memory = workspace / ".memory"
+    security = _entries(memory / "security.md")
+    kept = [line for line in security if "session token" in line or "deploy key" in line]
+    assert len(kept) == 1, security
+    assert not (memory / "archive.md").exists()  # neither stored and then replaced
+    assert _entries(workspace / ".memory" / "inbox.md") == []

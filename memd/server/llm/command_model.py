@@ -7,6 +7,10 @@ Rules:
 - At most MAX_RUNNING commands run at a time, daemon-wide; a prompt that waits for a turn
   spends its own timeout waiting.
 - Past `timeout` seconds (waiting included) the whole process group is killed and reaped.
+- The answer is what the command printed by the time it exited (stdout read to its end, or for
+  EXIT_GRACE seconds after the exit when a child it left behind holds stdout open). When it
+  has exited, or at its timeout, its whole process group is killed and reaped: a child it
+  left running (in its group) never outlives the question.
 - At most `answers.MAX_ANSWER_BYTES` of stdout are read: an answer longer than that is no
   answer, and the command is killed.
 - Any failure (the command cannot start, exits non-zero, stalls, prints too much or text that is
@@ -32,6 +36,8 @@ logger = logging.getLogger(__name__)
 MAX_RUNNING = 2
 """How many model commands run at once, daemon-wide."""
 MAX_STDERR_BYTES = 4096
+EXIT_GRACE = 1.0
+"""Seconds stdout is read after the command exits (a child it left may hold the pipe open)."""
 
 
 class CommandModel:
@@ -79,18 +85,31 @@ class CommandModel:
 
 async def _converse(process: Process, prompt: str) -> str | None:
     assert process.stdin is not None and process.stdout is not None
+    stdout = process.stdout
     answer = bytearray()
+    too_long = False
+    read = anyio.Event()
+
+    async def read_answer() -> None:
+        nonlocal too_long
+        too_long = await _read_bounded(stdout, answer)
+        if too_long:
+            _kill(process)
+        read.set()
+
     async with anyio.create_task_group() as tasks:
         if process.stderr is not None:
             tasks.start_soon(_log_stderr, process.stderr)
+        tasks.start_soon(read_answer)
         with contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
             await process.stdin.send(prompt.encode("utf-8", "replace"))
         with contextlib.suppress(OSError):
             await process.stdin.aclose()
-        too_long = await _read_bounded(process.stdout, answer)
-        if too_long:
-            _kill(process)
         code = await process.wait()
+        with anyio.move_on_after(EXIT_GRACE):
+            await read.wait()
+        _kill(process)  # a child it left behind goes with its group
+        tasks.cancel_scope.cancel()  # stdout may still be held by one outside the group
     if too_long:
         logger.info("llm_command printed over %d bytes: no opinion", MAX_ANSWER_BYTES)
         return None
@@ -131,10 +150,10 @@ def _kill(process: Process) -> None:
 
 
 async def _end(process: Process) -> None:
-    """Kill the command's process group if it still runs, and reap it (even when cancelled)."""
+    """Kill the command's process group (a child it left may outlive it), and reap it (even
+    when cancelled)."""
     with anyio.CancelScope(shield=True):
-        if process.returncode is None:
-            _kill(process)
+        _kill(process)
         with anyio.move_on_after(5):
             await process.wait()
         for stream in (process.stdin, process.stdout, process.stderr):

@@ -23,6 +23,8 @@ Rules:
 - A "store" proposal under the slug of an entry that exists (check's fix) is guarded by that
   entry's text (`inbox_format.guard`): accepting updates the entry only while it still says it
   (a store with `replaces`), else it stays waiting, and the message says the entry changed.
+- Resolutions of one inbox run one at a time (`InboxFile.resolving`): an entry accepted by two
+  clients at once is stored once, and the second is told it is not waiting any more.
 """
 
 from __future__ import annotations
@@ -127,6 +129,14 @@ async def resolve(
         EntryNotFound: no inbox entry has that id.
         CategoryNotFound: the entry's category is not one of the workspace's.
     """
+    async with workspace.inbox.resolving:
+        return await _resolve(workspace, params, store_into)
+
+
+async def _resolve(
+    workspace: Workspace, params: p.ResolveParams, store_into: StoreInto
+) -> p.ResolveResult:
+    """`resolve` once the inbox's resolving lock is held."""
     items = {item.id: item for item in await workspace.inbox.items()}
     item = items.get(params.id)
     if item is None:
@@ -163,7 +173,7 @@ async def resolve(
     except EntryNotFound:
         if replaces is None:
             raise
-        return await resolve(workspace, params, store_into)  # changed since the look above
+        return await _resolve(workspace, params, store_into)  # changed since the look above
     await workspace.inbox.take(item.id)
     return p.ResolveResult(
         id=item.id,

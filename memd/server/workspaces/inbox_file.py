@@ -10,6 +10,8 @@ Rules:
   entry's text goes to the archive (under the same hold, before it leaves the inbox), an
   accepted one is stored by the caller before it is taken out: an entry is never lost between.
 - The file is read without following links, like every file in `.memory/`.
+- `resolving` is held by whoever resolves an entry (looks it up, stores or archives it, takes
+  it out), so two clients accepting one entry at once store it once: the second finds it gone.
 """
 
 from __future__ import annotations
@@ -45,6 +47,8 @@ class InboxFile:
         self._lock = lock
         self._archive = archive
         self._mutex = anyio.Lock()
+        self.resolving = anyio.Lock()
+        """Held across one entry's resolution (`memd.server.methods.review.resolve`)."""
 
     def _read(self) -> str:
         found = storage.read_text(self.path, follow_links=False)

@@ -83,3 +83,20 @@ async def test_a_command_ignoring_its_timeout_is_killed_with_its_whole_group(
     parent, grandchild = map(int, pids.read_text().split())
     await until(lambda: _gone(parent))
     await until(lambda: _gone(grandchild))  # in the command's group, so killed with it
+
+
+async def test_a_command_that_answers_and_leaves_a_child_holding_stdout_is_answered(
+    tmp_path: Path,
+) -> None:
+    """The answer printed before the exit counts, without waiting out the timeout for the
+    child's end of the pipe, and the child (in the command's group) is killed."""
+    pids = tmp_path / "pids"
+    code = (
+        "import subprocess, sys\n"
+        "child = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(600)'])\n"
+        f"open({str(pids)!r}, 'w').write(str(child.pid))\n"
+        "print('{\"proposals\": []}')\n"
+    )
+    model = _python(code, timeout=20)  # the child outlives it: waiting for it is no answer
+    assert await model.ask("x") == '{"proposals": []}\n'
+    await until(lambda: _gone(int(pids.read_text())))
