@@ -84,7 +84,7 @@ def test_a_hand_edit_and_an_applied_cleanup_are_undone_entry_by_entry(
         "- [ci-cache-2] The CI cache expires after 7 days.\n"
         "- The flaky test is test_upload.\n"
     )
-    with Client(daemon.socket_path, workspace=workspace) as client:
+    with Client(daemon.socket_path, workspace=workspace, origin="user") as client:
         client.list()  # loaded and watched
         text = (memory / "quirks.md").read_text()
         (memory / "quirks.md").write_text(text.replace("test_upload", "test_download"))
@@ -137,7 +137,7 @@ def test_a_change_git_made_is_undone_through_memds_writes(
     quirks.write_text("# Quirks\n\n- [node] The build needs Node 22.\n- [pnpm] Use pnpm 9.\n")
     _git(repo, "commit", "-q", "-am", "two")
     _git(repo, "checkout", "-q", "one")
-    with Client(daemon.socket_path, workspace=repo) as client:
+    with Client(daemon.socket_path, workspace=repo, origin="user") as client:
         client.list()  # loaded and watched
         _git(repo, "merge", "-q", "two")
         wait_until(lambda: client.history(slug="pnpm").versions)
@@ -148,6 +148,26 @@ def test_a_change_git_made_is_undone_through_memds_writes(
     }
     assert entries(repo, "quirks.md") == [("node", "The build needs Node 20.")]
     assert "Use pnpm 9." in archive(repo) and "The build needs Node 22." in archive(repo)
+
+
+def test_an_agents_undo_never_takes_back_a_persons_edit(
+    daemon: DaemonProcess, workspace: Path
+) -> None:
+    with Client(daemon.socket_path, workspace=workspace) as agent:
+        agent.store(category="Quirk", content="The build needs Node 20.", slug="node")
+        quirks = workspace / ".memory" / "quirks.md"
+        quirks.write_text(quirks.read_text() + "- [vpn] The VPN drops idle ssh sessions.\n")
+        wait_until(lambda: agent.history(slug="vpn").versions)
+        refused = agent.undo()
+        with Client(daemon.socket_path, workspace=workspace, origin="user") as person:
+            taken_back = person.undo()
+    (change,) = refused.changes
+    assert (change.action, change.outcome) == ("edit", "refused")
+    assert "a person's change" in change.reason and "memd undo" in change.reason
+    assert refused.operations == []
+    assert [(c.action, c.outcome) for c in taken_back.changes] == [("edit", "reverted")]
+    assert entries(workspace, "quirks.md") == [("node", "The build needs Node 20.")]
+    assert "The VPN drops idle ssh sessions." in archive(workspace)
 
 
 def test_a_line_changed_since_is_refused_and_named_never_overwritten(
@@ -226,10 +246,8 @@ def test_an_agent_cannot_undo_a_person_back_into_an_instruction_like_rule(
     stored = memd("store", "-c", "Instruction", "--slug", "setup", rule, cwd=workspace,
                   socket=daemon.socket_path)  # fmt: skip
     assert stored.returncode == 0, stored.stderr
-    deleted = memd("delete", "-c", "Instruction", "setup", cwd=workspace,
-                   socket=daemon.socket_path)  # fmt: skip
-    assert deleted.returncode == 0, deleted.stderr
     with Client(daemon.socket_path, workspace=workspace, client_name="agent") as client:
+        assert client.delete(category="Instruction", slug="setup").deleted  # the agent's own
         refused = client.undo()
         pending = client.restore(slug="setup")
     (change,) = refused.changes

@@ -59,6 +59,8 @@ MAX_TRACKED_WORKSPACES = 256
 """Workspaces whose recent stores are kept for gap analysis (the least recent are forgotten)."""
 SECURITY_WITHHELD = "Security text is not sent to llm_command unless [llm] send_security is set."
 MODEL_WRITER = p.Writer(client="memd-llm", origin="extracted")
+NO_ANSWER = "The model gave no answer in time (it stalled, failed or printed nothing)."
+UNREADABLE = "The model answered, but not with the JSON the prompt asks for."
 
 
 class _Recent:
@@ -177,7 +179,7 @@ class SecondOpinion:
         shown = candidates[: prompts.MAX_CANDIDATES]
         parsed = None if answer is None else answers.redundancy(answer, len(shown))
         if parsed is None:
-            why = "The model gave no answer in time." if answer is None else "Unreadable answer."
+            why = NO_ANSWER if answer is None else UNREADABLE
             return p.LlmOpinion(consulted=True, reason=why, source="command"), None
         if parsed.candidate is None:
             return (
@@ -250,8 +252,8 @@ class SecondOpinion:
         try:
             prompt = prompts.gap(categories, recent, conversation)
             result = await self._propose(root, categories, prompt, "gap", propose)
-            if result is not None:
-                logger.info("gap analysis of %s: %s", root, result.message)
+            told = result if isinstance(result, str) else result.message
+            logger.info("gap analysis of %s: %s", root, told)
         except Exception:  # a failing analysis must never reach the daemon's task group
             logger.exception("gap analysis of %s failed", root)
         finally:
@@ -265,16 +267,18 @@ class SecondOpinion:
         source: p.ProposalSource,
         propose: Propose,
         writer: p.Writer | None = None,
-    ) -> p.ProposeResult | None:
-        """Ask the model `prompt` and propose what it answers; None if it gave no usable
-        answer (an empty list of memories is a usable answer, proposed as nothing)."""
+    ) -> p.ProposeResult | str:
+        """Ask the model `prompt` and propose what it answers; else why it gave no usable answer
+        (an empty list of memories is a usable answer, proposed as nothing)."""
         assert self.model is not None
         answer = await self.model.ask(prompt)
+        if answer is None:
+            return NO_ANSWER
         most = prompts.MAX_PROPOSALS if source == "gap" else prompts.MAX_SESSION_PROPOSALS
         names = [category.name for category in categories]
-        parsed = None if answer is None else answers.proposals(answer, names, most)
+        parsed = answers.proposals(answer, names, most)
         if parsed is None:
-            return None
+            return UNREADABLE
         kept, _dropped = parsed
         proposals = [
             p.Proposal(category=m.category, content=m.content, reason=f"{source} (llm_command)")
@@ -309,12 +313,10 @@ class SecondOpinion:
         proposed = await self._propose(
             workspace.root, categories, prompt, "session", propose, params.writer
         )
-        if proposed is None:
+        if isinstance(proposed, str):
             return p.ReflectResult(
-                llm=p.LlmOpinion(
-                    consulted=True, reason="No usable answer in time.", source="command"
-                ),
-                message="The model gave no usable answer in time; nothing was proposed.",
+                llm=p.LlmOpinion(consulted=True, reason=proposed, source="command"),
+                message=f"{proposed} Nothing was proposed.",
                 workspace=workspace.root,
             )
         return p.ReflectResult(

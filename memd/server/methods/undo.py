@@ -15,9 +15,10 @@ Rules:
   naming it), unless every change of it was refused: that operation stays the newest to undo
   (`to` goes past it). A dry run plans each older operation against what the newer ones'
   steps would leave, and writes and records nothing.
-- An agent's undo (origin "agent") never brings back a text that an agent's store would have
-  to leave for review (`memd.core.review.policy`): that change is refused, saying a person
-  can run it.
+- An agent's undo (any origin but "user") never takes back a person's change (a hand edit, or
+  a store or undo through the CLI: origin "user") or git's (origin "merged"): that change is
+  refused, saying a person's `memd undo` can take it back. Nor does it bring back a text that
+  an agent's store would have to leave for review (`memd.core.review.policy`).
 """
 
 from __future__ import annotations
@@ -37,6 +38,9 @@ from memd.server.workspaces.actor import CategoryActor
 from memd.server.workspaces.workspace import Workspace
 from memd_client import protocol as p
 from memd_client.errors import EntryNotFound, InvalidParams, RpcError
+
+OTHERS = frozenset({"user", "merged"})
+"""The origins of changes an agent's undo never takes back: a person's and git's."""
 
 Clock = Callable[[], float]
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
@@ -127,11 +131,20 @@ class Undo:
         )
 
     def _checked(self, step: undo_plan.Step) -> undo_plan.Step:
-        """`step`, refused if an agent would bring back a text that waits for review."""
+        """`step`, refused if an agent would take back someone else's change or bring back a
+        text that waits for review (see the module rules)."""
+        origin = "agent" if self.writer is None else self.writer.origin
+        if origin != "user" and step.change.origin in OTHERS and step.kind != "unchanged":
+            whose = "git's" if step.change.origin == "merged" else "a person's"
+            return undo_plan.Step(
+                change=step.change,
+                kind="refused",
+                reason=f"it is {whose} change, which an agent never takes back; a person can "
+                "undo it with `memd undo`",
+            )
         back = step.change.replaced
         if step.kind not in ("set_back", "put_back", "reword") or back is None:
             return step
-        origin = "agent" if self.writer is None else self.writer.origin
         category = self.categories.get(step.change.category)
         if category is None or category.kind != "rule":
             return step
