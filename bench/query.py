@@ -9,9 +9,12 @@ evenly over the five category files of one workspace, written before a real `mem
   pre-encoded frame, read until the reply's newline (memd's `LineDecoder`), decode the reply
   into the typed `QueryResult` with msgspec;
 - `client`: the same through `memd_client.Client.query` (what library users pay);
-- `echo_anyio`, `echo_plain`: the floor. A trivial server in its own process (`bench._echo`;
-  anyio streams as memd uses, or blocking stdlib sockets), same framing, answering each request
-  with memd's own reply to it (same bytes, same size), timed with the same client loop;
+- `noop`: the issue-35 floor: a `status` request (it reads nothing) through the same daemon,
+  timed with the same client loop: the daemon's own round trip, without the search;
+- `echo_anyio`, `echo_plain`: the transport's floor. A trivial server in its own process
+  (`bench._echo`; anyio streams as memd uses, or blocking stdlib sockets), same framing,
+  answering each request with memd's own reply to it (same bytes, same size), timed with
+  the same client loop;
 - `fts5`: SQLite FTS5 (porter) bm25 top-10 over the same entries, in-process, words OR-ed;
 - `hacklm`: what a client does without memd: read and parse every category file, then
   substring-score (`bench.retrieval.hacklm_rank`), per query, in-process.
@@ -19,7 +22,12 @@ evenly over the five category files of one workspace, written before a real `mem
 Each method runs whole passes over `QUERIES` until a time budget is spent (at least one pass).
 Targets (issue 7): memd p50 <= 0.5 ms and <= 5x the (anyio) echo at 10k, <= 3 ms at 100k, and
 sub-linear growth of memd's own cost (p50 minus the echo floor): its exponent between the two
-largest sizes, ln(cost ratio) / ln(size ratio), below 1.
+largest sizes, ln(cost ratio) / ln(size ratio), below 1. Issue 35: memd p50 <= 3x the `noop`
+p50 at 10k.
+
+`--baseline-daemon PATH` runs another `memd` executable (the commit a change started from, say)
+on the same workspace in the same run, right after this tree's: `base_memd` and `base_noop` are
+its `memd` and `noop`, so every figure stands beside the baseline's.
 
 Figures go to stdout as a Markdown table and to `bench/results/query.json`
 (`query-quick.json` with `--quick`: 200 and 1,000 entries, short budgets).
@@ -104,12 +112,20 @@ QUERIES: tuple[str, ...] = (
 METHODS: dict[str, str] = {
     "memd": "memd `query` over the socket",
     "client": "memd via `Client.query`",
+    "noop": "floor: `status` through the same daemon (no-op)",
     "echo_anyio": "floor: echo server (anyio), same framing and reply",
     "echo_plain": "floor: echo server (plain sockets), same framing and reply",
     "fts5": "SQLite FTS5 bm25 top-10, in-process",
     "hacklm": "HackLM-style: read + parse files, substring score",
 }
 FLOOR = "echo_anyio"
+NOOP = "noop"
+BASELINE_METHODS: dict[str, str] = {
+    "base_memd": "baseline daemon: `query` over the socket",
+    "base_noop": "baseline daemon: `status` (no-op)",
+}
+TARGET_NOOP_RATIO_10K = 3.0
+STATUS_FRAME = b'{"jsonrpc":"2.0","id":1,"method":"status","params":{}}\n'
 
 # ---------------------------------------------------------------------------- corpus
 
@@ -331,8 +347,14 @@ def summary(samples: list[float]) -> dict[str, float]:
 # ---------------------------------------------------------------------------- one size
 
 
-def run_size(n_entries: int, budget_s: float, queries: Sequence[str] = QUERIES) -> dict[str, Any]:
-    """Measure every method at `n_entries` entries; return its figures.
+def run_size(
+    n_entries: int,
+    budget_s: float,
+    queries: Sequence[str] = QUERIES,
+    baseline_daemon: str | None = None,
+) -> dict[str, Any]:
+    """Measure every method at `n_entries` entries (and the baseline daemon's, if named);
+    return its figures.
 
     Returns:
         "entries", "file_bytes", "load_ms" (memd's first query: workspace load and index
@@ -354,9 +376,7 @@ def run_size(n_entries: int, budget_s: float, queries: Sequence[str] = QUERIES) 
             replies = [raw.round_trip(frame) for frame in frames]  # warm-up, and the echo's
             hits = [len(_reply_decoder.decode(reply).result.results) for reply in replies]
             figures["mean_hits"] = sum(hits) / len(hits)
-            methods["memd"] = summary(
-                time_queries(lambda i: raw.query(frames[i]), len(frames), budget_s)
-            )
+            methods["memd"], methods["noop"] = _time_daemon(raw, frames, budget_s)
         finally:
             raw.close()
         with Client(socket_path, workspace=workspace, timeout=QUERY_TIMEOUT) as client:
@@ -365,6 +385,21 @@ def run_size(n_entries: int, budget_s: float, queries: Sequence[str] = QUERIES) 
                     lambda i: client.query(queries[i], limit=LIMIT), len(queries), budget_s
                 )
             )
+    if baseline_daemon is not None:
+        with running_daemon(private_state=True, executable=baseline_daemon) as (socket_path, root):
+            workspace = root / f"ws-{n_entries}"
+            write_workspace(workspace, corpus)
+            baseline_frames = request_frames(workspace, queries)
+            raw = RawClient(socket_path)
+            try:
+                raw.query(request_frames(workspace, ["first query"])[0])
+                for frame in baseline_frames:  # warm-up, as this tree's had
+                    raw.round_trip(frame)
+                methods["base_memd"], methods["base_noop"] = _time_daemon(
+                    raw, baseline_frames, budget_s
+                )
+            finally:
+                raw.close()
     for mode in ("anyio", "plain"):
         methods[f"echo_{mode}"] = _time_echo(mode, replies, frames, budget_s)
     started = time.perf_counter()
@@ -387,8 +422,33 @@ def run_size(n_entries: int, budget_s: float, queries: Sequence[str] = QUERIES) 
     for found in methods.values():
         found["p50_x_floor"] = found["p50_ms"] / floor
         found["memd_p50_ratio"] = memd / found["p50_ms"]
+    figures["memd_x_noop"] = memd / methods[NOOP]["p50_ms"]
+    if baseline_daemon is not None:
+        figures["base_memd_x_noop"] = (
+            methods["base_memd"]["p50_ms"] / methods["base_noop"]["p50_ms"]
+        )
     figures["methods"] = methods
     return figures
+
+
+def _time_daemon(
+    raw: RawClient, frames: list[bytes], budget_s: float
+) -> tuple[dict[str, float], dict[str, float]]:
+    """Time the queries and the no-op (`status`) on one daemon, each query followed by one
+    no-op, so that both see the same machine; return (query summary, no-op summary)."""
+    queried: list[float] = []
+    idle: list[float] = []
+
+    def ask(index: int) -> None:
+        started = time.perf_counter()
+        raw.round_trip(STATUS_FRAME)
+        idle.append((time.perf_counter() - started) * 1000.0)
+        started = time.perf_counter()
+        raw.query(frames[index])
+        queried.append((time.perf_counter() - started) * 1000.0)
+
+    time_queries(ask, len(frames), 2 * budget_s, max_samples=MAX_SAMPLES)
+    return summary(queried), summary(idle)
 
 
 def _time_echo(
@@ -411,7 +471,11 @@ def _time_echo(
 
 
 def run(
-    sizes: Sequence[int] = SIZES, *, budget_s: float = BUDGET_S, output: Path | None = None
+    sizes: Sequence[int] = SIZES,
+    *,
+    budget_s: float = BUDGET_S,
+    output: Path | None = None,
+    baseline_daemon: str | None = None,
 ) -> dict[str, Any]:
     """Measure every size, print the table and the targets, write the JSON report.
 
@@ -422,7 +486,7 @@ def run(
     began = time.perf_counter()
     results = []
     for n_entries in sizes:
-        results.append(run_size(n_entries, budget_s))
+        results.append(run_size(n_entries, budget_s, baseline_daemon=baseline_daemon))
         print(f"  {n_entries} entries measured ({time.perf_counter() - began:.1f} s)", flush=True)
     report: dict[str, Any] = {
         "benchmark": "query",
@@ -432,13 +496,14 @@ def run(
         "budget_s": budget_s,
         "labels": METHODS,
         "floor": FLOOR,
+        "baseline_daemon": baseline_daemon,
         "sizes": results,
         "growth": growth(results),
     }
     report["targets"] = targets(results, report["growth"])
     report["seconds"] = time.perf_counter() - began
     print()
-    print(markdown_table(results))
+    print(markdown_table(results, baseline=baseline_daemon is not None))
     print()
     for line in size_notes(results):
         print(line)
@@ -502,6 +567,16 @@ def targets(
         judge("p50 at 10k", by_size[10_000]["memd"]["p50_ms"], TARGET_P50_10K_MS, " ms")
         ratio = by_size[10_000]["memd"]["p50_x_floor"]
         judge("p50 at 10k vs echo", ratio, TARGET_ECHO_RATIO_10K, "x")
+        noop = by_size[10_000]["memd"]["p50_ms"] / by_size[10_000][NOOP]["p50_ms"]
+        judge("p50 at 10k vs a no-op through the daemon", noop, TARGET_NOOP_RATIO_10K, "x")
+        if "base_memd" in by_size[10_000]:
+            base = by_size[10_000]["base_memd"]["p50_ms"] / by_size[10_000]["base_noop"]["p50_ms"]
+            verdicts["baseline: p50 at 10k vs a no-op"] = {
+                "value": base,
+                "target": TARGET_NOOP_RATIO_10K,
+                "met": base <= TARGET_NOOP_RATIO_10K,
+                "text": f"{base:.3f}x, the baseline daemon in this run (this tree: {noop:.3f}x)",
+            }
     if 100_000 in by_size:
         judge("p50 at 100k", by_size[100_000]["memd"]["p50_ms"], TARGET_P50_100K_MS, " ms")
     if steps:
@@ -519,15 +594,16 @@ def targets(
     return verdicts
 
 
-def markdown_table(results: Sequence[dict[str, Any]]) -> str:
-    """Return the Markdown table: one row per size and method."""
+def markdown_table(results: Sequence[dict[str, Any]], *, baseline: bool = False) -> str:
+    """Return the Markdown table: one row per size and method (and the baseline daemon's)."""
     lines = [
         "| entries | method | queries timed | p50 ms | p99 ms | p50 ÷ echo (anyio) p50 "
         "| memd p50 ÷ its p50 |",
         "|---:|---|---:|---:|---:|---:|---:|",
     ]
+    labels = {**METHODS, **BASELINE_METHODS} if baseline else METHODS
     for result in results:
-        for method, label in METHODS.items():
+        for method, label in labels.items():
             f = result["methods"][method]
             lines.append(
                 f"| {result['entries']:,} | {label} | {f['n']:.0f} | {f['p50_ms']:.3f} "
@@ -552,6 +628,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--quick", action="store_true", help="200 and 1,000 entries, short")
     parser.add_argument("--sizes", type=int, nargs="+", help=f"entry counts (default {SIZES})")
     parser.add_argument("--budget", type=float, help=f"seconds per method and size ({BUDGET_S})")
+    parser.add_argument(
+        "--baseline-daemon", metavar="PATH", help="another memd executable, measured beside"
+    )
     args = parser.parse_args(argv)
     sizes: Sequence[int]
     if args.quick:
@@ -562,6 +641,7 @@ def main(argv: list[str] | None = None) -> None:
         args.sizes or sizes,
         budget_s=args.budget if args.budget is not None else budget,
         output=RESULTS_DIR / name,
+        baseline_daemon=args.baseline_daemon,
     )
 
 

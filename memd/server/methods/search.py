@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime
+import functools
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Literal, NamedTuple, Protocol, TypeVar
@@ -168,7 +169,10 @@ class Searchable:
         return ranking.Hit(key=key, entry=entry, score=found.score)
 
     def per_file(self, judge: Callable[[Key, Entry], Value]) -> Callable[[Key, Entry], Value]:
-        """`judge` (a filter or a boost) called with each entry's own key and entry."""
+        """`judge` (a filter or a boost) called with each entry's own key and entry (`judge`
+        itself without sources: every index is then its own file's)."""
+        if not self.segments:
+            return judge
         return lambda key, entry: judge(*self.owner(key, entry))
 
 
@@ -222,17 +226,39 @@ def usage_boost(searched: Mapping[Key, SearchedFile]) -> ranking.Boost[Key] | No
         return None
     boosts = {key: workspace.usage.make_boost() for key, workspace in workspaces.items()}
     today = datetime.date.fromtimestamp(time.time())
-
-    def boost(key: Key, entry: Entry) -> float:
-        searched_file = searched[key]
+    # Each key's nudge, looked up once a search (a boost is asked for every entry walked).
+    by_key: dict[Key, Callable[[Entry], float]] = {}
+    for key, searched_file in searched.items():
         category = searched_file.category
         if category is None:  # a source's chunk: no usage history
-            return 1.0
-        factor = boosts[id(searched_file.workspace)](category, entry)
+            by_key[key] = _no_nudge
+            continue
+        nudge = boosts[id(searched_file.workspace)]
         if category.kind == "episode":
             half_life = searched_file.workspace.episode_half_life_days
-            factor *= episode_factor(entry.slug, entry.content, today, half_life)
-        return factor
+            nudge = _decayed(nudge, today, half_life)
+        by_key[key] = functools.partial(nudge, category)
+
+    def boost(key: Key, entry: Entry) -> float:
+        return by_key[key](entry)
+
+    return boost
+
+
+def _no_nudge(entry: Entry) -> float:
+    """The boost of a source's chunk: none (it has no usage history)."""
+    return 1.0
+
+
+def _decayed(
+    nudge: Callable[[Category, Entry], float], today: datetime.date, half_life_days: float
+) -> Callable[[Category, Entry], float]:
+    """An episode's boost: its usage nudge times its decay (`memd.core.search.decay`)."""
+
+    def boost(category: Category, entry: Entry) -> float:
+        return nudge(category, entry) * episode_factor(
+            entry.slug, entry.content, today, half_life_days
+        )
 
     return boost
 
