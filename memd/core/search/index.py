@@ -499,23 +499,28 @@ class _Filling:
         class_ids = index._class_ids
         start = self.done
         stop = min(len(self.ordered), start + unit)
+        ordered, known = self.ordered, lists.get
+        total = self.total
         for doc in range(start, stop):
-            counts, length = entry_terms(self.ordered[doc])
-            self.total += length
+            counts, length = entry_terms(ordered[doc])
+            total += length
             lengths[length] = lengths.get(length, 0) + 1
             by_tf = class_ids.get(length)  # this loop is most of a cold start: kept tight
+            if by_tf is None:
+                by_tf = class_ids[length] = {}
             for term, tf in counts.items():
-                klass = by_tf.get(tf) if by_tf is not None else None
+                klass = by_tf.get(tf)
                 if klass is None:
                     klass = index._class(tf, length)
-                    by_tf = class_ids[length]
-                found = lists.get(term)
+                posting = klass << CLASS_SHIFT | doc
+                found = known(term)
                 if found is None:
-                    lists[term] = klass << CLASS_SHIFT | doc
-                elif isinstance(found, int):
-                    lists[term] = [found, klass << CLASS_SHIFT | doc]
+                    lists[term] = posting
+                elif type(found) is int:
+                    lists[term] = [found, posting]
                 else:
-                    found.append(klass << CLASS_SHIFT | doc)
+                    found.append(posting)  # type: ignore[union-attr]
+        self.total = total
         self.done = stop
 
 
