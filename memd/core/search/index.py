@@ -41,7 +41,7 @@ from typing import TYPE_CHECKING, NamedTuple
 import msgspec
 
 from memd.core.format.mdformat import Entry
-from memd.core.search.terms import entry_terms, is_word
+from memd.core.search.terms import WHOLE_PREFIX, entry_terms, is_word
 
 CLASS_SHIFT = 32
 DOC_MASK = (1 << CLASS_SHIFT) - 1
@@ -473,11 +473,12 @@ class _Filling:
             return False
         lists, packed = self.lists, self.packed
         words: list[str] = []
+        pop, append = lists.popitem, words.append
         for _ in range(min(len(lists), 16 * unit)):  # emptied as packed: never all at once
-            term, values = lists.popitem()
-            packed[term] = values if isinstance(values, int) else array.array("q", sorted(values))
-            if is_word(term):
-                words.append(term)
+            term, values = pop()
+            packed[term] = values if type(values) is int else array.array("q", sorted(values))  # type: ignore[arg-type]
+            if term[0] != WHOLE_PREFIX and " " not in term:  # `is_word`, inlined: per term
+                append(term)
         words.sort()  # the vocabulary sorted a unit at a time: one sort of it all holds the
         self.vocabulary_runs.append(words)  # GIL (everyone's event loop) for about a second
         if lists:
