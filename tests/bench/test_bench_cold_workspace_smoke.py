@@ -34,5 +34,6 @@ def test_cold_workspace_benchmark_runs_quick(
     for name in ("this", "base"):
         figures = row[name]
         assert figures["answer_ms"] >= figures["ready_ms"] > 0
+        assert figures["cpu_ms"] >= 0
         assert figures["peak_mb"] >= figures["settled_mb"] > 0
     assert json.loads(output.read_text())["benchmark"] == "cold_workspace"
