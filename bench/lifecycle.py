@@ -136,13 +136,17 @@ def _wait_ready(sock: socket.socket, process: subprocess.Popen[bytes]) -> None:
 
 
 def _spawn_until_ready(
-    command: list[str], environ: dict[str, str], notify: Path
+    command: list[str], environ: dict[str, str], notify: Path, cwd: Path | None = None
 ) -> tuple[subprocess.Popen[bytes], float]:
-    """Start `command` with NOTIFY_SOCKET=`notify`; return it and ms from spawn to READY=1."""
+    """Start `command` (in `cwd`) with NOTIFY_SOCKET=`notify`; return it and ms from spawn to
+    READY=1."""
     with _notify_socket(notify) as sock:
         began = time.perf_counter()
         process = subprocess.Popen(
-            command, env={**environ, "NOTIFY_SOCKET": str(notify)}, stderr=subprocess.DEVNULL
+            command,
+            env={**environ, "NOTIFY_SOCKET": str(notify)},
+            stderr=subprocess.DEVNULL,
+            cwd=cwd,
         )
         _wait_ready(sock, process)
         return process, (time.perf_counter() - began) * 1000.0

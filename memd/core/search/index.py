@@ -41,7 +41,7 @@ from typing import TYPE_CHECKING, NamedTuple
 import msgspec
 
 from memd.core.format.mdformat import Entry
-from memd.core.search.terms import entry_terms, is_word
+from memd.core.search.terms import WHOLE_PREFIX, entry_terms, is_word
 
 CLASS_SHIFT = 32
 DOC_MASK = (1 << CLASS_SHIFT) - 1
@@ -473,11 +473,12 @@ class _Filling:
             return False
         lists, packed = self.lists, self.packed
         words: list[str] = []
+        pop, append = lists.popitem, words.append
         for _ in range(min(len(lists), 16 * unit)):  # emptied as packed: never all at once
-            term, values = lists.popitem()
-            packed[term] = values if isinstance(values, int) else array.array("q", sorted(values))
-            if is_word(term):
-                words.append(term)
+            term, values = pop()
+            packed[term] = values if type(values) is int else array.array("q", sorted(values))  # type: ignore[arg-type]
+            if term[0] != WHOLE_PREFIX and " " not in term:  # `is_word`, inlined: per term
+                append(term)
         words.sort()  # the vocabulary sorted a unit at a time: one sort of it all holds the
         self.vocabulary_runs.append(words)  # GIL (everyone's event loop) for about a second
         if lists:
@@ -499,23 +500,28 @@ class _Filling:
         class_ids = index._class_ids
         start = self.done
         stop = min(len(self.ordered), start + unit)
+        ordered, known = self.ordered, lists.get
+        total = self.total
         for doc in range(start, stop):
-            counts, length = entry_terms(self.ordered[doc])
-            self.total += length
+            counts, length = entry_terms(ordered[doc])
+            total += length
             lengths[length] = lengths.get(length, 0) + 1
             by_tf = class_ids.get(length)  # this loop is most of a cold start: kept tight
+            if by_tf is None:
+                by_tf = class_ids[length] = {}
             for term, tf in counts.items():
-                klass = by_tf.get(tf) if by_tf is not None else None
+                klass = by_tf.get(tf)
                 if klass is None:
                     klass = index._class(tf, length)
-                    by_tf = class_ids[length]
-                found = lists.get(term)
+                posting = klass << CLASS_SHIFT | doc
+                found = known(term)
                 if found is None:
-                    lists[term] = klass << CLASS_SHIFT | doc
-                elif isinstance(found, int):
-                    lists[term] = [found, klass << CLASS_SHIFT | doc]
+                    lists[term] = posting
+                elif type(found) is int:
+                    lists[term] = [found, posting]
                 else:
-                    found.append(klass << CLASS_SHIFT | doc)
+                    found.append(posting)  # type: ignore[union-attr]
+        self.total = total
         self.done = stop
 
 

@@ -29,7 +29,7 @@ import unicodedata
 from collections.abc import Sequence
 
 from memd.core.format.mdformat import Entry
-from memd.core.text.memo import memo
+from memd.core.text.memo import memo, table_of
 from memd.core.text.stemmer import stem
 
 SLUG_WEIGHT = 0.5
@@ -58,8 +58,6 @@ _BIGRAM_SEPARATOR = " "
 _COMPOUND_BUDGET = 8 << 20
 """Bytes of split compounds kept (`memo.memo`), each charged 300 + 48 bytes a character (a
 camelCase run "aBaB..." splits into a stem per character)."""
-_SLUG_BUDGET = 1 << 20
-"""Bytes of split slugs kept, each charged 200 + 16 bytes a character."""
 
 EntryTerms = tuple[dict[str, float], float]
 """An entry's weighted term frequencies and its length."""
@@ -85,12 +83,15 @@ def identifiers(text: str) -> list[str]:
 
 def split_terms(text: str) -> tuple[list[str], list[str]]:
     """Split `text` into word terms and whole-identifier terms (see the module rules)."""
-    text = _without_accents(text)
+    if not text.isascii():
+        text = _without_accents(text)
     words: list[str] = []
     wholes: list[str] = []
+    known = _COMPOUNDS_SEEN.get  # the memo's table probed inline: most of an index build
     for compound in _COMPOUND.findall(text):
-        stems, whole = _compound_terms(compound)
-        words.extend(stems)
+        found = known(compound)
+        stems, whole = found[0] if found is not None else _compound_terms(compound)
+        words += stems
         if whole:
             wholes.append(whole)
     return words, wholes
@@ -111,6 +112,9 @@ def _compound_terms(compound: str) -> tuple[tuple[str, ...], str]:
     parts = [part.lower() for run in _TOKEN.findall(compound) for part in _camel_parts(run)]
     stems = tuple(stem(part) for part in parts if part not in STOP_WORDS)
     return stems, (WHOLE_PREFIX + "".join(parts) if len(parts) > 1 else "")
+
+
+_COMPOUNDS_SEEN = table_of(_compound_terms)
 
 
 def _camel_parts(run: str) -> list[str]:
@@ -182,7 +186,18 @@ def entry_terms(entry: Entry) -> EntryTerms:
     return counts, length
 
 
-@memo(_SLUG_BUDGET, base=200, per_char=16)
-def _slug_words(slug: str) -> tuple[str, ...]:
-    """A slug's word terms (its parts are joined by "-")."""
-    return tuple(tokenize(slug.replace("-", " ")))
+def _slug_words(slug: str) -> list[str]:
+    """A slug's word terms (its parts are joined by "-"): `tokenize(slug.replace("-", " "))`,
+    with each plain part ("database", "v2") looked up as the compound it is, and a number
+    ("-2", "-1041": often what makes a slug unique) its own term, never kept in the memo."""
+    words: list[str] = []
+    known = _COMPOUNDS_SEEN.get
+    for part in slug.split("-"):
+        if part.isascii() and part.isdigit():
+            words.append(part)  # what `_compound_terms` gives a number: itself
+        elif part.isascii() and part.isalnum():
+            found = known(part)
+            words += found[0][0] if found is not None else _compound_terms(part)[0]
+        elif part:
+            words += split_terms(part)[0]
+    return words

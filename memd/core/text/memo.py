@@ -24,7 +24,7 @@ from __future__ import annotations
 import functools
 import threading
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Concatenate, ParamSpec, TypeVar
 
 P = ParamSpec("P")
@@ -88,10 +88,19 @@ def memo(
             return value
 
         memoised.cache_clear = cache.clear  # type: ignore[attr-defined]
+        memoised.table = table  # type: ignore[attr-defined]  # lookups only: see `table_of`
         memoised.cache_bytes = lambda: cache.used  # type: ignore[attr-defined]
         return memoised
 
     return decorate
+
+
+def table_of(memoised: Callable[..., T]) -> Mapping[object, tuple[T, int]]:
+    """The table of a `memo` function, for a hot loop to probe itself (a dict lookup instead of
+    a call): each key maps to (value, charged bytes). Read it only; call the function on a
+    miss, which computes and keeps the value."""
+    table: Mapping[object, tuple[T, int]] = memoised.table  # type: ignore[attr-defined]
+    return table
 
 
 def budget_bytes() -> int:
