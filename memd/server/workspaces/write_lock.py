@@ -306,8 +306,19 @@ class WorkspaceLock:
                     if request.work is _prepare_only:
                         request.finish(None)
                 group = [request for request in group if not request.done]
-            if group:
-                await anyio.to_thread.run_sync(self._hold_group, group)
+            with anyio.CancelScope(shield=True):  # it carries other writers' work
+                if sum(request.staging is not None for request in group) > 1:
+                    # Several files: their temp files written and fsynced side by side, one
+                    # thread each, so the file system commits them together (ext4: one
+                    # journal commit for concurrent fsyncs), not one after another.
+                    async with anyio.create_task_group() as stagers:
+                        for request in group:
+                            stagers.start_soon(anyio.to_thread.run_sync, _stage_one, request)
+                    group = [request for request in group if not request.done]
+                    if group:
+                        await anyio.to_thread.run_sync(self._hold_group, group, True)
+                elif group:
+                    await anyio.to_thread.run_sync(self._hold_group, group, False)
         finally:
             self._running = None
             running.set()
@@ -315,12 +326,13 @@ class WorkspaceLock:
                 self._dir_lock.waiter_seen = False
                 self._saw_waiter(self._dir_lock.waiter_read_ns)
 
-    def _hold_group(self, group: list[_Request[Any]]) -> None:
-        """Blocking: each write's staging first (its temp file written and fsynced), then one
-        hold of the lock for all their works in turn, then each staging's end (the directory's
-        fsync: the first makes every rename of the group durable, the rest find nothing left
-        to sync). One write's error is its own: the others still run."""
-        staged = _stage_all(group)
+    def _hold_group(self, group: list[_Request[Any]], staged_already: bool) -> None:
+        """Blocking: each write's staging first (its temp file written and fsynced; done
+        already with `staged_already`), then one hold of the lock for all their works in turn,
+        then each staging's end (the directory's fsync: the first makes every rename of the
+        group durable, the rest find nothing left to sync). One write's error is its own: the
+        others still run."""
+        staged = group if staged_already else [r for r in group if _stage_one(r)]
         try:
             if not staged:
                 return
@@ -448,18 +460,16 @@ class _Request(Generic[T]):
             self.value, self.error, self.done = None, error, True
 
 
-def _stage_all(group: list[_Request[Any]]) -> list[_Request[Any]]:
-    """Run each request's staging `before` (blocking); return those it did not fail."""
-    staged: list[_Request[Any]] = []
-    for request in group:
-        try:
-            if request.staging is not None:
-                request.staging.before()
-        except Exception as exc:
-            request.fail(exc)
-            continue
-        staged.append(request)
-    return staged
+def _stage_one(request: _Request[Any]) -> bool:
+    """Run the request's staging `before` (blocking); return False if it failed (the request
+    then holds the error)."""
+    try:
+        if request.staging is not None:
+            request.staging.before()
+    except Exception as exc:
+        request.fail(exc)
+        return False
+    return True
 
 
 def _end_all(staged: list[_Request[Any]]) -> None:
