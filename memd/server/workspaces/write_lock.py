@@ -8,10 +8,16 @@ Rules:
   runs in the same worker-thread call before the lock is tried, and its `after` once the lock is
   released, however the attempt ended: the slow part of a write (the temp file and its fsync,
   the directory's fsync) is kept out of the hold.
-- A workspace's lock is first an in-process mutex (so memd's five actors never contend through
+- A workspace's lock is first an in-process turn (so memd's five actors never contend through
   the lock file), then HackLM's `.memory/.lock` (so HackLM and other tools never interleave with
   memd; the file protocol is `memd.fs.lock_file`). `try_write` takes `.memory/.lock`, writes and
-  releases it in one worker-thread call, so a commit costs one thread hop; an actor whose
+  releases it in one worker-thread call, so a commit costs one thread hop. Writes that queue
+  while a hold is under way (other categories' commits, the inbox) share the next hold: their
+  temp files are staged side by side (one worker thread each, so the file system commits their
+  fsyncs together), then one `.memory/.lock` is taken for all their works in turn, then their
+  renames are made durable (the first directory fsync covers them all). Each write's outcome
+  is its own: one failing leaves the others' results; a write whose deadline passes while still
+  queued is never run; one already in a hold gets its outcome. an actor whose
   `try_write` finds it held (BUSY) backs off and tries again until the lock timeout. While a
   write is in progress, `keep_fresh` rewrites the lock's `ts` every REFRESH_INTERVAL seconds,
   so HackLM never breaks a long hold as stale.
@@ -33,6 +39,9 @@ Rules:
   `.lock`, then `.lock` removed, as the watcher reports them to `lock_event`) or GIVE_WAY_MAX
   seconds have passed; memd's stores queue meanwhile and share the next commit (`wait_turn`).
   Without inotify only the bound ends it.
+
+Size: the lock's three parts (the in-process turn and its shared holds, HackLM's file lock,
+giving way) are one protocol, read in order.
 """
 
 from __future__ import annotations
