@@ -94,3 +94,10 @@ def test_the_comparison_with_another_daemon_runs_both_interleaved() -> None:
     table = store.comparison_markdown(comparison)
     for row in ("| this tree |", "| baseline |", "| floor: atomic rewrite in-process |"):
         assert row in table
+    spread = comparison["spread"]
+    for name in ("now", "baseline"):
+        for key in ("one_category", "five_categories"):
+            assert len(spread[name][key]["by_round"]) == store.QUICK.rounds
+            assert spread[name][key]["stores_per_s"] > 0
+        assert spread[name]["five_over_one"] > 0
+    assert "five categories ÷ one category" in table
