@@ -915,6 +915,13 @@ def _verdicts(latency: dict[str, Any], rows: list[dict[str, Any]]) -> dict[str, 
             f"{prefix}many_stores_per_s_target": TARGET_STORES_PER_S,
             f"{prefix}many_stores_per_s_met": one[many]["stores_per_s"] >= TARGET_STORES_PER_S,
         }
+        five = {row["clients"]: row[system] for row in rows if row["workload"] == "five_categories"}
+        if many in five:  # five categories must never be slower than one
+            spread = five[many]["stores_per_s"] / one[many]["stores_per_s"]
+            verdicts |= {
+                f"{prefix}five_over_one": spread,
+                f"{prefix}five_over_one_met": spread >= 1,
+            }
     return verdicts
 
 
@@ -1008,6 +1015,12 @@ def markdown(report: dict[str, Any]) -> str:
             f"{t[prefix + 'many_stores_per_s_target']:g}: "
             f"{_met(t[prefix + 'many_stores_per_s_met'])})",
         ]
+        if prefix + "five_over_one" in t:
+            lines.append(
+                f"- memd throughput {how}, {t[prefix + 'many_clients']} clients, five categories "
+                f"÷ one category: {t[prefix + 'five_over_one']:.2f}× (target ≥ 1: "
+                f"{_met(t[prefix + 'five_over_one_met'])})"
+            )
     return "\n".join(lines)
 
 
