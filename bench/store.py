@@ -28,7 +28,9 @@ files; the benchmark fails otherwise.
 a venv of its own) and compares it with this tree's daemon in the same run: both daemons run at
 once, and in each of `rounds` rounds each stores `compare_stores` entries with one client into a
 fresh workspace, the order of the two swapped every round, each store followed by the floor
-rewrite of the text its file then holds; p50/p99 and stores/s for each, beside the floor.
+rewrite of the text its file then holds; p50/p99 and stores/s for each, beside the floor. Then,
+in the same rounds' order, each daemon's throughput with 32 raw-frame clients into one category
+and over five, and five ÷ one for each (target: five categories never slower than one).
 `--compare-only` runs just that comparison.
 """
 
@@ -43,6 +45,7 @@ import os
 import platform
 import random
 import socket
+import statistics
 import threading
 import time
 from collections.abc import Callable
@@ -636,11 +639,13 @@ def compare_daemons(baseline: str, settings: Settings) -> dict[str, Any]:
                 times[name] += stored
                 floor += floor_times
                 per_round[name].append(_latency_figures(stored))
+        spread = _compare_spread(daemons, pids, settings)
     floor_figures = _latency_figures(floor)
     result: dict[str, Any] = {
         "baseline_daemon": baseline,
         "rounds": settings.rounds,
         "floor": floor_figures,
+        "spread": spread,
     }
     for name in names:
         pooled = _latency_figures(times[name])
@@ -649,6 +654,54 @@ def compare_daemons(baseline: str, settings: Settings) -> dict[str, Any]:
             "daemon_cpu_ms_per_store": cpu[name] * 1000 / max(pooled["stores"], 1),
             "rounds": per_round[name],
         }
+    return result
+
+
+def _compare_spread(
+    daemons: dict[str, tuple[Path, Path]], pids: dict[str, int], settings: Settings
+) -> dict[str, Any]:
+    """Throughput of both daemons, interleaved round by round (order swapped each round): the
+    target's many clients (raw frames) into one category and over five; stores/s by round and
+    daemon CPU per store, and five categories ÷ one (target: never below 1)."""
+    clients = TARGET_CLIENTS if settings == FULL else max(settings.spread_clients)
+    runs: dict[str, dict[str, list[RunFigures]]] = {
+        name: {"one_category": [], "five_categories": []} for name in daemons
+    }
+    chosen = {w.key: w for w in workloads(settings)}
+    for number in range(settings.rounds):
+        order = list(daemons) if number % 2 == 0 else list(daemons)[::-1]
+        for key in ("one_category", "five_categories"):
+            for name in order:
+                socket_path, workspace = daemons[name]
+                place = workspace.parent / f"spread{number}-{key}"
+                runs[name][key].append(
+                    measure_memd(
+                        socket_path,
+                        place,
+                        chosen[key],
+                        clients,
+                        settings.duration,
+                        pids[name],
+                        raw=True,
+                    )
+                )
+    result: dict[str, Any] = {"clients": clients}
+    for name, by_key in runs.items():
+        figures: dict[str, Any] = {}
+        for key, found in by_key.items():
+            stores = sum(f.stores for f in found)
+            seconds = sum(f.seconds for f in found)
+            figures[key] = {
+                "stores_per_s": stores / seconds,
+                "by_round": [f.stores_per_s for f in found],
+                "daemon_cpu_ms_per_store": statistics.mean(
+                    f.daemon_cpu_ms_per_store for f in found
+                ),
+            }
+        figures["five_over_one"] = (
+            figures["five_categories"]["stores_per_s"] / figures["one_category"]["stores_per_s"]
+        )
+        result[name] = figures
     return result
 
 
@@ -862,6 +915,13 @@ def _verdicts(latency: dict[str, Any], rows: list[dict[str, Any]]) -> dict[str, 
             f"{prefix}many_stores_per_s_target": TARGET_STORES_PER_S,
             f"{prefix}many_stores_per_s_met": one[many]["stores_per_s"] >= TARGET_STORES_PER_S,
         }
+        five = {row["clients"]: row[system] for row in rows if row["workload"] == "five_categories"}
+        if many in five:  # five categories must never be slower than one
+            spread = five[many]["stores_per_s"] / one[many]["stores_per_s"]
+            verdicts |= {
+                f"{prefix}five_over_one": spread,
+                f"{prefix}five_over_one_met": spread >= 1,
+            }
     return verdicts
 
 
@@ -955,6 +1015,12 @@ def markdown(report: dict[str, Any]) -> str:
             f"{t[prefix + 'many_stores_per_s_target']:g}: "
             f"{_met(t[prefix + 'many_stores_per_s_met'])})",
         ]
+        if prefix + "five_over_one" in t:
+            lines.append(
+                f"- memd throughput {how}, {t[prefix + 'many_clients']} clients, five categories "
+                f"÷ one category: {t[prefix + 'five_over_one']:.2f}× (target ≥ 1: "
+                f"{_met(t[prefix + 'five_over_one_met'])})"
+            )
     return "\n".join(lines)
 
 
@@ -982,6 +1048,30 @@ def comparison_markdown(comparison: dict[str, Any]) -> str:
         f"| floor: atomic rewrite in-process | {floor['p50_ms']:.2f} | {floor['p99_ms']:.2f} | "
         f"{floor['stores_per_s']:.0f} | 1.00× | | |"
     )
+    spread = comparison["spread"]
+    lines += [
+        "",
+        f"Throughput, {spread['clients']} client processes (raw frames), both daemons "
+        "interleaved round by round",
+        "",
+        "| daemon | workload | stores/s | by round | daemon CPU ms/store |",
+        "|---|---|---|---|---|",
+    ]
+    for name, label in (("now", "this tree"), ("baseline", "baseline")):
+        for key, workload in (("one_category", "one category"), ("five_categories", "five")):
+            found = spread[name][key]
+            by_round = ", ".join(f"{rate:.0f}" for rate in found["by_round"])
+            lines.append(
+                f"| {label} | {workload} | {found['stores_per_s']:.0f} | {by_round} | "
+                f"{found['daemon_cpu_ms_per_store']:.2f} |"
+            )
+    lines.append("")
+    for name, label in (("now", "this tree"), ("baseline", "baseline")):
+        ratio = spread[name]["five_over_one"]
+        lines.append(
+            f"- {label}: five categories ÷ one category: {ratio:.2f}× "
+            f"(target ≥ 1: {_met(ratio >= 1.0)})"
+        )
     return "\n".join(lines)
 
 

@@ -51,7 +51,11 @@ def test_store_benchmark_runs_quick_and_every_store_lands(
             assert figures["p99_ms"] >= figures["p50_ms"] > 0
             assert figures["entries_in_files"] == figures["stores"]  # every store landed
         assert row["memd"]["not_stored"] == 0
-    assert set(report["targets"]) >= {"p50_over_floor_met", "many_over_one_met"}
+    assert set(report["targets"]) >= {
+        "p50_over_floor_met",
+        "many_over_one_met",
+        "five_over_one_met",
+    }
     assert json.loads(output.read_text())["benchmark"] == "store"
 
 
@@ -94,3 +98,10 @@ def test_the_comparison_with_another_daemon_runs_both_interleaved() -> None:
     table = store.comparison_markdown(comparison)
     for row in ("| this tree |", "| baseline |", "| floor: atomic rewrite in-process |"):
         assert row in table
+    spread = comparison["spread"]
+    for name in ("now", "baseline"):
+        for key in ("one_category", "five_categories"):
+            assert len(spread[name][key]["by_round"]) == store.QUICK.rounds
+            assert spread[name][key]["stores_per_s"] > 0
+        assert spread[name]["five_over_one"] > 0
+    assert "five categories ÷ one category" in table

@@ -8,10 +8,16 @@ Rules:
   runs in the same worker-thread call before the lock is tried, and its `after` once the lock is
   released, however the attempt ended: the slow part of a write (the temp file and its fsync,
   the directory's fsync) is kept out of the hold.
-- A workspace's lock is first an in-process mutex (so memd's five actors never contend through
+- A workspace's lock is first an in-process turn (so memd's five actors never contend through
   the lock file), then HackLM's `.memory/.lock` (so HackLM and other tools never interleave with
   memd; the file protocol is `memd.fs.lock_file`). `try_write` takes `.memory/.lock`, writes and
-  releases it in one worker-thread call, so a commit costs one thread hop; an actor whose
+  releases it in one worker-thread call, so a commit costs one thread hop. Writes that queue
+  while a hold is under way (other categories' commits, the inbox) share the next hold: their
+  temp files are staged side by side (one worker thread each, so the file system commits their
+  fsyncs together), then one `.memory/.lock` is taken for all their works in turn, then their
+  renames are made durable (the first directory fsync covers them all). Each write's outcome
+  is its own: one failing leaves the others' results; a write whose deadline passes while still
+  queued is never run; one already in a hold gets its outcome. an actor whose
   `try_write` finds it held (BUSY) backs off and tries again until the lock timeout. While a
   write is in progress, `keep_fresh` rewrites the lock's `ts` every REFRESH_INTERVAL seconds,
   so HackLM never breaks a long hold as stale.
@@ -33,6 +39,9 @@ Rules:
   `.lock`, then `.lock` removed, as the watcher reports them to `lock_event`) or GIVE_WAY_MAX
   seconds have passed; memd's stores queue meanwhile and share the next commit (`wait_turn`).
   Without inotify only the bound ends it.
+
+Size: the lock's three parts (the in-process turn and its shared holds, HackLM's file lock,
+giving way) are one protocol, read in order.
 """
 
 from __future__ import annotations
@@ -42,7 +51,7 @@ import functools
 import math
 import time
 from collections.abc import Callable
-from typing import Protocol, TypeVar
+from typing import Any, Generic, Protocol, TypeVar
 
 import anyio
 
@@ -63,6 +72,9 @@ HACKLM_FIRST_SLEEP = 0.05
 """HackLM's sleep after its first failed attempt (50 ms x attempt, hacklm-spec.md §5.3)."""
 GIVE_WAY_AHEAD = 0.015
 """How long before a waiter's retry memd stops taking the lock (a commit's hold)."""
+MAX_GROUP = 64
+"""The most writes one hold of the lock carries (`WorkspaceLock.try_write`): at most one per
+category actor and inbox at a time, so this is a bound, not a tuning knob."""
 PATIENCE = 0.3
 """memd gives way once writers have been seen waiting for this many seconds in a row (HackLM
 has then failed 3 of its 20 attempts): a short hold lets most of their retries in by itself,
@@ -177,7 +189,8 @@ class WorkspaceLock:
         self.memory_dir = memory_dir
         self._preparation = preparation
         self._hub = hub
-        self._mutex = anyio.Lock()
+        self._queue: list[_Request[Any]] = []  # writes waiting for the next hold
+        self._running: anyio.Event | None = None  # set when the group holding the lock is over
         self._dir_lock = MemoryDirLock(memory_dir, timeout=timeout)
         self._git_lock: str | None = None  # the git index lock the last write waited for
         self._keeper_scope = anyio.CancelScope()
@@ -197,7 +210,7 @@ class WorkspaceLock:
     @property
     def is_held(self) -> bool:
         """True while a write holds the lock (or memd's own mutex)."""
-        return self._mutex.locked() or self._dir_lock.is_held
+        return self._running is not None or bool(self._queue) or self._dir_lock.is_held
 
     def note_lock(self) -> None:
         """Note the `.lock` there is now (blocking, at load): if memd cannot judge it by its
@@ -232,11 +245,13 @@ class WorkspaceLock:
     async def try_write(
         self, work: Callable[[LockCheck], T], *, deadline: float, staging: Staging | None = None
     ) -> T | Busy:
-        """Run blocking `work(check)` in one worker thread while holding the write lock; `check`
+        """Run blocking `work(check)` in a worker thread while holding the write lock; `check`
         raises if another process broke `.memory/.lock` meanwhile (call it right before each
-        rename, it also stops the work while git works). The in-process lock is waited for until
-        `deadline` (anyio's clock); HackLM's lock is tried once. The workspace's `Preparation`
-        runs under the lock first. `staging` runs around the hold, in the same call.
+        rename, it also stops the work while git works). Writes that queue while another group
+        holds the lock share the next hold (`_hold_group`). The in-process turn is waited for
+        until `deadline` (anyio's clock); HackLM's lock is tried once. The workspace's
+        `Preparation` runs under the lock first. `staging` runs around the hold, in the same
+        call.
 
         Returns:
             What `work` returned, or BUSY (without running `work`) if another process holds
@@ -248,36 +263,99 @@ class WorkspaceLock:
             Exception: whatever `work` raises.
         """
         await self.wait_turn(deadline)
+        request: _Request[T] = _Request(work, staging)
+        self._queue.append(request)
         try:
-            self._mutex.acquire_nowait()
-        except anyio.WouldBlock:
-            acquired = False
-            with anyio.move_on_at(deadline):
-                await self._mutex.acquire()
-                acquired = True
-            if not acquired:
-                raise self._dir_lock.timeout_error() from None
+            while not request.done:
+                running = self._running
+                if running is None:  # the lock is free: take it now, whatever the deadline
+                    await self._run_group()
+                elif anyio.current_time() >= deadline:
+                    break
+                else:
+                    with anyio.move_on_at(deadline):
+                        await running.wait()
+        finally:
+            await self._settle(request)
+        if not request.done:
+            raise self._dir_lock.timeout_error() from None
+        if isinstance(request.error, storage.NotNow):
+            self._git_lock = request.error.args[0]  # None: waiting for new files to settle
+            return BUSY
+        if request.error is not None:
+            raise request.error
+        self._git_lock = None
+        return request.value  # type: ignore[return-value]
+
+    async def _settle(self, request: _Request[Any]) -> None:
+        """A write that stops waiting (its deadline, or cancelled): one never started leaves
+        the queue (nothing was done for it); one in the group running now waits for its
+        outcome, shielded, as a worker-thread call is waited for."""
+        if request in self._queue:
+            self._queue.remove(request)
+            return
+        with anyio.CancelScope(shield=True):
+            while not request.done and self._running is not None:
+                await self._running.wait()
+
+    async def _run_group(self) -> None:
+        """Run every write queued now (up to MAX_GROUP) in one worker-thread call and one hold
+        of the lock, each write's outcome set on its request; the next group starts once this
+        one is over."""
+        group = self._queue[:MAX_GROUP]
+        del self._queue[: len(group)]
+        running = self._running = anyio.Event()
         try:
-            if work is _prepare_only and self._preparation.nothing_to_prepare():
+            if any(r.work is _prepare_only for r in group) and (
+                self._preparation.nothing_to_prepare()
+            ):
                 # A sweep with nothing left to do, or whose `.memory/` went away meanwhile (a
                 # sweep never makes it: only a write does).
-                return None  # type: ignore[return-value]
-            done = await anyio.to_thread.run_sync(
-                staged_run,
-                staging,
-                self._dir_lock.try_run,
-                functools.partial(self._prepared_first, work),
-            )
-        except storage.NotNow as busy:
-            self._git_lock = busy.args[0]  # None: waiting for new files to settle
-            return BUSY
+                for request in group:
+                    if request.work is _prepare_only:
+                        request.finish(None)
+                group = [request for request in group if not request.done]
+            with anyio.CancelScope(shield=True):  # it carries other writers' work
+                if sum(request.staging is not None for request in group) > 1:
+                    # Several files: their temp files written and fsynced side by side, one
+                    # thread each, so the file system commits them together (ext4: one
+                    # journal commit for concurrent fsyncs), not one after another.
+                    async with anyio.create_task_group() as stagers:
+                        for request in group:
+                            stagers.start_soon(anyio.to_thread.run_sync, _stage_one, request)
+                    group = [request for request in group if not request.done]
+                    if group:
+                        await anyio.to_thread.run_sync(self._hold_group, group, True)
+                elif group:
+                    await anyio.to_thread.run_sync(self._hold_group, group, False)
         finally:
-            self._mutex.release()
+            self._running = None
+            running.set()
             if self._dir_lock.waiter_seen:  # someone read our lock: a writer is waiting
                 self._dir_lock.waiter_seen = False
                 self._saw_waiter(self._dir_lock.waiter_read_ns)
-        self._git_lock = None
-        return done
+
+    def _hold_group(self, group: list[_Request[Any]], staged_already: bool) -> None:
+        """Blocking: each write's staging first (its temp file written and fsynced; done
+        already with `staged_already`), then one hold of the lock for all their works in turn,
+        then each staging's end (the directory's fsync: the first makes every rename of the
+        group durable, the rest find nothing left to sync). One write's error is its own: the
+        others still run."""
+        staged = group if staged_already else [r for r in group if _stage_one(r)]
+        try:
+            if not staged:
+                return
+            try:
+                held = self._dir_lock.try_run(functools.partial(self._prepared_first, staged))
+            except Exception as exc:  # the lock or the preparation failed: nothing ran
+                for request in staged:
+                    request.fail(exc)
+            else:
+                if held is BUSY:
+                    for request in staged:
+                        request.finish(BUSY)
+        finally:
+            _end_all(staged)
 
     async def prepare_now(self) -> None:
         """Take the lock for the workspace's preparation alone (a sweep at load), backing off
@@ -292,9 +370,9 @@ class WorkspaceLock:
         while isinstance(await self.try_write(_prepare_only, deadline=backoff.deadline), Busy):
             await backoff.pause(self._dir_lock.timeout_error)
 
-    def _prepared_first(self, work: Callable[[LockCheck], T], check: LockCheck) -> T:
-        """Run `work` under the lock, with a check that also stops it while git works; first
-        the workspace's preparation (which may raise NotNow)."""
+    def _prepared_first(self, group: list[_Request[Any]], check: LockCheck) -> None:
+        """Run each write of `group` under the lock, with a check that also stops it while git
+        works; first the workspace's preparation (which may raise NotNow: the group is BUSY)."""
 
         def check_git_too() -> None:
             check()
@@ -303,8 +381,14 @@ class WorkspaceLock:
                 raise storage.NotNow(held)
 
         check_git_too()
-        self._preparation.prepare_under_lock(sweeping=work is _prepare_only)
-        return work(check_git_too)
+        self._preparation.prepare_under_lock(
+            sweeping=all(request.work is _prepare_only for request in group)
+        )
+        for request in group:
+            try:
+                request.finish(request.work(check_git_too))
+            except Exception as exc:
+                request.fail(exc)
 
     def _saw_waiter(self, read_ns: int) -> None:
         """A writer read our lock at `read_ns` (epoch ns) and is waiting. Writers seen waiting
@@ -355,6 +439,58 @@ class WorkspaceLock:
             way.appeared = True
         elif way.appeared and mask & (inotify.IN_DELETE | inotify.IN_MOVED_FROM):
             way.done.set()
+
+
+class _Request(Generic[T]):
+    """One write waiting for its hold (`WorkspaceLock.try_write`): its work and staging, then
+    its outcome, set once, in the worker thread (`finish` or `fail`)."""
+
+    __slots__ = ("done", "error", "staging", "value", "work")
+
+    def __init__(self, work: Callable[[LockCheck], T], staging: Staging | None) -> None:
+        self.work = work
+        self.staging = staging
+        self.done = False
+        self.value: T | Busy | None = None
+        self.error: Exception | None = None
+
+    def finish(self, value: T | Busy | None) -> None:
+        if not self.done:
+            self.value, self.done = value, True
+
+    def fail(self, error: Exception) -> None:
+        if not self.done:
+            self.error, self.done = error, True
+
+    def ended_badly(self, error: Exception) -> None:
+        """The staging's end failed (the rename not made durable): that error is the outcome,
+        unless the hold already failed with its own (as `staged_run`)."""
+        if self.error is None:
+            self.value, self.error, self.done = None, error, True
+
+
+def _stage_one(request: _Request[Any]) -> bool:
+    """Run the request's staging `before` (blocking); return False if it failed (the request
+    then holds the error)."""
+    try:
+        if request.staging is not None:
+            request.staging.before()
+    except Exception as exc:
+        request.fail(exc)
+        return False
+    return True
+
+
+def _end_all(staged: list[_Request[Any]]) -> None:
+    """Run each request's staging `after` (blocking), however its hold ended; an error of its
+    own is the request's only if the hold gave it none."""
+    for request in staged:
+        if request.staging is None:
+            continue
+        try:
+            request.staging.after()
+        except Exception as exc:
+            request.ended_badly(exc)
 
 
 class _GiveWay:

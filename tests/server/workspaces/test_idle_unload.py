@@ -110,7 +110,7 @@ async def test_a_request_during_an_unload_waits_for_it_then_loads_afresh(
     async with anyio.create_task_group() as services:
         registry = Registry(services, clock=time.time)
         old = await registry.get(str(tmp_path))
-        await old.lock._mutex.acquire()  # a write of the old workspace, under way
+        under_way = old.lock._running = anyio.Event()  # a write of the old workspace, under way
         services.start_soon(
             old.actor(Category.QUIRK).submit, transitions.Store(content="Queued before.")
         )
@@ -131,7 +131,8 @@ async def test_a_request_during_an_unload_waits_for_it_then_loads_afresh(
         with anyio.move_on_after(0.5):  # time enough to load a workspace, were it allowed to
             await until(lambda: got)
         assert not got and not old.stopped.is_set()
-        old.lock._mutex.release()
+        old.lock._running = None  # that write's group is over
+        under_way.set()
         await until(lambda: got and stopped_at)
         new = got[0]
         assert new is not old and new.last_used >= stopped_at[0]
