@@ -28,3 +28,15 @@ def test_fusion_sweep_runs_quick(capsys: pytest.CaptureFixture[str]) -> None:
     table = capsys.readouterr().out
     for rule in fusion_sweep.RULES:
         assert f"| {rule} |" in table
+
+
+def test_fusion_sweep_long_entries_runs_quick(capsys: pytest.CaptureFixture[str]) -> None:
+    from bench import locomo
+
+    if not locomo.data_dir().is_dir():
+        pytest.skip("LoCoMo data not found (set MEMD_LOCOMO_DIR)")
+    fusion_sweep.main(["--quick", "--long"])
+    table = capsys.readouterr().out
+    assert "LoCoMo sessions:" in table
+    for rule in fusion_sweep.LONG_RULES:
+        assert f"| {rule} |" in table
