@@ -21,7 +21,7 @@ With `--long`, long entries (issue 35): LoCoMo sessions (one entry a session, it
 relevant: the sessions holding an evidence turn) and, with `--longmemeval` too, LongMemEval-S
 sessions (`QUICK_LONG` questions with `--quick`, else `LONG_QUESTIONS`), R@5 of three rules:
 lexical; memd's fusion with every entry's cosine (the model reads the first 256 word pieces);
-and the daemon's way now, `memd.semantic.nearest.beyond_window` entries without a cosine (judged
+and the daemon's way now, `memd.semantic.vectors.beyond_window` entries without a cosine (judged
 by their words alone), and lexical when no entry has one (`nearest` returns None).
 """
 
@@ -33,13 +33,14 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from bench import coding_memory, locomo, longmemeval
+from bench._report import print_verdicts
 from memd.core.format import mdformat
 from memd.core.format.categories import CATEGORIES, Category
 from memd.core.search.fusion import fuse
 from memd.core.search.index import SearchIndex
 from memd.core.search.ranking import build_index, search
 from memd.semantic.embedder import Embedder, load
-from memd.semantic.nearest import beyond_window
+from memd.semantic.vectors import beyond_window
 
 TOP = 10
 Scores = dict[Any, float]
@@ -195,13 +196,43 @@ def _longmemeval(embedder: Embedder, max_questions: int | None) -> dict[str, flo
     return {rule: sum(values) / max(1, len(values)) for rule, values in found.items()}
 
 
-LONG_QUESTIONS = 60
+LONG_QUESTIONS = 30
 QUICK_LONG = 2
-LONG_RULES = ("lexical", "memd, every entry's cosine", "memd, long entries by words (daemon)")
+LONG_RULES = (
+    "lexical",
+    "memd, every entry's cosine",
+    "memd, long entries by words (daemon)",
+    "memd, best chunk's cosine (not in the daemon)",
+)
+CHUNK_WORDS = 150
+"""Words a chunk of a long entry (150 words and their marks stay within 256 word pieces)."""
+
+
+def _chunks(embedder: Embedder, texts: Sequence[str]) -> tuple[Any, list[int]]:
+    """Every text cut into chunks of `CHUNK_WORDS` words, embedded: the chunks' matrix and
+    where each text's chunks start (for `numpy.maximum.reduceat`)."""
+    pieces: list[str] = []
+    starts: list[int] = []
+    for text in texts:
+        words = text.split() or [text]
+        starts.append(len(pieces))
+        pieces += [
+            " ".join(words[at : at + CHUNK_WORDS]) for at in range(0, len(words), CHUNK_WORDS)
+        ]
+    return embedder.embed(pieces), starts
+
+
+def _best_chunk(chunks: tuple[Any, list[int]], ids: Sequence[Any], asked: Any) -> Scores:
+    """Each entry's cosine: its best chunk's."""
+    import numpy as np
+
+    matrix, starts = chunks
+    best = np.maximum.reduceat(matrix @ asked, starts)
+    return dict(zip(ids, best.tolist(), strict=True))
 
 
 def _long_rules(
-    lexical: Scores, cosine: Scores, ids: Sequence[Any], texts: Sequence[str]
+    lexical: Scores, cosine: Scores, ids: Sequence[Any], texts: Sequence[str], chunked: Scores
 ) -> dict[str, list[Any]]:
     """The ranking of each of `LONG_RULES` (see the module docstring)."""
     words_only = _by(lambda i: lexical[i], list(lexical))[:TOP]
@@ -216,6 +247,7 @@ def _long_rules(
                 words_only,
                 _memd(lexical, cosine, ids),
                 _memd(lexical, gated, ids) if has_cosine else words_only,
+                _memd(lexical, chunked, ids),
             ),
             strict=True,
         )
@@ -239,13 +271,15 @@ def _locomo_sessions(embedder: Embedder, max_conversations: int | None) -> dict[
         by_line = dict(zip(ids, names, strict=True))
         indexes = [(Category.DECISION, build_index(entries))]
         vectors = embedder.embed(texts)
+        chunks = _chunks(embedder, texts)
         asked = embedder.embed([question.text for question in conversation.questions])
         for question, query in zip(conversation.questions, asked, strict=True):
             hits = search(indexes, question.text, limit=len(ids)).hits
             lexical = {hit.entry.line: hit.score for hit in hits}
             cosine = dict(zip(ids, (vectors @ query).tolist(), strict=True))
             relevant = tuple(sorted({dia.split(":")[0] for dia in question.evidence}))
-            for name, ranked in _long_rules(lexical, cosine, ids, texts).items():
+            chunked = _best_chunk(chunks, ids, query)
+            for name, ranked in _long_rules(lexical, cosine, ids, texts, chunked).items():
                 named = [by_line[line] for line in ranked]
                 found[name].append(locomo.score_question(named, relevant)["r@5"])
     means = {rule: sum(values) / max(1, len(values)) for rule, values in found.items()}
@@ -272,12 +306,28 @@ def _longmemeval_sessions(embedder: Embedder, max_questions: int) -> dict[str, A
         vectors = embedder.embed(texts)
         asked = embedder.embed([haystack.question])[0]
         cosine = dict(zip(lines, (vectors @ asked).tolist(), strict=True))
-        for name, ranked in _long_rules(lexical, cosine, lines, texts).items():
+        chunked = _best_chunk(_chunks(embedder, texts), lines, asked)
+        for name, ranked in _long_rules(lexical, cosine, lines, texts, chunked).items():
             found[name].append(
                 locomo.score_question([by_line[i] for i in ranked], unit.relevant)["r@5"]
             )
     means = {rule: sum(values) / max(1, len(values)) for rule, values in found.items()}
     return {"r@5": means, "long": long, "entries": total}
+
+
+def long_targets(sets: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Issue 35's target on each set of long entries: the daemon's rule (mode auto) no worse
+    than lexical at R@5."""
+    targets = {}
+    for name, figures in sets.items():
+        words, daemon = figures["r@5"][LONG_RULES[0]], figures["r@5"][LONG_RULES[2]]
+        met = daemon >= words
+        text = (
+            f"auto R@5 {daemon:.3f} beside lexical {words:.3f} (target: never below lexical: "
+            f"{'met' if met else 'NOT met'})"
+        )
+        targets[f"long entries, {name}"] = {"met": met, "text": text}
+    return targets
 
 
 def _print_long(name: str, figures: dict[str, Any]) -> None:
@@ -302,11 +352,16 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     if args.long:
         embedder = load()
+        sets: dict[str, dict[str, Any]] = {}
         if locomo.data_dir().is_dir():
-            _print_long("LoCoMo sessions", _locomo_sessions(embedder, 1 if args.quick else None))
+            sets["LoCoMo sessions"] = _locomo_sessions(embedder, 1 if args.quick else None)
         if args.longmemeval and longmemeval.data_dir().is_dir():
             many = QUICK_LONG if args.quick else LONG_QUESTIONS
-            _print_long("LongMemEval-S sessions", _longmemeval_sessions(embedder, many))
+            sets["LongMemEval-S sessions"] = _longmemeval_sessions(embedder, many)
+        for name, found in sets.items():
+            _print_long(name, found)
+        print()
+        print_verdicts(long_targets(sets))
         return
     if not (coding_memory.data_dir() / "queries.jsonl").is_file():
         print("fusion_sweep: no coding-memory data (set MEMD_CODING_MEMORY_DIR); skipped")

@@ -14,38 +14,24 @@ Rules:
   question's vector is not a finite unit vector, or no searched row has a finite cosine with
   it, the model has nothing to say about this query: `nearest` returns None, and the caller
   answers it lexically.
-- An entry longer than the model's window (`beyond_window`: more than `embedder.MAX_TOKENS`
-  words and marks, so surely more word pieces) is read by the model only in part: its row is
-  NaN like a text without a vector, so fusion judges it by its words alone and never ranks it by
-  a cosine of its first few hundred words (on long conversational entries that cosine put the
-  model's vague neighbours above the lexical answer; figures in docs/semantic.md). A workspace
-  of long entries only is then answered lexically in mode auto.
+- An entry longer than the model's window (`memd.semantic.vectors.beyond_window`) is read by
+  the model only in part: its row is NaN like a text without a vector (and `build_rows` makes it
+  so whatever it is given), so fusion judges it by its words alone, never by a cosine of its
+  first few hundred words (on long conversational entries that cosine put the model's vague
+  neighbours above the lexical answer; figures in docs/semantic.md). A workspace of long entries
+  only is then answered lexically in mode auto.
 """
 
 from __future__ import annotations
 
 import bisect
 import functools
-import re
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from memd.core.format.mdformat import Entry
 from memd.core.search.shelves import Key
-from memd.semantic.embedder import MAX_TOKENS
-from memd.semantic.vectors import usable
-
-_PIECES = re.compile(r"\w+|[^\w\s]")
-"""The BERT pre-tokenizer's split (words and single marks): each part is one word piece or more."""
-
-
-def beyond_window(text: str, window: int = MAX_TOKENS) -> bool:
-    """True when the model surely sees only part of `text`: it has more than `window` words and
-    marks (each at least one word piece). A text of at most `window` characters never is."""
-    if len(text) <= window:
-        return False
-    parts = _PIECES.finditer(text)
-    return any(count > window for count, _ in enumerate(parts, 1))
+from memd.semantic.vectors import beyond_window, usable
 
 
 class Rows:

@@ -3,11 +3,9 @@ last), rows and entries found from each other, and the nearest rows with the res
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 import pytest
-from hypothesis import given, strategies as st
 
 from memd.core.format.categories import Category
 from memd.core.format.mdformat import Entry
@@ -137,10 +135,3 @@ def test_a_workspace_of_long_entries_only_is_answered_without_the_model() -> Non
     long_text = "a, " * 200  # 400 words and marks
     layout = nearest.Layout([(Category.DECISION, _rows(_entries(long_text), [_unit(1, 0)]))])
     assert nearest.nearest(_unit(1, 0), layout, want=1, counted=lambda c: c > 0) is None
-
-
-@given(st.text(max_size=600))
-def test_beyond_window_is_true_only_when_words_and_marks_outnumber_the_window(text: str) -> None:
-    parts = len(re.findall(r"\w+|[^\w\s]", text))
-    assert nearest.beyond_window(text, window=50) == (parts > 50)
-    assert not nearest.beyond_window(text[:50], window=50)
