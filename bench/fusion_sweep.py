@@ -16,21 +16,31 @@ Rules (a lexical hit is "strong" when its score is at least the floor):
   at least `s` (the model agrees); the rest by cosine.
 - `convex(a)`: everything by `a * lexical + (1 - a) * max(cosine, 0)`.
 - `memd.core.search.fusion`: the rule the daemon uses (agreed(0.12, 0.2, 0.7), the unrelated cut).
+
+With `--long`, long entries (issue 35): LoCoMo sessions (one entry a session, its turns joined;
+relevant: the sessions holding an evidence turn) and, with `--longmemeval` too, LongMemEval-S
+sessions (`QUICK_LONG` questions with `--quick`, else `LONG_QUESTIONS`), R@5 of three rules:
+lexical; memd's fusion with every entry's cosine (the model reads the first 256 word pieces);
+and the daemon's way now, `memd.semantic.vectors.beyond_window` entries without a cosine (judged
+by their words alone), and lexical when no entry has one (`nearest` returns None).
 """
 
 from __future__ import annotations
 
 import argparse
+import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from bench import coding_memory, locomo, longmemeval
+from bench._report import print_verdicts
 from memd.core.format import mdformat
 from memd.core.format.categories import CATEGORIES, Category
 from memd.core.search.fusion import fuse
 from memd.core.search.index import SearchIndex
 from memd.core.search.ranking import build_index, search
 from memd.semantic.embedder import Embedder, load
+from memd.semantic.vectors import beyond_window
 
 TOP = 10
 Scores = dict[Any, float]
@@ -186,8 +196,149 @@ def _longmemeval(embedder: Embedder, max_questions: int | None) -> dict[str, flo
     return {rule: sum(values) / max(1, len(values)) for rule, values in found.items()}
 
 
+LONG_QUESTIONS = 30
+QUICK_LONG = 2
+LONG_RULES = (
+    "lexical",
+    "memd, every entry's cosine",
+    "memd, long entries by words (daemon)",
+    "memd, best chunk's cosine (not in the daemon)",
+)
+CHUNK_WORDS = 150
+"""Words a chunk of a long entry (150 words and their marks stay within 256 word pieces)."""
+
+
+def _chunks(embedder: Embedder, texts: Sequence[str]) -> tuple[Any, list[int]]:
+    """Every text cut into chunks of `CHUNK_WORDS` words, embedded: the chunks' matrix and
+    where each text's chunks start (for `numpy.maximum.reduceat`)."""
+    pieces: list[str] = []
+    starts: list[int] = []
+    for text in texts:
+        words = text.split() or [text]
+        starts.append(len(pieces))
+        pieces += [
+            " ".join(words[at : at + CHUNK_WORDS]) for at in range(0, len(words), CHUNK_WORDS)
+        ]
+    return embedder.embed(pieces), starts
+
+
+def _best_chunk(chunks: tuple[Any, list[int]], ids: Sequence[Any], asked: Any) -> Scores:
+    """Each entry's cosine: its best chunk's."""
+    import numpy as np
+
+    matrix, starts = chunks
+    best = np.maximum.reduceat(matrix @ asked, starts)
+    return dict(zip(ids, best.tolist(), strict=True))
+
+
+def _long_rules(
+    lexical: Scores, cosine: Scores, ids: Sequence[Any], texts: Sequence[str], chunked: Scores
+) -> dict[str, list[Any]]:
+    """The ranking of each of `LONG_RULES` (see the module docstring)."""
+    words_only = _by(lambda i: lexical[i], list(lexical))[:TOP]
+    gated = {
+        i: math.nan if beyond_window(t) else cosine[i] for i, t in zip(ids, texts, strict=True)
+    }
+    has_cosine = any(math.isfinite(value) for value in gated.values())
+    return dict(
+        zip(
+            LONG_RULES,
+            (
+                words_only,
+                _memd(lexical, cosine, ids),
+                _memd(lexical, gated, ids) if has_cosine else words_only,
+                _memd(lexical, chunked, ids),
+            ),
+            strict=True,
+        )
+    )
+
+
+def _locomo_sessions(embedder: Embedder, max_conversations: int | None) -> dict[str, Any]:
+    found: dict[str, list[float]] = {rule: [] for rule in LONG_RULES}
+    long = total = 0
+    for path in sorted(locomo.data_dir().glob("*.json"))[:max_conversations]:
+        conversation = locomo.load_conversation(path)
+        sessions: dict[str, list[str]] = {}
+        for entry, dia in zip(conversation.entries, conversation.dia_ids, strict=True):
+            sessions.setdefault(dia.split(":")[0], []).append(entry.content)
+        names = list(sessions)
+        texts = [" ".join(turns) for turns in sessions.values()]
+        entries = [mdformat.Entry(line=i + 1, slug=None, content=t) for i, t in enumerate(texts)]
+        long += sum(beyond_window(text) for text in texts)
+        total += len(texts)
+        ids = [entry.line for entry in entries]
+        by_line = dict(zip(ids, names, strict=True))
+        indexes = [(Category.DECISION, build_index(entries))]
+        vectors = embedder.embed(texts)
+        chunks = _chunks(embedder, texts)
+        asked = embedder.embed([question.text for question in conversation.questions])
+        for question, query in zip(conversation.questions, asked, strict=True):
+            hits = search(indexes, question.text, limit=len(ids)).hits
+            lexical = {hit.entry.line: hit.score for hit in hits}
+            cosine = dict(zip(ids, (vectors @ query).tolist(), strict=True))
+            relevant = tuple(sorted({dia.split(":")[0] for dia in question.evidence}))
+            chunked = _best_chunk(chunks, ids, query)
+            for name, ranked in _long_rules(lexical, cosine, ids, texts, chunked).items():
+                named = [by_line[line] for line in ranked]
+                found[name].append(locomo.score_question(named, relevant)["r@5"])
+    means = {rule: sum(values) / max(1, len(values)) for rule, values in found.items()}
+    return {"r@5": means, "long": long, "entries": total}
+
+
+def _longmemeval_sessions(embedder: Embedder, max_questions: int) -> dict[str, Any]:
+    found: dict[str, list[float]] = {rule: [] for rule in LONG_RULES}
+    long = total = 0
+    scored, _ = longmemeval.question_files(longmemeval.data_dir())
+    for path in scored[:max_questions]:
+        haystack = longmemeval.load_haystack(path)
+        unit = haystack.units["session"]
+        if not unit.relevant:
+            continue
+        texts = [entry.content for entry in unit.entries]
+        long += sum(beyond_window(text) for text in texts)
+        total += len(texts)
+        indexes = [(Category.DECISION, build_index(unit.entries))]
+        lines = [entry.line for entry in unit.entries]
+        by_line = dict(zip(lines, unit.ids, strict=True))
+        hits = search(indexes, haystack.question, limit=len(lines)).hits
+        lexical = {hit.entry.line: hit.score for hit in hits}
+        vectors = embedder.embed(texts)
+        asked = embedder.embed([haystack.question])[0]
+        cosine = dict(zip(lines, (vectors @ asked).tolist(), strict=True))
+        chunked = _best_chunk(_chunks(embedder, texts), lines, asked)
+        for name, ranked in _long_rules(lexical, cosine, lines, texts, chunked).items():
+            found[name].append(
+                locomo.score_question([by_line[i] for i in ranked], unit.relevant)["r@5"]
+            )
+    means = {rule: sum(values) / max(1, len(values)) for rule, values in found.items()}
+    return {"r@5": means, "long": long, "entries": total}
+
+
+def long_targets(sets: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Issue 35's target on each set of long entries: the daemon's rule (mode auto) no worse
+    than lexical at R@5."""
+    targets = {}
+    for name, figures in sets.items():
+        words, daemon = figures["r@5"][LONG_RULES[0]], figures["r@5"][LONG_RULES[2]]
+        met = daemon >= words
+        text = (
+            f"auto R@5 {daemon:.3f} beside lexical {words:.3f} (target: never below lexical: "
+            f"{'met' if met else 'NOT met'})"
+        )
+        targets[f"long entries, {name}"] = {"met": met, "text": text}
+    return targets
+
+
+def _print_long(name: str, figures: dict[str, Any]) -> None:
+    print(f"\n{name}: {figures['long']} of {figures['entries']} entries beyond the model's window")
+    print("| rule | R@5 |\n|---|---|")
+    for rule, value in figures["r@5"].items():
+        print(f"| {rule} | {value:.3f} |")
+
+
 def main(argv: list[str] | None = None) -> None:
-    """`python -m bench.fusion_sweep [--quick] [--longmemeval]`: one row a rule."""
+    """`python -m bench.fusion_sweep [--quick] [--longmemeval] [--long]`: one row a rule."""
     parser = argparse.ArgumentParser(prog="python -m bench.fusion_sweep", description=__doc__)
     parser.add_argument("--quick", action="store_true", help="one project, one conversation")
     parser.add_argument(
@@ -195,7 +346,23 @@ def main(argv: list[str] | None = None) -> None:
         action="store_true",
         help="also LongMemEval-S user turns, a held-out check (about 20 minutes of embedding)",
     )
+    parser.add_argument(
+        "--long", action="store_true", help="only long entries: LoCoMo (and LongMemEval) sessions"
+    )
     args = parser.parse_args(argv)
+    if args.long:
+        embedder = load()
+        sets: dict[str, dict[str, Any]] = {}
+        if locomo.data_dir().is_dir():
+            sets["LoCoMo sessions"] = _locomo_sessions(embedder, 1 if args.quick else None)
+        if args.longmemeval and longmemeval.data_dir().is_dir():
+            many = QUICK_LONG if args.quick else LONG_QUESTIONS
+            sets["LongMemEval-S sessions"] = _longmemeval_sessions(embedder, many)
+        for name, found in sets.items():
+            _print_long(name, found)
+        print()
+        print_verdicts(long_targets(sets))
+        return
     if not (coding_memory.data_dir() / "queries.jsonl").is_file():
         print("fusion_sweep: no coding-memory data (set MEMD_CODING_MEMORY_DIR); skipped")
         return

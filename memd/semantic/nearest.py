@@ -14,6 +14,12 @@ Rules:
   question's vector is not a finite unit vector, or no searched row has a finite cosine with
   it, the model has nothing to say about this query: `nearest` returns None, and the caller
   answers it lexically.
+- An entry longer than the model's window (`memd.semantic.vectors.beyond_window`) is read by
+  the model only in part: its row is NaN like a text without a vector (and `build_rows` makes it
+  so whatever it is given), so fusion judges it by its words alone, never by a cosine of its
+  first few hundred words (on long conversational entries that cosine put the model's vague
+  neighbours above the lexical answer; figures in docs/semantic.md). A workspace of long entries
+  only is then answered lexically in mode auto.
 """
 
 from __future__ import annotations
@@ -25,7 +31,7 @@ from typing import Any
 
 from memd.core.format.mdformat import Entry
 from memd.core.search.shelves import Key
-from memd.semantic.vectors import usable
+from memd.semantic.vectors import beyond_window, usable
 
 
 class Rows:
@@ -59,8 +65,9 @@ def build_rows(
     dimensions: int,
 ) -> Rows:
     """The `Rows` of `entries` (their text digests `keys`): the rows of texts `previous` holds
-    are taken from it, the others are `found` (vectors by row; every row `previous` lacks).
-    Blocking (a copy of the matrix): call it from a worker thread."""
+    are taken from it, the others are `found` (vectors by row; every row `previous` lacks); the
+    row of an entry `beyond_window` is NaN (see the module rules). Blocking (a copy of the
+    matrix): call it from a worker thread."""
     import numpy as np
 
     matrix = np.empty((len(entries), dimensions), dtype=np.float32)
@@ -71,6 +78,8 @@ def build_rows(
         matrix[list(rows)] = previous.matrix[list(sources)]
     for row, vector in found.items():
         matrix[row] = vector
+        if beyond_window(entries[row].content):  # taken rows were judged by the last version
+            matrix[row] = np.nan
     return Rows(entries, keys, matrix)
 
 

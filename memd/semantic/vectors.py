@@ -11,6 +11,10 @@ Rules:
   so their texts are embedded again like missing ones; a row the model gives that fails the test
   (`add`) is never kept nor saved: its text is looked up as `NO_VECTOR` until the daemon
   restarts (the model gives the same row for the same text), and ranks by its words only.
+- A text longer than the model's window (`beyond_window`: more than `MAX_TOKENS` words and
+  marks, so surely more word pieces) is never embedded: the model would read only its start, and
+  such a cosine ranked long conversational entries below the model's vague neighbours (figures
+  in docs/semantic.md). `lookup` finds it as `no_vector`, so its entry ranks by its words alone.
 - Bounded: at most `max_vectors`; saving keeps the most recently used and drops the rest.
 - A cache: a missing, unreadable, corrupt or foreign file is an empty cache (logged), as are the
   rows of a file that are not finite unit vectors (NaN, inf, zero, another norm: see above); saving
@@ -25,6 +29,7 @@ import functools
 import hashlib
 import logging
 import os
+import re
 from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Any
@@ -34,6 +39,7 @@ import msgspec
 from memd.config import cache_dir
 from memd.fs.cache_file import write_cache_file
 from memd.fs.storage import read_regular_bytes
+from memd.semantic.embedder import MAX_TOKENS
 
 logger = logging.getLogger(__name__)
 
@@ -48,6 +54,20 @@ unit vector moves each number by at most 2**-11 of itself (a number too small fo
 6.1e-5, by at most 2**-25) and the norm by at most about 5e-4 (384 or even 4,096 dimensions):
 twenty times within this bound. A cosine of a row that passes is off by at most 1%."""
 CHUNK = 4096
+
+_PIECES = re.compile(r"\w+|[^\w\s]")
+"""The BERT pre-tokenizer's split (words and single marks): each part is one word piece or more."""
+
+
+def beyond_window(text: str, window: int = MAX_TOKENS) -> bool:
+    """True when the model surely sees only part of `text`: it has more than `window` words and
+    marks (each at least one word piece). A text of at most `window` characters never is."""
+    if len(text) <= window:
+        return False
+    parts = _PIECES.finditer(text)
+    return any(count > window for count, _ in enumerate(parts, 1))
+
+
 """Rows whose norms are computed at once when loading (bounds the float32 copy: 6 MiB)."""
 
 
@@ -117,14 +137,14 @@ class VectorCache:
 
     def lookup(self, texts: Sequence[str]) -> tuple[dict[int, Any], list[int]]:
         """Return the known vectors of `texts` (by position) and the positions still to embed;
-        every text found counts as used. A text the model gave no usable vector is found, as
-        `no_vector` (it is not embedded again)."""
+        every text found counts as used. A text the model gave no usable vector, or one
+        `beyond_window`, is found, as `no_vector` (it is not embedded, or not again)."""
         found: dict[int, Any] = {}
         missing: list[int] = []
         for position, text in enumerate(texts):
             key = text_key(text)
             row = self._rows.get(key)
-            if row is None and key in self._unusable:
+            if row is None and (key in self._unusable or beyond_window(text)):
                 found[position] = self._no_vector
             elif row is None:
                 missing.append(position)

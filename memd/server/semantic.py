@@ -58,7 +58,8 @@ QUESTIONS = 256
 """Question vectors remembered."""
 NO_USABLE_VECTORS = (
     "Semantic search has no usable vector for this query (the model gave one that is not a "
-    "finite unit vector, or none of the searched entries has one); query with mode auto or "
+    "finite unit vector, or none of the searched entries has one, as none longer than the model "
+    "reads has); query with mode auto or "
     "lexical, and check semantic_model in the config file if you set one."
 )
 """The sentence of a mode-semantic query the model has nothing to say about."""

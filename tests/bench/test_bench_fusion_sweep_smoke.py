@@ -28,3 +28,24 @@ def test_fusion_sweep_runs_quick(capsys: pytest.CaptureFixture[str]) -> None:
     table = capsys.readouterr().out
     for rule in fusion_sweep.RULES:
         assert f"| {rule} |" in table
+
+
+def test_fusion_sweep_long_entries_runs_quick(capsys: pytest.CaptureFixture[str]) -> None:
+    from bench import locomo
+
+    if not locomo.data_dir().is_dir():
+        pytest.skip("LoCoMo data not found (set MEMD_LOCOMO_DIR)")
+    fusion_sweep.main(["--quick", "--long"])
+    table = capsys.readouterr().out
+    assert "LoCoMo sessions:" in table
+    for rule in fusion_sweep.LONG_RULES:
+        assert f"| {rule} |" in table
+    assert "- long entries, LoCoMo sessions: auto R@5" in table
+
+
+def test_the_long_entry_target_is_met_only_when_auto_is_not_below_lexical() -> None:
+    lexical, every, daemon, chunk = fusion_sweep.LONG_RULES
+    figures = {"r@5": {lexical: 0.8, every: 0.7, daemon: 0.8, chunk: 0.9}}
+    worse = {"r@5": {lexical: 0.8, every: 0.7, daemon: 0.79, chunk: 0.9}}
+    targets = fusion_sweep.long_targets({"a": figures, "b": worse})
+    assert targets["long entries, a"]["met"] and not targets["long entries, b"]["met"]

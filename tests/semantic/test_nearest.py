@@ -115,3 +115,23 @@ def test_the_model_has_nothing_to_say_without_a_usable_question_or_any_usable_ro
     no_rows = _rows(_entries("a", "b"), [no_vector(2), no_vector(2)])
     no_layout = nearest.Layout([(Category.DECISION, no_rows)])
     assert nearest.nearest(_unit(1, 0), no_layout, want=1, counted=counted) is None
+
+
+def test_an_entry_longer_than_the_models_window_has_no_cosine_and_ranks_by_its_words() -> None:
+    long_text = " ".join(["word"] * 300)  # 300 words: the model sees only its first 256 pieces
+    entries = _entries("short rule", long_text)
+    first = _rows(entries, [_unit(1, 0), _unit(1, 0)])
+    assert not np.isfinite(first.matrix[1]).any()
+    layout = nearest.Layout([(Category.DECISION, first)])
+    cosine, _ = _near(_unit(1, 0), layout, want=2, named=[1], counted=lambda c: c > 0)
+    assert cosine[0] == pytest.approx(1.0)
+    assert np.isnan(cosine[1])  # no opinion: fusion judges it by its words alone
+    # A later version takes the long entry's row as it is (still no cosine).
+    later = _rows(_entries(long_text, "another rule"), [_unit(0, 1)], first)
+    assert not np.isfinite(later.matrix[0]).any()
+
+
+def test_a_workspace_of_long_entries_only_is_answered_without_the_model() -> None:
+    long_text = "a, " * 200  # 400 words and marks
+    layout = nearest.Layout([(Category.DECISION, _rows(_entries(long_text), [_unit(1, 0)]))])
+    assert nearest.nearest(_unit(1, 0), layout, want=1, counted=lambda c: c > 0) is None

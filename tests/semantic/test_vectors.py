@@ -5,6 +5,7 @@ vector (in the file or from the model) never kept nor used."""
 from __future__ import annotations
 
 import logging
+import re
 from pathlib import Path
 
 import msgspec
@@ -12,7 +13,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from memd.semantic.vectors import UNIT_TOLERANCE, VectorCache, cache_path, usable
+from memd.semantic.vectors import UNIT_TOLERANCE, VectorCache, beyond_window, cache_path, usable
 from tests.budget import examples
 
 
@@ -178,3 +179,19 @@ def test_a_row_the_model_gives_that_is_not_a_finite_unit_vector_is_never_kept(
     # A usable row later (another model run) replaces the marker.
     cache.add(["nan"], unit_rows(1, seed=3))
     assert np.isfinite(cache.lookup(["nan"])[0][0]).all()
+
+
+def test_a_text_longer_than_the_models_window_is_never_embedded_and_has_no_vector() -> None:
+    cache = VectorCache("model-a", 8)
+    long_text = " ".join(f"w{i}" for i in range(300))  # 300 words: the model reads only 256
+    found, missing = cache.lookup(["short", long_text])
+    assert missing == [0]  # only the short one is to embed
+    assert not np.isfinite(found[1]).any()  # no opinion: its entry ranks by its words
+
+
+@given(st.text(max_size=600))
+@settings(max_examples=examples(200))
+def test_beyond_window_is_true_only_when_words_and_marks_outnumber_the_window(text: str) -> None:
+    parts = len(re.findall(r"\w+|[^\w\s]", text))
+    assert beyond_window(text, window=50) == (parts > 50)
+    assert not beyond_window(text[:50], window=50)
