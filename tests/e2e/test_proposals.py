@@ -16,6 +16,14 @@ from tests.polling_sync import wait_until
 __all__ = ["repo"]  # the fixture: a git repository with some code
 
 
+def _commit_then(repo: Path, *change: str) -> None:
+    """Commit the memories as they are, then make and commit `change` to the code (git args)."""
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-q", "-m", "memories")
+    _git(repo, *change)
+    _git(repo, "commit", "-q", "-m", "the code changed")
+
+
 def _entries(path: Path) -> list[str]:
     return [line for line in path.read_text().splitlines() if line.startswith("- [")]
 
@@ -88,10 +96,7 @@ def test_cleanup_propose_queues_prunes_that_accepting_deletes(
             category="Quirk", content="The gone value lives in `src/gone.ts` for now.", slug="gone"
         )
         client.store(category="Quirk", content="Retry flaky calls twice.", slug="retry")
-        _git(repo, "add", "-A")
-        _git(repo, "commit", "-q", "-m", "memories")
-        _git(repo, "rm", "-q", "src/gone.ts")
-        _git(repo, "commit", "-q", "-m", "gone")
+        _commit_then(repo, "rm", "-q", "src/gone.ts")
         done = memd("cleanup", "--propose", cwd=repo, daemon=daemon)
         assert done.returncode == 0, done.stderr
         assert "queued: Quirk: The gone value" in done.stdout
@@ -115,10 +120,7 @@ def test_an_accepted_prune_of_an_entry_changed_since_keeps_it_and_waits(
         client.store(
             category="Quirk", content="The gone value lives in `src/gone.ts` for now.", slug="gone"
         )
-        _git(repo, "add", "-A")
-        _git(repo, "commit", "-q", "-m", "memories")
-        _git(repo, "rm", "-q", "src/gone.ts")
-        _git(repo, "commit", "-q", "-m", "gone")
+        _commit_then(repo, "rm", "-q", "src/gone.ts")
         proposed = client.check(propose=True).proposed
         assert proposed is not None
         (queued,) = proposed.outcomes
@@ -144,10 +146,7 @@ def test_check_propose_queues_a_moved_citations_fix_as_a_store(
         client.store(
             category="Quirk", content="Connect lives in `src/old.ts` with retries.", slug="connect"
         )
-        _git(repo, "add", "-A")
-        _git(repo, "commit", "-q", "-m", "memories")
-        _git(repo, "mv", "src/old.ts", "src/new.ts")
-        _git(repo, "commit", "-q", "-m", "moved")
+        _commit_then(repo, "mv", "src/old.ts", "src/new.ts")
         done = memd("check", "--propose", cwd=repo, daemon=daemon)
         assert "1 queued" in done.stdout, done.stdout + done.stderr
         (waiting,) = client.inbox().entries
@@ -170,10 +169,7 @@ def test_an_accepted_fix_of_an_entry_edited_since_keeps_the_edit_and_waits(
         client.store(
             category="Quirk", content="Connect lives in `src/old.ts` with retries.", slug="connect"
         )
-        _git(repo, "add", "-A")
-        _git(repo, "commit", "-q", "-m", "memories")
-        _git(repo, "mv", "src/old.ts", "src/new.ts")
-        _git(repo, "commit", "-q", "-m", "moved")
+        _commit_then(repo, "mv", "src/old.ts", "src/new.ts")
         proposed = client.check(propose=True).proposed
         assert proposed is not None and proposed.outcomes[0].action == "queued"
         (waiting,) = client.inbox().entries

@@ -288,8 +288,8 @@ def _entry_text(workspace: Workspace, category: Category, slug: str | None) -> s
     """The text of `category`'s entry `slug` as it stands (None: no slug, or no such entry)."""
     if slug is None:
         return None
-    found = (e.content for c, e in workspace.memory_entries() if c == category and e.slug == slug)
-    return next(found, None)
+    entries = workspace.actor(category).snapshot.entries
+    return next((entry.content for entry in entries if entry.slug == slug), None)
 
 
 async def queue_prune(
@@ -306,8 +306,8 @@ async def queue_prune(
         "prune", category.name, slug, content, proposals.proposal_reason(source, reason)
     )
     present = any(
-        c == category and entry.slug == slug and entry.content == content
-        for c, entry in workspace.memory_entries()
+        entry.slug == slug and entry.content == content
+        for entry in workspace.actor(category).snapshot.entries
     )
     if not present:
         return p.ProposalOutcome(
