@@ -39,10 +39,27 @@ def rounded(value: Any) -> Any:
     return value
 
 
+_VERDICTS: list[tuple[str, bool | None, str]] = []
+"""Every target judged in this process, in order: `python -m bench` lists them at the end."""
+
+
+def record_verdict(name: str, met: bool | None, text: str) -> None:
+    """Remember a judged target (None: not judged) for the run's closing list of verdicts."""
+    _VERDICTS.append((name, met, text))
+
+
+def recorded_verdicts(since: int = 0) -> list[tuple[str, bool | None, str]]:
+    """The targets judged in this process from the `since`-th on: (name, met, text)."""
+    return _VERDICTS[since:]
+
+
 def print_verdicts(targets: dict[str, dict[str, Any]]) -> None:
-    """Print one line per target: its name and its text ("... : met" / "NOT met")."""
+    """Print one line per target: its name and its text ("... : met" / "NOT met"), and record
+    each for the run's closing list."""
     for name, verdict in targets.items():
         print(f"- {name}: {verdict['text']}")
+        met = verdict.get("met")
+        record_verdict(name, met if isinstance(met, bool) else None, verdict["text"])
 
 
 def save(report: dict[str, Any], output: Path | None) -> None:

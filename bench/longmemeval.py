@@ -44,7 +44,7 @@ from typing import Any
 import msgspec
 
 from bench._daemon import running_daemon
-from bench._report import RESULTS_DIR, commit, save
+from bench._report import RESULTS_DIR, commit, record_verdict, save
 from bench.locomo import METRICS, mean_metrics, score_question
 from bench.retrieval import CATEGORY, METHODS, memory_file, rankers
 from memd.core.format import limits, mdformat
@@ -316,7 +316,9 @@ def _print(directory: Path, report: dict[str, Any]) -> None:
         )
     margins = ", ".join(f"{UNITS[u]} {m:+.3f}" for u, m in report["margin_r5"].items())
     verdict = "met" if report["target_met"] else "NOT met"
-    print(f"memd R@5 margin over FTS5: {margins} (target: every turn >= 0: {verdict})")
+    text = f"memd R@5 margin over FTS5: {margins} (target: every turn >= 0: {verdict})"
+    print(text)
+    record_verdict("LongMemEval R@5 over FTS5", bool(report["target_met"]), text)
     timings = ", ".join(
         f"{m} {report['units']['turn']['methods'][m]['ms_per_query']:.2f}" for m in METHODS
     )

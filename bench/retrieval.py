@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from bench._daemon import running_daemon, semantic_installed, wait_embedded
-from bench._report import RESULTS_DIR, commit, save
+from bench._report import RESULTS_DIR, commit, record_verdict, save
 from bench.locomo import (
     METRICS,
     TOP,
@@ -273,7 +273,9 @@ def run(
     print(f"LoCoMo retrieval through memd serve ({data_dir})\n")
     print(markdown_table(methods))
     verdict = "met" if report["target_met"] else "NOT met"
-    print(f"\nmemd R@5 margin over FTS5: {margin:+.3f} (target >= +{TARGET_MARGIN:.2f}: {verdict})")
+    text = f"memd R@5 margin over FTS5: {margin:+.3f} (target >= +{TARGET_MARGIN:.2f}: {verdict})"
+    print(f"\n{text}")
+    record_verdict("LoCoMo R@5 over FTS5", bool(report["target_met"]), text)
     timings = ", ".join(f"{m} {methods[m]['ms_per_query']:.2f}" for m in methods)
     print(f"ms per query: {timings} (memd includes the socket round trip)")
     save(report, output)

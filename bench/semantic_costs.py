@@ -48,7 +48,7 @@ from pathlib import Path
 from typing import Any
 
 from bench._daemon import percentile, running_daemon
-from bench._report import RESULTS_DIR, commit, save
+from bench._report import RESULTS_DIR, commit, record_verdict, save
 from bench.lifecycle import proc_status_kb
 from bench.query import _MODULES, _TOOLS, make_corpus, write_workspace
 from bench.search_speed import _NOUNS, _VERBS, _pick
@@ -563,6 +563,9 @@ def print_report(report: dict[str, Any]) -> None:
     if install["already_core"]:
         print(f"(also required, already core dependencies: {', '.join(install['already_core'])})")
     print(f"\n- {report['target']['text']}")
+    record_verdict(
+        "hybrid within 3 ms of lexical", report["target"].get("met"), report["target"]["text"]
+    )
 
 
 def main(argv: list[str] | None = None) -> None:
