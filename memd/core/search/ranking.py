@@ -61,7 +61,7 @@ from __future__ import annotations
 import bisect
 import heapq
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Generic, TypeVar
 
 import msgspec
@@ -443,7 +443,7 @@ def _offer_several(
         # only those that may be hits are scored.
         if overlap.pairs is None:
             counted = sum(len(several & walk.view.class_of.keys()) for walk in walks)
-            _offer_sorted(found, [(score(doc), doc) for doc in several])
+            _offer_sorted(found, score.scored(several))
             return len(several) - counted
         # Entries holding three words or more are scored; one holding just two scores at
         # most those words' and their phrases' best gains, and is scored only if that could
@@ -454,7 +454,7 @@ def _offer_several(
         counted = 2 * len(several) + sum(walk.view.size for walk, _, _ in phrases)
         for doc in overlap.more:
             counted += sum(doc in held for held in words) - 2
-        _offer_sorted(found, [(score(doc), doc) for doc in overlap.more])
+        _offer_sorted(found, score.scored(overlap.more))
         bounds = []
         for (first, second), docs in overlap.pairs.items():
             both = {first, second}
@@ -465,7 +465,7 @@ def _offer_several(
         for bound, _, _, docs in bounds:
             if found.cannot_reach(bound):
                 break
-            _offer_sorted(found, [(score(doc), doc) for doc in docs - overlap.more])
+            _offer_sorted(found, score.scored(docs - overlap.more))
         return len(several) - counted
     return _offer_partial(several, score, smallest, found)
 
@@ -513,13 +513,33 @@ class _Scorer:
                 value += gain * saturation[klass]
         return min(1.0, value * self.scale)
 
+    def scored(self, docs: Iterable[int]) -> list[tuple[float, int]]:
+        """Each of `docs` with its score, as `__call__` gives it (one loop, no call per doc)."""
+        saturation, scale, lookups = self.saturation, self.scale, self.lookups
+        scored = []
+        for doc in docs:
+            value = 0.0
+            for class_of, gain in lookups:
+                klass = class_of(doc)
+                if klass is not None:
+                    value += gain * saturation[klass]
+            value *= scale
+            scored.append((value if value < 1.0 else 1.0, doc))
+        return scored
+
 
 def _offer_sorted(found: _Found, scored: list[tuple[float, int]]) -> None:
     """Offer scored entries best first, until none left can be a hit."""
     scored.sort(reverse=True)
+    best, boost, most, category = found.best, found.boost, found.most, found.category
+    entry_of, number, finals, limit = found.index.entry, found.number, best.finals, best.limit
     for score, doc in scored:
-        if not found.consider(score, doc):
-            break
+        if len(finals) >= limit and finals[0] > round(min(1.0, score * most), DECIMALS):
+            break  # `found.cannot_reach(score)`: no lower score can be a hit either
+        entry = entry_of(doc)
+        if boost is not None:
+            score = min(1.0, score * boost(category, entry))
+        best.add(round(score, DECIMALS), number, entry)
 
 
 def _walk_classes(walk: _Walk, scale: float, several: set[int], found: _Found) -> None:
@@ -533,7 +553,7 @@ def _walk_classes(walk: _Walk, scale: float, several: set[int], found: _Found) -
         if best.beats(round(min(1.0, score * most), DECIMALS)):
             return
         rounded = round(score, DECIMALS)
-        taken = 0
+        taken = 0  # entries added at `rounded` (not boosted above it)
         for position in range(start, stop):
             doc = postings[position] & DOC_MASK
             if doc in several:
@@ -544,8 +564,16 @@ def _walk_classes(walk: _Walk, scale: float, several: set[int], found: _Found) -
                 taken += 1
                 if taken == limit:
                     break  # the rest of the class ties with these, on later lines
-            else:
-                best.add(round(min(1.0, score * boost(category, entry)), DECIMALS), number, entry)
+                continue
+            factor = boost(category, entry)
+            if factor == 1.0:
+                # Unboosted, it ties with the `limit` taken before it on earlier lines (and
+                # adding it would change neither the hits nor the scores to beat): skipped.
+                if taken < limit:
+                    best.add(rounded, number, entry)
+                    taken += 1
+                continue
+            best.add(round(min(1.0, score * factor), DECIMALS), number, entry)
 
 
 class _Found:
