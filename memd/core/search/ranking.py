@@ -61,6 +61,7 @@ from __future__ import annotations
 import bisect
 import heapq
 import math
+import operator
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Generic, TypeVar
 
@@ -341,6 +342,10 @@ class _Plan:
         return self.ordered[number][1].saturations(base, per_length)
 
 
+_ORDER = operator.itemgetter(0, 1, 2)
+"""A candidate's order: best final score, then category, then line."""
+
+
 class _Best:
     """The candidates for the hits, and the `limit` best final scores seen so far."""
 
@@ -364,7 +369,7 @@ class _Best:
 
     def hits(self, ordered: Sequence[tuple[Any, SearchIndex]]) -> tuple[Hit[Any], ...]:
         """The best `limit` candidates as hits, best first."""
-        best = heapq.nsmallest(self.limit, self.candidates, key=lambda item: item[:3])
+        best = heapq.nsmallest(self.limit, self.candidates, key=_ORDER)
         return tuple(
             Hit(key=ordered[number][0], entry=entry, score=-negated)
             for negated, number, _, entry in best
@@ -416,7 +421,10 @@ def _search_best(plan: _Plan, limit: int, boost: Boost[Any] | None) -> SearchRes
         )  # hold its words too: all in `several`, so there is nothing left to walk)
     # The walks go best first across all categories, so that most of them stop at once.
     pending.sort(key=lambda item: item[0], reverse=True)
-    for _, walk, several, found, scale in pending:
+    most = MAX_BOOST if boost is not None else 1.0
+    for top, walk, several, found, scale in pending:
+        if best.beats(round(min(1.0, top * most), DECIMALS)):
+            break  # this walk's best class cannot make a hit, nor can any walk after it
         _walk_classes(walk, scale, several, found)
     return SearchResult(hits=best.hits(plan.ordered), total=total)
 
@@ -548,6 +556,7 @@ def _walk_classes(walk: _Walk, scale: float, several: set[int], found: _Found) -
     postings, gain = walk.view.postings, walk.gain
     best, boost, most = found.best, found.boost, found.most
     limit, number, category, entry_of = best.limit, found.number, found.category, found.index.entry
+    candidates, finals = best.candidates, best.finals
     for level, (_, start, stop) in zip(walk.levels, walk.spans[: walk.matching], strict=False):
         score = min(1.0, gain * level * scale)
         if best.beats(round(min(1.0, score * most), DECIMALS)):
@@ -570,8 +579,12 @@ def _walk_classes(walk: _Walk, scale: float, several: set[int], found: _Found) -
                 # Unboosted, it ties with the `limit` taken before it on earlier lines (and
                 # adding it would change neither the hits nor the scores to beat): skipped.
                 if taken < limit:
-                    best.add(rounded, number, entry)
                     taken += 1
+                    candidates.append((-rounded, number, entry.line, entry))  # `best.add`
+                    if len(finals) < limit:
+                        heapq.heappush(finals, rounded)
+                    elif rounded > finals[0]:
+                        heapq.heapreplace(finals, rounded)
                 continue
             best.add(round(min(1.0, score * factor), DECIMALS), number, entry)
 
