@@ -380,7 +380,9 @@ def _search_best(plan: _Plan, limit: int, boost: Boost[Any] | None) -> SearchRes
     """The search without a filter: walk each term's best classes (see the module docstring)."""
     best = _Best(limit)
     total = 0
-    pending: list[tuple[float, _Walk, set[int], _Found, float]] = []
+    # What is left to offer, from every category: each term's walk and each pair of terms'
+    # shared entries, by the best score any of their entries can have.
+    pending: list[tuple[float, _Walk | None, set[int], _Found, float | _Scorer]] = []
     for number, (category, index) in enumerate(plan.ordered):
         if not plan.terms[number]:
             continue
@@ -413,19 +415,25 @@ def _search_best(plan: _Plan, limit: int, boost: Boost[Any] | None) -> SearchRes
         found = _Found(best, number, category, index, boost)
         if several:
             score = _Scorer(planned, saturation, scale)
-            total += _offer_several(overlap, walks, paired, score, scale, plan.smallest, found)
+            total += _offer_several(
+                overlap, walks, paired, score, scale, plan.smallest, found, pending
+            )
         pending.extend(
             (walk.top * scale, walk, several, found, scale)
             for walk in walks
             if not several or not walk.view.class_of.keys() <= several  # (a phrase's entries
         )  # hold its words too: all in `several`, so there is nothing left to walk)
-    # The walks go best first across all categories, so that most of them stop at once.
+    # Walks and pairs go best first across all categories, so that most of them stop at once.
     pending.sort(key=lambda item: item[0], reverse=True)
     most = MAX_BOOST if boost is not None else 1.0
-    for top, walk, several, found, scale in pending:
+    for top, walked, docs, found, how in pending:
         if best.beats(round(min(1.0, top * most), DECIMALS)):
-            break  # this walk's best class cannot make a hit, nor can any walk after it
-        _walk_classes(walk, scale, several, found)
+            break  # none of these entries can make a hit, nor can any after them
+        if isinstance(how, _Scorer):  # a pair's entries (`docs`), scored
+            _offer_sorted(found, how.scored(docs))
+        else:  # a term's walk, at its category's scale (`docs`: the entries not to walk)
+            assert walked is not None
+            _walk_classes(walked, how, docs, found)
     return SearchResult(hits=best.hits(plan.ordered), total=total)
 
 
@@ -437,9 +445,12 @@ def _offer_several(
     scale: float,
     smallest: float,
     found: _Found,
+    pending: list[tuple[float, _Walk | None, set[int], _Found, float | _Scorer]],
 ) -> int:
-    """Offer the entries holding several query terms that can still be hits; return how many
-    of them match, less those already counted as single-term matches (`total`'s share).
+    """Offer the entries holding several query terms that can still be hits, or leave them in
+    `pending` (those holding just two words, by their pair's bound: `_search_best` offers them
+    best first across categories); return how many of them match, less those already counted
+    as single-term matches (`total`'s share).
 
     `walks` holds the word terms (as `overlap` saw them) then the phrases; `phrases` gives
     each phrase's two words as positions in `walks`.
@@ -463,17 +474,11 @@ def _offer_several(
         for doc in overlap.more:
             counted += sum(doc in held for held in words) - 2
         _offer_sorted(found, score.scored(overlap.more))
-        bounds = []
         for (first, second), docs in overlap.pairs.items():
             both = {first, second}
             bound = walks[first].top + walks[second].top
             bound += sum(walk.top for walk, one, other in phrases if {one, other} == both)
-            bounds.append((bound * scale * _SLACK, first, second, docs))
-        bounds.sort(key=lambda item: item[0], reverse=True)
-        for bound, _, _, docs in bounds:
-            if found.cannot_reach(bound):
-                break
-            _offer_sorted(found, score.scored(docs - overlap.more))
+            pending.append((bound * scale * _SLACK, None, docs - overlap.more, found, score))
         return len(several) - counted
     return _offer_partial(several, score, smallest, found)
 
