@@ -49,7 +49,9 @@ visited. Entries holding two or more query terms are found by intersecting the t
 by pair for short queries) and scored one by one, but for those holding just two words whose best
 possible score (those words' and their phrase's best gains) cannot beat the `limit` best found so
 far: a pair's entries are then skipped whole. A walk stops at the first class that cannot beat the
-`limit` best found so far.
+`limit` best found so far. The walks and the pairs of every index wait in one list, worked from the
+highest bound down across all indexes, so that the best candidates are found first and most pairs
+of the later indexes are never scored; the first item that cannot make a hit ends the search.
 With `keep`, or for a query of more than `_WALK_MOST` words (a prompt), every matching entry is
 scored instead (the same results: a property test holds the two to each other).
 
