@@ -49,7 +49,9 @@ visited. Entries holding two or more query terms are found by intersecting the t
 by pair for short queries) and scored one by one, but for those holding just two words whose best
 possible score (those words' and their phrase's best gains) cannot beat the `limit` best found so
 far: a pair's entries are then skipped whole. A walk stops at the first class that cannot beat the
-`limit` best found so far.
+`limit` best found so far. The walks and the pairs of every index wait in one list, worked from the
+highest bound down across all indexes, so that the best candidates are found first and most pairs
+of the later indexes are never scored; the first item that cannot make a hit ends the search.
 With `keep`, or for a query of more than `_WALK_MOST` words (a prompt), every matching entry is
 scored instead (the same results: a property test holds the two to each other).
 
@@ -61,7 +63,8 @@ from __future__ import annotations
 import bisect
 import heapq
 import math
-from collections.abc import Callable, Sequence
+import operator
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Generic, TypeVar
 
 import msgspec
@@ -341,6 +344,10 @@ class _Plan:
         return self.ordered[number][1].saturations(base, per_length)
 
 
+_ORDER = operator.itemgetter(0, 1, 2)
+"""A candidate's order: best final score, then category, then line."""
+
+
 class _Best:
     """The candidates for the hits, and the `limit` best final scores seen so far."""
 
@@ -364,7 +371,7 @@ class _Best:
 
     def hits(self, ordered: Sequence[tuple[Any, SearchIndex]]) -> tuple[Hit[Any], ...]:
         """The best `limit` candidates as hits, best first."""
-        best = heapq.nsmallest(self.limit, self.candidates, key=lambda item: item[:3])
+        best = heapq.nsmallest(self.limit, self.candidates, key=_ORDER)
         return tuple(
             Hit(key=ordered[number][0], entry=entry, score=-negated)
             for negated, number, _, entry in best
@@ -375,7 +382,9 @@ def _search_best(plan: _Plan, limit: int, boost: Boost[Any] | None) -> SearchRes
     """The search without a filter: walk each term's best classes (see the module docstring)."""
     best = _Best(limit)
     total = 0
-    pending: list[tuple[float, _Walk, set[int], _Found, float]] = []
+    # What is left to offer, from every category: each term's walk and each pair of terms'
+    # shared entries, by the best score any of their entries can have.
+    pending: list[tuple[float, _Walk | None, set[int], _Found, float | _Scorer]] = []
     for number, (category, index) in enumerate(plan.ordered):
         if not plan.terms[number]:
             continue
@@ -408,16 +417,25 @@ def _search_best(plan: _Plan, limit: int, boost: Boost[Any] | None) -> SearchRes
         found = _Found(best, number, category, index, boost)
         if several:
             score = _Scorer(planned, saturation, scale)
-            total += _offer_several(overlap, walks, paired, score, scale, plan.smallest, found)
+            total += _offer_several(
+                overlap, walks, paired, score, scale, plan.smallest, found, pending
+            )
         pending.extend(
             (walk.top * scale, walk, several, found, scale)
             for walk in walks
             if not several or not walk.view.class_of.keys() <= several  # (a phrase's entries
         )  # hold its words too: all in `several`, so there is nothing left to walk)
-    # The walks go best first across all categories, so that most of them stop at once.
+    # Walks and pairs go best first across all categories, so that most of them stop at once.
     pending.sort(key=lambda item: item[0], reverse=True)
-    for _, walk, several, found, scale in pending:
-        _walk_classes(walk, scale, several, found)
+    most = MAX_BOOST if boost is not None else 1.0
+    for top, walked, docs, found, how in pending:
+        if best.beats(round(min(1.0, top * most), DECIMALS)):
+            break  # none of these entries can make a hit, nor can any after them
+        if isinstance(how, _Scorer):  # a pair's entries (`docs`), scored
+            _offer_sorted(found, how.scored(docs))
+        else:  # a term's walk, at its category's scale (`docs`: the entries not to walk)
+            assert walked is not None
+            _walk_classes(walked, how, docs, found)
     return SearchResult(hits=best.hits(plan.ordered), total=total)
 
 
@@ -429,9 +447,12 @@ def _offer_several(
     scale: float,
     smallest: float,
     found: _Found,
+    pending: list[tuple[float, _Walk | None, set[int], _Found, float | _Scorer]],
 ) -> int:
-    """Offer the entries holding several query terms that can still be hits; return how many
-    of them match, less those already counted as single-term matches (`total`'s share).
+    """Offer the entries holding several query terms that can still be hits, or leave them in
+    `pending` (those holding just two words, by their pair's bound: `_search_best` offers them
+    best first across categories); return how many of them match, less those already counted
+    as single-term matches (`total`'s share).
 
     `walks` holds the word terms (as `overlap` saw them) then the phrases; `phrases` gives
     each phrase's two words as positions in `walks`.
@@ -443,7 +464,7 @@ def _offer_several(
         # only those that may be hits are scored.
         if overlap.pairs is None:
             counted = sum(len(several & walk.view.class_of.keys()) for walk in walks)
-            _offer_sorted(found, [(score(doc), doc) for doc in several])
+            _offer_sorted(found, score.scored(several))
             return len(several) - counted
         # Entries holding three words or more are scored; one holding just two scores at
         # most those words' and their phrases' best gains, and is scored only if that could
@@ -454,18 +475,12 @@ def _offer_several(
         counted = 2 * len(several) + sum(walk.view.size for walk, _, _ in phrases)
         for doc in overlap.more:
             counted += sum(doc in held for held in words) - 2
-        _offer_sorted(found, [(score(doc), doc) for doc in overlap.more])
-        bounds = []
+        _offer_sorted(found, score.scored(overlap.more))
         for (first, second), docs in overlap.pairs.items():
             both = {first, second}
             bound = walks[first].top + walks[second].top
             bound += sum(walk.top for walk, one, other in phrases if {one, other} == both)
-            bounds.append((bound * scale * _SLACK, first, second, docs))
-        bounds.sort(key=lambda item: item[0], reverse=True)
-        for bound, _, _, docs in bounds:
-            if found.cannot_reach(bound):
-                break
-            _offer_sorted(found, [(score(doc), doc) for doc in docs - overlap.more])
+            pending.append((bound * scale * _SLACK, None, docs - overlap.more, found, score))
         return len(several) - counted
     return _offer_partial(several, score, smallest, found)
 
@@ -513,13 +528,33 @@ class _Scorer:
                 value += gain * saturation[klass]
         return min(1.0, value * self.scale)
 
+    def scored(self, docs: Iterable[int]) -> list[tuple[float, int]]:
+        """Each of `docs` with its score, as `__call__` gives it (one loop, no call per doc)."""
+        saturation, scale, lookups = self.saturation, self.scale, self.lookups
+        scored = []
+        for doc in docs:
+            value = 0.0
+            for class_of, gain in lookups:
+                klass = class_of(doc)
+                if klass is not None:
+                    value += gain * saturation[klass]
+            value *= scale
+            scored.append((value if value < 1.0 else 1.0, doc))
+        return scored
+
 
 def _offer_sorted(found: _Found, scored: list[tuple[float, int]]) -> None:
     """Offer scored entries best first, until none left can be a hit."""
     scored.sort(reverse=True)
+    best, boost, most, category = found.best, found.boost, found.most, found.category
+    entry_of, number, finals, limit = found.index.entry, found.number, best.finals, best.limit
     for score, doc in scored:
-        if not found.consider(score, doc):
-            break
+        if len(finals) >= limit and finals[0] > round(min(1.0, score * most), DECIMALS):
+            break  # `found.cannot_reach(score)`: no lower score can be a hit either
+        entry = entry_of(doc)
+        if boost is not None:
+            score = min(1.0, score * boost(category, entry))
+        best.add(round(score, DECIMALS), number, entry)
 
 
 def _walk_classes(walk: _Walk, scale: float, several: set[int], found: _Found) -> None:
@@ -528,12 +563,13 @@ def _walk_classes(walk: _Walk, scale: float, several: set[int], found: _Found) -
     postings, gain = walk.view.postings, walk.gain
     best, boost, most = found.best, found.boost, found.most
     limit, number, category, entry_of = best.limit, found.number, found.category, found.index.entry
+    candidates, finals = best.candidates, best.finals
     for level, (_, start, stop) in zip(walk.levels, walk.spans[: walk.matching], strict=False):
         score = min(1.0, gain * level * scale)
         if best.beats(round(min(1.0, score * most), DECIMALS)):
             return
         rounded = round(score, DECIMALS)
-        taken = 0
+        taken = 0  # entries added at `rounded` (not boosted above it)
         for position in range(start, stop):
             doc = postings[position] & DOC_MASK
             if doc in several:
@@ -544,8 +580,20 @@ def _walk_classes(walk: _Walk, scale: float, several: set[int], found: _Found) -
                 taken += 1
                 if taken == limit:
                     break  # the rest of the class ties with these, on later lines
-            else:
-                best.add(round(min(1.0, score * boost(category, entry)), DECIMALS), number, entry)
+                continue
+            factor = boost(category, entry)
+            if factor == 1.0:
+                # Unboosted, it ties with the `limit` taken before it on earlier lines (and
+                # adding it would change neither the hits nor the scores to beat): skipped.
+                if taken < limit:
+                    taken += 1
+                    candidates.append((-rounded, number, entry.line, entry))  # `best.add`
+                    if len(finals) < limit:
+                        heapq.heappush(finals, rounded)
+                    elif rounded > finals[0]:
+                        heapq.heapreplace(finals, rounded)
+                continue
+            best.add(round(min(1.0, score * factor), DECIMALS), number, entry)
 
 
 class _Found:

@@ -265,11 +265,16 @@ def _decayed(
 
 def count_recalls(searched: Mapping[Key, SearchedFile], found: Iterable[Found]) -> None:
     """Count one recall of each entry found with a score, in its own workspace's history (a
-    listing, score 0, is no recall)."""
+    listing, score 0, is no recall), each workspace's at once."""
+    recalled: dict[int, tuple[Workspace, list[tuple[Category, Entry]]]] = {}
     for hit in found:
         searched_file = searched[hit.key]
         if searched_file.category is not None and hit.score > 0:
-            searched_file.workspace.usage.record_recalls([(searched_file.category, hit.entry)])
+            workspace = searched_file.workspace
+            _, entries = recalled.setdefault(id(workspace), (workspace, []))
+            entries.append((searched_file.category, hit.entry))
+    for workspace, entries in recalled.values():
+        workspace.usage.record_recalls(entries)
 
 
 def outcome_rescored(searched: Mapping[Key, SearchedFile], hits: list[Found]) -> list[Found]:
