@@ -18,7 +18,8 @@ Layout, chosen so that a search touches little and an edit costs only what chang
 - Phrase terms (adjacent word pairs) have no stored postings: most of them are held by one
   entry, and storing them was most of a big index's terms and memory. When a search asks for
   one, its postings are derived (the entries holding both words, from their postings, each
-  re-split to count the pair's adjacent occurrences) and cached until the index changes. Their
+  re-split to count the pair's adjacent occurrences) and cached until an entry holding one of
+  its words is added or removed. Their
   impact classes exist beforehand (each entry's phrase frequencies are registered when it is
   indexed), so deriving one never adds a class while a search reads the saturations.
 
@@ -53,6 +54,10 @@ CLASS_SHIFT = 32
 DOC_MASK = (1 << CLASS_SHIFT) - 1
 _VIEW_BUDGET_MIN = 4096
 """Cached term views hold at least this many postings (and up to 4 per entry) per index."""
+
+_PHRASES_CHECKED = 512
+"""An entry's change drops only the cached phrases of its words while at most this many are
+cached (each checked), and all of them past that."""
 
 _line = operator.attrgetter("line")
 _POSTING_BYTES = 8
@@ -187,7 +192,8 @@ class SearchIndex:
         self._readers = 0
         self._retired = False
         self._owned: set[str] | None = None  # a fork's own postings (None: all its own)
-        # Derived phrase terms (None: held by no entry), dropped whenever an entry changes.
+        # Derived phrase terms (None: held by no entry), dropped when an entry holding a word
+        # of theirs changes.
         self._phrases: dict[str, TermView | None] = {}
         self._phrase_postings = 0
 
@@ -295,9 +301,9 @@ class SearchIndex:
         return unpacked
 
     def _phrase(self, term: str) -> TermView | None:
-        """The view of the phrase term `term` (derived, then cached until the index changes;
-        the cache holds at most `_VIEW_BUDGET_MIN` or 4 postings per entry), or None when it
-        is no phrase or no entry holds it."""
+        """The view of the phrase term `term` (derived, then cached until an entry holding its
+        words changes; the cache holds at most `_VIEW_BUDGET_MIN` or 4 postings per entry), or
+        None when it is no phrase or no entry holds it."""
         try:
             return self._phrases[term]
         except KeyError:
@@ -342,11 +348,21 @@ class SearchIndex:
         values.sort()
         return array.array("q", values)
 
-    def _forget_phrases(self) -> None:
-        """Drop the derived phrases (an entry is added or removed)."""
-        if self._phrases:
+    def _forget_phrases(self, terms: dict[str, float]) -> None:
+        """Drop the derived phrases an entry holding `terms` changes (it is added or removed):
+        those of its words (all of them, past `_PHRASES_CHECKED` cached phrases)."""
+        phrases = self._phrases
+        if not phrases:
+            return
+        if len(phrases) > _PHRASES_CHECKED:
             self._phrases = {}
             self._phrase_postings = 0
+            return
+        for term in list(phrases):
+            first, _, second = term.partition(" ")
+            if first in terms or second in terms:
+                dropped = phrases.pop(term)
+                self._phrase_postings -= dropped.size if dropped is not None else 1
 
     def words_starting(self, prefix: str) -> list[str]:
         """Return the indexed word terms that start with `prefix` (not `prefix` itself)."""
@@ -404,7 +420,7 @@ class SearchIndex:
 
     def _add(self, doc: int, entry: Entry) -> None:
         counts, length, phrase_frequencies = entry_terms(entry)
-        self._forget_phrases()
+        self._forget_phrases(counts)
         for tf in phrase_frequencies:
             self._class(tf, length)
         for term, tf in counts.items():
@@ -424,7 +440,7 @@ class SearchIndex:
 
     def _remove(self, doc: int, entry: Entry) -> None:
         counts, length, _ = entry_terms(entry)
-        self._forget_phrases()
+        self._forget_phrases(counts)
         for term, tf in counts.items():
             value = self._class(tf, length) << CLASS_SHIFT | doc
             postings = self._writable(term)
