@@ -15,6 +15,13 @@ Layout, chosen so that a search touches little and an edit costs only what chang
 - A term's postings are one sorted list of `class << 32 | doc`: grouped by class, each class's
   entries in line order. So a search can walk a term's entries from the highest saturation down,
   and count a class's entries without visiting them.
+- Phrase terms (adjacent word pairs) have no stored postings: most of them are held by one
+  entry, and storing them was most of a big index's terms and memory. When a search asks for
+  one, its postings are derived (the entries holding both words, from their postings, each
+  re-split to count the pair's adjacent occurrences) and cached until an entry holding one of
+  its words is added or removed. Their
+  impact classes exist beforehand (each entry's phrase frequencies are registered when it is
+  indexed), so deriving one never adds a class while a search reads the saturations.
 
 Updating: `build_index(entries, previous)` compares the new entries with the ones `previous` was
 built for. The common start and end are kept; only the entries in between are removed and
@@ -41,17 +48,22 @@ from typing import TYPE_CHECKING, NamedTuple
 import msgspec
 
 from memd.core.format.mdformat import Entry
-from memd.core.search.terms import WHOLE_PREFIX, entry_terms, is_word
+from memd.core.search.terms import WHOLE_PREFIX, entry_terms, is_word, phrase_count, split_phrase
 
 CLASS_SHIFT = 32
 DOC_MASK = (1 << CLASS_SHIFT) - 1
 _VIEW_BUDGET_MIN = 4096
 """Cached term views hold at least this many postings (and up to 4 per entry) per index."""
 
+_PHRASES_CHECKED = 512
+"""An entry's change drops only the cached phrases of its words while at most this many are
+cached (each checked), and all of them past that."""
+
 _line = operator.attrgetter("line")
 _POSTING_BYTES = 8
 
-IMAGE_VERSION = 3
+IMAGE_VERSION = 4
+"""4: no phrase postings (an image of version 3 holds them, and is ignored and rebuilt)."""
 
 
 class IndexImage(msgspec.Struct, array_like=True, frozen=True):
@@ -145,6 +157,8 @@ class SearchIndex:
         "_lengths",
         "_moments",
         "_owned",
+        "_phrase_postings",
+        "_phrases",
         "_postings",
         "_readers",
         "_retired",
@@ -178,6 +192,10 @@ class SearchIndex:
         self._readers = 0
         self._retired = False
         self._owned: set[str] | None = None  # a fork's own postings (None: all its own)
+        # Derived phrase terms (None: held by no entry), dropped when an entry holding a word
+        # of theirs changes.
+        self._phrases: dict[str, TermView | None] = {}
+        self._phrase_postings = 0
 
     @property
     def entries(self) -> tuple[Entry, ...]:
@@ -228,7 +246,8 @@ class SearchIndex:
         """Return how many entries hold `term`."""
         found = self._postings.get(term)
         if found is None:
-            return 0
+            phrase = self._phrase(term)
+            return phrase.size if phrase is not None else 0
         if isinstance(found, int):
             return 1
         return len(found) if isinstance(found, array.array) else len(found) // _POSTING_BYTES
@@ -242,6 +261,8 @@ class SearchIndex:
         """Return `term`'s view for searching (memoised until the term's postings change;
         while the index is read elsewhere, see `reading`, the memo is only looked at)."""
         self._check()
+        if term not in self._postings:
+            return self._phrase(term)
         if self._readers:
             found = self._views.get(term)
             if found is None:
@@ -263,9 +284,13 @@ class SearchIndex:
         return found
 
     def _listed(self, term: str) -> Postings | None:
-        """`term`'s postings (unpacking them if they come from a kept image)."""
+        """`term`'s postings (unpacking them if they come from a kept image, deriving them for
+        a phrase term)."""
         found = self._postings.get(term)
-        if found is None or isinstance(found, array.array):
+        if found is None:
+            phrase = self._phrase(term)
+            return phrase.postings if phrase is not None else None
+        if isinstance(found, array.array):
             return found
         unpacked = array.array("q")
         if isinstance(found, int):
@@ -274,6 +299,70 @@ class SearchIndex:
             unpacked.frombytes(found)
         self._postings[term] = unpacked
         return unpacked
+
+    def _phrase(self, term: str) -> TermView | None:
+        """The view of the phrase term `term` (derived, then cached until an entry holding its
+        words changes; the cache holds at most `_VIEW_BUDGET_MIN` or 4 postings per entry), or
+        None when it is no phrase or no entry holds it."""
+        try:
+            return self._phrases[term]
+        except KeyError:
+            pass
+        words = split_phrase(term)
+        if words is None:
+            return None
+        postings = self._derived(*words)
+        found = TermView(postings) if postings else None
+        phrases = self._phrases  # (a search in a worker thread may add one too: no harm)
+        phrases[term] = found
+        self._phrase_postings += found.size if found is not None else 1
+        budget = max(_VIEW_BUDGET_MIN, 4 * len(self._entries))
+        while self._phrase_postings > budget and len(phrases) > 1:
+            with contextlib.suppress(StopIteration, KeyError):
+                dropped = phrases.pop(next(iter(phrases)))
+                self._phrase_postings -= dropped.size if dropped is not None else 1
+        return found
+
+    def _derived(self, first: str, second: str) -> Postings:
+        """The postings of the phrase `first second`: the entries holding both words whose
+        content has `second` right after `first`, each in class (pair count, its length)."""
+        one, other = self._postings.get(first), self._postings.get(second)
+        if one is None or other is None:
+            return array.array("q")
+        one, other = self._listed(first), self._listed(second)
+        assert one is not None and other is not None
+        if len(one) > len(other):
+            one, other = other, one
+        classes = {value & DOC_MASK: value >> CLASS_SHIFT for value in one}
+        if one is not other:
+            classes = {doc: classes[doc] for value in other if (doc := value & DOC_MASK) in classes}
+        values: list[int] = []
+        slots, lengths, class_ids = self._slots, self._classes, self._class_ids
+        for doc, klass in classes.items():
+            entry = slots[doc]
+            assert entry is not None, "postings never hold a removed entry"
+            count = phrase_count(entry.content, first, second)
+            if count:
+                by_tf = class_ids[lengths[klass][1]]
+                values.append(by_tf[float(count)] << CLASS_SHIFT | doc)  # registered: `_add`
+        values.sort()
+        return array.array("q", values)
+
+    def _forget_phrases(self, terms: dict[str, float]) -> None:
+        """Drop the derived phrases an entry holding `terms` changes (it is added or removed):
+        those of its words (all of them, past `_PHRASES_CHECKED` cached phrases)."""
+        phrases = self._phrases
+        if not phrases:
+            return
+        if len(phrases) > _PHRASES_CHECKED:
+            self._phrases = {}
+            self._phrase_postings = 0
+            return
+        for term in list(phrases):
+            first, _, second = term.partition(" ")
+            if first in terms or second in terms:
+                dropped = phrases.pop(term)
+                self._phrase_postings -= dropped.size if dropped is not None else 1
 
     def words_starting(self, prefix: str) -> list[str]:
         """Return the indexed word terms that start with `prefix` (not `prefix` itself)."""
@@ -330,7 +419,10 @@ class SearchIndex:
             pass
 
     def _add(self, doc: int, entry: Entry) -> None:
-        counts, length = entry_terms(entry)
+        counts, length, phrase_frequencies = entry_terms(entry)
+        self._forget_phrases(counts)
+        for tf in phrase_frequencies:
+            self._class(tf, length)
         for term, tf in counts.items():
             value = self._class(tf, length) << CLASS_SHIFT | doc
             postings = self._writable(term)
@@ -347,7 +439,8 @@ class SearchIndex:
         self._moments = None
 
     def _remove(self, doc: int, entry: Entry) -> None:
-        counts, length = entry_terms(entry)
+        counts, length, _ = entry_terms(entry)
+        self._forget_phrases(counts)
         for term, tf in counts.items():
             value = self._class(tf, length) << CLASS_SHIFT | doc
             postings = self._writable(term)
@@ -439,6 +532,7 @@ class SearchIndex:
     def _retire(self) -> None:
         self._retired = True
         self._postings, self._views, self._slots, self._docs = {}, {}, [], []
+        self._phrases = {}
 
 
 _RUN = 32_768
@@ -503,12 +597,15 @@ class _Filling:
         ordered, known = self.ordered, lists.get
         total = self.total
         for doc in range(start, stop):
-            counts, length = entry_terms(ordered[doc])
+            counts, length, phrase_frequencies = entry_terms(ordered[doc])
             total += length
             lengths[length] = lengths.get(length, 0) + 1
             by_tf = class_ids.get(length)  # this loop is most of a cold start: kept tight
             if by_tf is None:
                 by_tf = class_ids[length] = {}
+            for tf in phrase_frequencies:  # the classes a derived phrase posting will need
+                if tf not in by_tf:
+                    index._class(tf, length)
             for term, tf in counts.items():
                 klass = by_tf.get(tf)
                 if klass is None:

@@ -15,7 +15,8 @@ Rules:
 - An entry is indexed as its content terms plus its slug's terms (the slug split on "-") at
   `SLUG_WEIGHT`: a slug term adds that much to the term's frequency and the entry's length.
   Two terms that are adjacent in the content (after stop words are dropped) also form a phrase
-  ("bigram") term, joined by a space.
+  ("bigram") term, joined by a space; an index keeps no phrase postings but derives a phrase's
+  entries from its two words' when a query asks for it (`phrase_count`).
 
 Splitting a run of text ("sendLmRequest", "fs.open") is memoised, since the same words recur
 across entries: indexing costs a dictionary lookup per word once a word has been seen.
@@ -23,6 +24,7 @@ across entries: indexing costs a dictionary lookup per word once a word has been
 
 from __future__ import annotations
 
+import collections
 import itertools
 import re
 import unicodedata
@@ -59,8 +61,8 @@ _COMPOUND_BUDGET = 8 << 20
 """Bytes of split compounds kept (`memo.memo`), each charged 300 + 48 bytes a character (a
 camelCase run "aBaB..." splits into a stem per character)."""
 
-EntryTerms = tuple[dict[str, float], float]
-"""An entry's weighted term frequencies and its length."""
+EntryTerms = tuple[dict[str, float], float, tuple[float, ...]]
+"""An entry's weighted term frequencies, its length and its phrase terms' distinct frequencies."""
 
 
 def tokenize(text: str) -> list[str]:
@@ -164,26 +166,45 @@ def is_word(term: str) -> bool:
 
 
 def entry_terms(entry: Entry) -> EntryTerms:
-    """Return an entry's weighted term frequencies (words, phrases, whole identifiers, slug
-    words) and its length."""
+    """Return an entry's weighted term frequencies (words, whole identifiers, slug words), its
+    length, and the distinct frequencies of its phrase terms (not the phrases themselves: an
+    index derives a phrase's entries when a query asks, see `phrase_count`)."""
     words, wholes = split_terms(entry.content)
     slug_words = _slug_words(entry.slug) if entry.slug else ()
     counts: dict[str, float] = dict.fromkeys(words, 0.0)
+    if len(words) < 2:
+        phrase_frequencies: tuple[float, ...] = ()
+    elif len(counts) == len(words):
+        phrase_frequencies = _ONCE  # no word twice: every adjacent pair once
+    else:
+        phrase_frequencies = tuple(
+            sorted({float(n) for n in collections.Counter(itertools.pairwise(words)).values()})
+        )
     for term in words:
         counts[term] += 1.0
-    previous = ""
-    for term in words:  # the phrase terms: each adjacent pair
-        if previous:
-            pair = previous + _BIGRAM_SEPARATOR + term
-            counts[pair] = counts.get(pair, 0.0) + 1.0
-        previous = term
     get = counts.get
     for term in wholes:
         counts[term] = get(term, 0.0) + IDENTIFIER_WEIGHT
     for term in slug_words:
         counts[term] = get(term, 0.0) + SLUG_WEIGHT
     length = len(words) + IDENTIFIER_WEIGHT * len(wholes) + SLUG_WEIGHT * len(slug_words)
-    return counts, length
+    return counts, length, phrase_frequencies
+
+
+_ONCE = (1.0,)
+
+
+def phrase_count(content: str, first: str, second: str) -> int:
+    """Return how often the phrase term `first second` occurs in an entry's `content`: how
+    many times the word term `second` directly follows `first` (stop words dropped)."""
+    words = split_terms(content)[0]
+    return sum(1 for pair in itertools.pairwise(words) if pair == (first, second))
+
+
+def split_phrase(term: str) -> tuple[str, str] | None:
+    """Return a phrase term's two word terms, or None for any other term."""
+    first, separator, second = term.partition(_BIGRAM_SEPARATOR)
+    return (first, second) if separator and term[0] != WHOLE_PREFIX else None
 
 
 def _slug_words(slug: str) -> list[str]:

@@ -16,7 +16,7 @@ from memd.core.format.categories import CATEGORIES, Category
 from memd.core.format.mdformat import Entry
 from memd.core.search.index import build_index
 from memd.core.search.ranking import MAX_BOOST, SearchIndex, search
-from memd.core.search.terms import entry_terms
+from memd.core.search.terms import EntryTerms, entry_terms
 from tests.budget import examples
 
 _WORDS = (
@@ -123,7 +123,7 @@ def test_appending_indexes_only_the_new_entry(monkeypatch: pytest.MonkeyPatch) -
     index = build_index(_numbered(items))
     calls: list[str] = []
 
-    def counting(entry: Entry) -> tuple[dict[str, float], float]:
+    def counting(entry: Entry) -> EntryTerms:
         calls.append(entry.content)
         return entry_terms(entry)
 

@@ -381,14 +381,14 @@ def test_an_index_built_from_the_previous_one_tokenises_only_what_changed(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     from memd.core.search import index as indexing
-    from memd.core.search.terms import entry_terms
+    from memd.core.search.terms import EntryTerms, entry_terms
 
     first = build_index(_entries(RULES))
     changed = [*_entries(RULES[:-1]), Entry(line=99, slug="new", content="A brand new rule")]
     calls: list[str] = []
     original = entry_terms
 
-    def counting(entry: Entry) -> tuple[dict[str, float], float]:
+    def counting(entry: Entry) -> EntryTerms:
         calls.append(entry.content)
         return original(entry)
 
