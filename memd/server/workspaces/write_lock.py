@@ -15,7 +15,8 @@ Rules:
   while a hold is under way (other categories' commits, the inbox) share the next hold: their
   temp files are staged side by side (one worker thread each, so the file system commits their
   fsyncs together), then one `.memory/.lock` is taken for all their works in turn, then their
-  renames are made durable (the first directory fsync covers them all). Each write's outcome
+  renames are made durable (one directory fsync covers them all: the others share its
+  outcome rather than fsync again). Each write's outcome
   is its own: one failing leaves the others' results; a write whose deadline passes while still
   queued is never run; one already in a hold gets its outcome. an actor whose
   `try_write` finds it held (BUSY) backs off and tries again until the lock timeout. While a
@@ -87,9 +88,11 @@ class Staging(Protocol):
     def before(self) -> None:
         """Run before the lock is tried (write and fsync the new file at a temp name)."""
 
-    def after(self) -> None:
+    def after(self, synced: storage.DirectorySyncs) -> None:
         """Run once the lock is released, however the attempt ended (make the rename durable,
-        or remove the temp file); may raise if a write it finishes failed."""
+        or remove the temp file); may raise if a write it finishes failed. `synced` is shared
+        by the writes of one hold: a directory fsynced once after all their renames is not
+        fsynced again (`storage.Staged.sync`)."""
 
 
 class WriteLock(Protocol):
@@ -151,9 +154,9 @@ def staged_run(staging: Staging | None, hold: Callable[..., T], *args: object) -
         done = hold(*args)
     except BaseException:
         with contextlib.suppress(Exception):
-            staging.after()
+            staging.after({})
         raise
-    staging.after()
+    staging.after({})
     return done
 
 
@@ -483,12 +486,15 @@ def _stage_one(request: _Request[Any]) -> bool:
 
 def _end_all(staged: list[_Request[Any]]) -> None:
     """Run each request's staging `after` (blocking), however its hold ended; an error of its
-    own is the request's only if the hold gave it none."""
+    own is the request's only if the hold gave it none. Every rename of the group is made by
+    now, so one fsync of their directory makes them all durable: the others share its outcome
+    (`synced`)."""
+    synced: storage.DirectorySyncs = {}
     for request in staged:
         if request.staging is None:
             continue
         try:
-            request.staging.after()
+            request.staging.after(synced)
         except Exception as exc:
             request.ended_badly(exc)
 
