@@ -12,7 +12,9 @@ Rules:
   the lock file), then HackLM's `.memory/.lock` (so HackLM and other tools never interleave with
   memd; the file protocol is `memd.fs.lock_file`). `try_write` takes `.memory/.lock`, writes and
   releases it in one worker-thread call, so a commit costs one thread hop. Writes that queue
-  while a hold is under way (other categories' commits, the inbox) share the next hold: their
+  while a hold is under way (other categories' commits, the inbox) share the next hold (and
+  once a hold carried several, the next waits GATHER_TURNS turns of the event loop for more
+  to join): their
   temp files are staged side by side (one worker thread each, so the file system commits their
   fsyncs together), then one `.memory/.lock` is taken for all their works in turn, then their
   renames are made durable (one directory fsync covers them all: the others share its
@@ -55,6 +57,7 @@ from collections.abc import Callable
 from typing import Any, Generic, Protocol, TypeVar
 
 import anyio
+import anyio.lowlevel
 
 from memd.core.format.limits import LOCK_TIMEOUT
 from memd.fs import git_state, storage
@@ -76,6 +79,10 @@ GIVE_WAY_AHEAD = 0.015
 MAX_GROUP = 64
 """The most writes one hold of the lock carries (`WorkspaceLock.try_write`): at most one per
 category actor and inbox at a time, so this is a bound, not a tuning knob."""
+GATHER_TURNS = 4
+"""How many event-loop turns a hold waits for other writes to queue, once the last hold
+carried more than one (several categories committing at once): an actor that has applied
+its batch in those turns joins this hold instead of waiting for the next."""
 PATIENCE = 0.3
 """memd gives way once writers have been seen waiting for this many seconds in a row (HackLM
 has then failed 3 of its 20 attempts): a short hold lets most of their retries in by itself,
@@ -194,6 +201,7 @@ class WorkspaceLock:
         self._hub = hub
         self._queue: list[_Request[Any]] = []  # writes waiting for the next hold
         self._running: anyio.Event | None = None  # set when the group holding the lock is over
+        self._last_group = 0  # how many writes the last hold carried
         self._dir_lock = MemoryDirLock(memory_dir, timeout=timeout)
         self._git_lock: str | None = None  # the git index lock the last write waited for
         self._keeper_scope = anyio.CancelScope()
@@ -305,10 +313,14 @@ class WorkspaceLock:
         """Run every write queued now (up to MAX_GROUP) in one worker-thread call and one hold
         of the lock, each write's outcome set on its request; the next group starts once this
         one is over."""
-        group = self._queue[:MAX_GROUP]
-        del self._queue[: len(group)]
         running = self._running = anyio.Event()
         try:
+            if self._last_group > 1:  # writers commit side by side: let them join this hold
+                for _ in range(GATHER_TURNS):
+                    await anyio.lowlevel.checkpoint()
+            group = self._queue[:MAX_GROUP]
+            del self._queue[: len(group)]
+            self._last_group = len(group)
             if any(r.work is _prepare_only for r in group) and (
                 self._preparation.nothing_to_prepare()
             ):
