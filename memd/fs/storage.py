@@ -221,6 +221,11 @@ def write_atomic(
     return fingerprint_of(st)
 
 
+DirectorySyncs = dict[tuple[int, int], OSError | None]
+"""Directories (device, inode) fsynced after a group of renames, each with the fsync's error
+(None: it succeeded): see `Staged.sync`."""
+
+
 class Staged:
     """A file's new text, durable at a temp name beside it, not yet in place (`stage`): so
     a writer can do the slow part (write, fsync) before it takes the lock, and under the lock
@@ -259,16 +264,33 @@ class Staged:
         self.placed = True
         return fingerprint_of(self._st)
 
-    def sync(self) -> None:
-        """Make the rename durable (fsync the directory).
+    def sync(self, synced: DirectorySyncs | None = None) -> None:
+        """Make the rename durable (fsync the directory). With `synced` (shared by writes
+        whose renames were all made before any of them syncs), a directory already fsynced
+        there is not fsynced again: that fsync made this rename durable too, and its failure
+        is this write's failure.
 
         Raises:
             StorageError: the fsync failed.
         """
+        key: tuple[int, int] | None = None
+        if synced is not None:
+            with contextlib.suppress(OSError):  # no key: this write fsyncs on its own
+                st = os.fstat(self._dir_fd)
+                key = (st.st_dev, st.st_ino)
+            if key in synced:
+                failed = synced[key]
+                if failed is not None:
+                    raise storage_error("write", self.path, failed) from None
+                return
         try:
             os.fsync(self._dir_fd)
         except OSError as exc:
+            if key is not None and synced is not None:
+                synced[key] = exc
             raise storage_error("write", self.path, exc) from None
+        if key is not None and synced is not None:
+            synced[key] = None
 
     def close(self) -> None:
         """Remove the temp file if it was not put in place (and is still ours); close."""

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import errno
 import os
+import stat
 from pathlib import Path
 
 import pytest
@@ -162,6 +164,68 @@ def test_a_staged_write_never_replaces_a_version_it_was_not_made_from(tmp_path: 
     staged.close()  # not placed: the temp file goes, the hand edit stays
     assert path.read_text() == "# Decisions\n\n- [b] Written by hand meanwhile.\n"
     assert os.listdir(path.parent) == ["decisions.md"]
+
+
+def _directory_fsyncs(monkeypatch: pytest.MonkeyPatch, *, fail: bool = False) -> list[int]:
+    """Count (or fail) the fsyncs of directories; files are fsynced as usual."""
+    synced: list[int] = []
+    real = os.fsync
+
+    def fsync(fd: int) -> None:
+        if stat.S_ISDIR(os.fstat(fd).st_mode):
+            synced.append(fd)
+            if fail:
+                raise OSError(errno.EIO, "I/O error")
+        real(fd)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    return synced
+
+
+def _staged_pair(tmp_path: Path) -> tuple[Path, Path, list[storage.Staged]]:
+    memory = tmp_path / ".memory"
+    memory.mkdir()
+    first, second = memory / "decisions.md", memory / "quirks.md"
+    group = [
+        storage.stage(str(first), "# Decisions\n\n- [a] One.\n", follow_links=False),
+        storage.stage(str(second), "# Quirks\n\n- [b] Two.\n", follow_links=False),
+    ]
+    for staged in group:
+        staged.put_in_place(expected=None)
+    return first, second, group
+
+
+def test_renames_of_one_directory_are_made_durable_by_one_fsync(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Writes renamed before any of them syncs share one directory fsync (`synced`); without a
+    shared record each write fsyncs the directory itself."""
+    first, second, group = _staged_pair(tmp_path)
+    synced = _directory_fsyncs(monkeypatch)
+    shared: storage.DirectorySyncs = {}
+    for staged in group:
+        staged.sync(shared)
+    assert len(synced) == 1
+    for staged in group:
+        staged.sync()
+        staged.close()
+    assert len(synced) == 3
+    assert first.read_text() == "# Decisions\n\n- [a] One.\n"
+    assert second.read_text() == "# Quirks\n\n- [b] Two.\n"
+
+
+def test_a_failed_shared_directory_fsync_fails_every_write_it_covered(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The one fsync failing is every sharing write's failure: none is told it is durable."""
+    _, _, group = _staged_pair(tmp_path)
+    synced = _directory_fsyncs(monkeypatch, fail=True)
+    shared: storage.DirectorySyncs = {}
+    for staged in group:
+        with pytest.raises(StorageError):
+            staged.sync(shared)
+        staged.close()
+    assert len(synced) == 1
 
 
 def test_a_staged_write_given_up_leaves_nothing(tmp_path: Path) -> None:

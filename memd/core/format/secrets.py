@@ -35,6 +35,8 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
+from memd.core.text.memo import memo
+
 _SECRET_PREFIX = re.compile(
     r"(?<![\w-])(?:sk-(?=[\w-]{0,80}\d)[\w-]{8,}|[sr]k_(?:live|test)_(?=\w{0,80}\d)\w{8,}|"
     r"gh[pousr]_[A-Za-z0-9]{20,}|github_pat_\w{20,}|xox[bpars]-[A-Za-z0-9-]{10,}|"
@@ -171,11 +173,18 @@ def _prefix_kind(value: str) -> str:
     return next((kind for prefix, kind in _PREFIX_KINDS if value.startswith(prefix)), "an API key")
 
 
+_FOUND_BUDGET = 1 << 20
+"""Bytes of `find_secret` answers kept: a store looks at its content twice (refused if it
+holds a secret; its slug derived without one). A call is charged 300 bytes and 4 a character:
+the text (at most 4 bytes a character) and a small tuple."""
+
+
+@memo(_FOUND_BUDGET, base=300, per_char=4)
 def find_secret(text: str) -> Secret | None:
     """Return the first thing in `text` that looks like a secret value (not just its name):
     a known key or token format, a password in a URL, a pgpass line or on a command line,
     `NAME=value` where NAME names a secret, "the password is X", or a long random token. None if
-    there is none."""
+    there is none. Answers are memoised, bounded in bytes."""
     for finder in (_known_format, _assigned, _stated_value, _random_token):
         found = finder(text)
         if found is not None:

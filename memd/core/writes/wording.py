@@ -45,11 +45,11 @@ import functools
 import itertools
 import re
 import unicodedata
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Concatenate, NamedTuple, ParamSpec, TypeVar
 
 from memd.core.format.tags import code_spans, strip_tags, tags_of
-from memd.core.text.memo import memo
+from memd.core.text.memo import memo, table_of
 from memd.core.text.stemmer import language_of, stem
 from memd.core.writes import lexicon
 
@@ -180,6 +180,10 @@ _TOKEN_BUDGET = 4 << 20
 """Bytes each token memo keeps (tokens up to _CACHED_TOKEN characters): a workspace's
 vocabulary. `_read_token` keeps twice as much and is charged 900 + 120 bytes a character (a
 token of one-letter parts, "a-b-c-...", holds a part per two characters); the others 450 + 8."""
+_PLAIN_BUDGET = 1 << 20
+"""Bytes of plain forms kept: a store's content is put in plain form to find a repeat and again
+to index it, and a candidate's each time it is judged. Charged 300 bytes and 8 a character (the
+text and its plain form, each at most 4 bytes a character)."""
 _CACHED_TEXT = 400
 _CACHED_TOKEN = 64
 
@@ -204,6 +208,7 @@ def _short_cache(
                 return function(word, *args, **kwargs)
             return cached(word, *args, **kwargs)
 
+        short_cached.table = table_of(cached)  # type: ignore[attr-defined]  # for `table_of`
         return short_cached
 
     return decorate
@@ -302,7 +307,8 @@ class _Reader:
             self.append(text.casefold(), Kind.WORD, text)
 
     def add(self, key: str, kind: Kind, text: str, group: int = 0) -> None:
-        self.flush(noun_follows=kind <= Kind.VALUE)
+        if self.pending is not None:
+            self.flush(noun_follows=kind <= Kind.VALUE)
         self.append(key, kind, text, group)
 
     def append(self, key: str, kind: Kind, text: str, group: int = 0) -> None:
@@ -341,7 +347,8 @@ class _Reader:
         literal: nothing is ignored or read as a negation, a choice or a relation."""
         first = self.tokens_in_clause == 0
         self.tokens_in_clause += 1
-        token = _read_token(text)
+        found = _READ_TOKENS.get(text)  # the memo's table probed here: a hot loop
+        token = _read_token(text) if found is None else found[0]
         folded, parts = token.folded, token.parts
         previous, self.previous = self.previous, folded
         if self.in_code:
@@ -405,7 +412,7 @@ class _Reader:
             self.flush(noun_follows=False)
             self.pending = (reading.key, text)
             return
-        if text.casefold() in _AFTER_NO and previous in _NO:
+        if previous in _NO and text.casefold() in _AFTER_NO:
             return  # "no longer", "no more": part of the negation
         if role is _Role.CLAUSE:
             self.end_clause()
@@ -474,6 +481,9 @@ def _read_token(text: str) -> _Token:
     negator, parts = _token_parts(text)
     readings = tuple((_reading(folded), written) for folded, written in parts)
     return _Token(text.casefold(), negator, parts, readings)
+
+
+_READ_TOKENS: Mapping[object, tuple[_Token, int]] = table_of(_read_token)
 
 
 def _token_parts(text: str) -> tuple[bool, tuple[tuple[str, str], ...]]:
@@ -665,6 +675,7 @@ _CLOSING_MARKS = (
 _DASHES = frozenset("-\u2013\u2014")
 
 
+@memo(_PLAIN_BUDGET, base=300, per_char=8)
 def plain_form(text: str) -> str:
     """Return `text` as its words alone: split at whitespace, case folded, each word stripped of
     the formatting marks around it (quotes, backticks, brackets, `*` emphasis before it; those

@@ -799,13 +799,13 @@ class _Staging:
     def before(self) -> None:
         self.staged = storage.stage(self.path, self.text, follow_links=False)
 
-    def after(self) -> None:
+    def after(self, synced: storage.DirectorySyncs) -> None:
         staged, self.staged = self.staged, None
         if staged is None:
             return
         try:
             if staged.placed:
-                staged.sync()  # the reply waits for this: a store is durable when answered
+                staged.sync(synced)  # the reply waits for this: a store is durable when answered
         finally:
             staged.close()
 

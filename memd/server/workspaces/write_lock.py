@@ -12,10 +12,13 @@ Rules:
   the lock file), then HackLM's `.memory/.lock` (so HackLM and other tools never interleave with
   memd; the file protocol is `memd.fs.lock_file`). `try_write` takes `.memory/.lock`, writes and
   releases it in one worker-thread call, so a commit costs one thread hop. Writes that queue
-  while a hold is under way (other categories' commits, the inbox) share the next hold: their
+  while a hold is under way (other categories' commits, the inbox) share the next hold (and
+  once a hold carried several, the next waits GATHER_TURNS turns of the event loop for more
+  to join): their
   temp files are staged side by side (one worker thread each, so the file system commits their
   fsyncs together), then one `.memory/.lock` is taken for all their works in turn, then their
-  renames are made durable (the first directory fsync covers them all). Each write's outcome
+  renames are made durable (one directory fsync covers them all: the others share its
+  outcome rather than fsync again). Each write's outcome
   is its own: one failing leaves the others' results; a write whose deadline passes while still
   queued is never run; one already in a hold gets its outcome. an actor whose
   `try_write` finds it held (BUSY) backs off and tries again until the lock timeout. While a
@@ -54,6 +57,7 @@ from collections.abc import Callable
 from typing import Any, Generic, Protocol, TypeVar
 
 import anyio
+import anyio.lowlevel
 
 from memd.core.format.limits import LOCK_TIMEOUT
 from memd.fs import git_state, storage
@@ -75,6 +79,10 @@ GIVE_WAY_AHEAD = 0.015
 MAX_GROUP = 64
 """The most writes one hold of the lock carries (`WorkspaceLock.try_write`): at most one per
 category actor and inbox at a time, so this is a bound, not a tuning knob."""
+GATHER_TURNS = 4
+"""How many event-loop turns a hold waits for other writes to queue, once the last hold
+carried more than one (several categories committing at once): an actor that has applied
+its batch in those turns joins this hold instead of waiting for the next."""
 PATIENCE = 0.3
 """memd gives way once writers have been seen waiting for this many seconds in a row (HackLM
 has then failed 3 of its 20 attempts): a short hold lets most of their retries in by itself,
@@ -87,9 +95,11 @@ class Staging(Protocol):
     def before(self) -> None:
         """Run before the lock is tried (write and fsync the new file at a temp name)."""
 
-    def after(self) -> None:
+    def after(self, synced: storage.DirectorySyncs) -> None:
         """Run once the lock is released, however the attempt ended (make the rename durable,
-        or remove the temp file); may raise if a write it finishes failed."""
+        or remove the temp file); may raise if a write it finishes failed. `synced` is shared
+        by the writes of one hold: a directory fsynced once after all their renames is not
+        fsynced again (`storage.Staged.sync`)."""
 
 
 class WriteLock(Protocol):
@@ -151,9 +161,9 @@ def staged_run(staging: Staging | None, hold: Callable[..., T], *args: object) -
         done = hold(*args)
     except BaseException:
         with contextlib.suppress(Exception):
-            staging.after()
+            staging.after({})
         raise
-    staging.after()
+    staging.after({})
     return done
 
 
@@ -191,6 +201,7 @@ class WorkspaceLock:
         self._hub = hub
         self._queue: list[_Request[Any]] = []  # writes waiting for the next hold
         self._running: anyio.Event | None = None  # set when the group holding the lock is over
+        self._last_group = 0  # how many writes the last hold carried
         self._dir_lock = MemoryDirLock(memory_dir, timeout=timeout)
         self._git_lock: str | None = None  # the git index lock the last write waited for
         self._keeper_scope = anyio.CancelScope()
@@ -302,10 +313,14 @@ class WorkspaceLock:
         """Run every write queued now (up to MAX_GROUP) in one worker-thread call and one hold
         of the lock, each write's outcome set on its request; the next group starts once this
         one is over."""
-        group = self._queue[:MAX_GROUP]
-        del self._queue[: len(group)]
         running = self._running = anyio.Event()
         try:
+            if self._last_group > 1:  # writers commit side by side: let them join this hold
+                for _ in range(GATHER_TURNS):
+                    await anyio.lowlevel.checkpoint()
+            group = self._queue[:MAX_GROUP]
+            del self._queue[: len(group)]
+            self._last_group = len(group)
             if any(r.work is _prepare_only for r in group) and (
                 self._preparation.nothing_to_prepare()
             ):
@@ -483,12 +498,15 @@ def _stage_one(request: _Request[Any]) -> bool:
 
 def _end_all(staged: list[_Request[Any]]) -> None:
     """Run each request's staging `after` (blocking), however its hold ended; an error of its
-    own is the request's only if the hold gave it none."""
+    own is the request's only if the hold gave it none. Every rename of the group is made by
+    now, so one fsync of their directory makes them all durable: the others share its outcome
+    (`synced`)."""
+    synced: storage.DirectorySyncs = {}
     for request in staged:
         if request.staging is None:
             continue
         try:
-            request.staging.after()
+            request.staging.after(synced)
         except Exception as exc:
             request.ended_badly(exc)
 

@@ -6,6 +6,9 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, strategies as st
 
+from memd.core.format import secrets
+from memd.core.text import memo
+from memd.core.writes import wording
 from memd.core.writes.slugs import derive_slug, validate_slug
 from memd.core.writes.wording import Kind, analyse, keywords, lexeme
 from memd_client.errors import InvalidEntry
@@ -199,3 +202,53 @@ def test_code_spans_pair_backtick_runs_like_markdown() -> None:
     assert read("Don't run `make clean.") == read("Don't run make clean.")
     # a double-backtick span may hold a single backtick, and keeps its words literal
     assert [key for key, _, _ in read("Run `` not`here ``.")][1:] == ["not", "here"]
+
+
+# A differential check of the memoised reading: a text read with every cache warm (its tokens,
+# its plain form, its secret scan) reads exactly as it does with every cache empty.
+_WORDS = st.sampled_from(
+    [
+        "Use",
+        "use",
+        "never",
+        "not",
+        "the",
+        "a",
+        "pnpm",
+        "npm",
+        "tests",
+        "Tests",
+        "don't",
+        "instead",
+        "of",
+        "over",
+        "port",
+        "5432",
+        "`x`",
+        "no",
+        "longer",
+        "API_KEY=abc123",
+        "feature-flags",
+        "Always",
+        "None",
+        "DO",
+        "不要",
+        "使う",
+        "#db",
+        ",",
+        ".",
+        ";",
+        "--",
+        "v2",
+    ]
+)
+
+
+@given(st.lists(_WORDS | st.text(max_size=12), max_size=24).map(" ".join))
+def test_a_reading_with_warm_caches_equals_one_with_cold_caches(text: str) -> None:
+    warm = (wording._read(text), wording.plain_form(text), secrets.find_secret(text))
+    again = (wording._read(text), wording.plain_form(text), secrets.find_secret(text))
+    for cache in memo._caches:
+        cache.clear()
+    cold = (wording._read(text), wording.plain_form(text), secrets.find_secret(text))
+    assert warm == again == cold

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import os
+import stat
 import time
 from pathlib import Path
 
@@ -22,15 +24,27 @@ async def _first_write_done(workspace: Workspace) -> None:
     await workspace.actor(CATEGORIES[0]).submit(transitions.Store(content="The first entry."))
 
 
-async def test_stores_to_five_categories_queued_together_share_one_hold(tmp_path: Path) -> None:
+async def test_stores_to_five_categories_queued_together_share_one_hold(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Five stores, one a category, waiting while another write holds the lock, are all written
-    in the next hold (one `.memory/.lock` taken), and each is on disk when answered."""
+    in the next hold (one `.memory/.lock` taken, one fsync of `.memory/` after all five
+    renames), and each is on disk when answered."""
     async with anyio.create_task_group() as services:
         registry = Registry(services, clock=time.time)
         workspace = await registry.get(str(tmp_path))
         await _first_write_done(workspace)
         lock = workspace.lock
         holds: list[int] = []
+        directory_syncs: list[int] = []
+        fsync = os.fsync
+
+        def counting_fsync(fd: int) -> None:
+            if stat.S_ISDIR(os.fstat(fd).st_mode):
+                directory_syncs.append(fd)
+            fsync(fd)
+
+        monkeypatch.setattr(os, "fsync", counting_fsync)
         try_run = lock._dir_lock.try_run
 
         def counting(work):  # type: ignore[no-untyped-def]
@@ -54,6 +68,7 @@ async def test_stores_to_five_categories_queued_together_share_one_hold(tmp_path
             lock._running = None
             under_way.set()
         assert len(holds) == 1
+        assert len(directory_syncs) == 1
         for category in CATEGORIES:
             assert isinstance(outcomes[category.file], transitions.StoreOutcome)
             text = (tmp_path / ".memory" / category.file).read_text()
