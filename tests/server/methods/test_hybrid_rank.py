@@ -201,3 +201,41 @@ def test_when_the_model_has_nothing_to_say_a_query_is_answered_lexically(
         semantic = p.QueryParams(workspace="/w", query=query, mode="semantic")
         with pytest.raises(SemanticSearchUnavailable, match="no usable vector"):
             _rank(methods, semantic, _searched(snapshots, boost), keep)
+
+
+def test_the_lexical_hits_and_the_cosines_are_awaited_together_and_errors_stay_unwrapped() -> None:
+    """The cosines run while the lexical hits are ranked (each sees the other started), both
+    results come back, and an error of either is raised as it is, not in an exception group."""
+    from memd.server.methods.search import _together
+
+    async def scenario() -> None:
+        started = {"first": anyio.Event(), "second": anyio.Event()}
+
+        async def first() -> str:
+            started["first"].set()
+            await started["second"].wait()
+            return "words"
+
+        async def second() -> str:
+            started["second"].set()
+            await started["first"].wait()
+            return "cosines"
+
+        assert await _together(first, second) == ("words", "cosines")
+
+        async def fails() -> str:
+            raise ValueError("the lexical search failed")
+
+        async def fine() -> str:
+            return "cosines"
+
+        with pytest.raises(ValueError, match="lexical search failed"):
+            await _together(fails, fine)
+        with pytest.raises(LookupError):
+            await _together(fine, lambda: _raise(LookupError()))
+
+    anyio.run(scenario)
+
+
+async def _raise(error: Exception) -> str:
+    raise error
