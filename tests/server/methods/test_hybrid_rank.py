@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import math
 import random
-from collections.abc import Callable, Iterable, Mapping, Sequence
+import threading
+from collections.abc import Callable, Mapping, Sequence
 from types import SimpleNamespace
 from typing import Any
 
@@ -60,20 +61,15 @@ class Model:
     async def layout(self, files: Mapping[Key, tuple[str, Sequence[Entry]]]) -> Any:
         return self._layout, 0
 
-    async def nearest(
-        self,
-        text: str,
-        layout: Any,
-        *,
-        want: int,
-        named: Iterable[int],
-        allowed: Sequence[int] | None,
-        counted: Callable[[Any], Any],
-    ) -> tuple[dict[int, float], int] | None:
-        found: tuple[dict[int, float], int] | None = nearest.nearest(
-            self._question, layout, want=want, named=list(named), allowed=allowed, counted=counted
-        )
-        return found
+    async def similarities(
+        self, text: str, layout: Any, started: threading.Event | None = None
+    ) -> Any | None:
+        def compute() -> Any | None:
+            if started is not None:
+                started.set()
+            return nearest.similarities(self._question, layout)
+
+        return await anyio.to_thread.run_sync(compute)
 
 
 def _workspace(
@@ -213,3 +209,41 @@ def test_when_the_model_has_nothing_to_say_a_query_is_answered_lexically(
         semantic = p.QueryParams(workspace="/w", query=query, mode="semantic")
         with pytest.raises(SemanticSearchUnavailable, match="no usable vector"):
             _rank(methods, semantic, _searched(snapshots, boost), keep)
+
+
+def test_the_lexical_hits_and_the_cosines_are_awaited_together_and_errors_stay_unwrapped() -> None:
+    """The cosines run while the lexical hits are ranked (each sees the other started), both
+    results come back, and an error of either is raised as it is, not in an exception group."""
+    from memd.server.methods.search import _together
+
+    async def scenario() -> None:
+        started = {"first": anyio.Event(), "second": anyio.Event()}
+
+        async def first() -> str:
+            started["first"].set()
+            await started["second"].wait()
+            return "words"
+
+        async def second() -> str:
+            started["second"].set()
+            await started["first"].wait()
+            return "cosines"
+
+        assert await _together(first, second) == ("words", "cosines")
+
+        async def fails() -> str:
+            raise ValueError("the lexical search failed")
+
+        async def fine() -> str:
+            return "cosines"
+
+        with pytest.raises(ValueError, match="lexical search failed"):
+            await _together(fails, fine)
+        with pytest.raises(LookupError):
+            await _together(fine, lambda: _raise(LookupError()))
+
+    anyio.run(scenario)
+
+
+async def _raise(error: Exception) -> str:
+    raise error
