@@ -25,6 +25,7 @@ def test_store_benchmark_runs_quick_and_every_store_lands(
         "| memd store over the socket |",
         "| floor: atomic rewrite in-process |",
         "| memd ÷ floor |",
+        "| single-fsync floor: append the line, fsync (p50; not atomic) |",
         "| sequential fsync-per-store, no daemon | 1 |",
     ):
         assert row in table
@@ -36,7 +37,13 @@ def test_store_benchmark_runs_quick_and_every_store_lands(
             assert f"| {workload.label} | {clients} |" in table
     latency = report["latency"]
     assert latency["stores"] == store.QUICK.latency_stores
-    for key in ("memd_p50_ms", "memd_p99_ms", "floor_p50_ms", "floor_p99_ms"):
+    for key in (
+        "memd_p50_ms",
+        "memd_p99_ms",
+        "floor_p50_ms",
+        "floor_p99_ms",
+        "single_fsync_p50_ms",
+    ):
         assert latency[key] > 0
     assert report["baseline"]["stores_per_s"] > 0
     assert len(report["throughput"]) == len(store.QUICK.clients) + 2 * len(
@@ -55,7 +62,9 @@ def test_store_benchmark_runs_quick_and_every_store_lands(
         "p50_over_floor_met",
         "many_over_one_met",
         "five_over_one_met",
+        "p50_over_single_fsync_met",
     }
+    assert "- memd store p50 ÷ an append and one fsync: " in table
     assert json.loads(output.read_text())["benchmark"] == "store"
 
 
