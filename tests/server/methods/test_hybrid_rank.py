@@ -64,12 +64,9 @@ class Model:
     async def similarities(
         self, text: str, layout: Any, started: threading.Event | None = None
     ) -> Any | None:
-        def compute() -> Any | None:
-            if started is not None:
-                started.set()
-            return nearest.similarities(self._question, layout)
-
-        return await anyio.to_thread.run_sync(compute)
+        return await anyio.to_thread.run_sync(
+            lambda: (started and started.set()) or nearest.similarities(self._question, layout)
+        )
 
 
 def _workspace(
