@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import functools
 import logging
-import threading
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal
@@ -222,20 +221,15 @@ class SemanticService:
             _, dropped = self._rows.popitem(last=False)
             self._row_count -= len(dropped)
 
-    async def similarities(
-        self, text: str, layout: Any, started: threading.Event | None = None
-    ) -> Any | None:
+    async def similarities(self, text: str, layout: Any) -> Any | None:
         """`memd.semantic.nearest.similarities` of the question `text` with every row of
-        `layout`, in one worker-thread call (which sets `started` when it runs): embedding the
-        question (a few ms) and the O(entries) matrix product never run on the event loop, and
-        run while the loop ranks the lexical hits (the model releases the GIL). The matrices
-        are replaced, never changed, so a thread may read them. None when the model has nothing
-        to say about `text`."""
+        `layout`, in one worker-thread call: embedding the question (a few ms) and the
+        O(entries) matrix product never run on the event loop, and run while the loop ranks the
+        lexical hits (the model releases the GIL). The matrices are replaced, never changed, so
+        a thread may read them. None when the model has nothing to say about `text`."""
         from memd.semantic import nearest
 
         def compute() -> Any | None:
-            if started is not None:
-                started.set()
             # The model of the layout's rows, even if since dropped.
             return nearest.similarities(layout.question(text), layout)
 

@@ -42,13 +42,11 @@ from __future__ import annotations
 import contextlib
 import datetime
 import functools
-import threading
 import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import Any, Literal, NamedTuple, Protocol, TypeVar
 
 import anyio
-import anyio.lowlevel
 
 from memd.core.format.categories import Category
 from memd.core.format.mdformat import Entry
@@ -654,7 +652,6 @@ async def _strong_and_cosines(
     keyword matches (same statistics, boost and filter as the lexical path; weaker ones count
     for nothing in the fusion), and the question's cosines with every row of `layout` (in a
     worker thread: the model releases the GIL), None when the model has nothing to say."""
-    began = threading.Event()
     return await _together(
         lambda: _search(
             searchable,
@@ -665,29 +662,15 @@ async def _strong_and_cosines(
             boost=boost,
             keep=keep,
         ),
-        lambda: semantic.similarities(query, layout, began),
-        began,
+        lambda: semantic.similarities(query, layout),
     )
 
 
-STARTING_STEPS = 8
-"""Loop turns `_together` gives the second call to hand its work to a worker thread."""
-START_WAIT_S = 0.001
-"""How long at most the loop then waits (the GIL released) for that thread to start."""
-
-
 async def _together(
-    first: Callable[[], Awaitable[First]],
-    second: Callable[[], Awaitable[Second]],
-    started: threading.Event | None = None,
+    first: Callable[[], Awaitable[First]], second: Callable[[], Awaitable[Second]]
 ) -> tuple[First, Second]:
     """Both results, `first` and `second` run concurrently; an error of either is raised as it
-    is (the first's, when both fail), never wrapped in an exception group.
-
-    `started`: set by `second`'s worker thread when it runs. `first` begins only once it is set
-    (or after `STARTING_STEPS` loop turns and `START_WAIT_S`): a worker thread needs the GIL to
-    start, and a `first` that computes on the loop would hold it until it is done, so the two
-    would run one after the other."""
+    is (the first's, when both fail), never wrapped in an exception group."""
     results: dict[int, Any] = {}
     errors: dict[int, Exception] = {}
 
@@ -699,13 +682,6 @@ async def _together(
 
     async with anyio.create_task_group() as group:
         group.start_soon(run, 1, second)
-        if started is not None:
-            for _ in range(STARTING_STEPS):
-                if started.is_set() or 1 in results or 1 in errors:
-                    break
-                await anyio.lowlevel.checkpoint()
-            else:
-                started.wait(START_WAIT_S)
         await run(0, first)
     if errors:
         raise errors[min(errors)]

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import math
 import random
-import threading
 from collections.abc import Callable, Mapping, Sequence
 from types import SimpleNamespace
 from typing import Any
@@ -61,12 +60,8 @@ class Model:
     async def layout(self, files: Mapping[Key, tuple[str, Sequence[Entry]]]) -> Any:
         return self._layout, 0
 
-    async def similarities(
-        self, text: str, layout: Any, started: threading.Event | None = None
-    ) -> Any | None:
-        return await anyio.to_thread.run_sync(
-            lambda: (started and started.set()) or nearest.similarities(self._question, layout)
-        )
+    async def similarities(self, text: str, layout: Any) -> Any | None:
+        return nearest.similarities(self._question, layout)
 
 
 def _workspace(
