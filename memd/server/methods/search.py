@@ -43,7 +43,7 @@ import contextlib
 import datetime
 import functools
 import time
-from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Literal, NamedTuple, Protocol, TypeVar
 
 import anyio
@@ -129,8 +129,6 @@ def segment_key(segment: SourcesIndex) -> Shelf:
 
 
 Value = TypeVar("Value")
-First = TypeVar("First")
-Second = TypeVar("Second")
 
 
 class Searchable:
@@ -652,8 +650,14 @@ async def _strong_and_cosines(
     keyword matches (same statistics, boost and filter as the lexical path; weaker ones count
     for nothing in the fusion), and the question's cosines with every row of `layout` (in a
     worker thread: the model releases the GIL), None when the model has nothing to say."""
-    return await _together(
-        lambda: _search(
+    cosines: list[Any] = []
+
+    async def compare() -> None:
+        cosines.append(await semantic.similarities(query, layout))
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(compare)
+        strong = await _search(
             searchable,
             query,
             off_loop,
@@ -661,31 +665,8 @@ async def _strong_and_cosines(
             min_score=fusion.STRONG / ranking.MAX_BOOST,  # the cut is before the boost
             boost=boost,
             keep=keep,
-        ),
-        lambda: semantic.similarities(query, layout),
-    )
-
-
-async def _together(
-    first: Callable[[], Awaitable[First]], second: Callable[[], Awaitable[Second]]
-) -> tuple[First, Second]:
-    """Both results, `first` and `second` run concurrently; an error of either is raised as it
-    is (the first's, when both fail), never wrapped in an exception group."""
-    results: dict[int, Any] = {}
-    errors: dict[int, Exception] = {}
-
-    async def run(which: int, call: Callable[[], Awaitable[Any]]) -> None:
-        try:
-            results[which] = await call()
-        except Exception as exc:  # raised below, as it is
-            errors[which] = exc
-
-    async with anyio.create_task_group() as group:
-        group.start_soon(run, 1, second)
-        await run(0, first)
-    if errors:
-        raise errors[min(errors)]
-    return results[0], results[1]
+        )
+    return strong, cosines[0]
 
 
 async def _search(
