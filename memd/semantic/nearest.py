@@ -146,56 +146,22 @@ def nearest(
     """The cosine of the unit vector `query` with the best `want` rows (of `allowed`, or of
     all) and with the `named` rows (which must be allowed); and how many of the other allowed
     rows `counted` (a vectorised test of cosines) accepts. None when the model has nothing to
-    say (see the module rules). `similarities` then `pick`."""
-    found = similarities(query, layout)
-    if found is None:
-        return None
-    return pick(found, want=want, named=named, allowed=allowed, counted=counted)
-
-
-def similarities(query: Any, layout: Layout) -> Any | None:
-    """The cosine of the unit vector `query` with every row of `layout` (one float32 array,
-    NaN for a row without a vector), or None when the model has nothing to say (see the module
-    rules). The O(rows x dimensions) part of `nearest`: call it from a worker thread."""
+    say (see the module rules)."""
     import numpy as np
 
     if layout.size == 0:
-        return np.zeros(0, dtype=np.float32)
+        return {}, 0
     if not usable(np.reshape(query, (1, -1)))[0]:
         return None
     with np.errstate(invalid="ignore"):
-        found = np.concatenate([rows.matrix @ query for _, rows in layout.parts])
-    if not np.isfinite(found).any():
+        similarities = np.concatenate([rows.matrix @ query for _, rows in layout.parts])
+    if not np.isfinite(similarities).any():
         return None
-    return found
-
-
-def pick(
-    similarities: Any,
-    *,
-    want: int,
-    named: Iterable[int] = (),
-    allowed: Sequence[int] | None = None,
-    counted: Callable[[Any], Any],
-) -> tuple[dict[int, float], int]:
-    """`nearest`'s answer from the cosines of every row (`similarities`): a selection over one
-    float32 array: O(rows) and no product, cheap enough to run on the event loop."""
-    import numpy as np
-
-    if len(similarities) == 0:
-        return {}, 0
-    if allowed is None:
-        rows, pool = None, similarities
-    else:
-        rows = np.asarray(allowed, dtype=np.intp)
-        pool = similarities[rows]
+    rows = np.arange(layout.size) if allowed is None else np.asarray(allowed, dtype=np.intp)
+    pool = similarities[rows]
     # NaN (no vector) ranks last, never among the best.
     ranks = np.where(np.isfinite(pool), -pool, np.inf)
-    if 0 < want < len(pool):
-        best = np.argpartition(ranks, want - 1)[:want]
-        best = best if rows is None else rows[best]
-    else:
-        best = np.arange(len(pool)) if rows is None else rows
+    best = rows[np.argpartition(ranks, want - 1)[:want]] if 0 < want < len(pool) else rows
     chosen = sorted(set(best.tolist()) | set(named))
     cosine = {row: float(similarities[row]) for row in chosen}
     with np.errstate(invalid="ignore"):

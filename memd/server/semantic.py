@@ -20,8 +20,7 @@ Rules:
   keeps the matrix of its current version (`memd.semantic.nearest.Rows`), rebuilt in a worker
   thread when the file changes (taking the unchanged rows from the last one), bounded in rows
   by `MAX_ROWS` (least recently used dropped). A question's vector is embedded in a worker
-  thread, with its cosines to every row (`similarities`), while the query ranks its lexical
-  hits; the last `QUESTIONS` vectors are remembered (an agent asks again).
+  thread, and the last `QUESTIONS` are remembered (an agent asks again).
 - Only finite unit vectors are kept (`memd.semantic.vectors.usable`, on loading the kept ones
   and on each batch the model embeds). When the model has nothing to say about a query (the
   question's vector is not usable, or no searched entry has a vector), `nearest` returns None
@@ -34,7 +33,7 @@ from __future__ import annotations
 import functools
 import logging
 from collections import OrderedDict
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Literal
 
 import anyio
@@ -221,17 +220,33 @@ class SemanticService:
             _, dropped = self._rows.popitem(last=False)
             self._row_count -= len(dropped)
 
-    async def similarities(self, text: str, layout: Any) -> Any | None:
-        """`memd.semantic.nearest.similarities` of the question `text` with every row of
-        `layout`, in one worker-thread call: embedding the question (a few ms) and the
-        O(entries) matrix product never run on the event loop, and run while the loop ranks the
-        lexical hits (the model releases the GIL). The matrices are replaced, never changed, so
-        a thread may read them. None when the model has nothing to say about `text`."""
+    async def nearest(
+        self,
+        text: str,
+        layout: Any,
+        *,
+        want: int,
+        named: Iterable[int],
+        allowed: Sequence[int] | None,
+        counted: Callable[[Any], Any],
+    ) -> tuple[dict[int, float], int] | None:
+        """`memd.semantic.nearest.nearest` for the question `text`, in one worker-thread call:
+        embedding the question (a few ms) and the O(entries) matrix product never run on the
+        event loop. The matrices are replaced, never changed, so a thread may read them. None
+        when the model has nothing to say about `text`."""
         from memd.semantic import nearest
 
-        def compute() -> Any | None:
-            # The model of the layout's rows, even if since dropped.
-            return nearest.similarities(layout.question(text), layout)
+        named = list(named)
+
+        def compute() -> tuple[dict[int, float], int] | None:
+            return nearest.nearest(
+                layout.question(text),  # the model of the layout's rows, even if since dropped
+                layout,
+                want=want,
+                named=named,
+                allowed=allowed,
+                counted=counted,
+            )
 
         return await anyio.to_thread.run_sync(compute)
 

@@ -12,9 +12,6 @@ Rules:
   about the query; else by words alone (`memd.core.search.ranking`), asking semantic search for
   what is missing, never waiting for it. Mode semantic without a hybrid ranking is an error
   saying why.
-  A hybrid ranking embeds the question and takes its cosines with every row in a worker
-  thread while the event loop ranks the lexical hits (the model releases the GIL), so only the
-  part of the model's run longer than the lexical search adds to the answer's time.
 - Decay (`usage_boost` too): an episode's score is multiplied by its decay
   (`memd.core.search.decay`, the workspace's `episode_half_life_days`), in every ranking.
 - Boost (`usage_boost`): every ranking nudges each memory entry by its own workspace's usage
@@ -433,19 +430,22 @@ class Search:
             # Taken after the wait: a store meanwhile may have moved an index on to its next
             # version (the snapshot then builds its own).
             searchable = Searchable(searched)
-            strong, cosines = await _strong_and_cosines(
-                self._semantic_service(), searchable, query, layout, off_loop, boost, keep
+            # The lexical hits that can be keyword matches (same statistics, boost and filter
+            # as the lexical path); weaker ones count for nothing in the fusion.
+            strong = await _search(
+                searchable,
+                query,
+                off_loop,
+                limit=max(1, layout.size),
+                min_score=fusion.STRONG / ranking.MAX_BOOST,  # the cut is before the boost
+                boost=boost,
+                keep=keep,
             )
             fused_min = fusion.RELATED if related_only else min_score
             if related_only and min_score is not None:
                 fused_min = max(min_score, fusion.RELATED)
-            fused = self._fuse(
-                cosines,
-                layout,
-                [searchable.hit(hit) for hit in strong.hits],
-                limit,
-                fused_min,
-                keep,
+            fused = await self._fuse(
+                query, layout, [searchable.hit(hit) for hit in strong.hits], limit, fused_min, keep
             )
             if fused is not None:
                 return Ranked(fused[0], fused[1], "hybrid", None)
@@ -600,24 +600,20 @@ class Search:
             raise SemanticSearchUnavailable(semantic.unavailable(total - missing, total))
         return None, semantic.loading(missing, total)
 
-    def _fuse(
+    async def _fuse(
         self,
-        similarities: Any | None,
+        query: str,
         layout: Any,
         strong: Sequence[ranking.Hit[Key]],
         limit: int,
         min_score: float | None,
         keep: ranking.Keep[Key] | None,
     ) -> tuple[list[Found], int] | None:
-        """The hybrid ranking (`memd.core.search.fusion`) of the `layout`'s entries, given their
-        cosines with the query (`SemanticService.similarities`) and the lexical hits of at least
-        `fusion.STRONG`, and how many results there are in all; None when the model has nothing
-        to say about the query (the caller ranks lexically). Only those hits and the best
-        entries by cosine are fused; the other entries the model would return are counted."""
-        from memd.semantic import nearest
-
-        if similarities is None:
-            return None
+        """The hybrid ranking (`memd.core.search.fusion`) of the `layout`'s entries, given the
+        lexical hits of at least `fusion.STRONG`, and how many results there are in all; None
+        when the model has nothing to say about `query` (the caller ranks lexically). Only
+        those hits and the best entries by cosine are fused; the other entries the model would
+        return are counted."""
         lexical = {layout.row(hit.key, hit.entry): hit.score for hit in strong}
         allowed = None
         if keep is not None:
@@ -626,47 +622,19 @@ class Search:
         def counted(cosines: Any) -> Any:
             return fusion.semantic_result(cosines, min_score)
 
-        cosine, others = nearest.pick(
-            similarities, want=limit + len(lexical), named=lexical, allowed=allowed, counted=counted
+        want = limit + len(lexical)
+        nearest = await self._semantic_service().nearest(
+            query, layout, want=want, named=lexical, allowed=allowed, counted=counted
         )
+        if nearest is None:
+            return None
+        cosine, others = nearest
         fused = fusion.fuse(lexical, cosine, limit=len(cosine) or 1, min_score=min_score)
         hits: list[Found] = []
         for result in fused[:limit]:
             category, entry = layout.entry(result.key)
             hits.append(Found(category, entry, round(result.score, 4), result.match))
         return hits, len(fused) + others
-
-
-async def _strong_and_cosines(
-    semantic: SemanticService,
-    searchable: Searchable,
-    query: str,
-    layout: Any,
-    off_loop: bool,
-    boost: ranking.Boost[Key] | None,
-    keep: ranking.Keep[Key] | None,
-) -> tuple[ranking.SearchResult[Key], Any | None]:
-    """What a hybrid ranking fuses, each while the other runs: the lexical hits that can be
-    keyword matches (same statistics, boost and filter as the lexical path; weaker ones count
-    for nothing in the fusion), and the question's cosines with every row of `layout` (in a
-    worker thread: the model releases the GIL), None when the model has nothing to say."""
-    cosines: list[Any] = []
-
-    async def compare() -> None:
-        cosines.append(await semantic.similarities(query, layout))
-
-    async with anyio.create_task_group() as group:
-        group.start_soon(compare)
-        strong = await _search(
-            searchable,
-            query,
-            off_loop,
-            limit=max(1, layout.size),
-            min_score=fusion.STRONG / ranking.MAX_BOOST,  # the cut is before the boost
-            boost=boost,
-            keep=keep,
-        )
-    return strong, cosines[0]
 
 
 async def _search(

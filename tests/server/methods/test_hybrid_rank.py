@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import math
 import random
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from types import SimpleNamespace
 from typing import Any
 
@@ -60,8 +60,20 @@ class Model:
     async def layout(self, files: Mapping[Key, tuple[str, Sequence[Entry]]]) -> Any:
         return self._layout, 0
 
-    async def similarities(self, text: str, layout: Any) -> Any | None:
-        return nearest.similarities(self._question, layout)
+    async def nearest(
+        self,
+        text: str,
+        layout: Any,
+        *,
+        want: int,
+        named: Iterable[int],
+        allowed: Sequence[int] | None,
+        counted: Callable[[Any], Any],
+    ) -> tuple[dict[int, float], int] | None:
+        found: tuple[dict[int, float], int] | None = nearest.nearest(
+            self._question, layout, want=want, named=list(named), allowed=allowed, counted=counted
+        )
+        return found
 
 
 def _workspace(
