@@ -38,7 +38,6 @@ Markdown tables and to `bench/results/semantic_costs.json` (`semantic_costs-quic
 from __future__ import annotations
 
 import argparse
-import functools
 import importlib.metadata
 import random
 import statistics
@@ -355,66 +354,7 @@ def _breakdown(
         "entries": float(layout.size),
         "questions": float(len(questions)),
         "p50_ms": {step: percentile(sorted(values), 0.5) for step, values in steps.items()},
-        "overlap_p50_ms": _overlap(embedder, indexes, layout, questions),
     }
-
-
-OVERLAP: dict[str, str] = {
-    "one_after_the_other": "lexical hits, then question and dot product in a worker thread (base)",
-    "together": "the same, the worker thread started first (this tree's `_together`)",
-}
-
-
-def _overlap(
-    embedder: Any, indexes: Sequence[Any], layout: Any, questions: Sequence[str]
-) -> dict[str, float]:
-    """p50 ms of a hybrid query's lexical hits and cosines, on an event loop with the daemon's
-    switch interval: one after the other (the base's order) and together (this tree's), the two
-    alternating question by question (each question's vector is embedded anew: no cache)."""
-    import sys
-    import threading
-
-    import anyio
-
-    from memd.core.search import fusion, ranking
-    from memd.semantic import nearest
-    from memd.server.daemon.lifecycle import SWITCH_INTERVAL
-    from memd.server.methods.search import _together
-
-    def cosines(question: str, started: threading.Event | None = None) -> Any:
-        if started is not None:
-            started.set()
-        return nearest.similarities(embedder.embed([question])[0], layout)
-
-    async def lexical(question: str) -> Any:
-        return ranking.search(indexes, question, limit=layout.size, min_score=fusion.STRONG)
-
-    async def measure() -> dict[str, list[float]]:
-        found: dict[str, list[float]] = {way: [] for way in OVERLAP}
-        for number, question in enumerate(questions):
-            ways = list(OVERLAP) if number % 2 == 0 else list(reversed(OVERLAP))
-            for way in ways:
-                began = time.perf_counter()
-                if way == "together":
-                    started = threading.Event()
-                    await _together(
-                        functools.partial(lexical, question),
-                        functools.partial(anyio.to_thread.run_sync, cosines, question, started),
-                        started,
-                    )
-                else:
-                    await lexical(question)
-                    await anyio.to_thread.run_sync(cosines, question)
-                found[way].append((time.perf_counter() - began) * 1000.0)
-        return found
-
-    before = sys.getswitchinterval()
-    sys.setswitchinterval(SWITCH_INTERVAL)
-    try:
-        found = anyio.run(measure)
-    finally:
-        sys.setswitchinterval(before)
-    return {way: percentile(sorted(values), 0.5) for way, values in found.items()}
 
 
 # ---------------------------------------------------------------------------- install size
@@ -520,12 +460,11 @@ def run(
 
 
 def _added_ms(steps: dict[str, float]) -> float:
-    """What a hybrid query adds by its steps' p50s: the daemon embeds the question and takes the
-    dot product in a worker thread while the loop ranks the lexical hits of at least
-    fusion.STRONG, so the longer of the two, then the fusion, less the lexical top 10 (which
-    the lexical path does instead)."""
-    overlapped = max(steps["embed"] + steps["nearest"], steps["lexical_strong"])
-    return overlapped + steps["fuse"] - steps["lexical_top"]
+    """What a hybrid query adds by its steps' p50s: the lexical hits of at least fusion.STRONG,
+    embedding the question, the dot product and the fusion, less the lexical top 10 (which the
+    lexical path does instead)."""
+    spent = steps["lexical_strong"] + steps["embed"] + steps["nearest"] + steps["fuse"]
+    return spent - steps["lexical_top"]
 
 
 def _delta(figures: dict[str, Any], key: str, baseline: str | None = None) -> float:
@@ -635,12 +574,10 @@ def print_report(report: dict[str, Any]) -> None:
     print("|---|---|")
     for step, label in STEPS.items():
         print(f"| {label} | {breakdown['p50_ms'][step]:.2f} |")
-    for way, label in OVERLAP.items():
-        print(f"| {label} | {breakdown['overlap_p50_ms'][way]:.2f} |")
     added = _added_ms(breakdown["p50_ms"])
     measured = _delta(sizes[str(int(breakdown["entries"]))], "p50_ms")
     print(
-        "| what hybrid adds: max(embed + dot product, lexical hits) + fusion - top 10 | "
+        "| what hybrid adds: lexical hits + embed + dot product + fusion - top 10 | "
         f"{added:.2f} (through the daemon at this size: {measured:+.2f}) |"
     )
     install = report["install"]
