@@ -11,7 +11,6 @@ The connection knows its daemon only as a `Host`.
 
 from __future__ import annotations
 
-import asyncio  # noqa: TID251 (the selector registration anyio redoes per read; see _Receiver)
 import contextlib
 import logging
 import socket
@@ -65,7 +64,6 @@ class Connection:
     async def serve(self) -> None:
         """Serve requests until the peer disconnects or the daemon stops reading; requests in
         flight still get their replies."""
-        self.receiver = _Receiver.for_stream(self.stream)
         try:
             async with anyio.create_task_group() as notifications:
                 notifications.start_soon(self.session.pump, self._send)
@@ -74,7 +72,6 @@ class Connection:
                         await self._read_loop(requests)
                 notifications.cancel_scope.cancel()
         finally:
-            self.receiver.close()
             self.session.close()
 
     async def _read_loop(self, requests: TaskGroup) -> None:
@@ -84,11 +81,8 @@ class Connection:
             # Between frames a connection may stay idle (subscribers do).
             timeout = self.daemon.settings.frame_timeout if self.decoder.pending else None
             try:
-                if timeout is None:  # no cancel scope to enter and leave per frame
-                    data = await self.receiver.receive()
-                else:
-                    with anyio.fail_after(timeout):
-                        data = await self.receiver.receive()
+                with anyio.fail_after(timeout):
+                    data = await self.stream.receive()
             except (anyio.EndOfStream, anyio.BrokenResourceError, anyio.ClosedResourceError):
                 return
             except TimeoutError:
@@ -163,93 +157,6 @@ class Connection:
                         raise
         finally:
             self.send_lock.release()
-
-
-class _StreamReceiver:
-    """Frames read through anyio's stream (an event loop other than asyncio's)."""
-
-    def __init__(self, stream: SocketStream) -> None:
-        self.stream = stream
-
-    async def receive(self) -> bytes:
-        return await self.stream.receive()
-
-    def close(self) -> None:
-        """Nothing to undo."""
-
-
-class _Receiver:
-    """Reads a connection's socket, which stays registered with asyncio's selector while the
-    connection waits for frame after frame.
-
-    anyio's stream registers the socket for each wait and removes it after (two `epoll_ctl`
-    calls), and takes a turn of the event loop before each read: a request/reply client makes
-    one wait per request. Here the reader callback stays in place; a wake-up while nobody waits
-    (data arrived while the read loop was busy) unregisters it, and the next wait registers
-    it again. Data read without waiting still lets the event loop turn once (`checkpoint`),
-    so a client that pipelines frames cannot keep the loop to itself. `close` (before the
-    stream closes) unregisters the socket.
-    """
-
-    def __init__(self, raw_socket: socket.socket, loop: asyncio.AbstractEventLoop) -> None:
-        self.raw_socket = raw_socket
-        self.loop = loop
-        self.fd = raw_socket.fileno()
-        self.waiter: asyncio.Future[None] | None = None
-        self.registered = False
-
-    @classmethod
-    def for_stream(cls, stream: SocketStream) -> _Receiver | _StreamReceiver:
-        """A `_Receiver` on asyncio; anyio's own stream elsewhere."""
-        try:
-            loop = asyncio.get_running_loop()
-        except RuntimeError:
-            return _StreamReceiver(stream)
-        return cls(stream.extra(SocketAttribute.raw_socket), loop)
-
-    def _readable(self) -> None:
-        waiter = self.waiter
-        if waiter is None or waiter.done():
-            self.loop.remove_reader(self.fd)  # nobody waits: no wake-up per loop turn
-            self.registered = False
-            return
-        waiter.set_result(None)
-
-    async def receive(self) -> bytes:
-        """The next bytes from the peer.
-
-        Raises:
-            EndOfStream: the peer closed its end; BrokenResourceError: the socket failed.
-        """
-        waited = False
-        while True:
-            try:
-                data = self.raw_socket.recv(65536)
-            except (BlockingIOError, InterruptedError):
-                pass
-            except OSError as exc:
-                raise anyio.BrokenResourceError from exc
-            else:
-                if not data:
-                    raise anyio.EndOfStream
-                if not waited:
-                    await checkpoint()
-                return data
-            if not self.registered:
-                self.loop.add_reader(self.fd, self._readable)
-                self.registered = True
-            self.waiter = self.loop.create_future()
-            try:
-                await self.waiter
-            finally:
-                self.waiter = None
-            waited = True
-
-    def close(self) -> None:
-        """Unregister the socket (call before it is closed)."""
-        if self.registered:
-            self.loop.remove_reader(self.fd)
-            self.registered = False
 
 
 WRITE_TURNS = 4

@@ -161,25 +161,3 @@ async def test_a_batch_takes_a_slot_for_each_of_its_requests(short_tmp: Path) ->
         ]
         assert sorted(ids) == list(range(after + 1))
     assert host.requests_waiting == 0
-
-
-async def test_a_client_waiting_for_each_reply_is_read_without_registering_again(
-    short_tmp: Path,
-) -> None:
-    """Request after request, each sent once the last reply came: every one is answered, and
-    the socket stays registered with the selector between them (one registration, not one per
-    read); it is unregistered when the connection ends."""
-    count = 20
-    held, host = Held(count), Host()
-    held.release_all()
-    async with serving(short_tmp, held, host) as (connection, client):
-        receiver = connection.receiver
-        for n in range(count):
-            await client.send(request(n) + b"\n")
-            assert await replies(client, 1) == [n]
-            await until(lambda: getattr(receiver, "waiter", None) is not None)
-            assert getattr(receiver, "registered", True)
-        await client.send(batch(0, 1) + b"\n")  # several requests in one frame: still read
-        with anyio.fail_after(20):
-            assert b'"id":0' in await client.receive()
-    await until(lambda: not getattr(receiver, "registered", False))
