@@ -118,6 +118,34 @@ RULES: dict[str, Rule] = {
 }
 
 
+def _coding_memory_workspace(
+    projects: Sequence[str],
+) -> tuple[
+    list[tuple[Category, SearchIndex]],
+    dict[tuple[str, int], tuple[str, str]],
+    list[str],
+    list[tuple[str, int]],
+]:
+    """The coding-memory `projects` pooled in one workspace: each category's index, each entry's
+    (project, slug) by (file, line), the entries' texts and their (file, line), in file order."""
+    layout = coding_memory.Layout()
+    for project in projects:
+        layout.add(project, coding_memory.data_dir() / project / ".memory")
+    indexes: list[tuple[Category, SearchIndex]] = []
+    keys: dict[tuple[str, int], tuple[str, str]] = {}
+    texts: list[str] = []
+    ids: list[tuple[str, int]] = []
+    for category in CATEGORIES:
+        text = category.header + "".join(line + "\n" for line in layout.lines[category])
+        entries = mdformat.entries(mdformat.parse(text))
+        indexes.append((category, build_index(entries)))
+        for entry, owner in zip(entries, layout.owners[category], strict=True):
+            ids.append((category.file, entry.line))
+            keys[ids[-1]] = (owner, entry.slug or "")
+            texts.append(entry.content)
+    return indexes, keys, texts, ids
+
+
 def _coding_memory(embedder: Embedder, pooled: bool, max_projects: int | None) -> dict[str, Any]:
     questions = coding_memory.load_questions(coding_memory.data_dir())
     projects = sorted({q.project for q in questions})[:max_projects]
@@ -126,21 +154,7 @@ def _coding_memory(embedder: Embedder, pooled: bool, max_projects: int | None) -
         rule: {"lexical": [], "paraphrase": []} for rule in RULES
     }
     for group in groups:
-        layout = coding_memory.Layout()
-        for project in group:
-            layout.add(project, coding_memory.data_dir() / project / ".memory")
-        indexes: list[tuple[Category, SearchIndex]] = []
-        keys: dict[tuple[str, int], tuple[str, str]] = {}
-        texts: list[str] = []
-        ids: list[tuple[str, int]] = []
-        for category in CATEGORIES:
-            text = category.header + "".join(line + "\n" for line in layout.lines[category])
-            entries = mdformat.entries(mdformat.parse(text))
-            indexes.append((category, build_index(entries)))
-            for entry, owner in zip(entries, layout.owners[category], strict=True):
-                ids.append((category.file, entry.line))
-                keys[ids[-1]] = (owner, entry.slug or "")
-                texts.append(entry.content)
+        indexes, keys, texts, ids = _coding_memory_workspace(group)
         vectors = embedder.embed(texts)
         for question in questions:
             if question.project not in group or question.kind == "none":
@@ -328,21 +342,7 @@ def _coding_memory_long(embedder: Embedder, max_projects: int | None) -> dict[st
     found: dict[str, list[float]] = {rule: [] for rule in LONG_RULES}
     questions = coding_memory.load_questions(coding_memory.data_dir())
     projects = sorted({q.project for q in questions})[:max_projects]
-    layout = coding_memory.Layout()
-    for project in projects:
-        layout.add(project, coding_memory.data_dir() / project / ".memory")
-    indexes: list[tuple[Category, SearchIndex]] = []
-    keys: dict[tuple[str, int], tuple[str, str]] = {}
-    texts: list[str] = []
-    ids: list[tuple[str, int]] = []
-    for category in CATEGORIES:
-        text = category.header + "".join(line + "\n" for line in layout.lines[category])
-        entries = mdformat.entries(mdformat.parse(text))
-        indexes.append((category, build_index(entries)))
-        for entry, owner in zip(entries, layout.owners[category], strict=True):
-            ids.append((category.file, entry.line))
-            keys[ids[-1]] = (owner, entry.slug or "")
-            texts.append(entry.content)
+    indexes, keys, texts, ids = _coding_memory_workspace(projects)
     long = sum(beyond_window(text) for text in texts)
     vectors = embedder.embed(texts)
     chunks = _chunks(embedder, texts) if long else (vectors, list(range(len(texts))))
