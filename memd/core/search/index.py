@@ -313,12 +313,14 @@ class SearchIndex:
             return None
         postings = self._derived(*words)
         found = TermView(postings) if postings else None
-        phrases = self._phrases  # (a search in a worker thread may add one too: no harm)
+        # A search in a worker thread may add or drop a phrase meanwhile: an eviction that
+        # races it (the dict changed under its iterator) is skipped, and the next one evicts.
+        phrases = self._phrases
         phrases[term] = found
         self._phrase_postings += found.size if found is not None else 1
         budget = max(_VIEW_BUDGET_MIN, 4 * len(self._entries))
         while self._phrase_postings > budget and len(phrases) > 1:
-            with contextlib.suppress(StopIteration, KeyError):
+            with contextlib.suppress(StopIteration, KeyError, RuntimeError):
                 dropped = phrases.pop(next(iter(phrases)))
                 self._phrase_postings -= dropped.size if dropped is not None else 1
         return found
