@@ -20,6 +20,8 @@ The file is TOML, at `--config PATH` or else `$XDG_CONFIG_HOME/memd/config.toml`
     sources = ["docs/adr/*.md", "~/notes/*.md", "!AGENTS.md"]   # read-only sources (below)
     episode_half_life_days = 90  # an episode's rank halves every this many days (decay)
     episode_max_age_days = 180   # cleanup archives older episodes nobody recalled since
+    chat = true                 # search coding agents' past sessions in the workspace ("chat")
+    chat_max_age_days = 90      # sessions last written longer ago than this are left out
 
     [[categories]]              # a custom category for every workspace (repeat the table)
     name = "Runbook"            # a capitalised word
@@ -107,6 +109,8 @@ MIN_LLM_TIMEOUT = 1.0
 MAX_LLM_TIMEOUT = 120.0
 DEFAULT_GAP_EVERY = 3
 MAX_LLM_ARGS = 64
+DEFAULT_CHAT_MAX_AGE_DAYS = 90
+"""Days after which a session transcript is left out of the "chat" source."""
 
 
 class LlmSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
@@ -172,6 +176,12 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=
     `cleanup` (`memd.core.writes.consolidation`)."""
     llm: LlmSettings = LlmSettings()
     """The `[llm]` table: the daemon's model for a second opinion (off by default)."""
+    chat: bool = True
+    """The "chat" source: the current user's own coding agents' session transcripts of the
+    workspace (Claude Code's, Codex's), read in place and never sent anywhere; false: never
+    read, not even by `extract` with a `transcript`."""
+    chat_max_age_days: Annotated[int, msgspec.Meta(ge=1, le=36500)] = DEFAULT_CHAT_MAX_AGE_DAYS
+    """Session files last written longer ago than this are left out of the "chat" source."""
 
 
 PROJECT_CONFIG_NAME = "memd.toml"
@@ -298,6 +308,8 @@ EXPECTED = {
     "semantic_model": "the path of a directory holding model.onnx and vocab.txt",
     "episode_half_life_days": "a number of days above 0, at most 36500",
     "episode_max_age_days": "a whole number of days from 0 to 36500",
+    "chat": "true or false",
+    "chat_max_age_days": "a whole number of days from 1 to 36500",
     "sources": (
         f"a list of at most {MAX_SOURCE_ENTRIES} strings, each a glob relative to the workspace "
         "root (docs/*.md), an absolute path or glob, or ! and a pattern to remove (!CLAUDE.md)"

@@ -62,7 +62,7 @@ MAY_USE = {
     "provenance": {"format"},
     "review": set(),
     "llm": {"format", "text", "writes"},
-    "transcripts": set(),
+    "transcripts": {"format"},
 }
 """Which core packages each core package may import (besides itself)."""
 

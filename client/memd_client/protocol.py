@@ -127,9 +127,12 @@ CheckStatus = Literal["ok", "stale", "none"]
 
 Scope = Literal["project", "global"]
 """Where a store goes: the workspace's memory, or the user-wide one."""
-Origin = Literal["memory", "global", "file"]
-"""Where a query hit lives: the workspace's memory, the user-wide one, or a read-only source
-file of the workspace (CLAUDE.md, AGENTS.md, rules files, ...)."""
+Origin = Literal["memory", "global", "file", "chat"]
+"""Where a query hit lives: the workspace's memory, the user-wide one, a read-only source file
+of the workspace (CLAUDE.md, AGENTS.md, rules files, ...), or a past session of a coding agent
+in the workspace (its transcript, read-only: "chat")."""
+Agent = Literal["claude", "codex"]
+"""A coding agent whose session transcripts memd reads: Claude Code, Codex."""
 
 
 # ---------------------------------------------------------------------------- who writes
@@ -437,7 +440,8 @@ class QueryParams(_Params):
     that cannot run); "auto": as semantic when it can run, else lexical."""
     sources: list[Origin] | None = None
     """Where to search: "memory" (the workspace's category files), "global" (the user-wide
-    memory), "file" (its read-only sources; not with `category`); None: all three."""
+    memory), "file" (its read-only sources; not with `category`), "chat" (coding agents' past
+    sessions in the workspace; not with `category`, only when named); None: the first three."""
     file: str | None = None
     """A file the search is about (relative to the workspace, or absolute): entries whose
     `(paths: ...)` scope matches it come first, entries scoped to other files are left out."""
@@ -461,14 +465,23 @@ class QueryHit(_Result):
     """What found it: "keyword" (its words), "semantic" (the model alone) or "both"."""
     source: Origin = "memory"
     """Where it lives: "memory" (the workspace's `file`), "global" (the user-wide memory's
-    `file`; `path` is then absolute) or "file" (a chunk of the read-only source `path`, at
-    `lines`; `category` is then empty and `content` the chunk's text)."""
+    `file`; `path` is then absolute), "file" (a chunk of the read-only source `path`, at
+    `lines`; `category` is then empty and `content` the chunk's text) or "chat" (turns `lines`
+    of the session transcript `path`, absolute; `category` is then empty, `content` the turns'
+    words with secret values masked, and `session`, `at` and `agent` say whose and when)."""
     path: str = ""
     """The file holding it: relative to the workspace for "memory" (`.memory/<file>`) and
     "file" (absolute if the source is outside the workspace), absolute for "global" (from
     newer daemons)."""
     lines: str = ""
-    """Its lines in that file, "a-b" (from newer daemons)."""
+    """Its lines in that file, "a-b" (from newer daemons); for "chat", its turns' numbers in
+    the session (from 1, in file order)."""
+    session: str = ""
+    """For "chat": the session's id as its agent names it."""
+    at: str = ""
+    """For "chat": when its first turn was written (ISO 8601 as the agent wrote it; "" unknown)."""
+    agent: Agent | Literal[""] = ""
+    """For "chat": the agent whose session it is."""
     status: CheckStatus | None = None
     """Whether the code it cites still holds (`check`): "ok", "stale" (a cited file, symbol or
     command is gone or moved: `stale` says what), "none" (it cites nothing that can go stale);
@@ -528,6 +541,9 @@ class GetParams(_Params):
     lines: str | None = None
     scope: Scope = "project"
     """"global": from the user-wide memory (for a hit whose `source` is "global")."""
+    around: Annotated[int, Meta(ge=0, le=50)] = 2
+    """For a "chat" hit's `file` (its transcript's `path`) and `lines` (turns "a-b"): how many
+    turns before and after them to read as well."""
 
 
 class ListResult(_Result):
@@ -546,7 +562,9 @@ class EntriesResult(ListResult):
 
     text: str = ""
     """For `get` by `file` and `lines` of a read-only source: those lines as they are (the
-    `entries` are then its chunks within them, with an empty `category`)."""
+    `entries` are then its chunks within them, with an empty `category`); of a past session
+    ("chat"): its turns `lines`, `around` more either side, each as "<role> (turn N, <time>):"
+    and its words, secret values masked (`entries` empty)."""
 
 
 class ListParams(_Params):
@@ -875,6 +893,10 @@ class StatsResult(_Result):
     """Sources left out, one sentence each (a link out of the workspace, a file too big...)."""
     sources_indexed_at: str = ""
     """When the sources were last looked at (ISO 8601; empty: not yet)."""
+    chat_sessions: int = 0
+    """Past sessions of coding agents in the workspace that its "chat" source holds."""
+    chat_chunks: int = 0
+    """Their searchable chunks (see `QueryHit.source`)."""
     categories_problem: str | None = None
     """Why some of the project's own categories (`.memory/memd.toml`) were left out, if any
     were."""
@@ -985,13 +1007,14 @@ class ContextParams(_Params):
     hook's block, which must stand on its own). Layer A is never left out either way."""
 
 
-ContextLayer = Literal["always", "relevant", "procedures", "source"]
+ContextLayer = Literal["always", "relevant", "procedures", "source", "chat"]
 
 
 class ContextEntry(_Result):
     """One entry in the block: `always` (Security, Instruction), `relevant` (ranked),
-    `procedures` (a procedure matching the task, proven first) or `source` (a ranked chunk of
-    a read-only source: `category` empty, `file` its path)."""
+    `procedures` (a procedure matching the task, proven first), `source` (a ranked chunk of
+    a read-only source: `category` empty, `file` its path) or `chat` (a past session's turns
+    that scored well: `file` the transcript's path, `lines` the turns, `session` and `at`)."""
 
     layer: ContextLayer
     category: str
@@ -1001,9 +1024,14 @@ class ContextEntry(_Result):
     content: str
     score: float | None = None
     lines: str = ""
-    """A source chunk's lines, "a-b"."""
-    source: Literal["memory", "global", "file"] = "memory"
-    """Where it lives: the workspace's memory, the user-wide one, or a read-only source."""
+    """A source chunk's lines, "a-b" (a past session's turns for "chat")."""
+    source: Origin = "memory"
+    """Where it lives: the workspace's memory, the user-wide one, a read-only source, or a
+    past session ("chat")."""
+    session: str = ""
+    """For "chat": the session's id."""
+    at: str = ""
+    """For "chat": when its first turn was written ("" unknown)."""
     status: CheckStatus | None = None
     """Whether the code it cites still holds (`check`): "ok", "stale" (a cited file, symbol or
     command is gone or moved: `stale` says what), "none" (it cites nothing that can go stale);
@@ -1219,10 +1247,15 @@ class CheckResult(_Result):
 
 
 class ExtractParams(_Params):
-    """Find memories in a user's message (no LLM); with `store`, store each one."""
+    """Find memories in a user's message (no LLM), or in the person's own turns of a coding
+    agent's session transcript (`transcript`); with `store`, store each one."""
 
     workspace: Workspace
-    text: Annotated[str, Meta(max_length=100_000)]
+    text: Annotated[str, Meta(max_length=100_000)] = ""
+    transcript: Annotated[str, Meta(min_length=1, max_length=4096)] | None = None
+    """The absolute path of a session transcript (Claude Code's or Codex's JSON lines) to read
+    instead of `text`: only what the person typed is looked at (never the assistant's words,
+    tool output or what the agent's harness injected)."""
     store: bool = False
     writer: Writer | None = None
     """Who makes this write (recorded, see `Writer`)."""

@@ -1,0 +1,49 @@
+"""The "chat" source's chunks: every turn is searchable, none too long, no secret survives."""
+
+from __future__ import annotations
+
+from hypothesis import given, strategies as st
+
+from memd.core.transcripts.chunks import MASK, MAX_CHUNK_CHARS, NumberedTurn, chunks, render
+
+TOKEN = "ghp_" + "Ab1" * 12
+
+roles = st.sampled_from(["user", "assistant"])
+texts = st.text(alphabet=st.sampled_from("ab c.\n!?"), min_size=1, max_size=4000)
+
+
+@given(st.lists(st.tuples(roles, texts), max_size=12))
+def test_every_turn_is_in_a_chunk_and_none_is_too_long(pairs: list[tuple[str, str]]) -> None:
+    turns = [NumberedTurn(n, role, text, "") for n, (role, text) in enumerate(pairs, 1)]  # type: ignore[arg-type]
+    made = list(chunks(turns))
+    covered = {n for c in made for n in range(c.first, c.last + 1)}
+    assert covered >= {t.number for t in turns if t.text.strip()}
+    assert all(0 < len(c.text) <= MAX_CHUNK_CHARS for c in made)
+    assert [c.first for c in made] == sorted(c.first for c in made)
+
+
+def test_a_question_and_its_short_answer_are_one_chunk_and_a_long_answer_is_cut() -> None:
+    turns = [
+        NumberedTurn(1, "user", "Why did the auth test fail?", "2026-11-01T10:00:00Z"),
+        NumberedTurn(2, "assistant", "The clock skew check.", "2026-11-01T10:00:05Z"),
+        NumberedTurn(3, "user", "And the cache?", "2026-11-01T10:01:00Z"),
+        NumberedTurn(4, "assistant", "It was stale. " * 400, "2026-11-01T10:01:30Z"),
+    ]
+    made = list(chunks(turns))
+    assert made[0][:2] == (1, 2) and made[0].timestamp == "2026-11-01T10:00:00Z"
+    assert made[0].text == "user: Why did the auth test fail?\nassistant: The clock skew check."
+    assert made[1][:2] == (3, 3) and made[1].text == "user: And the cache?"
+    assert len(made) > 3 and all(c[:2] == (4, 4) for c in made[2:])
+
+
+def test_a_secret_value_is_masked_in_chunks_and_in_what_get_shows() -> None:
+    turns = [NumberedTurn(1, "user", f"use the token {TOKEN} for the deploy", "")]
+    made = list(chunks(turns))
+    assert TOKEN not in made[0].text and MASK in made[0].text
+    assert TOKEN not in render(turns) and "user (turn 1):" in render(turns)
+
+
+def test_a_secret_cut_across_a_long_turn_is_still_masked() -> None:
+    text = "word " * 290 + TOKEN + " tail " * 300
+    made = list(chunks([NumberedTurn(1, "assistant", text, "")]))
+    assert not any("ghp_" in c.text for c in made)
