@@ -70,17 +70,21 @@ def _private_state(
     tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Keep every test's memd state (usage history, kept indexes, vectors, the user-wide
-    memory) out of the user's home, and semantic search off in daemons that read the default
-    config file (loading the model costs every daemon that queries; the tests that need it
-    turn it on). The caller's own memd settings (`MEMD_SOCKET`, `MEMD_LOG_LEVEL`: the README
-    has users export them), XDG directories and service manager's variables never reach a
-    test, its daemons or the commands it runs."""
+    memory, the agents' transcripts the "chat" source reads) out of the user's home, and
+    semantic search off in daemons that read the default config file (loading the model costs
+    every daemon that queries; the tests that need it turn it on). The caller's own memd
+    settings (`MEMD_SOCKET`, `MEMD_LOG_LEVEL`: the README has users export them), XDG
+    directories and service manager's variables never reach a test, its daemons or the
+    commands it runs."""
     for name in CALLERS_MEMD_ENV:
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path_factory.mktemp("state")))
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("cache")))
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path_factory.mktemp("data")))  # global memory
     monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path_factory.mktemp("run")))  # default socket
+    # The "chat" source reads agents' session transcripts: never the user's own.
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path_factory.mktemp("claude")))
+    monkeypatch.setenv("CODEX_HOME", str(tmp_path_factory.mktemp("codex")))
     config = tmp_path_factory.mktemp("config")
     (config / "memd").mkdir()
     (config / "memd" / "config.toml").write_text("semantic = false\n")

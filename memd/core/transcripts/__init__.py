@@ -16,6 +16,16 @@ Agent = Literal["claude", "codex"]
 """An agent whose transcripts memd reads (the wire's `protocol.Agent`)."""
 
 
+def detect(objects: Iterable[tuple[int, dict[str, Any]]]) -> Agent | None:
+    """Whose transcript a file's first parsed lines are (None: neither agent's)."""
+    for _, line in objects:
+        if line.get("type") in ("session_meta", "response_item", "event_msg", "turn_context"):
+            return "codex"
+        if "sessionId" in line or "parentUuid" in line or line.get("type") == "summary":
+            return "claude"
+    return None
+
+
 def turns_of(agent: Agent, objects: Iterable[tuple[int, dict[str, Any]]]) -> Iterator[Turn]:
     """The conversation turns among one of `agent`'s transcripts' parsed lines."""
     if agent == "claude":
@@ -23,4 +33,4 @@ def turns_of(agent: Agent, objects: Iterable[tuple[int, dict[str, Any]]]) -> Ite
     raise ValueError(f"no reader for {agent} transcripts yet")
 
 
-__all__ = ["Agent", "Turn", "turns_of"]
+__all__ = ["Agent", "Turn", "detect", "turns_of"]
