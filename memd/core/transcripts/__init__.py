@@ -43,10 +43,31 @@ def detect(objects: Iterable[tuple[int, dict[str, Any]]]) -> Agent | None:
 
 def turns_of(agent: Agent, objects: Iterable[tuple[int, dict[str, Any]]]) -> Iterator[Turn]:
     """The conversation turns among one of `agent`'s transcripts' parsed lines, read as a whole
-    file (for Codex, a growing file read with a cursor uses `codex.read` and its `Progress`)."""
+    file (a growing file read with a cursor uses `read_turns`)."""
     if agent == "claude":
         return claude.turns(objects)
     return codex.turns(objects)
 
 
-__all__ = ["Agent", "Turn", "detect", "turns_of"]
+Progress = codex.Progress
+"""What one read of a transcript's lines carries to the next (only Codex's reader needs it:
+the session and directory named once at its start, and turns held until the file's end)."""
+START = codex.START
+
+
+def read_turns(
+    agent: Agent,
+    objects: Iterable[tuple[int, dict[str, Any]]],
+    progress: Progress = START,
+    *,
+    final: bool = False,
+) -> tuple[list[Turn], Progress]:
+    """The turns among the next parsed lines of a growing transcript (read after `progress`,
+    `final` when they are its last), and the progress to pass to the read after them: reading
+    a file in any number of appends gives the turns of one `turns_of` of it whole."""
+    if agent == "claude":
+        return list(claude.turns(objects)), progress
+    return codex.read(objects, progress, final=final)
+
+
+__all__ = ["START", "Agent", "Progress", "Turn", "detect", "read_turns", "turns_of"]
