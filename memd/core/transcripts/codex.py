@@ -18,7 +18,9 @@ Rules (the vendor's `RolloutLine`/`RolloutItem` types and what readers observed)
 - `session` is `session_meta.payload.id` (bare era: line 1's `id`); `cwd` is
   `session_meta.payload.cwd`, then each `turn_context.payload.cwd` from that turn on (old files
   without either: the `<cwd>` of the first `<environment_context>` message).
-- `compacted` summaries are the model's, not a turn. Every field is optional; nothing raises.
+- A subagent's rollout (`session_meta.payload.source` names `subagent`) has no turns: its
+  "user" is the parent agent, not the person. `compacted` summaries are the model's, not a
+  turn. Every field is optional; nothing raises.
 - Reading a growing file with a cursor: pass the `Progress` a read returns to the next read of
   the lines after it; the turns are the same as one read of the whole file.
 """
@@ -55,6 +57,8 @@ class Progress(NamedTuple):
     """A `user_message`/`agent_message` event was seen: events are the file's conversation."""
     held: tuple[Turn, ...] = ()
     """`response_item` turns waiting for the file's end (no event seen yet)."""
+    subagent: bool = False
+    """The file is a subagent's: none of its lines is a turn."""
 
 
 START = Progress()
@@ -82,15 +86,21 @@ class _Reading:
     def __init__(self, progress: Progress) -> None:
         self.session, self.cwd, self.events = progress.session, progress.cwd, progress.events
         self.held = list(progress.held)
+        self.subagent = progress.subagent
 
     def progress(self) -> Progress:
-        return Progress(self.session, self.cwd, self.events, tuple(self.held))
+        return Progress(self.session, self.cwd, self.events, tuple(self.held), self.subagent)
 
     def take(self, offset: int, line: dict[str, Any]) -> Turn | None:
         """The turn this line is, if any (envelope or bare era), noting what it tells."""
         kind = line.get("type")
         payload = line.get("payload")
         if kind in _ENVELOPE_KINDS and isinstance(payload, dict):
+            if kind == "session_meta":
+                source = payload.get("source")
+                self.subagent = isinstance(source, dict) and "subagent" in source
+            if self.subagent:
+                return None
             return self._envelope(kind, payload, _string(line.get("timestamp")), offset)
         if kind is None and "instructions" in line and "id" in line:
             self.session = self.session or _string(line.get("id"))

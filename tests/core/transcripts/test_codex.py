@@ -298,3 +298,11 @@ def test_the_sessions_starting_directory_is_read_from_its_head() -> None:
     assert session_cwd(complete_objects(encoded(event_era())).objects) == "/home/dev/shop"
     assert session_cwd(complete_objects(encoded(bare_era())).objects) == "/home/dev/shop"
     assert session_cwd(complete_objects(encoded(bare_era()[:2])).objects) is None
+
+
+def test_a_subagents_rollout_has_no_turns() -> None:
+    meta = session_meta()
+    meta["payload"]["source"] = {"subagent": {"thread_spawn": {"parent_thread_id": SESSION}}}
+    lines = [meta, *event_era()[1:]]
+    assert said(encoded(lines)) == []
+    assert said(encoded(event_era())) != []
