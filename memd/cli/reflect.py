@@ -1,10 +1,12 @@
 """`memd reflect [FILE|-]`: session review with the daemon's model (`[llm] command`).
 
 Rules:
-- The transcript is FILE, or stdin for `-` or no FILE. A file whose non-blank lines are all JSON
-  objects is read as a Claude Code transcript (JSONL): the text blocks of its "user" and
-  "assistant" messages, in order, each as `user: ...` or `assistant: ...`; tool calls, tool
-  results and thinking are left out. Anything else is plain text, as it is.
+- The transcript is FILE, or stdin for `-` or no FILE. A file whose first non-blank line is a
+  JSON object and whose lines `memd.core.transcripts.detect` knows as a Claude Code or Codex
+  transcript is read as that agent's turns (`turns_of`): only what the person typed and the
+  assistant's prose, in order, each as `user: ...` or `assistant: ...`; tool calls and results,
+  thinking, slash-command records, injected context and subagents' turns are left out, and a
+  broken line is skipped. Anything else is plain text, as it is.
 - Only the END of a long transcript is sent (the newest MAX_TRANSCRIPT characters).
 - The daemon's `reflect` asks its model and puts the proposals, each dry-run through the write
   decision, into the review inbox (`memd review` walks them). Nothing is stored here.
@@ -12,52 +14,34 @@ Rules:
 
 from __future__ import annotations
 
-import json
 import sys
-from typing import Any
 
+from memd.core.transcripts import detect, turns_of
+from memd.core.transcripts.lines import complete_objects
 from memd_client import Client, protocol as p
 
 
 def transcript_text(raw: str) -> str:
     """The text of a transcript (see the module rules), its end within MAX_TRANSCRIPT."""
-    lines = [line for line in raw.splitlines() if line.strip()]
-    records = [_record(line) for line in lines]
-    if lines and all(record is not None for record in records):
-        said = [_said(record) for record in records if record is not None]
-        raw = "\n".join(text for text in said if text)
+    said = _turns_said(raw)
+    if said is not None:
+        raw = said
     raw = raw.strip()
     return raw[-p.MAX_TRANSCRIPT :]
 
 
-def _record(line: str) -> dict[str, Any] | None:
-    try:
-        value = json.loads(line)
-    except ValueError:
+def _turns_said(raw: str) -> str | None:
+    """An agent transcript's turns as `role: words` lines; None when `raw` is not one."""
+    first = next((line for line in raw.splitlines() if line.strip()), "")
+    if not first.lstrip().startswith("{"):
         return None
-    return value if isinstance(value, dict) else None
-
-
-def _said(record: dict[str, Any]) -> str:
-    message = record.get("message")
-    role = record.get("type")
-    if not isinstance(message, dict) or role not in ("user", "assistant"):
-        return ""
-    content = message.get("content")
-    if isinstance(content, str):
-        texts = [content]
-    elif isinstance(content, list):
-        texts = [
-            block["text"]
-            for block in content
-            if isinstance(block, dict)
-            and block.get("type") == "text"
-            and isinstance(block.get("text"), str)
-        ]
-    else:
-        texts = []
-    text = " ".join(" ".join(texts).split())
-    return f"{role}: {text}" if text else ""
+    objects = complete_objects(raw.encode("utf-8", "replace"), final=True).objects
+    agent = detect(objects)
+    if agent is None:
+        return None
+    return "\n".join(
+        f"{turn.role}: {' '.join(turn.text.split())}" for turn in turns_of(agent, objects)
+    )
 
 
 def read_transcript(path: str | None) -> str:
@@ -80,7 +64,7 @@ def read_transcript(path: str | None) -> str:
     if not text:
         raise ValueError(
             "The transcript holds no text; pass a session excerpt (plain text, or a Claude Code "
-            "transcript .jsonl) as FILE or on stdin."
+            "or Codex transcript .jsonl) as FILE or on stdin."
         )
     return text
 

@@ -1,6 +1,6 @@
 """Coding agents' own session transcripts, read as conversation turns (issue 36): a defensive
-JSON-lines reader (`lines`), one module per agent's format (`claude`; a new agent's format is
-one new module and one line in `turns_of`), and the chunks the "chat" source searches
+JSON-lines reader (`lines`), one module per agent's format (`claude`, `codex`; a new agent's
+format is one new module and one line in `turns_of`), and the chunks the "chat" source searches
 (`chunks`). All pure: bytes or parsed objects in, turns and chunks out. Finding the files
 (`memd.fs.transcript_files`) and following them as they grow is the shell's work."""
 
@@ -9,28 +9,65 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from typing import Any, Literal
 
-from memd.core.transcripts import claude
+from memd.core.transcripts import claude, codex
 from memd.core.transcripts.claude import Turn
 
 Agent = Literal["claude", "codex"]
 """An agent whose transcripts memd reads (the wire's `protocol.Agent`)."""
 
 
+_CODEX_KINDS = ("session_meta", "response_item", "event_msg", "turn_context", "compacted")
+_CLAUDE_KINDS = ("summary", "user", "assistant", "file-history-snapshot")
+
+
 def detect(objects: Iterable[tuple[int, dict[str, Any]]]) -> Agent | None:
-    """Whose transcript a file's first parsed lines are (None: neither agent's)."""
+    """Whose transcript a file's first parsed lines are (None: neither agent's), from the first
+    line that tells: Codex's envelope (`{timestamp, type, payload}`) or its bare era (line 1
+    `{id, timestamp, instructions}`, `{"record_type": ...}`, `{"type": "message", "role": ...}`);
+    Claude Code's `sessionId`/`parentUuid`, or a `user`/`assistant`/`summary` line with a
+    `message`/`summary`."""
     for _, line in objects:
-        if line.get("type") in ("session_meta", "response_item", "event_msg", "turn_context"):
+        kind = line.get("type")
+        if kind in _CODEX_KINDS and isinstance(line.get("payload"), dict):
             return "codex"
-        if "sessionId" in line or "parentUuid" in line or line.get("type") == "summary":
+        if "record_type" in line or (kind is None and "instructions" in line and "id" in line):
+            return "codex"
+        if kind == "message" and "role" in line and "sessionId" not in line:
+            return "codex"
+        if "sessionId" in line or "parentUuid" in line:
+            return "claude"
+        if kind in _CLAUDE_KINDS and ("message" in line or "summary" in line):
             return "claude"
     return None
 
 
 def turns_of(agent: Agent, objects: Iterable[tuple[int, dict[str, Any]]]) -> Iterator[Turn]:
-    """The conversation turns among one of `agent`'s transcripts' parsed lines."""
+    """The conversation turns among one of `agent`'s transcripts' parsed lines, read as a whole
+    file (a growing file read with a cursor uses `read_turns`)."""
     if agent == "claude":
         return claude.turns(objects)
-    raise ValueError(f"no reader for {agent} transcripts yet")
+    return codex.turns(objects)
 
 
-__all__ = ["Agent", "Turn", "detect", "turns_of"]
+Progress = codex.Progress
+"""What one read of a transcript's lines carries to the next (only Codex's reader needs it:
+the session and directory named once at its start, and turns held until the file's end)."""
+START = codex.START
+
+
+def read_turns(
+    agent: Agent,
+    objects: Iterable[tuple[int, dict[str, Any]]],
+    progress: Progress = START,
+    *,
+    final: bool = False,
+) -> tuple[list[Turn], Progress]:
+    """The turns among the next parsed lines of a growing transcript (read after `progress`,
+    `final` when they are its last), and the progress to pass to the read after them: reading
+    a file in any number of appends gives the turns of one `turns_of` of it whole."""
+    if agent == "claude":
+        return list(claude.turns(objects)), progress
+    return codex.read(objects, progress, final=final)
+
+
+__all__ = ["START", "Agent", "Progress", "Turn", "detect", "read_turns", "turns_of"]

@@ -5,7 +5,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from memd.core.transcripts.claude import turns
+from hypothesis import given, strategies as st
+
+from memd.core.transcripts import START, read_turns, turns_of
+from memd.core.transcripts.claude import Turn, turns
 from memd.core.transcripts.lines import complete_objects
 
 SESSION = "0a1b2c3d-0000-4000-8000-000000000001"
@@ -67,3 +70,32 @@ def test_lines_of_unknown_shape_are_skipped() -> None:
         (4, {"type": "user", "message": {"content": "kept"}, "timestamp": 5}),
     ]
     assert [(t.text, t.timestamp) for t in turns(odd)] == [("kept", "")]
+
+
+claude_lines = st.lists(
+    st.sampled_from(
+        [
+            line("user", "Keep retries at three."),
+            line("assistant", [{"type": "text", "text": "Noted."}]),
+            line("user", "<command-name>/clear</command-name>"),
+            {"type": "file-history-snapshot", "snapshot": {}},
+        ]
+    ),
+    max_size=6,
+)
+
+
+@given(claude_lines, st.lists(st.integers(0, 5000), max_size=5))
+def test_any_split_into_appends_reads_as_the_whole_file(
+    lines: list[dict[str, Any]], cuts: list[int]
+) -> None:
+    data = b"".join(json.dumps(item).encode() + b"\n" for item in lines)
+    progress, consumed = START, 0
+    pieces: list[Turn] = []
+    for end in [*sorted(cut % (len(data) + 1) for cut in cuts), len(data)]:
+        final = end == len(data)
+        piece = complete_objects(data[consumed:end], start=consumed, final=final)
+        got, progress = read_turns("claude", piece.objects, progress, final=final)
+        pieces += got
+        consumed += piece.consumed
+    assert pieces == list(turns_of("claude", complete_objects(data).objects))
