@@ -23,9 +23,10 @@ Rules:
   `SubscriptionBus` too, which serves 2026-07-28 `subscriptions/listen` streams.
 - The feed (`ResourceFeed.run`, in the bridge's lifespan task group, for the bridge's
   lifetime) starts at the first resources request. It keeps ONE `subscribe` to the daemon for
-  the workspace, reconnecting with a bounded backoff (RETRY_MIN to RETRY_MAX seconds) when the
-  daemon goes away, and on each reconnect tells subscribers every file may have changed. The
-  inbox is not in the daemon's change feed: its file is looked at every INBOX_POLL seconds.
+  the workspace and one for the user-wide memory (refused until it exists: asked again),
+  each reconnecting with a bounded backoff (RETRY_MIN to RETRY_MAX seconds) when the daemon
+  goes away; on a reconnect it tells subscribers every file may have changed. The inboxes
+  are not in the daemon's change feed: their files are looked at every INBOX_POLL seconds.
   Every send is bounded (SEND_TIMEOUT); a session that went away is dropped.
 - `mcp` is an optional extra: it is imported only inside functions.
 
@@ -45,6 +46,7 @@ import msgspec
 from memd.core.review.inbox_format import INBOX_FILE
 from memd.mcp_bridge.workspace import Workspace, pick_workspace
 from memd_client import MemdError, protocol as p
+from memd_client.errors import InvalidParams
 
 if TYPE_CHECKING:
     from mcp.server.context import ServerRequestContext
@@ -234,7 +236,8 @@ class ResourceFeed:
 
     def install(self, server: "MCPServer[Any]") -> None:
         """Serve resources/list, resources/read, resources/subscribe and resources/unsubscribe
-        on `server`'s low-level server (replacing MCPServer's static resources)."""
+        on `server`'s low-level server (replacing MCPServer's static resources). (Long: the
+        four handlers, closures over the SDK's local imports, read as a list.)"""
         from mcp.shared.exceptions import MCPError
         from mcp.types import (
             INTERNAL_ERROR,
@@ -352,14 +355,17 @@ class ResourceFeed:
                 continue
             logger.info("the resources feed follows %s", ws.describe())
             async with anyio.create_task_group() as inner:
-                inner.start_soon(self._daemon_feed, ws)
+                inner.start_soon(self._daemon_feed, ws, "project")
+                inner.start_soon(self._daemon_feed, ws, "global")
                 inner.start_soon(self._inbox_poll, ws)
                 await self._moved.wait()  # a new workspace: start over
                 inner.cancel_scope.cancel()
             self._connected = anyio.Event()
 
-    async def _daemon_feed(self, ws: Workspace) -> None:
-        """One subscription to the daemon for `ws`, renewed with a bounded backoff."""
+    async def _daemon_feed(self, ws: Workspace, scope: ResourceScope) -> None:
+        """One subscription to the daemon for `ws`'s memory or the user-wide memory (`scope`),
+        renewed with a bounded backoff (the user-wide one is refused until it holds
+        something: it is asked for again every RETRY_MAX seconds at most)."""
         from memd_client.aio import AsyncClient
 
         delay = RETRY_MIN
@@ -367,18 +373,21 @@ class ResourceFeed:
         while True:
             try:
                 client = AsyncClient(self.bridge.socket, workspace=ws.path, autostart=False)
-                async with client, client.subscribe() as events:
+                async with client, client.subscribe(scope=scope) as events:
                     delay = RETRY_MIN
-                    self._connected.set()
+                    if scope == "project":
+                        self._connected.set()
                     await self._refresh(ws)
                     if not first:  # changes made while the daemon was away
                         await self._tell_updated(list(self.subscribed))
                     first = False
                     async for event in events:
-                        await self._on_event(ws, "project", event)
+                        await self._on_event(ws, scope, event)
+            except InvalidParams as exc:
+                logger.debug("the resources feed cannot follow %s yet (%s)", scope, exc.message)
             except MemdError as exc:
                 logger.info("the resources feed lost the daemon (%s); retrying", exc.message)
-            if self._connected.is_set():
+            if scope == "project" and self._connected.is_set():
                 self._connected = anyio.Event()
             await anyio.sleep(delay)
             delay = min(delay * 2, RETRY_MAX)

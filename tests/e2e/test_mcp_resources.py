@@ -196,6 +196,18 @@ async def test_the_inbox_and_the_user_wide_memory_are_listed_once_they_exist(
         )
         assert "Answer in English." in user_wide
 
+        # The user-wide memory's files are live too (the bridge's second feed).
+        preferences = resource_uri("global", "preferences.md")
+        await c.subscribe_resource(preferences)
+        n = 0
+        with anyio.fail_after(WAIT):  # its feed may still be connecting: store until seen
+            while notices.updated(preferences) == 0:
+                content = f"Prefer short answers, take {n}."
+                await other.store(category="Preference", content=content, scope="global")
+                n += 1
+                with anyio.move_on_after(1.0):
+                    await notices.until(lambda: notices.updated(preferences) > 0)
+
         with pytest.raises(MCPError, match="not one of memd's memory files"):
             await c.read_resource("memd://project/../secrets.md")
 
