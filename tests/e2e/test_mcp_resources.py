@@ -28,7 +28,9 @@ from mcp.types import (
 
 from memd.mcp_bridge.prompts import PROMPT_NAMES
 from memd.mcp_bridge.resources import parse_uri, resource_uri
+from memd_client import protocol as p
 from memd_client.aio import AsyncClient
+from memd_client.errors import InvalidParams
 from tests.conftest import DaemonProcess, start_daemon
 from tests.e2e.test_mcp import TOOLS
 
@@ -281,3 +283,21 @@ def test_uris_name_a_scope_and_a_file_never_a_path() -> None:
         "memd://project/.hidden",
     ):
         assert parse_uri(bad) is None, bad
+
+
+async def test_subscribing_to_the_user_wide_memory_never_creates_it(
+    daemon: DaemonProcess, workspace: Path
+) -> None:
+    async with AsyncClient(str(daemon.socket_path), workspace=str(workspace)) as client:
+        with pytest.raises(InvalidParams, match="holds nothing yet"):
+            async with client.subscribe(scope="global"):
+                pass
+        assert not (Path(os.environ["XDG_DATA_HOME"]) / "memd" / "global").exists()
+        await client.store(category="Preference", content="Use uv, never pip.", scope="global")
+        async with client.subscribe(scope="global") as events:
+            await client.store(category="Preference", content="Answer briefly.", scope="global")
+            with anyio.fail_after(WAIT):
+                event = await events.__anext__()
+        assert isinstance(event, p.Changed)
+        assert event.file == "preferences.md"
+        assert "Answer briefly." in [entry.content for entry in event.entries]
