@@ -19,6 +19,7 @@ import pytest
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.shared.exceptions import MCPError
+from mcp.shared.subscriptions import ResourceUpdated
 from mcp.types import (
     ResourceListChangedNotification,
     ResourceUpdatedNotification,
@@ -91,9 +92,15 @@ def env(short_tmp: Path) -> dict[str, str]:
 
 @contextlib.asynccontextmanager
 async def bridge(
-    short_tmp: Path, env: dict[str, str], socket: Path, workspace: Path, notices: Notices
+    short_tmp: Path,
+    env: dict[str, str],
+    socket: Path,
+    workspace: Path,
+    notices: Notices,
+    mode: str = "legacy",
 ) -> AsyncIterator[Client]:
-    """`memd mcp --socket S --workspace W` with the SDK's client, handshake era."""
+    """`memd mcp --socket S --workspace W` with the SDK's client, handshake era ("legacy")
+    unless `mode` says otherwise."""
     params = StdioServerParameters(
         command=sys.executable,
         args=["-m", "memd", "mcp", "--socket", str(socket), "--workspace", str(workspace)],
@@ -101,7 +108,7 @@ async def bridge(
     )
     with (short_tmp / "bridge.log").open("w") as errlog:
         client = Client(
-            stdio_client(params, errlog=errlog), mode="legacy", message_handler=notices.handle
+            stdio_client(params, errlog=errlog), mode=mode, message_handler=notices.handle
         )
         async with client:
             yield client
@@ -241,6 +248,30 @@ async def test_the_feed_comes_back_after_the_daemon_restarts(
                 assert second.stop() == 0
     finally:
         first.stop()
+
+
+async def test_on_2026_07_28_changes_reach_a_listen_stream(
+    daemon: DaemonProcess, short_tmp: Path, env: dict[str, str], workspace: Path
+) -> None:
+    decisions = resource_uri("project", "decisions.md")
+    async with (
+        AsyncClient(str(daemon.socket_path), workspace=str(workspace)) as other,
+        bridge(short_tmp, env, daemon.socket_path, workspace, Notices(), mode="auto") as c,
+    ):
+        assert c.session.protocol_version == "2026-07-28"
+        await other.store(category="Decision", content="Keep one writer per file.")
+        assert decisions in {str(r.uri) for r in (await c.list_resources()).resources}
+        async with c.listen(resource_subscriptions=[decisions]) as stream:
+            got: list[ResourceUpdated] = []
+            with anyio.fail_after(WAIT):  # the feed may still be connecting: store until seen
+                n = 0
+                while not got:
+                    await other.store(category="Decision", content=f"Decision number {n}.")
+                    n += 1
+                    with anyio.move_on_after(1.0):
+                        event = await stream.__anext__()
+                        got += [event] if isinstance(event, ResourceUpdated) else []
+        assert got[0].uri == decisions
 
 
 async def test_prompts_remember_recall_and_review_name_real_tools(
