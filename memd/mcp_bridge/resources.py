@@ -185,13 +185,14 @@ class ResourceFeed:
 
     # ------------------------------------------------------------------------ listing
 
-    async def list_files(self, ws: Workspace) -> list[MemoryFile]:
-        """The memory files of `ws` and the user-wide memory, as the daemon names them.
+    async def list_files(self, ws: Workspace, *, autostart: bool = True) -> list[MemoryFile]:
+        """The memory files of `ws` and the user-wide memory, as the daemon names them
+        (starting a daemon if none runs, as a tool call does, unless not `autostart`).
 
         Raises:
             MemdError: the daemon cannot be reached or refused the call.
         """
-        async with self.bridge.client(ws) as client:
+        async with self.bridge.client(ws, autostart=autostart) as client:
             stats = await client.stats()
             inbox = await client.inbox()
             # Asked only once it holds entries: `stats` of "global" would create it.
@@ -208,9 +209,10 @@ class ResourceFeed:
         return files
 
     async def _refresh(self, ws: Workspace) -> None:
-        """List again; tell the listeners if a file appeared or went."""
+        """List again; tell the listeners if a file appeared or went (the feed never starts a
+        daemon)."""
         try:
-            files = {f.uri: f for f in await self.list_files(ws)}
+            files = {f.uri: f for f in await self.list_files(ws, autostart=False)}
         except MemdError as exc:
             logger.info("could not list the memory files (%s)", exc.message)
             return
@@ -231,6 +233,7 @@ class ResourceFeed:
         ws = pick_workspace(self.bridge.fixed, listed)
         if self.workspace is None or ws.path != self.workspace.path:
             self.workspace = ws
+            self._connected = anyio.Event()  # not yet for this workspace
             self._moved.set()
         return ws
 
@@ -360,7 +363,6 @@ class ResourceFeed:
                 inner.start_soon(self._inbox_poll, ws)
                 await self._moved.wait()  # a new workspace: start over
                 inner.cancel_scope.cancel()
-            self._connected = anyio.Event()
 
     async def _daemon_feed(self, ws: Workspace, scope: ResourceScope) -> None:
         """One subscription to the daemon for `ws`'s memory or the user-wide memory (`scope`),
@@ -379,7 +381,7 @@ class ResourceFeed:
                         self._connected.set()
                     await self._refresh(ws)
                     if not first:  # changes made while the daemon was away
-                        await self._tell_updated(list(self.subscribed))
+                        await self._tell_updated(self._subscribed_in(scope))
                     first = False
                     async for event in events:
                         await self._on_event(ws, scope, event)
@@ -402,7 +404,11 @@ class ResourceFeed:
             await self._tell_updated([uri])
         else:
             await self._refresh(ws)
-            await self._tell_updated(list(self.subscribed))
+            await self._tell_updated(self._subscribed_in(scope))
+
+    def _subscribed_in(self, scope: ResourceScope) -> list[str]:
+        """The subscribed URIs of `scope`."""
+        return [uri for uri in self.subscribed if (parse_uri(uri) or ("", ""))[0] == scope]
 
     async def _inbox_poll(self, ws: Workspace) -> None:
         """Look at the inboxes' files every INBOX_POLL seconds; a change is an update."""

@@ -215,14 +215,15 @@ class Bridge:
             # Chained, so that `guarded` logs the traceback under the tool's name.
             raise ToolError(failure(unexpected(exc), ws)) from exc
 
-    def client(self, ws: Workspace) -> "AsyncClient":
-        """A fresh client for `ws` (starting a daemon if none runs), writing as this bridge."""
+    def client(self, ws: Workspace, *, autostart: bool = True) -> "AsyncClient":
+        """A fresh client for `ws` (starting a daemon if none runs, unless not `autostart`),
+        writing as this bridge."""
         from memd_client.aio import AsyncClient
 
         return AsyncClient(
             self.socket,
             workspace=ws.path,
-            autostart=True,
+            autostart=autostart,
             client_name=self.writer.client,
             client_version=self.writer.version,
             origin=self.writer.origin,
