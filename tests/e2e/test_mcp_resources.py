@@ -16,6 +16,7 @@ from typing import Any
 
 import anyio
 import pytest
+from hypothesis import given, strategies as st
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.shared.exceptions import MCPError
@@ -332,3 +333,14 @@ async def test_subscribing_to_the_user_wide_memory_never_creates_it(
         assert isinstance(event, p.Changed)
         assert event.file == "preferences.md"
         assert "Answer briefly." in [entry.content for entry in event.entries]
+
+
+@given(
+    scope=st.sampled_from(["project", "global"]),
+    file=st.text(min_size=1, max_size=40).filter(lambda f: "/" not in f and f[0] != "."),
+)
+def test_every_memory_file_uri_reads_back_as_its_scope_and_file(scope: str, file: str) -> None:
+    assert parse_uri(resource_uri("project" if scope == "project" else "global", file)) == (
+        scope,
+        file,
+    )
