@@ -265,9 +265,10 @@ def status() -> Call:
     return Call("status", p.StatusParams(), p.StatusResult)
 
 
-def subscribe(workspace: str) -> Call:
+def subscribe(workspace: str, scope: p.Scope = "project") -> Call:
     """Prepare a `subscribe` request (events then arrive on the same connection)."""
-    return Call("subscribe", p.SubscribeParams(workspace=workspace), p.SubscribeResult)
+    params = p.SubscribeParams(workspace=workspace, scope=scope)
+    return Call("subscribe", params, p.SubscribeResult)
 
 
 def unsubscribe(workspace: str) -> Call:

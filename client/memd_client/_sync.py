@@ -116,13 +116,15 @@ class Client(ClientBase):
         *,
         workspace: str | os.PathLike[str] | None = None,
         on_error: Callable[[MemdError], object] | None = None,
+        scope: p.Scope = "project",
     ) -> SyncSubscription:
-        """Call `callback(event)` on a background thread for each change to a workspace.
+        """Call `callback(event)` on a background thread for each change to a workspace (with
+        scope "global", to the user-wide memory).
 
         The subscription has its own connection, so this client stays usable. Errors in
         subscribing are raised here; see `SyncSubscription` for what happens afterwards.
         """
-        call = _calls.subscribe(_calls.workspace_path(workspace, self.workspace))
+        call = _calls.subscribe(_calls.workspace_path(workspace, self.workspace), scope)
         connection = Connection()
         sock = self._open(connection)
         early: list[p.Event] = []

@@ -105,10 +105,13 @@ class AsyncClient(ClientBase):
                 raise
         return connection.result(reply, request_id, call.result_type)
 
-    def subscribe(self, *, workspace: str | os.PathLike[str] | None = None) -> Subscription:
-        """Return a `Subscription` to a workspace's changes, to use with `async with`."""
+    def subscribe(
+        self, *, workspace: str | os.PathLike[str] | None = None, scope: p.Scope = "project"
+    ) -> Subscription:
+        """Return a `Subscription` to a workspace's changes (with scope "global", to the
+        user-wide memory's), to use with `async with`."""
         ws = _calls.workspace_path(workspace, self.workspace)
-        return Subscription(self, ws)
+        return Subscription(self, ws, scope)
 
     async def _open(self, connection: Connection) -> SocketStream:
         """Connect (starting a daemon if allowed: that has its own deadline) and check the
@@ -512,9 +515,10 @@ class Subscription:
     closes the connection, which unsubscribes; iteration then stops.
     """
 
-    def __init__(self, client: AsyncClient, workspace: str) -> None:
+    def __init__(self, client: AsyncClient, workspace: str, scope: p.Scope = "project") -> None:
         self._client = client
         self.workspace = workspace
+        self.scope = scope
         self.timeout = client.timeout
         self._connection = Connection()
         self._stream: SocketStream | None = None
@@ -524,7 +528,7 @@ class Subscription:
     async def __aenter__(self) -> Subscription:
         if self._stream is not None or self._closed:
             raise RuntimeError("A Subscription can be entered only once.")
-        call = _calls.subscribe(self.workspace)
+        call = _calls.subscribe(self.workspace, self.scope)
         connection = self._connection
         try:
             self._stream = stream = await self._client._open(connection)

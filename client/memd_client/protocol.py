@@ -957,6 +957,8 @@ class SubscribeParams(_Params):
     """Receive `changed` notifications for a workspace on this connection."""
 
     workspace: Workspace
+    scope: Scope = "project"
+    """"global": the user-wide memory's changes instead (refused while it holds nothing)."""
 
 
 class SubscribeResult(_Result):
@@ -970,6 +972,8 @@ class UnsubscribeParams(_Params):
     """Stop `changed` notifications for a workspace on this connection."""
 
     workspace: Workspace
+    scope: Scope = "project"
+    """"global": the user-wide memory's."""
 
 
 class UnsubscribeResult(_Result):

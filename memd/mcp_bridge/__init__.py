@@ -9,6 +9,8 @@ The package:
   from a call to the daemon and back;
 - `text`: what the agent reads;
 - `review_tools`, `procedure_tools`, `session_tools`: more tools, in the same style;
+- `resources`: the memory files as resources, with subscribe and change notices (issue 36);
+  `prompts`: the `remember`, `recall` and `review` prompts;
 - `sampling` and `second_opinion`: the MCP client's own model as memd's second opinion (issue
   34: a store's redundancy check, gap analysis, session review), off unless `[llm] sampling`.
 
@@ -16,6 +18,8 @@ Rules:
 - stdout carries only MCP frames (the SDK moves the wire to a private descriptor and points
   fd 1 at stderr while serving). Logs go to stderr, at WARNING unless `$MEMD_LOG_LEVEL` says
   otherwise.
+- The stdio run (`serve_stdio`) advertises `listChanged` for resources and prompts
+  (`NotificationOptions`; MCPServer's own stdio run advertises neither).
 - The `mcp` package is an optional extra (`memd-daemon[mcp]`). No module of this package
   imports it at import time, so `memd mcp` without it prints one sentence saying what to install
   on stderr, answers the client's opening requests with that sentence as a JSON-RPC error, and
@@ -29,12 +33,17 @@ import importlib.util
 import logging
 import os
 import sys
-from typing import Literal
+from typing import TYPE_CHECKING, Any, Literal
+
+import anyio
 
 import memd
 from memd.mcp_bridge.missing_sdk import missing_sdk_message, refuse_requests
 
-__all__ = ["run_mcp"]
+if TYPE_CHECKING:
+    from mcp.server.mcpserver import MCPServer
+
+__all__ = ["run_mcp", "serve_stdio"]
 
 logger = logging.getLogger("memd.mcp")
 
@@ -65,9 +74,23 @@ def run_mcp(args: argparse.Namespace) -> int:
         args.workspace or "from the client's roots or the current directory",
     )
     with contextlib.suppress(KeyboardInterrupt):
-        server.run("stdio")
+        anyio.run(serve_stdio, server)
     logger.info("the MCP client went away; exiting")
     return 0
+
+
+async def serve_stdio(server: "MCPServer[Any]") -> None:
+    """Serve `server` on stdin/stdout, as `MCPServer.run("stdio")` does, but advertising that
+    the resources' and prompts' lists may change (clients then heed `list_changed`)."""
+    from mcp.server.lowlevel.server import NotificationOptions
+    from mcp.server.stdio import stdio_server
+
+    lowlevel = server._lowlevel_server  # no public accessor; the SDK's own client uses it
+    options = lowlevel.create_initialization_options(
+        NotificationOptions(resources_changed=True, prompts_changed=True)
+    )
+    async with stdio_server() as (read_stream, write_stream):
+        await lowlevel.run(read_stream, write_stream, options)
 
 
 def _configure_logging() -> LogLevel:

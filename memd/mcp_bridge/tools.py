@@ -32,7 +32,7 @@ import inspect
 import json
 import logging
 import os
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from typing import TYPE_CHECKING, Annotated, Any, Literal, ParamSpec, TypeVar, get_args
 
 import msgspec
@@ -215,14 +215,15 @@ class Bridge:
             # Chained, so that `guarded` logs the traceback under the tool's name.
             raise ToolError(failure(unexpected(exc), ws)) from exc
 
-    def client(self, ws: Workspace) -> "AsyncClient":
-        """A fresh client for `ws` (starting a daemon if none runs), writing as this bridge."""
+    def client(self, ws: Workspace, *, autostart: bool = True) -> "AsyncClient":
+        """A fresh client for `ws` (starting a daemon if none runs, unless not `autostart`),
+        writing as this bridge."""
         from memd_client.aio import AsyncClient
 
         return AsyncClient(
             self.socket,
             workspace=ws.path,
-            autostart=True,
+            autostart=autostart,
             client_name=self.writer.client,
             client_version=self.writer.version,
             origin=self.writer.origin,
@@ -392,10 +393,15 @@ def make_tool(
 def build_server(
     *, socket: str | None, workspace: str | None, log_level: LogLevel = "WARNING"
 ) -> "MCPServer[Any]":
-    """Return the MCP server with memd's tools; `socket` and `workspace` are the CLI's flags."""
+    """Return the MCP server with memd's tools, resources (`resources`, their feed running in
+    the server's lifespan) and prompts (`prompts`); `socket` and `workspace` are the CLI's
+    flags."""
     from mcp.server.mcpserver import MCPServer
+    from mcp.server.subscriptions import InMemorySubscriptionBus
 
     from memd.mcp_bridge.procedure_tools import procedure_tools  # it imports this module
+    from memd.mcp_bridge.prompts import register_prompts
+    from memd.mcp_bridge.resources import ResourceFeed
     from memd.mcp_bridge.review_tools import review_tools  # it imports this module
     from memd.mcp_bridge.session_tools import session_tools  # it imports this module
     from memd.mcp_bridge.undo_tools import undo_tools  # it imports this module
@@ -403,13 +409,22 @@ def build_server(
     categories = known_categories(workspace)
     bridge = Bridge(socket, workspace, SecondOpinion(bridge_settings(), categories))
     resolver = roots_resolver(bridge.fixed, bridge.note_client)
-    return MCPServer(
+    bus = InMemorySubscriptionBus()
+    feed = ResourceFeed(bridge, resolver, bus.publish)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(_server: object) -> AsyncIterator[dict[str, Any]]:
+        async with bridge.opinions.gap.running_in_task_group() as state, feed.running():
+            yield state
+
+    server = MCPServer(
         "memd",
         title="memd project memory",
         version=memd.__version__,
         instructions=INSTRUCTIONS,
         log_level=log_level,
-        lifespan=lambda _server: bridge.opinions.gap.running_in_task_group(),
+        lifespan=lifespan,
+        subscriptions=bus,
         tools=[
             *_write_tools(bridge, resolver, categories),
             *_read_tools(bridge, resolver, categories),
@@ -419,6 +434,9 @@ def build_server(
             *undo_tools(bridge, resolver),
         ],
     )
+    feed.install(server)
+    register_prompts(server)
+    return server
 
 
 # ---------------------------------------------------------------------------- the tools

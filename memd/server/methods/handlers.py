@@ -740,19 +740,38 @@ class Methods:
         return await restore.restore(workspace, params, hold)
 
     async def subscribe(self, params: p.SubscribeParams, session: Session) -> p.SubscribeResult:
-        """Send the workspace's `changed` notifications to this connection from now on."""
-        workspace = await self.scopes.project(params.workspace)
+        """Send the workspace's (or the user-wide memory's) `changed` notifications to this
+        connection from now on."""
+        workspace = await self._feed(params.workspace, params.scope)
         workspace.subscribe(session)
         return p.SubscribeResult(workspace=workspace.root)
 
     async def unsubscribe(
         self, params: p.UnsubscribeParams, session: Session
     ) -> p.UnsubscribeResult:
-        """Stop the workspace's notifications to this connection."""
-        workspace = await self.scopes.project(params.workspace)
+        """Stop the workspace's (or the user-wide memory's) notifications to this connection."""
+        workspace = await self._feed(params.workspace, params.scope)
         return p.UnsubscribeResult(
             workspace=workspace.root, subscribed=workspace.unsubscribe(session)
         )
+
+    async def _feed(self, path: str, scope: p.Scope) -> Workspace:
+        """The workspace whose change feed `subscribe` means: the project at `path`, or with
+        scope global the user-wide memory, which a subscription never creates.
+
+        Raises:
+            InvalidParams: scope global and the user-wide memory holds nothing yet.
+        """
+        project = await self.scopes.project(path)
+        if scope == "project":
+            return project
+        user_wide = await self.scopes.user_wide(create=False)
+        if user_wide is None:
+            raise InvalidParams(
+                "The user-wide memory holds nothing yet, so it has no changes to follow; "
+                "subscribe again once something is stored in it (memd store --global)."
+            )
+        return user_wide
 
 
 _APPLY_OR_PROPOSE = (
