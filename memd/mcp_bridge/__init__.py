@@ -35,8 +35,6 @@ import os
 import sys
 from typing import TYPE_CHECKING, Any, Literal
 
-import anyio
-
 import memd
 from memd.mcp_bridge.missing_sdk import missing_sdk_message, refuse_requests
 
@@ -73,6 +71,8 @@ def run_mcp(args: argparse.Namespace) -> int:
         args.socket or "default",
         args.workspace or "from the client's roots or the current directory",
     )
+    import anyio  # not at import time: the CLI's client verbs import this package's module
+
     with contextlib.suppress(KeyboardInterrupt):
         anyio.run(serve_stdio, server)
     logger.info("the MCP client went away; exiting")
