@@ -46,6 +46,9 @@ class Scopes:
         self.root = root or global_root()
         self._apart: dict[str, float] = {}
         self._absent_at: float | None = None
+        self._creations = 0
+        """Counts `user_wide(create=True)` calls: a check for `.memory/` that a creation
+        overtook must not record it absent."""
         self._anchor = os.path.realpath(self.root)
         """The user-wide memory's real path: a project resolving to it is refused."""
 
@@ -104,6 +107,7 @@ class Scopes:
         """The user-wide memory's workspace; None when it holds nothing yet and `create` is
         false (with `create`, its directory is made)."""
         if create:
+            self._creations += 1
             await anyio.to_thread.run_sync(_make_private_dir, self.root)
             self._absent_at = None
         elif not await self._exists():
@@ -117,7 +121,11 @@ class Scopes:
         if self._absent_at is not None and now - self._absent_at < CHECKED_SECONDS:
             return False
         memory = os.path.join(self.root, MEMORY_DIR)
+        creations = self._creations
         exists = await anyio.to_thread.run_sync(os.path.isdir, memory)
+        if creations != self._creations:  # a store made it meanwhile: look again next time
+            self._absent_at = None
+            return exists
         self._absent_at = None if exists else now
         return exists
 
