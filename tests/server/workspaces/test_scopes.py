@@ -35,17 +35,18 @@ async def test_a_check_overtaken_by_a_creation_does_not_hide_the_new_memory(
         async with anyio.create_task_group() as services:
             scopes = Scopes(Registry(services, clock=time.time), root=str(root))
             found: list[object] = []
+            searched = anyio.Event()
 
             async def search() -> None:
                 found.append(await scopes.user_wide(create=False))
+                searched.set()
 
             services.start_soon(search)
             await anyio.to_thread.run_sync(checking.wait, 10)
             await scopes.user_wide(create=True)
             os.makedirs(memory)  # what the store's write does
             release.set()
-            while not found:
-                await anyio.sleep(0.01)
+            await searched.wait()
             assert found == [None]  # that search began before the memory existed
             assert await scopes.user_wide(create=False) is not None
             scopes.registry.close()
