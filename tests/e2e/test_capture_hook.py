@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from memd_client import Client, InvalidParams
-from tests.conftest import DaemonProcess
+from tests.conftest import DaemonProcess, start_daemon
 
 SESSION = "5d0c7e21-9a3b-4c1e-8f2d-6b7a8c9d0e1f"
 PERSON_SAYS = [
@@ -344,3 +344,30 @@ def _raw_extract(workspace: str, transcript: str) -> Any:
 
     params = p.ExtractParams(workspace=workspace, transcript=transcript)
     return _calls.Call("extract", params, p.ExtractResult)
+
+
+def test_chat_off_refuses_transcripts_and_the_hook_stays_silent(
+    short_tmp: Path, workspace: Path, transcript: Path
+) -> None:
+    config = short_tmp / "config.toml"
+    config.write_text("semantic = false\nchat = false\n")
+    daemon = start_daemon(short_tmp, "--config", str(config), name="nochat.sock")
+    try:
+        with (
+            Client(daemon.socket_path, workspace=workspace) as client,
+            pytest.raises(InvalidParams, match="chat = false"),
+        ):
+            client.extract(transcript=transcript, propose=True)
+        log = Path(os.environ["XDG_STATE_HOME"]) / "memd" / "memd.log"
+        log.parent.mkdir(parents=True, exist_ok=True)
+        log.write_text("")  # the hook writes to memd's log only when there is one
+        stdin = hook_input("SessionEnd", transcript, workspace)
+        result = memd(daemon.socket_path, "extract", "--hook", "claude", stdin=stdin)
+        assert (result.returncode, result.stdout, result.stderr) == (0, "", "")
+        assert inbox(daemon.socket_path, workspace) == []
+        (logged,) = log.read_text().splitlines()
+        assert "capture hook (SessionEnd," in logged and "chat = false" in logged
+        with Client(daemon.socket_path, workspace=workspace) as client:  # text still works
+            assert len(client.extract("Never commit the .env file.").candidates) == 1
+    finally:
+        assert daemon.stop() == 0, daemon.stderr()

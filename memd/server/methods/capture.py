@@ -1,5 +1,5 @@
 """`extract` of a session transcript (issue 36: capture when a session ends): read the file in
-a worker thread, keep the person's turns (`memd.core.extract.transcript`), and remember per
+a worker thread, keep the person's turns (`memd.core.transcripts.capture`), and remember per
 transcript how far a capture read it.
 
 Rules:
@@ -24,8 +24,7 @@ import stat
 from collections import OrderedDict
 from typing import NamedTuple
 
-from memd.core.extract import transcript as person
-from memd.core.transcripts import Agent
+from memd.core.transcripts import Agent, capture as person
 from memd_client.errors import InvalidParams
 
 MAX_CURSORS = 256
