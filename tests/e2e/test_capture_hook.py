@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from collections.abc import Sequence
@@ -16,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from memd.core.project.claude_settings import CAPTURE_COMMAND
 from memd_client import Client, InvalidParams
 from tests.conftest import DaemonProcess, start_daemon
 
@@ -371,3 +373,31 @@ def test_chat_off_refuses_transcripts_and_the_hook_stays_silent(
             assert len(client.extract("Never commit the .env file.").candidates) == 1
     finally:
         assert daemon.stop() == 0, daemon.stderr()
+
+
+def test_the_installed_command_is_silent_without_memd_and_captures_with_it(
+    daemon: DaemonProcess, workspace: Path, transcript: Path, short_tmp: Path
+) -> None:
+    """The command `memd init --claude` installs, run through bash as Claude Code runs it."""
+    shell = shutil.which("bash") or "/bin/sh"
+    stdin = hook_input("SessionEnd", transcript, workspace)
+    empty = short_tmp / "empty-bin"
+    empty.mkdir()
+    tools = short_tmp / "bin"  # a `memd` on the PATH, talking to the test's daemon
+    tools.mkdir()
+    program = tools / "memd"
+    program.write_text(
+        f'#!/bin/sh\nexec "{sys.executable}" -m memd --socket "{daemon.socket_path}" "$@"\n'
+    )
+    program.chmod(0o755)
+    for path in (str(empty), f"{tools}{os.pathsep}{empty}"):
+        result = subprocess.run(
+            [shell, "-c", CAPTURE_COMMAND],
+            input=stdin,
+            capture_output=True,
+            text=True,
+            env={**os.environ, "PATH": path},
+            timeout=60,
+        )
+        assert (result.returncode, result.stdout, result.stderr) == (0, "", "")
+    assert len(inbox(daemon.socket_path, workspace)) == 3

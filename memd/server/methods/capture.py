@@ -9,7 +9,8 @@ Rules:
 - At most the file's last MAX_TRANSCRIPT_BYTES are read, in one worker-thread hop.
 - A capture (`store` or `propose`) remembers where it stopped reading (`Cursors`: per file
   path, the file's identity and the offset past its last parsed line; bounded, least recently
-  used dropped first), only once its candidates were stored or queued. The next capture of
+  used dropped first), only once every candidate was stored or queued (a store that failed
+  is tried again by the next capture). The next capture of
   the same file reads only what was appended since: Claude Code's PreCompact hook fires several
   times per compaction and SessionEnd follows, and a turn already captured (its candidate
   perhaps rejected in review since) is not proposed again while this daemon runs. A file that
@@ -55,8 +56,11 @@ class Cursors:
         return found
 
     def set(self, path: str, cursor: Cursor) -> None:
-        """Remember `cursor` for `path`, dropping the least recently used past the limit."""
-        self._cursors[path] = cursor
+        """Remember `cursor` for `path`, dropping the least recently used past the limit; a
+        cursor behind the one kept for the same file (two captures at once) is not kept."""
+        kept = self._cursors.get(path)
+        if kept is None or kept.identity != cursor.identity or kept.end < cursor.end:
+            self._cursors[path] = cursor
         self._cursors.move_to_end(path)
         while len(self._cursors) > self._limit:
             self._cursors.popitem(last=False)

@@ -679,7 +679,7 @@ class Methods:
     ) -> p.ExtractResult:
         """`extract` of a transcript: read it off the event loop (from this daemon's last
         capture of it, for a capture), extract each of the person's turns, keep the cursor once
-        the candidates are stored or queued (`memd.server.methods.capture`)."""
+        every candidate is stored or queued (`memd.server.methods.capture`)."""
         if not self.transcripts_allowed():
             raise InvalidParams(
                 "memd's config says `chat = false`, so it reads no session transcripts; set "
@@ -693,8 +693,8 @@ class Methods:
         read = await anyio.to_thread.run_sync(capture.read_transcript, path, cursor)
         result = await self._extract(workspace, params, read.turns.texts, pipeline.extract)
         result.message = capture.summary(path, read)
-        if capturing:
-            self.cursors.set(path, read.cursor)
+        if capturing and not any(c.error is not None for c in result.candidates):
+            self.cursors.set(path, read.cursor)  # a failed store is tried again next time
         return result
 
     async def _extract(
