@@ -199,6 +199,11 @@ def test_a_repeat_reads_only_what_was_appended(
     assert "after what an earlier capture read" in later.message
     assert later.proposed is not None
     assert [o.action for o in later.proposed.outcomes] == ["queued"]
+    with Client(daemon.socket_path, workspace=workspace) as client:
+        nothing = client.extract(transcript=transcript, propose=True)
+        listed = client.extract(transcript=transcript)  # a listing reads the whole file
+    assert nothing.candidates == [] and nothing.message.startswith("Nothing new in ")
+    assert len(listed.candidates) == 4
 
 
 def test_a_proposal_already_waiting_is_skipped_and_named(

@@ -123,6 +123,8 @@ def summary(path: str, read: TranscriptRead) -> str:
     turns = read.turns
     if turns.agent is None:
         return f"{path} holds no coding agent's session lines memd knows; nothing was read."
+    if read.already_read and not turns.texts:
+        return f"Nothing new in {path} since an earlier capture read it."
     looked = f"Looked at {len(turns.texts)} of the person's turns in {path}"
     if read.already_read:
         looked += " (only those after what an earlier capture read)"
