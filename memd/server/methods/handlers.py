@@ -670,16 +670,18 @@ class Methods:
         from memd.core.extract import pipeline  # large rules: loaded on first use
 
         with provenance.extracting():
-            if params.transcript is None:
-                return await self._extract(workspace, params, [params.text], pipeline.extract)
-            return await self._extract_transcript(workspace, params, params.transcript)
+            if params.transcript is not None:
+                return await self._extract_transcript(workspace, params, params.transcript)
+            # Off the event loop: a long message takes a while to scan, and other clients wait.
+            found = await anyio.to_thread.run_sync(pipeline.extract, params.text)
+            return await self._extract(workspace, params, found)
 
     async def _extract_transcript(
         self, workspace: Workspace, params: p.ExtractParams, path: str
     ) -> p.ExtractResult:
-        """`extract` of a transcript: read it off the event loop (from this daemon's last
-        capture of it, for a capture), extract each of the person's turns, keep the cursor once
-        every candidate is stored or queued (`memd.server.methods.capture`)."""
+        """`extract` of a transcript: read it and extract each of the person's turns in one
+        worker-thread hop (from this daemon's last capture of it, for a capture), keep the
+        cursor once every candidate is stored or queued (`memd.server.methods.capture`)."""
         if not self.transcripts_allowed():
             raise InvalidParams(
                 "memd's config says `chat = false`, so it reads no session transcripts; set "
@@ -690,27 +692,28 @@ class Methods:
 
         capturing = params.store or params.propose
         cursor = self.cursors.get(path) if capturing else None
-        read = await anyio.to_thread.run_sync(capture.read_transcript, path, cursor)
-        result = await self._extract(workspace, params, read.turns.texts, pipeline.extract)
+
+        def read_and_extract() -> tuple[capture.TranscriptRead, list[Any]]:
+            read = capture.read_transcript(path, cursor)
+            return read, [found for text in read.turns.texts for found in pipeline.extract(text)]
+
+        read, found = await anyio.to_thread.run_sync(read_and_extract)
+        result = await self._extract(workspace, params, found)
         result.message = capture.summary(path, read)
         if capturing and not any(c.error is not None for c in result.candidates):
             self.cursors.set(path, read.cursor)  # a failed store is tried again next time
         return result
 
     async def _extract(
-        self, workspace: Workspace, params: p.ExtractParams, texts: Sequence[str], extract: Any
+        self, workspace: Workspace, params: p.ExtractParams, found_all: Sequence[Any]
     ) -> p.ExtractResult:
-        """Extract each of `texts` in order; a candidate equal to an earlier one (same category
-        and wording) is listed once."""
+        """Candidates of what the extractor found (`found_all`, in order), stored or queued as
+        `params` say; a candidate equal to an earlier one (same category and wording) is listed
+        once."""
         candidates = []
         created_any = False
         seen: set[tuple[str, str]] = set()
-
-        def found_in_all() -> list[Any]:
-            return [found for text in texts for found in extract(text)]
-
-        # Off the event loop: a long message takes a while to scan, and other clients wait.
-        for found in await anyio.to_thread.run_sync(found_in_all):
+        for found in found_all:
             if (found.category.name, found.content) in seen:
                 continue
             seen.add((found.category.name, found.content))
