@@ -406,3 +406,14 @@ def test_the_installed_command_is_silent_without_memd_and_captures_with_it(
         )
         assert (result.returncode, result.stdout, result.stderr) == (0, "", "")
     assert len(inbox(daemon.socket_path, workspace)) == 3
+
+
+def test_the_workspace_is_found_from_the_sessions_cwd(
+    daemon: DaemonProcess, workspace: Path, transcript: Path
+) -> None:
+    below = workspace / "src" / "api"
+    below.mkdir(parents=True)
+    stdin = hook_input("SessionEnd", transcript, below)  # the session ran in a subdirectory
+    result = memd(daemon.socket_path, "extract", "--hook", "claude", stdin=stdin, cwd=Path("/"))
+    assert (result.returncode, result.stdout, result.stderr) == (0, "", "")
+    assert len(inbox(daemon.socket_path, workspace)) == 3
