@@ -336,7 +336,16 @@ def why(
     return Call("why", params, p.WhyResult)
 
 
-def extract(workspace: str, text: str, store: bool, propose: bool = False) -> Call:
-    """Build an `extract` call."""
-    params = p.ExtractParams(workspace=workspace, text=text, store=store, propose=propose)
+def extract(
+    workspace: str,
+    text: str,
+    store: bool,
+    propose: bool = False,
+    transcript: str | os.PathLike[str] | None = None,
+) -> Call:
+    """Build an `extract` call (`transcript` made absolute)."""
+    path = None if transcript is None else os.path.abspath(transcript)
+    params = p.ExtractParams(
+        workspace=workspace, text=text, store=store, propose=propose, transcript=path
+    )
     return Call("extract", params, p.ExtractResult)

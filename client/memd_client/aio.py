@@ -469,16 +469,20 @@ class AsyncClient(ClientBase):
 
     async def extract(
         self,
-        text: str,
+        text: str = "",
         *,
         store: bool = False,
         workspace: str | os.PathLike[str] | None = None,
         propose: bool = False,
+        transcript: str | os.PathLike[str] | None = None,
     ) -> p.ExtractResult:
-        """Find memories (preferences, corrections, constraints) in a message; store them too
-        with `store=True`, or queue them into the review inbox with `propose=True`."""
+        """Find memories (preferences, corrections, constraints) in a message, or in the
+        person's turns of a session transcript (`transcript`: its path, made absolute here, read
+        by the daemon instead of `text`); store them too with `store=True`, or queue them into
+        the review inbox with `propose=True`."""
         ws = _calls.workspace_path(workspace, self.workspace)
-        result: p.ExtractResult = await self.call(_calls.extract(ws, text, store, propose))
+        call = _calls.extract(ws, text, store, propose, transcript)
+        result: p.ExtractResult = await self.call(call)
         return result
 
     async def list(

@@ -361,7 +361,8 @@ class ProposeParams(_Params):
 
 class ProposalOutcome(_Result):
     """What became of one proposal: "queued" (its inbox id), "skipped" (the dry run skipped it:
-    `message` says which entry already says it) or "refused" (bad input: `message` says why)."""
+    `message` says which entry already says it; or it already waits in the inbox: `inbox_id`
+    names it) or "refused" (bad input: `message` says why)."""
 
     action: Literal["queued", "skipped", "refused"]
     category: str
@@ -1294,6 +1295,8 @@ class ExtractResult(_Result):
     (a write running beside it may have done so first)."""
     proposed: ProposeResult | None = None
     """With `propose`: what became of each candidate queued into the review inbox."""
+    message: str = ""
+    """With `transcript`: one sentence saying what of it was looked at (empty for a text)."""
 
 
 Source = Literal["memd", "external"]

@@ -9,6 +9,7 @@ when run.
 
 from __future__ import annotations
 
+import argparse
 import os
 import sys
 from collections.abc import Sequence
@@ -64,6 +65,25 @@ def run(argv: Sequence[str] | None = None, *, stdin: bytes | None = None) -> int
         from memd.mcp_bridge import run_mcp
 
         return run_mcp(args)
-    if args.verb == "extract" and not args.text:  # read before a daemon is asked (or started)
+    if args.verb == "extract":
+        return _extract(parser, args)
+    return run_client_verb(args)
+
+
+def _extract(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
+    """`extract`: the capture hook (`--hook claude`), or the verb once its input is read,
+    before a daemon is asked (or started): `--transcript` made absolute (not with a message),
+    else the message, from stdin when not on the command line."""
+    if args.hook == "claude":
+        from memd.cli.capture_hook import run_capture_hook
+
+        return run_capture_hook(args.socket, args.workspace, autostart=args.autostart)
+    if args.transcript is not None:
+        if args.text:
+            verb_parser(parser, args).error(
+                "extract takes a message or --transcript FILE, not both; drop one"
+            )
+        args.transcript = os.path.abspath(args.transcript)
+    elif not args.text:
         args.text = [read_stdin("the message").decode("utf-8", errors="replace")]
     return run_client_verb(args)

@@ -2,7 +2,8 @@
 
 The Claude Code prompt hook (`memd context --hook claude`) first tries `memd.cli.hook`'s fast path,
 which needs only the standard library; everything else, and the hook whenever the fast path
-declines, runs `memd.cli.dispatch`.
+declines, runs `memd.cli.dispatch`. The capture hook (`memd extract --hook claude`) runs
+`memd.cli.capture_hook` at once, before any of the command line parser is imported.
 
 Ctrl-C anywhere (say, while a verb waits on stdin) exits 130, as a shell reports SIGINT, without a
 traceback. A reader that goes away (`memd list | head -3`) ends the command quietly with 141, as
@@ -40,8 +41,12 @@ def main() -> int:
 def _main() -> int:
     argv = sys.argv[1:]
     stdin = None
-    if "--hook" in argv:  # only a prompt hook can take the fast path
-        from memd.cli import hook
+    if "--hook" in argv:  # only a hook can take a fast path
+        from memd.cli import capture_hook, hook
+
+        capture = capture_hook.fast_plan(argv)
+        if capture is not None:
+            return capture_hook.run_capture_hook(capture.socket)
         from memd.cli.stdin_text import read_stdin
 
         plan = hook.fast_plan(argv)

@@ -442,6 +442,18 @@ def _extract(extract: argparse.ArgumentParser) -> None:
     how.add_argument(
         "--propose", action="store_true", help="queue what is found for `memd review` instead"
     )
+    extract.add_argument(
+        "--transcript",
+        metavar="FILE",
+        help="read the person's turns of this coding agent session file (Claude Code's or "
+        "Codex's JSON lines) instead of a message; not with a message",
+    )
+    extract.add_argument(
+        "--hook",
+        choices=("claude",),
+        help="the Claude Code SessionEnd/PreCompact hook: read the hook's JSON on stdin and "
+        "queue what the session's transcript says for review; silent, always exits 0",
+    )
     extract.add_argument("text", nargs="*", help="the message (default: read stdin)")
 
 

@@ -275,10 +275,11 @@ def _why_lines(entry: p.WhyEntry, why: str) -> list[str]:
 
 def render_extract(result: p.ExtractResult) -> str:
     """Return one line per candidate, with what storing it did (why a store failed goes to
-    stderr, from `memd.cli.verbs`)."""
+    stderr, from `memd.cli.verbs`); for a transcript, what of it was read comes first."""
     if not result.candidates:
-        return "No memories found in that message."
-    lines = []
+        nothing = "No memories found in " + ("those turns." if result.message else "that message.")
+        return f"{result.message}\n{nothing}" if result.message else nothing
+    lines = [result.message] if result.message else []
     for candidate in result.candidates:
         lines.append(f"{candidate.category}: {candidate.content}  ({candidate.kind})")
         if candidate.stored is not None:

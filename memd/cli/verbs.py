@@ -362,7 +362,9 @@ def _fix(client: Client, entry: p.CheckedEntry, *, shared: bool) -> tuple[str, s
 
 
 def _extract(client: Client, args: argparse.Namespace) -> Outcome:
-    result = client.extract(" ".join(args.text), store=args.store, propose=args.propose)
+    result = client.extract(
+        " ".join(args.text), store=args.store, propose=args.propose, transcript=args.transcript
+    )
     problems = [
         f'{c.category} "{c.content}" was not stored: {c.error}'
         for c in result.candidates

@@ -17,7 +17,7 @@ from memd.core.format import mdformat
 from memd.core.format.categories import HACKLM_CATEGORIES
 from memd.core.project import gitignore
 from memd.core.project.agent_files import END, START, render_block
-from memd.core.project.claude_settings import HOOK_COMMAND
+from memd.core.project.claude_settings import CAPTURE_COMMAND, CAPTURE_TIMEOUT, HOOK_COMMAND
 from memd.fs import storage
 from tests.conftest import DaemonProcess, skip_inside_a_project
 
@@ -558,6 +558,9 @@ def test_claude_gets_the_prompt_and_file_hooks_once_beside_its_own(tmp_path: Pat
     settings.parent.mkdir()
     theirs = {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "x"}]}]}
     settings.write_text(json.dumps({"model": "opus", "hooks": theirs}, indent=4) + "\n")
+    planned = init(tmp_path, "--claude", "--dry-run")
+    assert '+        "SessionEnd": [' in planned.stdout  # the diff shows the capture hooks
+    assert '+                        "command": "command -v memd' in planned.stdout
     first = init(tmp_path, "--claude")
     assert first.returncode == 0, first.stderr
     assert "updated .claude/settings.json (memd's Claude Code hooks added)" in first.stdout
@@ -568,6 +571,9 @@ def test_claude_gets_the_prompt_and_file_hooks_once_beside_its_own(tmp_path: Pat
     ours = {"type": "command", "command": HOOK_COMMAND}
     assert hooks["PreToolUse"][1] == {"matcher": "Read|Edit|MultiEdit|Write", "hooks": [ours]}
     assert hooks["UserPromptSubmit"] == [{"hooks": [ours]}]
+    capture = {"type": "command", "command": CAPTURE_COMMAND, "timeout": CAPTURE_TIMEOUT}
+    assert hooks["SessionEnd"] == [{"hooks": [capture]}]
+    assert hooks["PreCompact"] == [{"matcher": "auto|manual", "hooks": [capture]}]
     again = init(tmp_path, "--claude")
     assert ".claude/settings.json already up to date" in again.stdout
     assert settings.read_text() == text

@@ -17,13 +17,20 @@ import pytest
 
 from memd.cli import init as memd_init
 from memd.core.project import gitignore
-from memd.core.project.claude_settings import FILE_MATCHER, HOOK_COMMAND
+from memd.core.project.claude_settings import (
+    CAPTURE_COMMAND,
+    CAPTURE_TIMEOUT,
+    COMPACT_MATCHER,
+    FILE_MATCHER,
+    HOOK_COMMAND,
+)
 from memd_client import Client
 from tests.conftest import DaemonProcess
 
 LOCAL = Path(".claude") / "settings.local.json"
 SHARED = Path(".claude") / "settings.json"
 OURS = {"type": "command", "command": HOOK_COMMAND}
+CAPTURE = {"type": "command", "command": CAPTURE_COMMAND, "timeout": CAPTURE_TIMEOUT}
 RECORDED = Path(__file__).parent / "hook_inputs"
 
 
@@ -59,6 +66,8 @@ def test_the_hooks_go_to_the_local_settings_and_nothing_committed_is_touched_twi
     assert hooks == {
         "UserPromptSubmit": [{"hooks": [OURS]}],
         "PreToolUse": [{"matcher": FILE_MATCHER, "hooks": [OURS]}],
+        "SessionEnd": [{"hooks": [CAPTURE]}],
+        "PreCompact": [{"matcher": COMPACT_MATCHER, "hooks": [CAPTURE]}],
     }
     assert gitignore.ignores_claude_local((tmp_path / ".gitignore").read_text())
     for name in ("AGENTS.md", "CLAUDE.md", str(SHARED)):  # alone, it picks no other file
@@ -88,9 +97,13 @@ def test_events_the_committed_settings_hook_are_not_hooked_again(tmp_path: Path)
     result = init(tmp_path, "--claude-local")
     assert result.returncode == 0, result.stderr
     hooks = json.loads((tmp_path / LOCAL).read_text())["hooks"]
-    assert list(hooks) == ["PreToolUse"]
+    assert list(hooks) == ["PreToolUse", "SessionEnd", "PreCompact"]
     (tmp_path / LOCAL).unlink()
-    file_hook = {"PreToolUse": [{"matcher": FILE_MATCHER, "hooks": [OURS]}]}
+    file_hook = {
+        "PreToolUse": [{"matcher": FILE_MATCHER, "hooks": [OURS]}],
+        "SessionEnd": [{"hooks": [CAPTURE]}],
+        "PreCompact": [{"matcher": COMPACT_MATCHER, "hooks": [CAPTURE]}],
+    }
     (tmp_path / SHARED).write_text(json.dumps({"hooks": {**prompt_only["hooks"], **file_hook}}))
     both = init(tmp_path, "--claude-local")
     assert both.returncode == 0, both.stderr

@@ -1,21 +1,27 @@
 """The Claude Code hooks `memd init --claude` adds to `.claude/settings.json` (`--claude-local`:
 to `.claude/settings.local.json`, which is yours alone; Claude Code reads both): the prompt hook
 and the file hook, one command for both (`memd context --hook claude` reads the event from its
-input).
+input), and the capture hook at the end of a session and before a compaction
+(`memd extract --hook claude`).
 
 Pure functions; `memd.cli.init` does the I/O.
 
 Rules:
 - UserPromptSubmit gets HOOK_COMMAND; PreToolUse gets it with the matcher
   `Read|Edit|MultiEdit|Write`, so it runs before the agent reads or changes a file.
-- HOOK_COMMAND runs memd only where `memd` is on the PATH, and always exits 0: Claude Code runs a
-  hook's command through a shell (bash), so a teammate without memd gets no hook error on every
-  prompt and every file, just no memory (as memd's own hook gives on any failure). The cost: a
-  memd user whose PATH lacks memd is not told either; `memd why FILE` and running
-  `memd context --hook claude` by hand show what the hook would give.
+- SessionEnd (every reason: no matcher) and PreCompact (matcher `auto|manual`) get
+  CAPTURE_COMMAND with a `timeout` of CAPTURE_TIMEOUT seconds: Claude Code gives SessionEnd
+  hooks 1.5 s unless a hook's timeout raises that budget (up to 60 s), and the capture hook
+  may start a daemon. It prints nothing and exits 0, so it never blocks a compaction.
+- HOOK_COMMAND and CAPTURE_COMMAND run memd only where `memd` is on the PATH, and always exit
+  0: Claude Code runs a hook's command through a shell (bash), so a teammate without memd gets
+  no hook error on every prompt and every file, just no memory (as memd's own hook gives on
+  any failure). The cost: a memd user whose PATH lacks memd is not told either; `memd why
+  FILE` and running `memd context --hook claude` by hand show what the hook would give.
 - An event already hooked in the other settings file (`hooked_events`) is not hooked again.
-- An event that already has a hook running `context --hook claude` (any matcher, any path to
-  memd, any options) is left as it is: a second run adds nothing, and a hook a person changed
+- An event that already has a hook running its memd command (`context --hook claude`, or
+  `extract --hook claude` for the capture events; any matcher, any path to memd, any options)
+  is left as it is: a second run adds nothing, and a hook a person changed
   (a budget, PostToolUse instead of PreToolUse) stays theirs. Every other hook, setting and
   value is kept, in its order.
 - Nothing to add: the text comes back byte for byte ("" when there was no file, so none is
@@ -39,7 +45,16 @@ SETTINGS = ".claude/settings.json"
 LOCAL_SETTINGS = ".claude/settings.local.json"
 FILE_MATCHER = "Read|Edit|MultiEdit|Write"
 """The tools whose calls name a file (`tool_input.file_path`) the file hook answers for."""
+CAPTURE_HOOK = "memd extract --hook claude"
+"""The capture hook command (what `memd.cli.capture_hook` answers)."""
+CAPTURE_COMMAND = f"command -v memd >/dev/null 2>&1 && {CAPTURE_HOOK} || true"
+"""What `memd init` installs for SessionEnd and PreCompact (exit 0 without memd, too)."""
+CAPTURE_TIMEOUT = 15
+"""Seconds Claude Code lets the capture hook run (it raises SessionEnd's 1.5 s budget)."""
+COMPACT_MATCHER = "auto|manual"
 _OURS = re.compile(r"\bcontext\b.*--hook[ =]claude\b")
+_CAPTURE = re.compile(r"\bextract\b.*--hook[ =]claude\b")
+CAPTURE_EVENTS = frozenset({"SessionEnd", "PreCompact"})
 
 
 class SettingsError(ValueError):
@@ -59,7 +74,7 @@ def hooked_events(text: str | None) -> frozenset[str]:
     return frozenset(
         event
         for event, groups in hooks.items()
-        if isinstance(groups, list) and any(_runs_memd(group) for group in groups)
+        if isinstance(groups, list) and any(_runs_memd(group, event) for group in groups)
     )
 
 
@@ -90,6 +105,8 @@ def with_memd_hooks(
             "matcher": FILE_MATCHER,
             "hooks": [{"type": "command", "command": HOOK_COMMAND}],
         },
+        "SessionEnd": {"hooks": [_capture_handler()]},
+        "PreCompact": {"matcher": COMPACT_MATCHER, "hooks": [_capture_handler()]},
     }
     added = False
     for event, group in wanted.items():
@@ -98,7 +115,7 @@ def with_memd_hooks(
         groups = hooks.setdefault(event, [])
         if not isinstance(groups, list):
             raise SettingsError(f"{shown}'s `hooks.{event}` is not a list; fix it, then rerun")
-        if not any(_runs_memd(found) for found in groups):
+        if not any(_runs_memd(found, event) for found in groups):
             groups.append(group)
             added = True
     if not added:
@@ -106,14 +123,20 @@ def with_memd_hooks(
     return json.dumps(settings, indent=_indent(text or ""), ensure_ascii=False) + "\n"
 
 
-def _runs_memd(group: Any) -> bool:
-    """Whether a matcher group holds a command hook running memd's Claude hook."""
+def _capture_handler() -> dict[str, Any]:
+    return {"type": "command", "command": CAPTURE_COMMAND, "timeout": CAPTURE_TIMEOUT}
+
+
+def _runs_memd(group: Any, event: str) -> bool:
+    """Whether a matcher group holds a command hook running memd's Claude hook for `event`
+    (the capture hook for CAPTURE_EVENTS, else the context hook)."""
     if not isinstance(group, dict) or not isinstance(group.get("hooks"), list):
         return False
+    ours = _CAPTURE if event in CAPTURE_EVENTS else _OURS
     return any(
         isinstance(hook, dict)
         and isinstance(hook.get("command"), str)
-        and _OURS.search(hook["command"]) is not None
+        and ours.search(hook["command"]) is not None
         for hook in group["hooks"]
     )
 

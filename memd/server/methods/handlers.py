@@ -19,7 +19,7 @@ import datetime
 import os
 import posixpath
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
 import anyio
@@ -36,6 +36,7 @@ from memd.core.writes import transitions
 from memd.core.writes.cleanup import every_citation_gone
 from memd.paths import MEMORY_DIR
 from memd.server.methods import (
+    capture,
     episodes,
     procedures,
     proposing,
@@ -83,8 +84,13 @@ class Methods:
         socket_path: str,
         semantic: SemanticService | None = None,
         second_opinion: SecondOpinion | None = None,
+        transcripts_allowed: Callable[[], bool] = lambda: True,
     ) -> None:
         self.registry = registry
+        self.transcripts_allowed = transcripts_allowed
+        """Whether the daemon's settings let it read session transcripts (`chat`)."""
+        self.cursors = capture.Cursors()
+        """How far `extract` captures read each transcript."""
         self.second_opinion = second_opinion or SecondOpinion()
         """The daemon's model (`[llm]`): a store's second opinion, gap analysis, `reflect`."""
         self.scopes = Scopes(registry)
@@ -646,27 +652,71 @@ class Methods:
         return result
 
     async def extract(self, params: p.ExtractParams, session: Session) -> p.ExtractResult:
-        """Find memories in a message (`memd.core.extract.pipeline`); with `store`, store each
-        one through the normal store path (dedup included). A store that fails is reported on its
-        candidate; the others still go ahead."""
+        """Find memories in a message (`memd.core.extract.pipeline`), or in the person's turns of
+        a session transcript (`transcript`, `memd.server.methods.capture`); with `store`, store
+        each one through the normal store path (dedup included), with `propose` queue each one.
+        A store that fails is reported on its candidate; the others still go ahead."""
         if params.store and params.propose:
             raise InvalidParams(
                 "extract takes store or propose, not both: propose queues the candidates for "
                 "review, store stores them now; drop one."
             )
+        if params.transcript is not None and params.text:
+            raise InvalidParams(
+                "extract takes text or transcript, not both: pass the message, or the path "
+                "of a session file to read the person's turns from."
+            )
         workspace = await self.scopes.project(params.workspace)
         from memd.core.extract import pipeline  # large rules: loaded on first use
 
         with provenance.extracting():
-            return await self._extract(workspace, params, pipeline.extract)
+            if params.transcript is not None:
+                return await self._extract_transcript(workspace, params, params.transcript)
+            # Off the event loop: a long message takes a while to scan, and other clients wait.
+            found = await anyio.to_thread.run_sync(pipeline.extract, params.text)
+            return await self._extract(workspace, params, found)
+
+    async def _extract_transcript(
+        self, workspace: Workspace, params: p.ExtractParams, path: str
+    ) -> p.ExtractResult:
+        """`extract` of a transcript: read it and extract each of the person's turns in one
+        worker-thread hop (from this daemon's last capture of it, for a capture), keep the
+        cursor once every candidate is stored or queued (`memd.server.methods.capture`)."""
+        if not self.transcripts_allowed():
+            raise InvalidParams(
+                "memd's config says `chat = false`, so it reads no session transcripts; set "
+                "`chat = true` in memd's config.toml (then `memd serve --reload`), or extract "
+                "the text instead."
+            )
+        from memd.core.extract import pipeline
+
+        capturing = params.store or params.propose
+        cursor = self.cursors.get(path) if capturing else None
+
+        def read_and_extract() -> tuple[capture.TranscriptRead, list[Any]]:
+            read = capture.read_transcript(path, cursor)
+            return read, [found for text in read.turns.texts for found in pipeline.extract(text)]
+
+        read, found = await anyio.to_thread.run_sync(read_and_extract)
+        result = await self._extract(workspace, params, found)
+        result.message = capture.summary(path, read)
+        if capturing and not any(c.error is not None for c in result.candidates):
+            self.cursors.set(path, read.cursor)  # a failed store is tried again next time
+        return result
 
     async def _extract(
-        self, workspace: Workspace, params: p.ExtractParams, extract: Any
+        self, workspace: Workspace, params: p.ExtractParams, found_all: Sequence[Any]
     ) -> p.ExtractResult:
+        """Candidates of what the extractor found (`found_all`, in order), stored or queued as
+        `params` say; a candidate equal to an earlier one (same category and wording) is listed
+        once."""
         candidates = []
         created_any = False
-        # Off the event loop: a long message takes a while to scan, and other clients wait.
-        for found in await anyio.to_thread.run_sync(extract, params.text):
+        seen: set[tuple[str, str]] = set()
+        for found in found_all:
+            if (found.category.name, found.content) in seen:
+                continue
+            seen.add((found.category.name, found.content))
             stored, error = None, None
             if params.store:
                 try:

@@ -16,7 +16,9 @@ Rules:
   through the same dry run as a held store: one the dry run skips is left out ("skipped", its
   message says which entry already says it), one it refuses is "refused" with why; else it is
   appended durably ("queued", with its inbox id), its reason naming the source
-  (`memd.core.review.proposals`). Whoever proposes, nothing is stored until a person accepts.
+  (`memd.core.review.proposals`); one already waiting (the same inbox id) is "skipped", its
+  message and inbox id naming the entry that waits, so proposing twice queues once. Whoever
+  proposes, nothing is stored until a person accepts.
 - A "prune" proposal (cleanup's would-prune and check's stale entries) is queued only while its
   entry is in the file under that slug saying exactly that text; accepting deletes it only if
   it still does (else it stays waiting, and the message says the entry changed).
@@ -321,11 +323,11 @@ async def queue_prune(
 
 async def _queue(workspace: Workspace, item: InboxItem) -> p.ProposalOutcome:
     added = await workspace.inbox.add(item)
-    waits = "Waits" if added else "Already waits"
+    where = f"for review in {inbox_format.INBOX_FILE} ({item.id}, {item.reason})"
     return p.ProposalOutcome(
-        action="queued",
+        action="queued" if added else "skipped",
         category=item.category,
         content=item.content,
         inbox_id=item.id,
-        message=f"{waits} for review in {inbox_format.INBOX_FILE} ({item.id}, {item.reason}).",
+        message=f"Waits {where}." if added else f"Already waits {where}; not queued again.",
     )

@@ -1,0 +1,100 @@
+"""The person's turns of a transcript for `extract`: only theirs, bounded, and a cursor that
+reads each line once however the file grew between reads."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from hypothesis import given, strategies as st
+
+from memd.core.transcripts import capture
+from memd.core.transcripts.capture import MAX_TRANSCRIPT_BYTES, person_turns, window
+
+SESSION = "0a1b2c3d-0000-4000-8000-000000000002"
+
+
+def line(role: str, text: str, **extra: Any) -> bytes:
+    content = text if role == "user" else [{"type": "text", "text": text}]
+    data = {
+        "type": role,
+        "uuid": f"u-{text[:8]}",
+        "sessionId": SESSION,
+        "cwd": "/home/dev/project",
+        "message": {"role": role, "content": content},
+        **extra,
+    }
+    return json.dumps(data).encode() + b"\n"
+
+
+def test_only_the_persons_words_are_kept() -> None:
+    data = b"".join(
+        [
+            json.dumps({"type": "file-history-snapshot", "snapshot": {}}).encode() + b"\n",
+            line("user", "Never force-push to main."),
+            line("assistant", "You must always rebase first."),
+            line("user", "Sure, and a summary.", isCompactSummary=True),
+            line("user", "<command-name>/clear</command-name>"),
+            line("user", "Use ruff, not flake8."),
+        ]
+    )
+    found = person_turns(data, start=0, on_line=True)
+    assert found.agent == "claude"
+    assert found.texts == ["Never force-push to main.", "Use ruff, not flake8."]
+    assert (found.end, found.left_out) == (len(data), 0)
+
+
+def test_a_window_inside_the_file_skips_the_line_it_cut() -> None:
+    first, second = line("user", "Cut in two."), line("user", "Whole line.")
+    data = first + second
+    found = person_turns(data[5:], start=5, on_line=False)
+    assert found.texts == ["Whole line."]
+    assert found.end == len(data)
+
+
+def test_only_the_newest_turns_are_looked_at() -> None:
+    data = b"".join(line("user", f"Turn number {n}.") for n in range(7))
+    found = person_turns(data, start=0, on_line=True, max_turns=3)
+    assert found.texts == ["Turn number 4.", "Turn number 5.", "Turn number 6."]
+    assert found.left_out == 4
+
+
+def test_a_long_turn_is_cut_at_a_line_break() -> None:
+    long = "Always run the tests.\n" + "x" * capture.MAX_TURN_CHARS
+    found = person_turns(line("user", long), start=0, on_line=True)
+    assert found.texts == ["Always run the tests."]
+
+
+def test_a_file_of_no_agent_gives_nothing() -> None:
+    found = person_turns(b'{"hello": "world"}\nnot json\n', start=0, on_line=True)
+    assert (found.agent, found.texts) == (None, [])
+
+
+def test_the_window_is_the_end_of_a_big_file_or_the_cursor() -> None:
+    assert window(100) == 0
+    assert window(100, 40) == 40
+    assert window(100, 400) == 0  # a cursor past the end: the file shrank, read it again
+    big = MAX_TRANSCRIPT_BYTES * 3
+    assert window(big, 10) == big - MAX_TRANSCRIPT_BYTES
+
+
+SAID = st.lists(
+    st.text(alphabet="abcdefgh .", min_size=1, max_size=30).map(lambda t: f"Said {t}."),
+    min_size=1,
+    max_size=8,
+)
+
+
+@given(SAID, st.lists(st.integers(min_value=0, max_value=10_000), max_size=4))
+def test_reads_from_the_cursor_see_every_turn_once(said: list[str], cuts: list[int]) -> None:
+    """However the file was written when each read came (cut anywhere, even inside a line),
+    the reads from each cursor together see each of the person's turns once, in order."""
+    data = b"".join(line("user", text) + line("assistant", "Noted.") for text in said)
+    seen: list[str] = []
+    end, agent = 0, None
+    for size in [*sorted(min(cut, len(data)) for cut in cuts), len(data)]:
+        start = window(size, end)
+        found = person_turns(data[start:size], start=start, on_line=True, agent=agent)
+        seen += found.texts
+        end, agent = found.end, found.agent or agent
+    assert seen == [text.strip() for text in said]
