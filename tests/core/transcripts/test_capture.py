@@ -98,3 +98,14 @@ def test_reads_from_the_cursor_see_every_turn_once(said: list[str], cuts: list[i
         seen += found.texts
         end, agent = found.end, found.agent or agent
     assert seen == [text.strip() for text in said]
+
+
+def test_a_codex_rollout_gives_the_persons_words_only() -> None:
+    from tests.core.transcripts.test_codex import encoded, event_era
+
+    data = encoded(event_era())
+    found = person_turns(data, start=0, on_line=True)
+    assert found.agent == "codex"
+    assert found.texts == ["Retries for the payment client stay at 3.", "Now the API timeouts."]
+    later = person_turns(data[len(data) // 2 :], start=len(data) // 2, on_line=False)
+    assert later.agent == "codex" and later.texts[-1] == "Now the API timeouts."
