@@ -21,6 +21,10 @@ Retrieval protocol:
   says why it is missing).
 - FTS5's side: the same chunks in one SQLite FTS5 table (`bench.retrieval.Fts5Index`: porter,
   bm25(), words OR-ed).
+- A diagnosis row, not judged: memd's ranking over the same turns with one entry a whole turn
+  (not chunked; `bench.longmemeval`'s every-turn unit), to show what the chunking changes (a
+  hit then covers one turn, where a chunk may cover two). The report also gives BM25's b that
+  the chunks' length spread chose (`ranking.length_normalisation`).
 - Metrics (top 10 chunks, averaged over questions): turn R@k ("every turn": the share of the
   question's evidence turns that a top-k chunk covers, a chunk covering turns first..last),
   session R@k (the share of its evidence sessions a top-k chunk comes from), MRR (the first
@@ -299,6 +303,29 @@ def memd_rank(files: Sequence[IndexedFile], query: str) -> list[tuple[str, ChatC
     return [(hit.key.path, by_key[hit.key].chunks[hit.entry.line - 1]) for hit in result.hits]
 
 
+def turn_indexes(files: Sequence[IndexedFile]) -> list[tuple[str, SearchIndex]]:
+    """The same turns, one entry a whole turn (not chunked, not masked): how memd ranks them
+    without the chunking, as `bench.longmemeval`'s every-turn unit does (a diagnosis row)."""
+    return [
+        (
+            f.path,
+            ranking.build_index(
+                Entry(line=t.number, slug=None, content=f"{t.role}: {t.text}") for t in f.turns
+            ),
+        )
+        for f in files
+    ]
+
+
+def turn_rank(
+    indexes: Sequence[tuple[str, SearchIndex]], query: str
+) -> list[tuple[str, ChatChunk]]:
+    """The top `TOP` whole turns for `query` (each as a chunk of its one turn), best first."""
+    keyed = [(Shelf("file", path), index) for path, index in indexes]
+    hits = ranking.search(keyed, query, limit=TOP).hits
+    return [(h.key.path, ChatChunk(h.entry.line, h.entry.line, "", "", ())) for h in hits]
+
+
 class Fts5Peer(Fts5Index):
     """The same chunks in one SQLite FTS5 table (`bench.retrieval.Fts5Index`; rowid = the
     chunk's place in `every`)."""
@@ -461,14 +488,17 @@ class Scored(NamedTuple):
     short: list[bool]
     dropped: int
     chunks: int
+    b: list[float]
+    """BM25's b each conversation's chunks were ranked with (`ranking.length_normalisation`)."""
 
 
 def score_dataset(conversations: Iterable[Conversation], root: Path) -> Scored:
     """Write, index and ask every conversation; memd and FTS5 on the same chunks."""
-    rows: dict[str, list[dict[str, float]]] = {"memd": [], "fts5": []}
+    rows: dict[str, list[dict[str, float]]] = {"memd": [], "fts5": [], "memd_turns": []}
     lengths: list[int] = []
     evidence_lengths: list[int] = []
     dropped = made = 0
+    b: list[float] = []
     for conversation in conversations:
         workspace = root / "ws" / conversation.name
         workspace.mkdir(parents=True)
@@ -477,23 +507,28 @@ def score_dataset(conversations: Iterable[Conversation], root: Path) -> Scored:
         ids = turn_ids(written, files)
         dropped += sum(len(s.turns) for s in written.values()) - sum(len(f.turns) for f in files)
         made += sum(len(f.chunks) for f in files)
+        moments = [f.search_index.length_moments() for f in files]
+        b.append(ranking.length_normalisation(ranking.length_spread(moments)))
         text_of = {t.id: t.text for s in conversation.sessions for t in s.turns}
         lengths += [len(text) for text in text_of.values()]
         fts5 = Fts5Peer(files)
+        whole = turn_indexes(files)
         for question in conversation.questions:
             rows["memd"].append(score(memd_rank(files, question.text), question, ids))
             rows["fts5"].append(score(fts5.ranked(question.text), question, ids))
+            rows["memd_turns"].append(score(turn_rank(whole, question.text), question, ids))
             longest = max((len(text_of.get(t, "")) for t in question.turns), default=-1)
             evidence_lengths.append(longest)
         fts5.close()
     median = statistics.median(lengths) if lengths else 0
     short = [0 <= longest < median for longest in evidence_lengths]
-    return Scored(rows, short, dropped, made)
+    return Scored(rows, short, dropped, made, b)
 
 
 def summarise(scored: Scored) -> dict[str, Any]:
     """Each method's means on all questions and on the short-evidence ones."""
     summary: dict[str, Any] = {"dropped_turns": scored.dropped, "chunks": scored.chunks}
+    summary["b"] = {"min": min(scored.b, default=0.0), "max": max(scored.b, default=0.0)}
     for method, rows in scored.rows.items():
         summary[method] = means(rows)
         chosen = [row for row, short in zip(rows, scored.short, strict=True) if short]
@@ -842,6 +877,8 @@ def markdown_table(found: Mapping[str, Any]) -> str:
         "fts5": "SQLite FTS5",
         "memd_short": "memd, short evidence",
         "fts5_short": "FTS5, short evidence",
+        "memd_turns": "memd, one entry a whole turn (diagnosis)",
+        "memd_turns_short": "memd, whole turns, short evidence",
     }
     for name, figures in found.items():
         for key, label in labels.items():
@@ -858,7 +895,8 @@ def _print(report: Mapping[str, Any]) -> None:
     for name, figures in report["retrieval"].items():
         print(
             f"{name}: {figures['chunks']} chunks; "
-            f"turns the reader left out: {figures['dropped_turns']}"
+            f"turns the reader left out: {figures['dropped_turns']}; BM25 b "
+            f"{figures['b']['min']:.2f}-{figures['b']['max']:.2f} (from the chunks' length spread)"
         )
     spent = report["cost"]
     print(

@@ -119,7 +119,8 @@ def test_the_benchmark_runs_quick(tmp_path: Path, capsys: pytest.CaptureFixture[
     assert set(report["retrieval"]) == {"longmemeval", "locomo"}
     for figures in report["retrieval"].values():
         assert figures["dropped_turns"] == 0
-        for method in ("memd", "fts5", "memd_short", "fts5_short"):
+        assert 0.3 <= figures["b"]["min"] <= figures["b"]["max"] <= 0.9
+        for method in ("memd", "fts5", "memd_turns", "memd_short", "fts5_short"):
             for metric in chat_source.METRICS:
                 assert 0.0 <= figures[method][metric] <= 1.0
         assert figures["memd"]["n_turn_r@5"] == figures["fts5"]["n_turn_r@5"] > 0
