@@ -14,6 +14,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from bench import chat_source, locomo, longmemeval
+from memd.core.search import ranking
 from memd.core.transcripts.chunks import MAX_CHUNK_CHARS, ChatChunk
 
 WHEN = datetime.datetime(2024, 5, 1, 9, 30, tzinfo=datetime.UTC)
@@ -119,7 +120,7 @@ def test_the_benchmark_runs_quick(tmp_path: Path, capsys: pytest.CaptureFixture[
     assert set(report["retrieval"]) == {"longmemeval", "locomo"}
     for figures in report["retrieval"].values():
         assert figures["dropped_turns"] == 0
-        assert 0.3 <= figures["b"]["min"] <= figures["b"]["max"] <= 0.9
+        assert ranking.B <= figures["b"]["min"] <= figures["b"]["max"] <= ranking.B_SPREAD
         for method in ("memd", "fts5", "memd_turns", "memd_short", "fts5_short"):
             for metric in chat_source.METRICS:
                 assert 0.0 <= figures[method][metric] <= 1.0
