@@ -17,6 +17,7 @@ from types import ModuleType
 
 from bench import (
     big_file,
+    chat_source,
     citation_reads,
     citations,
     coding_memory,
@@ -70,6 +71,7 @@ BENCHMARKS: tuple[ModuleType, ...] = (
     citations,
     citation_reads,
     hook,
+    chat_source,
 )
 
 
