@@ -93,12 +93,12 @@ def test_a_past_session_is_found_by_rpc_cli_and_get(daemon: DaemonProcess, works
     assert hits[0]["source"] == "chat" and hits[0]["session"] == talk.session
     plain = memd("query", "-s", "chat", "heron", cwd=workspace, socket=daemon.socket_path)
     assert f"session {talk.session}" in plain.stdout and "turns 5-6" in plain.stdout
-    got = memd(
+    turns = memd(
         "get", "--file", str(path), "--lines", "5-6", "--around", "0",
         cwd=workspace, socket=daemon.socket_path,
     )  # fmt: skip
-    assert got.returncode == 0, got.stderr
-    assert got.stdout.startswith("user (turn 5") and "turn 4" not in got.stdout
+    assert turns.returncode == 0, turns.stderr
+    assert turns.stdout.startswith("user (turn 5") and "turn 4" not in turns.stdout
 
 
 def test_a_growing_session_is_followed(daemon: DaemonProcess, workspace: Path) -> None:

@@ -39,6 +39,9 @@ Rules:
 - Tokens are estimated as UTF-8 bytes / 3, rounded up: deliberately pessimistic (tokenizers
   average about 4 bytes per token on English prose, fewer on code and identifiers), so the real
   size stays under the budget.
+
+Size: a little over the ~400-line guide: the layers' packing into one budget, kept together
+since each layer takes what the ones before it left.
 """
 
 from __future__ import annotations

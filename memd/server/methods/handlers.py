@@ -217,16 +217,7 @@ class Methods:
         and every searched entry has a vector, else by words alone, asking for what is missing;
         mode semantic is hybrid or an error saying why; mode lexical is words alone.
         """
-        if params.category is not None and params.sources == ["file"]:
-            raise InvalidParams(
-                'A category names memory entries, and sources ["file"] only the read-only '
-                "sources, which have none; leave out one of the two."
-            )
-        if params.category is not None and params.sources and "chat" in params.sources:
-            raise InvalidParams(
-                'A category names memory entries, and "chat" past sessions, which have none; '
-                'leave out the category, or "chat" from sources.'
-            )
+        _check_sources(params)
         workspace = await self.scopes.project(params.workspace)
         wanted = wanted_tags(params.tags)
         categories = categories_named(workspace, params.category)
@@ -251,14 +242,7 @@ class Methods:
                 record=hit.record,
             )
             if hit.chat is None
-            else wire.chat_hit(
-                hit.chat[0].path,
-                hit.chat[0].session,
-                hit.chat[0].agent,
-                hit.chat[1],
-                hit.found.score,
-                hit.found.match,
-            )
+            else wire.chat_hit(*hit.chat, hit.found.score, hit.found.match)
             for hit in answer.hits
         ]
         checks.done()
@@ -621,8 +605,7 @@ class Methods:
         layer_a = prompt_block.layer_a(workspace.categories) if params.always else ()
         always, unreadable = _always(snapshots, at, layer_a)
         text = params.text[: prompt_block.MAX_QUERY_CHARS]
-        words = prompt_block.path_words(at.path or params.file)
-        query = " ".join(part for part in (text, words) if part)
+        query = " ".join(w for w in (text, prompt_block.path_words(at.path or params.file)) if w)
         skip = AGENT_LOADS if params.agent_loads is None else _agent_loads(params.agent_loads)
         keep = search.not_elsewhere(at) if at.given else None
         relevant, loading = await self.search.relevant(
@@ -631,8 +614,7 @@ class Methods:
         scoped = _scoped_to_file(snapshots, at, layer_a, relevant)
         for_task = await procedures.for_task(self.search, workspace, snapshots, text, query, keep)
         chunks = await self.search.source_chunks(workspace, query, skip)
-        best = max((score for _, _, score in relevant), default=None)
-        chats = await self.search.chat_chunks(workspace, query, best)
+        chats = await self.search.chat_chunks(workspace, query, relevant)
         user_rules, user_unreadable = (
             await self.scopes.user_wide_rules(layer_a) if layer_a else ([], [])
         )
@@ -816,6 +798,24 @@ _APPLY_OR_PROPOSE = (
     "cleanup takes apply or propose, not both: propose queues what it would prune for review, "
     "apply prunes now; drop one."
 )
+
+
+def _check_sources(params: p.QueryParams) -> None:
+    """Refuse a query naming a category and only sources without categories.
+
+    Raises:
+        InvalidParams: `category` with sources ["file"], or with "chat" among them.
+    """
+    if params.category is not None and params.sources == ["file"]:
+        raise InvalidParams(
+            'A category names memory entries, and sources ["file"] only the read-only '
+            "sources, which have none; leave out one of the two."
+        )
+    if params.category is not None and params.sources and "chat" in params.sources:
+        raise InvalidParams(
+            'A category names memory entries, and "chat" past sessions, which have none; '
+            'leave out the category, or "chat" from sources.'
+        )
 
 
 async def _stale(workspace: Workspace, apply: bool) -> list[p.StaleInfo] | None:

@@ -106,8 +106,8 @@ class Located(NamedTuple):
     chunk: Chunk | None
     record: outcomes.Record | None = None
     """A procedure's outcome record (None for any other entry)."""
-    chat: tuple[ChatSession, ChatChunk] | None = None
-    """A past session's hit: its session and chunk."""
+    chat: tuple[tuple[str, str, p.Agent], ChatChunk] | None = None
+    """A past session's hit: its transcript's path, session and agent, and its chunk."""
 
 
 class Answer(NamedTuple):
@@ -366,6 +366,22 @@ def _and(
     return lambda key, entry: first(key, entry) and second(key, entry)
 
 
+def located(searched_file: SearchedFile, found: Found) -> Located:
+    """A query's hit with what its wire form needs (see `Located`)."""
+    chunk = None
+    said = None
+    if isinstance(searched_file.snapshot, SourceFile):
+        chunk = searched_file.snapshot.chunk_at[found.entry.line]
+    elif isinstance(searched_file.snapshot, ChatSession):
+        session = searched_file.snapshot
+        where = (session.path, session.session, session.agent)
+        said = (where, session.chunk_at(found.entry.line))
+    record = None
+    if searched_file.category is not None and searched_file.category.kind == "procedure":
+        record = searched_file.workspace.usage.record(searched_file.category, found.entry)
+    return Located(found, searched_file.workspace.memory_dir, chunk, record, said)
+
+
 class Search:
     """The one search of a daemon (see the module rules), over its scopes and its semantic
     search (None: lexical only)."""
@@ -397,12 +413,8 @@ class Search:
                 ranking (`rank`).
         """
         searched, unreadable = await gather(self.scopes, workspace, categories, sources)
-        with_chat = (
-            sources is not None
-            and "chat" in sources
-            and not tags
-            and len(categories) == len(workspace.categories)
-        )
+        with_chat = bool(sources and "chat" in sources and not tags)
+        with_chat = with_chat and len(categories) == len(workspace.categories)
         # With tags, every entry still shapes the statistics (so each score is the one it has
         # without tags); only tagged entries can be hits, before `limit` (a query without
         # words lists them, as it lists every entry without tags).
@@ -410,35 +422,20 @@ class Search:
         keep = within(tagged_lines(snapshots, tags)) if tags else None
         if at.given:
             keep = _and(keep, not_elsewhere(at))
+        ranked = Ranked([], 0, "lexical", None)
         if searched or not with_chat:
             ranked = await self.rank(
                 searched, text, mode=mode, limit=limit, min_score=min_score, keep=keep
             )
-        else:
-            ranked = Ranked([], 0, "lexical", None)
         if with_chat:
-            chats = await self.chat(workspace, text, limit=limit, min_score=min_score)
-            searched = {**searched, **chats.searched}
-            joined = sorted([*ranked.hits, *chats.ranked.hits], key=lambda hit: -hit.score)
-            ranked = ranked._replace(hits=joined[:limit], total=ranked.total + chats.ranked.total)
+            searched, ranked = await self._with_chat(
+                workspace, text, searched, ranked, limit, min_score
+            )
         found_hits = outcome_rescored(searched, ranked.hits)
         if at.given:
             found_hits.sort(key=lambda hit: fit(hit.entry.content, at) != "matches")
         count_recalls(searched, found_hits)
-        hits = []
-        for found in found_hits:
-            searched_file = searched[found.key]
-            chunk = None
-            said = None
-            if isinstance(searched_file.snapshot, SourceFile):
-                chunk = searched_file.snapshot.chunk_at[found.entry.line]
-            elif isinstance(searched_file.snapshot, ChatSession):
-                said = (searched_file.snapshot, searched_file.snapshot.chunk_at(found.entry.line))
-            record = None
-            if searched_file.category is not None and searched_file.category.kind == "procedure":
-                record = searched_file.workspace.usage.record(searched_file.category, found.entry)
-            memory_dir = searched_file.workspace.memory_dir
-            hits.append(Located(found, memory_dir, chunk, record, said))
+        hits = [located(searched[found.key], found) for found in found_hits]
         return Answer(hits, ranked.total, ranked.mode, ranked.loading, unreadable)
 
     async def rank(
@@ -607,6 +604,22 @@ class Search:
             )
         return chunks
 
+    async def _with_chat(
+        self,
+        workspace: Workspace,
+        text: str,
+        searched: dict[Key, SearchedFile],
+        ranked: Ranked,
+        limit: int,
+        min_score: float | None = None,
+    ) -> tuple[dict[Key, SearchedFile], Ranked]:
+        """`ranked` joined by score with the past sessions' best hits (see the module rules),
+        and what was searched, the sessions too."""
+        chats = await self.chat(workspace, text, limit=limit, min_score=min_score)
+        joined = sorted([*ranked.hits, *chats.ranked.hits], key=lambda hit: -hit.score)
+        total = ranked.total + chats.ranked.total
+        return {**searched, **chats.searched}, ranked._replace(hits=joined[:limit], total=total)
+
     async def chat(
         self,
         workspace: Workspace,
@@ -633,13 +646,14 @@ class Search:
         return ChatRanked(searched, ranked)
 
     async def chat_chunks(
-        self, workspace: Workspace, query: str, best_memory: float | None
+        self, workspace: Workspace, query: str, relevant: Sequence[tuple[Any, Any, float]]
     ) -> list[prompt_block.ChatHit]:
         """The prompt block's past sessions' chunks: the best `prompt_block.CHAT_LIMIT` of
-        those that score well (`prompt_block.chat_floor`), best first."""
+        those that score well beside layer B's `relevant` entries (`prompt_block.chat_floor`),
+        best first."""
         if not query.strip() or not self.scopes.registry.limits.chat:
             return []
-        floor = prompt_block.chat_floor(best_memory)
+        floor = prompt_block.chat_floor(max((score for _, _, score in relevant), default=None))
         ranked = await self.chat(workspace, query, limit=prompt_block.CHAT_LIMIT, min_score=floor)
         chats = []
         for hit in ranked.ranked.hits:

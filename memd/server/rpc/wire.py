@@ -422,15 +422,11 @@ def query_hit(
 
 
 def chat_hit(
-    path: str,
-    session: str,
-    agent: p.Agent,
-    part: ChatChunk,
-    score: float,
-    match: p.Match,
+    said: tuple[str, str, p.Agent], part: ChatChunk, score: float, match: p.Match
 ) -> p.QueryHit:
     """One query result from a past session: turns `part.first`-`part.last` of the transcript
-    `path` (absolute), its masked words, its session, time and agent."""
+    `said` names (its absolute path, its session, its agent), its masked words and time."""
+    path, session, agent = said
     return p.QueryHit(
         category="",
         file=path,
