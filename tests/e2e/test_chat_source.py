@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from memd_client import Client
+from memd_client import Client, protocol as p
 from memd_client.errors import MemdError
 from tests.claude_sessions import Session, session_path
 from tests.conftest import DaemonProcess, start_daemon
@@ -128,13 +128,18 @@ def test_context_adds_a_past_session_only_when_it_scores_well(
     _write_session(workspace)
     with Client(daemon.socket_path, workspace=workspace) as client:
         client.store(category="Instruction", content="Run the linter before committing.")
-        related = client.context(text="walrus importer drops rows after midnight")
-        chats = [entry for entry in related.entries if entry.layer == "chat"]
+        prompt = "walrus importer drops rows after midnight"
+
+        def chats_of(text: str) -> list[p.ContextEntry]:
+            return [e for e in client.context(text=text).entries if e.layer == "chat"]
+
+        wait_until(lambda: chats_of(prompt))  # the first look is taken in the background
+        related = client.context(text=prompt)
+        chats = chats_of(prompt)
         assert len(chats) == 1
         assert chats[0].source == "chat" and chats[0].lines == "1-2" and chats[0].session
         assert "From past sessions" in related.markdown
-        unrelated = client.context(text="configure the printer queue for invoices")
-        assert not [entry for entry in unrelated.entries if entry.layer == "chat"]
+        assert not chats_of("configure the printer queue for invoices")
 
 
 def test_old_sessions_and_other_directories_are_never_shown(
@@ -162,6 +167,7 @@ def test_chat_off_reads_nothing(short_tmp: Path, workspace: Path) -> None:
         with Client(process.socket_path, workspace=workspace) as client:
             assert client.query("walrus importer", sources=["chat"]).results == []
             assert client.stats().chat_sessions == 0
+            client.query("walrus", sources=["chat"])  # the look (of nothing) is taken
             related = client.context(text="walrus importer drops rows after midnight")
             assert not [entry for entry in related.entries if entry.layer == "chat"]
     finally:

@@ -650,11 +650,15 @@ class Search:
     ) -> list[prompt_block.ChatHit]:
         """The prompt block's past sessions' chunks: the best `prompt_block.CHAT_LIMIT` of
         those that score well beside layer B's `relevant` entries (`prompt_block.chat_floor`),
-        best first."""
+        best first; none while the workspace's first look at them is being taken (a prompt
+        hook never waits for reading every transcript)."""
         if not query.strip() or not self.scopes.registry.limits.chat:
             return []
         floor = prompt_block.chat_floor(max((score for _, _, score in relevant), default=None))
-        ranked = await self.chat(workspace, query, limit=prompt_block.CHAT_LIMIT, min_score=floor)
+        look = await self.scopes.chats(workspace, wait=False)  # a prompt never waits for a look
+        ranked = await self.chat(
+            workspace, query, limit=prompt_block.CHAT_LIMIT, min_score=floor, look=look
+        )
         chats = []
         for hit in ranked.ranked.hits:
             session = ranked.searched[hit.key].snapshot

@@ -148,13 +148,18 @@ class WorkspaceChats:
             return True
         return time.monotonic() - look.at >= FRESH_SECONDS
 
-    async def refresh(self, enabled: bool, max_age_days: int) -> ChatLook:
-        """The last look at the sessions (the first is taken here, and waited for); asks `run`
+    async def refresh(self, enabled: bool, max_age_days: int, *, wait: bool = True) -> ChatLook:
+        """The last look at the sessions (the first is taken here, and waited for, unless not
+        `wait`: then the first is asked of `run` and nothing is served meanwhile); asks `run`
         for a new one when it may be out of date. Off: an empty look, nothing read."""
         asked: Asked = (enabled, max_age_days)
         if not enabled:
             self.current = ChatLook({}, [], time.monotonic(), asked)
             return self.current
+        if not wait and self.current.asked != asked:
+            self._asked = asked
+            self._wanted.set()
+            return NOTHING
         if self.current is NOTHING or self.current.asked != asked:
             async with self._first:
                 if self.current is NOTHING or self.current.asked != asked:

@@ -128,11 +128,12 @@ class Scopes:
         limits = self.registry.limits
         return await workspace.sources.refresh(limits.sources, limits.max_file_bytes)
 
-    async def chats(self, workspace: Workspace) -> ChatLook:
+    async def chats(self, workspace: Workspace, *, wait: bool = True) -> ChatLook:
         """The workspace's coding agents' past sessions as they are now
-        (`memd.server.workspaces.chat_index`), under the daemon's settings (`chat` off: none)."""
+        (`memd.server.workspaces.chat_index`), under the daemon's settings (`chat` off: none);
+        not `wait`: none until the first look is taken in the background."""
         limits = self.registry.limits
-        return await workspace.chats.refresh(limits.chat, limits.chat_max_age_days)
+        return await workspace.chats.refresh(limits.chat, limits.chat_max_age_days, wait=wait)
 
     async def user_wide_rules(
         self, categories: tuple[Category, ...]

@@ -6,14 +6,24 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import anyio
+import pytest
 from hypothesis import given, settings, strategies as st
 
 from memd.core.search import ranking
 from memd.core.search.shelves import Shelf
 from memd.core.transcripts.chunks import NumberedTurn, chunks
 from memd.server.workspaces import chat_index
-from memd.server.workspaces.chat_index import ChatLook, Cursor, look_at, read_objects, read_turns
+from memd.server.workspaces.chat_index import (
+    ChatLook,
+    Cursor,
+    WorkspaceChats,
+    look_at,
+    read_objects,
+    read_turns,
+)
 from tests.claude_sessions import Session, session_path
+from tests.polling import until
 
 ASKED = (True, 90)
 
@@ -167,3 +177,33 @@ def test_chunks_after_an_append_are_those_of_the_whole(
 
     kept, redo = chat_index.grown(Previous(), tail)  # type: ignore[arg-type]
     assert (*kept, *chunks(redo)) == tuple(chunks(turns))
+
+
+@pytest.mark.anyio
+async def test_a_search_is_served_the_last_look_while_the_next_is_taken(tmp_path: Path) -> None:
+    home, root = tmp_path / "claude", tmp_path / "ws"
+    root.mkdir()
+    talk = Session(root)
+    path = session_path(home, root, talk.session)
+    path.write_text(talk.user("the ibis question"))
+    chats = WorkspaceChats(str(root), env=lambda: {"CLAUDE_CONFIG_DIR": str(home)})
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(chats.run)
+        assert await chats.refresh(True, 90, wait=False) is chat_index.NOTHING  # asked only
+        await until(lambda: chats.looks == 1)
+        first = await chats.refresh(True, 90)
+        assert _texts(first) == ["user: the ibis question"]
+        with path.open("a") as handle:
+            handle.write(talk.assistant("Ibises probe mud."))
+        assert await chats.refresh(True, 90) is first or chats.looks > 1  # never waits
+        with anyio.fail_after(20):
+            # Each search asks for the next look once the last is a second old: nothing to wait on.
+            while not any("mud" in text for text in _texts(await chats.refresh(True, 90))):  # noqa: ASYNC110
+                await anyio.sleep(0.01)
+        assert _texts(first) == ["user: the ibis question"]  # a served look never changes
+        off = await chats.refresh(False, 90)
+        assert off.sessions == {}  # off: nothing held, nothing read
+        looks = chats.looks
+        await chats.refresh(False, 90)
+        assert chats.looks == looks
+        chats.stop()
