@@ -4,6 +4,7 @@ appends, read again from the start when a file shrinks or is replaced, bounded."
 from __future__ import annotations
 
 import os
+import tempfile
 from pathlib import Path
 
 import anyio
@@ -207,3 +208,25 @@ async def test_a_search_is_served_the_last_look_while_the_next_is_taken(tmp_path
         await chats.refresh(False, 90)
         assert chats.looks == looks
         chats.stop()
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.lists(st.sampled_from(["user", "assistant", "tool"]), max_size=8), st.data())
+def test_a_file_read_in_two_looks_at_any_byte_gives_the_whole_files_chunks(
+    roles: list[str], data: st.DataObject
+) -> None:
+    """However the writer's bytes are split between two looks (mid-line too), the chunks are
+    those of one look at the whole file."""
+    with tempfile.TemporaryDirectory() as temporary:
+        home, root = Path(temporary) / "claude", Path(temporary) / "ws"
+        root.mkdir()
+        talk = Session(root)
+        said = {"user": talk.user, "assistant": talk.assistant, "tool": talk.tool_result}
+        whole = "".join(said[role](f"{role} words {n}") for n, role in enumerate(roles)).encode()
+        split = data.draw(st.integers(0, len(whole)))
+        path = session_path(home, root, talk.session)
+        path.write_bytes(whole[:split])
+        first = _look(home, root)
+        with path.open("ab") as handle:
+            handle.write(whole[split:])
+        assert _texts(_look(home, root, first)) == _texts(_look(home, root))
