@@ -99,8 +99,8 @@ def test_a_past_session_is_found_by_rpc_cli_and_get(daemon: DaemonProcess, works
     )  # fmt: skip
     assert turns.returncode == 0, turns.stderr
     assert turns.stdout.startswith("user (turn 5") and "turn 4" not in turns.stdout
-    stats = memd("stats", cwd=workspace, socket=daemon.socket_path)
-    assert "1 past session(s), 3 chunks" in stats.stdout
+    counts = memd("stats", cwd=workspace, socket=daemon.socket_path)
+    assert "1 past session(s), 3 chunks" in counts.stdout
 
 
 def test_a_growing_session_is_followed(daemon: DaemonProcess, workspace: Path) -> None:
