@@ -538,8 +538,7 @@ class Methods:
         """Which entries `context` would give for a file (and text), and why each other entry
         of the workspace (and each user-wide rule) would not be given
         (`memd.core.search.file_scope.why_not`; a procedure's: `procedure_layer.why_not`); with
-        `session`, what it was already given is explained as such, and nothing is recorded
-        (a past session's chunk is in `markdown` only: `why` explains memories)."""
+        `session`, what it was already given is explained as such, and nothing is recorded."""
         context = p.ContextParams(
             workspace=params.workspace,
             text=params.text,
