@@ -169,10 +169,17 @@ def get(
     file: str | None,
     lines: str | None,
     scope: p.Scope = "project",
+    around: int = 2,
 ) -> Call:
     """Prepare a `get` request."""
     params = p.GetParams(
-        workspace=workspace, category=category, slug=slug, file=file, lines=lines, scope=scope
+        workspace=workspace,
+        category=category,
+        slug=slug,
+        file=file,
+        lines=lines,
+        scope=scope,
+        around=around,
     )
     return Call("get", params, p.EntriesResult)
 

@@ -288,11 +288,13 @@ class AsyncClient(ClientBase):
         lines: str | None = None,
         workspace: str | os.PathLike[str] | None = None,
         scope: p.Scope = "project",
+        around: int = 2,
     ) -> p.EntriesResult:
         """Fetch entries by category and slug, or by file and a line range "a-b" (a category
-        file, or a read-only source's path); `scope` "global": from the user-wide memory."""
+        file, or a read-only source's path; or a past session's transcript `path` and turns
+        "a-b", with `around` turns either side); `scope` "global": from the user-wide memory."""
         ws = _calls.workspace_path(workspace, self.workspace)
-        call = _calls.get(ws, category, slug, file, lines, scope)
+        call = _calls.get(ws, category, slug, file, lines, scope, around)
         result: p.EntriesResult = await self.call(call)
         return result
 

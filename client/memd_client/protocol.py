@@ -898,6 +898,9 @@ class StatsResult(_Result):
     """Past sessions of coding agents in the workspace that its "chat" source holds."""
     chat_chunks: int = 0
     """Their searchable chunks (see `QueryHit.source`)."""
+    chat_left_out: list[str] = []
+    """Why some sessions were left out of the "chat" source, one sentence each (too much text
+    in all: the oldest go first)."""
     categories_problem: str | None = None
     """Why some of the project's own categories (`.memory/memd.toml`) were left out, if any
     were."""

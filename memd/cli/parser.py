@@ -249,7 +249,7 @@ def _query(query: argparse.ArgumentParser) -> None:
         help="auto (default): by meaning too once the daemon's model is ready, else by words; "
         "lexical: by words only; semantic: by meaning too, or an error saying why not",
     )
-    _sources(query, ("memory", "global", "file"))
+    _sources(query, ("memory", "global", "file", "chat"))
     query.add_argument(
         "--file",
         help="a file the search is about: entries scoped to it (paths: ...) first, entries "
@@ -281,7 +281,14 @@ def _sources(parser: argparse.ArgumentParser, choices: tuple[str, ...]) -> None:
         dest="sources",
         choices=choices,
         help="search only these (repeatable): memory (the project's), global (your user-wide "
-        "memory)" + (", file (read-only sources such as CLAUDE.md)" if "file" in choices else ""),
+        "memory)"
+        + (", file (read-only sources such as CLAUDE.md)" if "file" in choices else "")
+        + (
+            ", chat (coding agents' past sessions in this project: what was said, not curated "
+            "rules; only when named)"
+            if "chat" in choices
+            else ""
+        ),
     )
 
 
@@ -336,7 +343,14 @@ def _list(listing: argparse.ArgumentParser) -> None:
 def _get(get: argparse.ArgumentParser) -> None:
     get.add_argument("--category", "-c", help="default: look in every category")
     get.add_argument("--file", help="category file name, with --lines")
-    get.add_argument("--lines", help="line range 'a-b', with --file")
+    get.add_argument("--lines", help="line range 'a-b', with --file (a chat hit's: its turns)")
+    get.add_argument(
+        "--around",
+        type=bounded(p.GetParams, "around", int),
+        default=2,
+        metavar="N",
+        help="for a chat hit's --file and --lines: also N turns before and after (default 2)",
+    )
     _user_wide(get, "look in your user-wide memory instead of the project's")
     get.add_argument(
         "slug",

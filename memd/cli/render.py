@@ -78,14 +78,20 @@ def render_query(result: p.QueryResult, text: str, tags: list[str] | None = None
 
 def _text(hit: p.QueryHit) -> str:
     """A hit's text: an entry as its file line shows it, a source's chunk as it is."""
-    return hit.content if hit.source == "file" else entry_text(hit.category, hit.slug, hit.content)
+    if hit.source in ("file", "chat"):
+        return hit.content
+    return entry_text(hit.category, hit.slug, hit.content)
 
 
 def _where(hit: p.QueryHit) -> str:
     """Where a hit is: `file:line` for the project's memory, `global:file:line` for the
-    user-wide memory's, `path:a-b` for a read-only source's chunk."""
+    user-wide memory's, `path:a-b` for a read-only source's chunk, `session <id> <time>
+    path:turns a-b` for a past session's."""
     if hit.source == "file":
         return f"{hit.path}:{hit.lines}"
+    if hit.source == "chat":
+        when = f" {hit.at}" if hit.at else ""
+        return f"session {hit.session}{when} {hit.path}:turns {hit.lines}"
     prefix = "global:" if hit.source == "global" else ""
     return f"{prefix}{hit.file}:{hit.line}"
 
@@ -222,6 +228,11 @@ def render_stats(result: p.StatsResult, origin: str = "") -> str:
     for source in result.sources:
         lines.append(f"  {'Source':<11} {source.path:<16} {source.chunks:>4} chunks (read-only)")
     lines += [f"  Left out: {refused}" for refused in result.sources_refused]
+    if result.chat_sessions:
+        lines.append(
+            f"  {'Chat':<11} {result.chat_sessions} past session(s), {result.chat_chunks} chunks"
+        )
+    lines += [f"  Left out: {left}" for left in result.chat_left_out]
     if result.categories_problem:
         lines.append(f"  Categories left out: {result.categories_problem}")
     if result.review_problem:

@@ -208,7 +208,9 @@ def _list(client: Client, args: argparse.Namespace) -> Outcome:
 
 def _get(client: Client, args: argparse.Namespace) -> Outcome:
     if args.slug is None:
-        result = client.get(file=args.file, lines=args.lines, scope=_scope(args))
+        result = client.get(
+            file=args.file, lines=args.lines, scope=_scope(args), around=args.around
+        )
     else:
         result = client.get(category=args.category, slug=args.slug, scope=_scope(args))
     if result.text:  # lines of a read-only source: as they are

@@ -181,6 +181,9 @@ def _hit_line(hit: p.QueryHit) -> str:
     label = entry_label(hit.category, hit.slug)
     if hit.source == "file":
         label = f"[{hit.path}:{hit.lines}]"
+    if hit.source == "chat":
+        when = f" {hit.at}" if hit.at else ""
+        label = f"[past session {hit.session}{when}: {hit.path} turns {hit.lines}]"
     line = f"- {label} {hit.content} (score {hit.score:.2f})"
     if hit.status == "stale":
         line += f" (stale: {hit.stale})"

@@ -664,7 +664,8 @@ def _write_tools(
 _QUERY_SOURCES = (
     "Where to search (default all): 'memory' (the project's .memory/), 'global' (the user's "
     "memory for every project), 'file' (the project's instruction files: CLAUDE.md, AGENTS.md, "
-    "rules files, MEMORY.md)."
+    "rules files, MEMORY.md), 'chat' (past sessions of coding agents in this project: what "
+    "was said, not curated rules; only when named)."
 )
 _QUERY_FILE = (
     "A file the task is about (relative to the project): entries scoped to it with "
@@ -727,7 +728,8 @@ def _read_tools(
             ),
         ] = None,
         sources: Annotated[
-            list[Literal["memory", "global", "file"]] | None, Field(description=_QUERY_SOURCES)
+            list[Literal["memory", "global", "file", "chat"]] | None,
+            Field(description=_QUERY_SOURCES),
         ] = None,
         file: Annotated[str | None, Field(description=_QUERY_FILE)] = None,
         include_archived: Annotated[bool, Field(description=_QUERY_ARCHIVED)] = False,
@@ -757,19 +759,43 @@ def _read_tools(
         return bridge.reply(render_query(result, query, tags), structured(result, ws))
 
     async def get_memory(
-        slug: Annotated[str, Field(description="The entry's kebab-case slug, e.g. 'use-tabs'.")],
         roots: Roots,
+        slug: Annotated[
+            str | None, Field(description="The entry's kebab-case slug, e.g. 'use-tabs'.")
+        ] = None,
         category: Annotated[
             AnyCase | None,
             Field(description="The entry's category; leave it out to look in every category."),
         ] = None,
+        file: Annotated[
+            str | None,
+            Field(
+                description="Instead of a slug: a hit's path (a source file, or a 'chat' hit's "
+                "session transcript), with lines."
+            ),
+        ] = None,
+        lines: Annotated[
+            str | None, Field(description="With file: the hit's lines 'a-b' (a chat hit's turns).")
+        ] = None,
+        around: Annotated[
+            int,
+            Field(description="For a chat hit: this many turns before and after too.", ge=0, le=50),
+        ] = 2,
     ) -> CallToolResult:
-        """Fetch the current text of the entries with a given slug.
+        """Fetch the current text of the entries with a given slug, or a hit's text by its file
+        and lines (a past session's turns around a 'chat' hit).
 
         Use it when you know a slug (from queryMemory, memoryContext or an instruction file)
         and need that exact entry. Slugs are unique within a category, so without a category
         several entries may come back.
         """
+        if slug is None:  # the daemon says what is missing
+            got, where = await bridge.call(
+                roots, lambda client: client.get(file=file, lines=lines, around=around)
+            )
+            if got.text:
+                return bridge.reply(got.text, structured(got, where))
+            return bridge.reply(render_entries(got.entries, got.unreadable), structured(got, where))
         result, ws = await bridge.call(
             roots, lambda client: client.get(slug=slug, category=category)
         )

@@ -36,7 +36,7 @@ from typing import NamedTuple
 
 from memd.core.format.categories import Category
 from memd.core.format.mdformat import Entry
-from memd.core.search.prompt_block import Placed, SourceChunk
+from memd.core.search.prompt_block import ChatHit, Placed, SourceChunk
 
 MAX_SESSIONS = 128
 MAX_GIVEN = 1024
@@ -76,6 +76,7 @@ class Candidates(NamedTuple):
     user_wide: Sequence[tuple[Category, Entry]]
     relevant: Sequence[tuple[Category, Entry, float]]
     chunks: Sequence[SourceChunk]
+    chats: Sequence[ChatHit] = ()
 
 
 def not_given(candidates: Candidates, given: frozenset[int]) -> tuple[Candidates, int]:
@@ -85,7 +86,8 @@ def not_given(candidates: Candidates, given: frozenset[int]) -> tuple[Candidates
         return candidates, 0
     relevant = [(c, e, s) for c, e, s in candidates.relevant if not was_given(c, e, given)]
     chunks = [k for k in candidates.chunks if entry_key(f"file:{k.path}", k.text) not in given]
-    kept = candidates._replace(relevant=relevant, chunks=chunks)
+    chats = [k for k in candidates.chats if entry_key(f"file:{k.path}", k.text) not in given]
+    kept = candidates._replace(relevant=relevant, chunks=chunks, chats=chats)
     left_out = sum(map(len, candidates)) - sum(map(len, kept))
     return kept, left_out
 

@@ -14,11 +14,18 @@ Rules:
 - Sources ("source"): chunks of the workspace's read-only sources ranked against the prompt,
   keeping those scoring at least MIN_RELATIVE_SCORE of the best chunk, each with its file and
   lines. The caller leaves out the files the calling agent loads on its own.
+- Past sessions ("chat", only when memd's config `chat` is on): at most `CHAT_LIMIT` chunks of
+  the coding agents' past sessions in the workspace, each with its transcript, turns, session
+  and time, and only those that score well (`chat_floor`): at least the best layer-B entry's
+  score (what was said comes in only when it matches the prompt at least as well as the best
+  memory), and never under `CHAT_MIN_SCORE` of the ideal match (so, with no memory related,
+  only a chunk holding most of the prompt's weight comes in). They are packed last.
 - The block never exceeds the budget: layer A goes in first, in order, for as long as it fits
   (what does not fit is counted in `omitted`); then layer B's first RELEVANT_MINIMUM entries,
   then layer C (the procedures that do not fit are named in its closing line), then the rest of
-  layer B, then the sources, each skipping any line too long for the space that remains. The
-  block shows them in layer order: A, B, C, sources. No block at all when nothing fits.
+  layer B, then the sources, then past sessions, each skipping any line too long for the space
+  that remains. The block shows them in layer order: A, B, C, sources, past sessions. No block
+  at all when nothing fits.
 - Rules never go missing silently: when layer-A entries are left out, or a Security or
   Instruction file cannot be read, layer A ends with a line saying so and where to read them
   (room for it is kept first).
@@ -32,6 +39,9 @@ Rules:
 - Tokens are estimated as UTF-8 bytes / 3, rounded up: deliberately pessimistic (tokenizers
   average about 4 bytes per token on English prose, fewer on code and identifiers), so the real
   size stays under the budget.
+
+Size: a little over the ~400-line guide: the layers' packing into one budget, kept together
+since each layer takes what the ones before it left.
 """
 
 from __future__ import annotations
@@ -70,8 +80,13 @@ TITLE = "## Project memory (memd)"
 ALWAYS_HEADING = "Always follow:"
 RELEVANT_HEADING = "Relevant to this prompt:"
 SOURCE_HEADING = "From the project's files:"
+CHAT_HEADING = "From past sessions in this project (what was said, not rules):"
+CHAT_LIMIT = 2
+"""At most this many past sessions' chunks go into a block."""
+CHAT_MIN_SCORE = 0.4
+"""The least score of a past session's chunk in a block (of the ideal match's 1.0)."""
 
-Layer = Literal["always", "relevant", "procedures", "source"]
+Layer = Literal["always", "relevant", "procedures", "source", "chat"]
 Source = Literal["memory", "global"]
 
 
@@ -94,6 +109,10 @@ class Placed:
     """What the block said is wrong with it ("" for none: see `note_of` in `build`)."""
     record: Record | None = None
     """A procedure's outcome record (layer C only)."""
+    session: str = ""
+    """A past session's id (layer "chat" only)."""
+    at: str = ""
+    """When a past session's chunk was said (layer "chat" only)."""
 
 
 class SourceChunk(NamedTuple):
@@ -104,6 +123,25 @@ class SourceChunk(NamedTuple):
     end: int
     text: str
     score: float
+
+
+class ChatHit(NamedTuple):
+    """A ranked chunk of a past session: its transcript, its turns, its text, its score, the
+    session's id and when it was said."""
+
+    path: str
+    first: int
+    last: int
+    text: str
+    score: float
+    session: str
+    at: str
+
+
+def chat_floor(best_memory: float | None) -> float:
+    """The least score of a past session's chunk in a block, given layer B's best entry's
+    score (None: no entry related to the prompt); see the module rules."""
+    return max(CHAT_MIN_SCORE, best_memory or 0.0)
 
 
 @dataclass(frozen=True)
@@ -161,6 +199,7 @@ def build(
     scoped: Sequence[tuple[Category, Entry, float | None]] = (),
     relevant_heading: str = RELEVANT_HEADING,
     procedures: Sequence[ProcedureHit] = (),
+    chats: Sequence[ChatHit] = (),
 ) -> Block:
     """Pack layer A (`always`, in order), layer B (`relevant`, best first, the entries
     `note_of` notes last) then layer C (`sources`, best first) into the budget; each of the
@@ -170,7 +209,8 @@ def build(
     named in a closing line of layer A ("Not shown: ..."), so an agent knows rules are missing
     and where to read them; room for that line is kept before anything else is packed.
     `relevant_heading` opens layer B (a file hook's block names the file instead of a prompt).
-    `procedures` are layer C's, in order (`procedure_layer.choose`).
+    `procedures` are layer C's, in order (`procedure_layer.choose`); `chats`, past sessions'
+    chunks that scored well (`chat_floor`), best first.
     """
     rules: list[tuple[Category, Entry, Source]] = [(c, e, "memory") for c, e in always]
     rules += [(c, e, "global") for c, e in user_wide]
@@ -179,7 +219,7 @@ def build(
     ranked = [(c, e, score, note_of(c, e)) for c, e, score in relevant]
     ranked.sort(key=lambda item: bool(item[3]))  # stable: current entries first, order kept
     first = [(c, e, score, note_of(c, e)) for c, e, score in scoped]
-    packing = _Packing(rules, ranked, sources, note_of, first, relevant_heading, procedures)
+    packing = _Packing(rules, ranked, sources, note_of, first, relevant_heading, procedures, chats)
     block = _pack(packing, budget_tokens, missing, reserve=())
     if block.omitted == 0 and not missing:
         return block
@@ -202,6 +242,8 @@ class _Packing(NamedTuple):
     relevant_heading: str = RELEVANT_HEADING
     procedures: Sequence[ProcedureHit] = ()
     """Layer C's procedures, in order."""
+    chats: Sequence[ChatHit] = ()
+    """Past sessions' chunks, best first."""
 
 
 def notice_lines(left_out: Sequence[Category], unreadable: Sequence[Category]) -> list[str]:
@@ -287,6 +329,7 @@ def _pack(
     later.clear()
     placed += [_placed_procedure(hit, packing.note_of) for hit in layer_c.placed]
     _add_sources(sources, lines, placed, fits)
+    _add_chats(packing.chats, lines, placed, fits)
     skipped = tuple(_placed_procedure(hit, packing.note_of) for hit in layer_c.left_out)
     if len(lines) == 1:
         return Block("", 0, (), omitted=len(left_out), omitted_procedures=skipped)
@@ -355,3 +398,25 @@ def _add_sources(
             entry = Entry(line=chunk.start, slug=None, content=chunk.text)
             where = f"{chunk.start}-{chunk.end}"
             placed.append(Placed("source", None, entry, chunk.score, chunk.path, where))
+
+
+def _add_chats(
+    chats: Sequence[ChatHit],
+    lines: list[str],
+    placed: list[Placed],
+    fits: Callable[..., bool],
+) -> None:
+    """Past sessions: up to `CHAT_LIMIT` chunks small enough for what is left of the budget."""
+    for hit in chats[:CHAT_LIMIT]:
+        when = f", {hit.at}" if hit.at else ""
+        where = f"{hit.first}-{hit.last}"
+        line = f"- {visible(hit.text)} (session {visible(hit.session)}, turns {where}{when})"
+        heading = () if any(p.layer == "chat" for p in placed) else (CHAT_HEADING,)
+        if fits(*heading, line):
+            lines.extend([*heading, line])
+            entry = Entry(line=hit.first, slug=None, content=hit.text)
+            placed.append(
+                Placed(
+                    "chat", None, entry, hit.score, hit.path, where, session=hit.session, at=hit.at
+                )
+            )

@@ -471,6 +471,8 @@ def _limits(settings: Settings) -> WorkspaceSettings:
         max_archive_bytes=settings.max_archive_bytes,
         allow_secrets=settings.allow_secrets,
         sources=settings.sources,
+        chat=settings.chat,
+        chat_max_age_days=settings.chat_max_age_days,
         categories=custom_categories(settings.categories, BUILTIN),
         episode_half_life_days=settings.episode_half_life_days,
         episode_max_age_days=settings.episode_max_age_days,

@@ -32,6 +32,7 @@ from memd.core.format.mdformat import Entry
 from memd.core.search import file_scope, given, procedure_layer, prompt_block
 from memd.core.search.shelves import origin
 from memd.core.sources.source_globs import MAX_SOURCE_ENTRIES, parse_entry
+from memd.core.transcripts.chunks import render
 from memd.core.writes import transitions
 from memd.core.writes.cleanup import every_citation_gone
 from memd.paths import MEMORY_DIR
@@ -60,13 +61,14 @@ from memd.server.rpc.dispatch import Handler
 from memd.server.rpc.session import Session
 from memd.server.semantic import SemanticService
 from memd.server.workspaces import code_check
+from memd.server.workspaces.chat_index import read_turns
 from memd.server.workspaces.registry import Registry, check_path_length
 from memd.server.workspaces.scopes import Scopes
 from memd.server.workspaces.snapshot import Snapshot
 from memd.server.workspaces.source_index import listed_as, read_lines
 from memd.server.workspaces.workspace import Workspace
 from memd_client import protocol as p
-from memd_client.errors import InvalidParams, RpcError
+from memd_client.errors import EntryNotFound, InvalidParams, RpcError
 
 _NO_TAGS: frozenset[str] = frozenset()
 AGENT_LOADS = ("CLAUDE.md", "CLAUDE.local.md", ".claude/rules/**")
@@ -221,11 +223,7 @@ class Methods:
         and every searched entry has a vector, else by words alone, asking for what is missing;
         mode semantic is hybrid or an error saying why; mode lexical is words alone.
         """
-        if params.category is not None and params.sources == ["file"]:
-            raise InvalidParams(
-                'A category names memory entries, and sources ["file"] only the read-only '
-                "sources, which have none; leave out one of the two."
-            )
+        _check_sources(params)
         workspace = await self.scopes.project(params.workspace)
         wanted = wanted_tags(params.tags)
         categories = categories_named(workspace, params.category)
@@ -249,6 +247,8 @@ class Methods:
                 checked=checks.of(hit.found.key, hit.found.entry),
                 record=hit.record,
             )
+            if hit.chat is None
+            else wire.chat_hit(*hit.chat, hit.found.score, hit.found.match)
             for hit in answer.hits
         ]
         checks.done()
@@ -311,6 +311,10 @@ class Methods:
                 "get needs either `slug` (and maybe `category`), or `file` and `lines`."
             )
         first, last = parse_line_range(params.lines)
+        if params.scope == "project" and os.path.isabs(params.file):
+            said = await self._chat_turns(workspace, params.file, first, last, params.around)
+            if said is not None:
+                return said
         category = memory_file(params.file, workspace.memory_dir, workspace.categories)
         if category is None and params.scope == "project":
             return await self._source_lines(workspace, params.file, first, last)
@@ -337,6 +341,28 @@ class Methods:
         indexed_at = datetime.datetime.fromtimestamp(looked, datetime.UTC).isoformat()
         chunks = {path: len(source.chunks) for path, source in look.files.items()}
         return wire.source_stats(chunks, look.refused, indexed_at)
+
+    async def _chat_turns(
+        self, workspace: Workspace, path: str, first: int, last: int, around: int
+    ) -> p.EntriesResult | None:
+        """Turns `first` - `around` to `last` + `around` of the past session `path` (one of the
+        workspace's "chat" transcripts, read now, masked), or None when `path` is none of them
+        (nothing else is ever read here)."""
+        look = await self.scopes.chats(workspace)
+        session = look.sessions.get(path)
+        if session is None:
+            return None
+        start, end = max(1, first - around), last + around
+        try:
+            turns = await anyio.to_thread.run_sync(
+                read_turns, session.path, session.agent, start, end
+            )
+        except (OSError, ValueError) as exc:
+            raise EntryNotFound(
+                f"the past session {path} cannot be read now ({exc}); query again for a "
+                "current hit."
+            ) from None
+        return p.EntriesResult(entries=[], workspace=workspace.root, text=render(turns))
 
     async def _source_lines(
         self, workspace: Workspace, path: str, first: int, last: int
@@ -469,7 +495,19 @@ class Methods:
             categories_problem=workspace.category_set.problem,
             review_problem=workspace.category_set.review_problem,
             **await self._source_stats(workspace, params.scope),
+            **await self._chat_stats(workspace, params.scope),
         )
+
+    async def _chat_stats(self, workspace: Workspace, scope: p.Scope) -> dict[str, Any]:
+        """The `stats` fields of the workspace's past sessions (none for the user-wide memory)."""
+        if scope == "global":
+            return {}
+        look = await self.scopes.chats(workspace)
+        return {
+            "chat_sessions": len(look.sessions),
+            "chat_chunks": sum(len(session.chunks) for session in look.sessions.values()),
+            "chat_left_out": look.left_out,
+        }
 
     async def status(self, params: p.StatusParams, session: Session) -> p.StatusResult:
         """Version, pid, uptime, loaded workspaces and how they are watched."""
@@ -573,8 +611,7 @@ class Methods:
         layer_a = prompt_block.layer_a(workspace.categories) if params.always else ()
         always, unreadable = _always(snapshots, at, layer_a)
         text = params.text[: prompt_block.MAX_QUERY_CHARS]
-        words = prompt_block.path_words(at.path or params.file)
-        query = " ".join(part for part in (text, words) if part)
+        query = " ".join(w for w in (text, prompt_block.path_words(at.path or params.file)) if w)
         skip = AGENT_LOADS if params.agent_loads is None else _agent_loads(params.agent_loads)
         keep = search.not_elsewhere(at) if at.given else None
         relevant, loading = await self.search.relevant(
@@ -583,6 +620,7 @@ class Methods:
         scoped = _scoped_to_file(snapshots, at, layer_a, relevant)
         for_task = await procedures.for_task(self.search, workspace, snapshots, text, query, keep)
         chunks = await self.search.source_chunks(workspace, query, skip)
+        chats = await self.search.chat_chunks(workspace, query, relevant)
         user_rules, user_unreadable = (
             await self.scopes.user_wide_rules(layer_a) if layer_a else ([], [])
         )
@@ -592,7 +630,7 @@ class Methods:
         withheld = frozenset[int]() if params.repeat else had
         scoped = [(c, e, s) for c, e, s in scoped if not given.was_given(c, e, withheld)]
         candidates, already_given = given.not_given(
-            given.Candidates(always, rules, relevant, chunks), withheld
+            given.Candidates(always, rules, relevant, chunks, chats), withheld
         )
         checks = _Checks(workspace)
         block = prompt_block.build(
@@ -607,6 +645,7 @@ class Methods:
             scoped=scoped,
             relevant_heading=_relevant_heading(text, params.file),
             procedures=procedures.layer_c(workspace, for_task, had),
+            chats=candidates.chats,
         )
         checks.done()
         if params.session and record:
@@ -828,6 +867,24 @@ _APPLY_OR_PROPOSE = (
     "cleanup takes apply or propose, not both: propose queues what it would prune for review, "
     "apply prunes now; drop one."
 )
+
+
+def _check_sources(params: p.QueryParams) -> None:
+    """Refuse a query naming a category and only sources without categories.
+
+    Raises:
+        InvalidParams: `category` with sources ["file"], or with "chat" among them.
+    """
+    if params.category is not None and params.sources == ["file"]:
+        raise InvalidParams(
+            'A category names memory entries, and sources ["file"] only the read-only '
+            "sources, which have none; leave out one of the two."
+        )
+    if params.category is not None and params.sources and "chat" in params.sources:
+        raise InvalidParams(
+            'A category names memory entries, and "chat" past sessions, which have none; '
+            'leave out the category, or "chat" from sources.'
+        )
 
 
 async def _stale(workspace: Workspace, apply: bool) -> list[p.StaleInfo] | None:

@@ -6,6 +6,13 @@ Rules:
   user-wide memory's (keyed by `Shelf("global", ...)`) and the project's read-only source files
   (keyed by `Shelf("file", path)`, `memd.server.workspaces.source_index`; not when one category
   is asked for), each from its own workspace; `sources` narrows it.
+- Chat (`Search.chat`): the workspace's coding agents' past sessions
+  (`memd.server.workspaces.chat_index`, keyed by `Shelf("chat", path)`) are searched only when
+  `sources` names "chat" (a past conversation is not curated memory), never with one category
+  or with tags (a session has neither). They are ranked by words alone, in every mode (no
+  vectors for what was said), against their own corpus: naming "chat" never changes a memory's
+  score. Their hits join the others by score (a chunk's priority, `shelves.CHAT_PRIORITY`, puts
+  it under an equal memory or source chunk), cut at `limit`; no usage history, no recall.
 - Rank (`Search.rank`, the one ranking of `query`, of the prompt block's layer B and of its
   layer C): hybrid (`memd.core.search.fusion`) when the mode is not lexical, the query has
   searchable terms, every searched entry has its vector and the model has something to say
@@ -54,8 +61,10 @@ from memd.core.search.index import SearchIndex
 from memd.core.search.shelves import Key, Shelf
 from memd.core.sources.chunks import Chunk
 from memd.core.sources.source_globs import pattern_matches
+from memd.core.transcripts.chunks import ChatChunk
 from memd.server.methods.read_filters import readable
 from memd.server.semantic import NO_USABLE_VECTORS, SemanticService
+from memd.server.workspaces.chat_index import ChatLook, ChatSession
 from memd.server.workspaces.scopes import Scopes
 from memd.server.workspaces.snapshot import Snapshot
 from memd.server.workspaces.source_index import SourceFile, SourcesIndex, found_as
@@ -69,10 +78,11 @@ Mode = Literal["lexical", "hybrid"]
 
 class SearchedFile(NamedTuple):
     """One searched file: its workspace, its snapshot and its category (None for a source, and
-    then `sources`, the indexes of every source of its workspace, a segment each)."""
+    then `sources`, the indexes of every source of its workspace, a segment each; None for a
+    past session too)."""
 
     workspace: Workspace
-    snapshot: Snapshot | SourceFile
+    snapshot: Snapshot | SourceFile | ChatSession
     category: Category | None
     sources: tuple[SourcesIndex, ...] | None = None
 
@@ -96,6 +106,8 @@ class Located(NamedTuple):
     chunk: Chunk | None
     record: outcomes.Record | None = None
     """A procedure's outcome record (None for any other entry)."""
+    chat: tuple[tuple[str, str, p.Agent], ChatChunk] | None = None
+    """A past session's hit: its transcript's path, session and agent, and its chunk."""
 
 
 class Answer(NamedTuple):
@@ -119,6 +131,13 @@ class Ranked(NamedTuple):
     loading: p.SemanticLoading | None
 
 
+class ChatRanked(NamedTuple):
+    """Past sessions' chunks ranked: what was searched (by key) and the ranking."""
+
+    searched: dict[Key, SearchedFile]
+    ranked: Ranked
+
+
 def segment_key(segment: SourcesIndex) -> Shelf:
     """The key under which a segment of a workspace's sources is ranked: its first file's, so
     that equal scores go by path across segments (the ranking never sees a file's own key)."""
@@ -139,7 +158,7 @@ class Searchable:
         self.indexes: list[tuple[Key, SearchIndex]] = []
         self.segments: dict[Key, SourcesIndex] = {}
         for key, searched_file in searched.items():
-            if isinstance(searched_file.snapshot, Snapshot):
+            if isinstance(searched_file.snapshot, Snapshot | ChatSession):
                 self.indexes.append((key, searched_file.snapshot.index))
             elif searched_file.sources is not None and not self.segments:
                 self.segments = {segment_key(found): found for found in searched_file.sources}
@@ -347,6 +366,22 @@ def _and(
     return lambda key, entry: first(key, entry) and second(key, entry)
 
 
+def located(searched_file: SearchedFile, found: Found) -> Located:
+    """A query's hit with what its wire form needs (see `Located`)."""
+    chunk = None
+    said = None
+    if isinstance(searched_file.snapshot, SourceFile):
+        chunk = searched_file.snapshot.chunk_at[found.entry.line]
+    elif isinstance(searched_file.snapshot, ChatSession):
+        session = searched_file.snapshot
+        where = (session.path, session.session, session.agent)
+        said = (where, session.chunk_at(found.entry.line))
+    record = None
+    if searched_file.category is not None and searched_file.category.kind == "procedure":
+        record = searched_file.workspace.usage.record(searched_file.category, found.entry)
+    return Located(found, searched_file.workspace.memory_dir, chunk, record, said)
+
+
 class Search:
     """The one search of a daemon (see the module rules), over its scopes and its semantic
     search (None: lexical only)."""
@@ -378,6 +413,8 @@ class Search:
                 ranking (`rank`).
         """
         searched, unreadable = await gather(self.scopes, workspace, categories, sources)
+        with_chat = bool(sources and "chat" in sources and not tags)
+        with_chat = with_chat and len(categories) == len(workspace.categories)
         # With tags, every entry still shapes the statistics (so each score is the one it has
         # without tags); only tagged entries can be hits, before `limit` (a query without
         # words lists them, as it lists every entry without tags).
@@ -385,23 +422,20 @@ class Search:
         keep = within(tagged_lines(snapshots, tags)) if tags else None
         if at.given:
             keep = _and(keep, not_elsewhere(at))
-        ranked = await self.rank(
-            searched, text, mode=mode, limit=limit, min_score=min_score, keep=keep
-        )
+        ranked = Ranked([], 0, "lexical", None)
+        if searched or not with_chat:
+            ranked = await self.rank(
+                searched, text, mode=mode, limit=limit, min_score=min_score, keep=keep
+            )
+        if with_chat:
+            searched, ranked = await self._with_chat(
+                workspace, text, searched, ranked, limit, min_score
+            )
         found_hits = outcome_rescored(searched, ranked.hits)
         if at.given:
             found_hits.sort(key=lambda hit: fit(hit.entry.content, at) != "matches")
         count_recalls(searched, found_hits)
-        hits = []
-        for found in found_hits:
-            searched_file = searched[found.key]
-            chunk = None
-            if isinstance(searched_file.snapshot, SourceFile):
-                chunk = searched_file.snapshot.chunk_at[found.entry.line]
-            record = None
-            if searched_file.category is not None and searched_file.category.kind == "procedure":
-                record = searched_file.workspace.usage.record(searched_file.category, found.entry)
-            hits.append(Located(found, searched_file.workspace.memory_dir, chunk, record))
+        hits = [located(searched[found.key], found) for found in found_hits]
         return Answer(hits, ranked.total, ranked.mode, ranked.loading, unreadable)
 
     async def rank(
@@ -569,6 +603,79 @@ class Search:
                 prompt_block.SourceChunk(hit.key.path, part.start, part.end, part.text, hit.score)
             )
         return chunks
+
+    async def _with_chat(
+        self,
+        workspace: Workspace,
+        text: str,
+        searched: dict[Key, SearchedFile],
+        ranked: Ranked,
+        limit: int,
+        min_score: float | None = None,
+    ) -> tuple[dict[Key, SearchedFile], Ranked]:
+        """`ranked` joined by score with the past sessions' best hits (see the module rules),
+        and what was searched, the sessions too."""
+        chats = await self.chat(workspace, text, limit=limit, min_score=min_score)
+        joined = sorted([*ranked.hits, *chats.ranked.hits], key=lambda hit: -hit.score)
+        total = ranked.total + chats.ranked.total
+        return {**searched, **chats.searched}, ranked._replace(hits=joined[:limit], total=total)
+
+    async def chat(
+        self,
+        workspace: Workspace,
+        query: str,
+        *,
+        limit: int,
+        min_score: float | None = None,
+        look: ChatLook | None = None,
+    ) -> ChatRanked:
+        """The workspace's past sessions' chunks ranked against `query` by words alone (see the
+        module rules), in a worker thread; none when `chat` is off."""
+        if look is None:
+            look = await self.scopes.chats(workspace)
+        searched: dict[Key, SearchedFile] = {
+            Shelf("chat", path): SearchedFile(workspace, session, None)
+            for path, session in look.sessions.items()
+            if session.chunks
+        }
+        if not searched:
+            return ChatRanked(searched, Ranked([], 0, "lexical", None))
+        ranked = await self.rank(
+            searched, query, mode="lexical", limit=limit, min_score=min_score, off_loop=True
+        )
+        return ChatRanked(searched, ranked)
+
+    async def chat_chunks(
+        self, workspace: Workspace, query: str, relevant: Sequence[tuple[Any, Any, float]]
+    ) -> list[prompt_block.ChatHit]:
+        """The prompt block's past sessions' chunks: the best `prompt_block.CHAT_LIMIT` of
+        those that score well beside layer B's `relevant` entries (`prompt_block.chat_floor`),
+        best first; none while the workspace's first look at them is being taken (a prompt
+        hook never waits for reading every transcript)."""
+        if not query.strip() or not self.scopes.registry.limits.chat:
+            return []
+        floor = prompt_block.chat_floor(max((score for _, _, score in relevant), default=None))
+        look = await self.scopes.chats(workspace, wait=False)  # a prompt never waits for a look
+        ranked = await self.chat(
+            workspace, query, limit=prompt_block.CHAT_LIMIT, min_score=floor, look=look
+        )
+        chats = []
+        for hit in ranked.ranked.hits:
+            session = ranked.searched[hit.key].snapshot
+            assert isinstance(session, ChatSession)
+            part = session.chunk_at(hit.entry.line)
+            chats.append(
+                prompt_block.ChatHit(
+                    session.path,
+                    part.first,
+                    part.last,
+                    part.text,
+                    hit.score,
+                    session.session,
+                    part.timestamp,
+                )
+            )
+        return chats
 
     def _semantic_service(self) -> SemanticService:
         """The daemon's semantic search (there is one whenever a layout was given)."""

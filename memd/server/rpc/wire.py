@@ -33,6 +33,7 @@ from memd.core.search.outcomes import Record
 from memd.core.search.prompt_block import Block, Layer, Placed
 from memd.core.search.shelves import Key, origin
 from memd.core.sources.chunks import Chunk
+from memd.core.transcripts.chunks import ChatChunk
 from memd.core.writes import transitions
 from memd.core.writes.cleanup import MERGE_REASONS, CleanupPlan, Prune
 from memd.core.writes.judge import Relation
@@ -420,6 +421,36 @@ def query_hit(
     )
 
 
+def chat_hit(
+    said: tuple[str, str, p.Agent], part: ChatChunk, score: float, match: p.Match
+) -> p.QueryHit:
+    """One query result from a past session: turns `part.first`-`part.last` of the transcript
+    `said` names (its absolute path, its session, its agent), its masked words and time."""
+    path, session, agent = said
+    return p.QueryHit(
+        category="",
+        file=path,
+        line=part.first,
+        slug=None,
+        content=part.text,
+        score=score,
+        match=match,
+        source="chat",
+        path=path,
+        lines=f"{part.first}-{part.last}",
+        session=session,
+        at=part.timestamp,
+        agent=agent,
+    )
+
+
+def _placed_source(placed: Placed) -> p.Origin:
+    """Where a placed entry lives on the wire."""
+    if placed.layer == "chat":
+        return "chat"
+    return "file" if placed.category is None else placed.source
+
+
 def outcome_counts(record: Record) -> p.OutcomeCounts:
     """A procedure's outcome record on the wire."""
     return p.OutcomeCounts(successes=record.successes, failures=record.failures)
@@ -452,7 +483,9 @@ def context_result(
                 content=placed.entry.content,
                 score=placed.score,
                 lines=placed.lines,
-                source="file" if placed.category is None else placed.source,
+                source=_placed_source(placed),
+                session=placed.session,
+                at=placed.at,
                 status=checked(placed)[0],
                 stale=checked(placed)[1],
                 outcomes=None if placed.record is None else outcome_counts(placed.record),

@@ -28,6 +28,7 @@ from memd.core.format.mdformat import Entry
 from memd.fs import real_path
 from memd.fs.real_path import Unresolvable
 from memd.paths import MEMORY_DIR
+from memd.server.workspaces.chat_index import ChatLook
 from memd.server.workspaces.registry import Registry, check_spelling
 from memd.server.workspaces.source_index import SourcesSnapshot
 from memd.server.workspaces.workspace import Workspace
@@ -134,6 +135,13 @@ class Scopes:
         (`memd.server.workspaces.source_index`), under the daemon's settings."""
         limits = self.registry.limits
         return await workspace.sources.refresh(limits.sources, limits.max_file_bytes)
+
+    async def chats(self, workspace: Workspace, *, wait: bool = True) -> ChatLook:
+        """The workspace's coding agents' past sessions as they are now
+        (`memd.server.workspaces.chat_index`), under the daemon's settings (`chat` off: none);
+        not `wait`: none until the first look is taken in the background."""
+        limits = self.registry.limits
+        return await workspace.chats.refresh(limits.chat, limits.chat_max_age_days, wait=wait)
 
     async def user_wide_rules(
         self, categories: tuple[Category, ...]

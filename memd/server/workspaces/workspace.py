@@ -60,7 +60,7 @@ from typing import NamedTuple
 import anyio
 from anyio.abc import TaskStatus
 
-from memd.config import DEFAULT_IDLE_UNLOAD
+from memd.config import DEFAULT_CHAT_MAX_AGE_DAYS, DEFAULT_IDLE_UNLOAD
 from memd.core.format.archive import ARCHIVE_FILE, ARCHIVE_HEADER, ArchivedEntry, archive_line
 from memd.core.format.categories import HACKLM_CATEGORIES, Category
 from memd.core.format.limits import MAX_ARCHIVE_BYTES, MAX_ENTRY_CHARS, MAX_FILE_BYTES
@@ -79,6 +79,7 @@ from memd.server.rpc.session import Session, notification_frame
 from memd.server.rpc.wire import entry_info
 from memd.server.watch.watcher import WatchHub, WorkspaceWatcher
 from memd.server.workspaces.actor import CategoryActor, Handover, Snapshot
+from memd.server.workspaces.chat_index import WorkspaceChats
 from memd.server.workspaces.code_check import CodeCheck
 from memd.server.workspaces.inbox_file import InboxFile
 from memd.server.workspaces.provenance_store import ProvenanceStore
@@ -158,6 +159,8 @@ class Workspace:
         self.inbox = InboxFile(self.memory_dir, self.lock, self.archive)
         """The review inbox, `.memory/inbox.md` (`inbox_file`)."""
         self.sources = WorkspaceSources(root)  # as searches see them (the watcher reports)
+        self.chats = WorkspaceChats(root)
+        """Its coding agents' past sessions, as searches naming "chat" see them."""
         self.watcher = WorkspaceWatcher(
             root,
             self.memory_dir,
@@ -243,6 +246,7 @@ class Workspace:
             self._seen = {c: tuple(a.snapshot.entries) for c, a in self.actors.items()}
             await tg.start(self.watcher.run)
             tg.start_soon(self.sources.run)
+            tg.start_soon(self.chats.run)
             tg.start_soon(self.code.run)
             tg.start_soon(self._sweep_at_load)
             tg.start_soon(self._keep_usage)
@@ -265,6 +269,7 @@ class Workspace:
         self._usage_scope.cancel()  # saves the usage history once more
         self.lock.close()  # writes in progress are short; a stuck one is not refreshed
         self.sources.stop()  # a look in progress is left to its worker thread
+        self.chats.stop()  # likewise
         self.code.stop()  # a gather in progress likewise
         for actor in self.actors.values():
             actor.close()
@@ -591,6 +596,10 @@ class WorkspaceSettings(NamedTuple):
     """Days after which an episode ranks at half its score."""
     episode_max_age_days: int = DEFAULT_MAX_AGE_DAYS
     """The age past which `cleanup` archives an episode nobody recalled."""
+    chat: bool = True
+    """memd's config `chat`: search coding agents' past sessions (`chat_index`)."""
+    chat_max_age_days: int = DEFAULT_CHAT_MAX_AGE_DAYS
+    """Sessions last written longer ago than this are left out of the "chat" source."""
     review: Mapping[str, ReviewMode] = MappingProxyType({})
     """memd's config `[review]`: per category, whether an agent's store goes "direct" or waits
     as "pending" in the review inbox (over `memd.core.review.policy.DEFAULT_MODES`)."""

@@ -1,0 +1,232 @@
+"""The "chat" source's index (`memd.server.workspaces.chat_index`): read from a cursor, grown by
+appends, read again from the start when a file shrinks or is replaced, bounded."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+import anyio
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from memd.core.search import ranking
+from memd.core.search.shelves import Shelf
+from memd.core.transcripts.chunks import NumberedTurn, chunks
+from memd.server.workspaces import chat_index
+from memd.server.workspaces.chat_index import (
+    ChatLook,
+    Cursor,
+    WorkspaceChats,
+    look_at,
+    read_objects,
+    read_turns,
+)
+from tests.claude_sessions import Session, session_path
+from tests.polling import until
+
+ASKED = (True, 90)
+
+
+def _look(home: Path, root: Path, previous: ChatLook = chat_index.NOTHING) -> ChatLook:
+    return look_at(os.path.realpath(root), {"CLAUDE_CONFIG_DIR": str(home)}, ASKED, previous)
+
+
+def _texts(look: ChatLook) -> list[str]:
+    return [part.text for session in look.sessions.values() for part in session.chunks]
+
+
+def _found(look: ChatLook, query: str) -> list[str]:
+    indexes = [(Shelf("chat", path), session.index) for path, session in look.sessions.items()]
+    result = ranking.search(indexes, query, limit=10)
+    return [hit.entry.content for hit in result.hits]
+
+
+def test_a_session_is_read_into_chunks_and_found(tmp_path: Path) -> None:
+    home, root = tmp_path / "claude", tmp_path / "ws"
+    root.mkdir()
+    talk = Session(root)
+    path = session_path(home, root, talk.session)
+    path.write_text(
+        talk.user("why does the flaky walrus test fail")
+        + talk.tool_use("pytest -k walrus")
+        + talk.tool_result("stdout of pelican tool")
+        + talk.assistant("The walrus test races the watcher; wait on the event.")
+        + talk.meta("meta caveat gazelle")
+        + talk.command("/clear")
+        + talk.summary("summary of the ocelot")
+        + "{broken line\n"
+    )
+    look = _look(home, root)
+    (session,) = look.sessions.values()
+    assert session.session == talk.session
+    assert session.turns == 2
+    assert _texts(look) == [
+        "user: why does the flaky walrus test fail\n"
+        "assistant: The walrus test races the watcher; wait on the event."
+    ]
+    assert _found(look, "walrus")
+    for noise in ("pelican", "gazelle", "ocelot", "quokka", "clear"):
+        assert not _found(look, noise), noise
+    assert look.skipped == 1
+
+
+def test_an_append_is_read_from_the_cursor_and_a_half_line_waits(tmp_path: Path) -> None:
+    home, root = tmp_path / "claude", tmp_path / "ws"
+    root.mkdir()
+    talk = Session(root)
+    path = session_path(home, root, talk.session)
+    path.write_text(talk.user("first question about herons"))
+    first = _look(home, root)
+    (before,) = first.sessions.values()
+    answer = talk.assistant("Herons nest near water.")
+    with path.open("a") as handle:
+        handle.write(answer[:20])  # a half-written line
+    second = _look(home, root, first)
+    (during,) = second.sessions.values()
+    assert during.cursor == before.cursor
+    assert _texts(second) == ["user: first question about herons"]
+    with path.open("a") as handle:
+        handle.write(answer[20:] + talk.user("and cormorants?"))
+    third = _look(home, root, second)
+    assert _texts(third) == [
+        "user: first question about herons\nassistant: Herons nest near water.",
+        "user: and cormorants?",
+    ]
+    assert _found(third, "cormorants") and _found(third, "nest")
+    assert _texts(first) == ["user: first question about herons"]  # a look never changes
+
+
+def test_a_shrunk_or_replaced_file_is_read_again_from_the_start(tmp_path: Path) -> None:
+    home, root = tmp_path / "claude", tmp_path / "ws"
+    root.mkdir()
+    talk = Session(root)
+    path = session_path(home, root, talk.session)
+    path.write_text(talk.user("about the albatross") + talk.assistant("It glides."))
+    first = _look(home, root)
+    path.write_text(talk.user("about the puffin"))  # shorter: rewritten
+    second = _look(home, root, first)
+    assert _texts(second) == ["user: about the puffin"]
+    replacement = path.with_suffix(".new")
+    replacement.write_text(talk.user("about the kestrel, a longer question than before"))
+    os.replace(replacement, path)  # another inode under the same name
+    third = _look(home, root, second)
+    assert _texts(third) == ["user: about the kestrel, a longer question than before"]
+    assert not _found(third, "puffin")
+
+
+def test_old_sessions_and_other_directories_are_left_out(tmp_path: Path) -> None:
+    home, root, other = tmp_path / "claude", tmp_path / "ws", tmp_path / "ws_other"
+    root.mkdir()
+    other.mkdir()
+    old = Session(root)
+    old_path = session_path(home, root, old.session)
+    old_path.write_text(old.user("ancient lemur question"))
+    os.utime(old_path, (1, 1))
+    elsewhere = Session(other)
+    session_path(home, other, elsewhere.session).write_text(elsewhere.user("marmot question"))
+    look = _look(home, root)
+    assert look.sessions == {}
+
+
+def test_a_line_past_the_limit_is_skipped_without_holding_it(tmp_path: Path) -> None:
+    talk = Session(tmp_path)
+    path = tmp_path / "s.jsonl"
+    path.write_text(talk.user("before") + talk.user("x" * 5000) + talk.user("after"))
+    seen: list[str] = []
+
+    def take(objects: list[tuple[int, dict[str, object]]]) -> None:
+        seen.extend(str(line["message"]["content"])[:6] for _, line in objects)  # type: ignore[index]
+
+    cursor, skipped = read_objects(str(path), Cursor(), take, block_bytes=64, max_line_bytes=1000)
+    assert seen == ["before", "after"]
+    assert skipped == 1
+    assert cursor == Cursor(path.stat().st_size, False)
+
+
+def test_read_turns_numbers_turns_as_the_chunks_do(tmp_path: Path) -> None:
+    talk = Session(tmp_path)
+    path = tmp_path / "s.jsonl"
+    path.write_text(
+        talk.user("one") + talk.tool_result("noise") + talk.assistant("two") + talk.user("three")
+    )
+    turns = read_turns(str(path), "claude", 2, 3)
+    assert [(t.number, t.text) for t in turns] == [(2, "two"), (3, "three")]
+
+
+_turns = st.lists(
+    st.tuples(st.sampled_from(["user", "assistant"]), st.integers(1, 2200)), max_size=12
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(_turns, st.integers(0, 12))
+def test_chunks_after_an_append_are_those_of_the_whole(
+    shapes: list[tuple[str, int]], split: int
+) -> None:
+    """Chunking what was read, then the append (`grown`), gives the whole file's chunks."""
+    turns = [
+        NumberedTurn(n, role, f"w{n} " * (size // 4 + 1), "")  # type: ignore[arg-type]
+        for n, (role, size) in enumerate(shapes, 1)
+    ]
+    head, tail = turns[:split], turns[split:]
+
+    class Previous:
+        chunks = tuple(chunks(head))
+        pending = head[-1] if head and head[-1].role == "user" else None
+
+    kept, redo = chat_index.grown(Previous(), tail)  # type: ignore[arg-type]
+    assert (*kept, *chunks(redo)) == tuple(chunks(turns))
+
+
+@pytest.mark.anyio
+async def test_a_search_is_served_the_last_look_while_the_next_is_taken(tmp_path: Path) -> None:
+    home, root = tmp_path / "claude", tmp_path / "ws"
+    root.mkdir()
+    talk = Session(root)
+    path = session_path(home, root, talk.session)
+    path.write_text(talk.user("the ibis question"))
+    chats = WorkspaceChats(str(root), env=lambda: {"CLAUDE_CONFIG_DIR": str(home)})
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(chats.run)
+        assert await chats.refresh(True, 90, wait=False) is chat_index.NOTHING  # asked only
+        await until(lambda: chats.looks == 1)
+        first = await chats.refresh(True, 90)
+        assert _texts(first) == ["user: the ibis question"]
+        with path.open("a") as handle:
+            handle.write(talk.assistant("Ibises probe mud."))
+        assert await chats.refresh(True, 90) is first or chats.looks > 1  # never waits
+        with anyio.fail_after(20):
+            # Each search asks for the next look once the last is a second old: nothing to wait on.
+            while not any("mud" in text for text in _texts(await chats.refresh(True, 90))):  # noqa: ASYNC110
+                await anyio.sleep(0.01)
+        assert _texts(first) == ["user: the ibis question"]  # a served look never changes
+        off = await chats.refresh(False, 90)
+        assert off.sessions == {}  # off: nothing held, nothing read
+        looks = chats.looks
+        await chats.refresh(False, 90)
+        assert chats.looks == looks
+        chats.stop()
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.lists(st.sampled_from(["user", "assistant", "tool"]), max_size=8), st.data())
+def test_a_file_read_in_two_looks_at_any_byte_gives_the_whole_files_chunks(
+    roles: list[str], data: st.DataObject
+) -> None:
+    """However the writer's bytes are split between two looks (mid-line too), the chunks are
+    those of one look at the whole file."""
+    with tempfile.TemporaryDirectory() as temporary:
+        home, root = Path(temporary) / "claude", Path(temporary) / "ws"
+        root.mkdir()
+        talk = Session(root)
+        said = {"user": talk.user, "assistant": talk.assistant, "tool": talk.tool_result}
+        whole = "".join(said[role](f"{role} words {n}") for n, role in enumerate(roles)).encode()
+        split = data.draw(st.integers(0, len(whole)))
+        path = session_path(home, root, talk.session)
+        path.write_bytes(whole[:split])
+        first = _look(home, root)
+        with path.open("ab") as handle:
+            handle.write(whole[split:])
+        assert _texts(_look(home, root, first)) == _texts(_look(home, root))
