@@ -61,7 +61,7 @@ from memd.server.rpc.dispatch import Handler
 from memd.server.rpc.session import Session
 from memd.server.semantic import SemanticService
 from memd.server.workspaces import code_check
-from memd.server.workspaces.chat_index import read_turns
+from memd.server.workspaces.chat_index import turns_between
 from memd.server.workspaces.registry import Registry, check_path_length
 from memd.server.workspaces.scopes import Scopes
 from memd.server.workspaces.snapshot import Snapshot
@@ -355,7 +355,7 @@ class Methods:
         start, end = max(1, first - around), last + around
         try:
             turns = await anyio.to_thread.run_sync(
-                read_turns, session.path, session.agent, start, end
+                turns_between, session.path, session.agent, start, end
             )
         except (OSError, ValueError) as exc:
             raise EntryNotFound(

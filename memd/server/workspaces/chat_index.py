@@ -5,8 +5,9 @@ workspace (`memd.fs.transcript_files`), each one's turns as chunks
 Rules:
 - One owner: the workspace (`Workspace.chats`). Nothing here ever writes; the transcripts are
   the agents' files, outside the workspace.
-- A search is served the last look and never waits for a new one (but for the first): when the
-  last look is `FRESH_SECONDS` old, or the config (`chat`, `chat_max_age_days`) changed, the
+- A search is served the last look and never waits for a new one (but for the first, and that
+  one at most `FIRST_LOOK_SECONDS`: the sessions read by then, newest first, are served, and the
+  builder reads the rest at once): when the last look is `FRESH_SECONDS` old, or the config (`chat`, `chat_max_age_days`) changed, the
   search asks for a new one and `run`, the workspace's one builder, takes it in a worker thread
   (one hop a look, never on the event loop). There is no watcher: the files live outside the
   workspace, and a look at an unchanged file costs one `stat`.
@@ -15,6 +16,9 @@ Rules:
   `MAX_LINE_BYTES` is skipped without ever being held whole; an unterminated last line waits
   for the next look. A file that shrank, or whose identity (device, inode) changed, is read
   again from its start. A line that is not JSON is skipped (and counted), never an error.
+- An agent's reader may carry state from one read to the next (`memd.core.transcripts.Progress`:
+  Codex names its session once, at the start); it is kept with the cursor. A file not written
+  for `QUIET_SECONDS` is read as complete (Codex's old rollouts give their held turns then).
 - Turns are numbered in file order from 1. An append re-chunks only from the last turn when it
   was the person's (it may still pair with the answer that follows; `chunks.chunks` rules), so
   the chunks after any number of appends are those of the whole file read at once. Each
@@ -25,6 +29,9 @@ Rules:
   `left_out` says so. Each look lets the last go: nothing grows with the number of looks.
 - Off (`chat = false` in memd's config): nothing is read, the held chunks are let go, and a
   search naming "chat" finds nothing there (no error).
+
+Size: the look (a session read from its cursor, its chunks and its index) and the builder that
+serves the last look while taking the next, which share the cursor's invariants.
 """
 
 from __future__ import annotations
@@ -40,7 +47,7 @@ import anyio
 from memd.core.format.mdformat import Entry
 from memd.core.search import ranking
 from memd.core.search.index import SearchIndex
-from memd.core.transcripts import Agent, turns_of
+from memd.core.transcripts import START, Agent, Progress, read_turns
 from memd.core.transcripts.chunks import ChatChunk, NumberedTurn, chunks
 from memd.core.transcripts.lines import MAX_LINE_BYTES, complete_objects
 from memd.fs.transcript_files import TranscriptFile, find_transcripts
@@ -51,6 +58,12 @@ MAX_TOTAL_CHARS = 32 * 1024 * 1024
 """The most chunk text one workspace's "chat" source holds: older sessions past it are left out."""
 BLOCK_BYTES = 1 << 20
 """How much of a transcript is read at once."""
+FIRST_LOOK_SECONDS = 2.0
+"""How long the first look (the one a query waits for) reads before it is served as it is:
+the newest sessions read so far; the builder reads the rest next."""
+QUIET_SECONDS = 600.0
+"""A transcript not written for this long is read as complete (`read_turns`' `final`: an old
+Codex rollout without message events gives its held turns then)."""
 
 Asked = tuple[bool, int]
 """What a look is taken under: memd's config `chat` and `chat_max_age_days`."""
@@ -78,8 +91,11 @@ class ChatSession:
         previous: SearchIndex | None = None,
         *,
         same: bool = False,
+        progress: Progress = START,
     ) -> None:
         self.path = found.path
+        self.progress = progress
+        """What the agent's reader carries from the lines read to the next (Codex's)."""
         self.agent: Agent = found.agent
         self.found = found
         self.session = session
@@ -120,6 +136,8 @@ class ChatLook(NamedTuple):
     asked: Asked | None = None
     skipped: int = 0
     """Lines skipped over all sessions since each was last read from its start."""
+    partial: bool = False
+    """The look ran out of time (`FIRST_LOOK_SECONDS`) before every session was read."""
 
 
 NOTHING = ChatLook({}, [], 0.0)
@@ -144,7 +162,7 @@ class WorkspaceChats:
     def stale(self, asked: Asked) -> bool:
         """Whether the last look may be out of date (see the module rules)."""
         look = self.current
-        if look is NOTHING or look.asked != asked:
+        if look is NOTHING or look.asked != asked or look.partial:
             return True
         return time.monotonic() - look.at >= FRESH_SECONDS
 
@@ -163,7 +181,10 @@ class WorkspaceChats:
         if self.current is NOTHING or self.current.asked != asked:
             async with self._first:
                 if self.current is NOTHING or self.current.asked != asked:
-                    await self.look_now(asked)
+                    await self.look_now(asked, seconds=FIRST_LOOK_SECONDS)
+            if self.current.partial:
+                self._asked = asked
+                self._wanted.set()
             return self.current
         if self.stale(asked):
             self._asked = asked
@@ -187,15 +208,20 @@ class WorkspaceChats:
         """End `run` (a look in progress is left to finish in its worker thread, unused)."""
         self._scope.cancel()
 
-    async def look_now(self, asked: Asked, *, abandon_on_cancel: bool = False) -> ChatLook:
-        """Look at the sessions again (in a worker thread), make it the current look, return it.
+    async def look_now(
+        self, asked: Asked, *, abandon_on_cancel: bool = False, seconds: float | None = None
+    ) -> ChatLook:
+        """Look at the sessions again (in a worker thread), make it the current look, return it;
+        with `seconds`, stop reading sessions once they have passed (a partial look).
         Looks start at least as long after the last one ended as it took."""
         started = time.monotonic()
         previous = self.current if self.current.asked == asked else NOTHING
         env = self._env()
+        deadline = None if seconds is None else started + seconds
+        look_one = functools.partial(look_at, deadline=deadline)
         try:
             look = await anyio.to_thread.run_sync(
-                look_at, self.root, env, asked, previous, abandon_on_cancel=abandon_on_cancel
+                look_one, self.root, env, asked, previous, abandon_on_cancel=abandon_on_cancel
             )
         except OSError as exc:  # never fail a search
             problem = f"the past sessions could not be looked at ({type(exc).__name__}: {exc})"
@@ -207,14 +233,35 @@ class WorkspaceChats:
         return look
 
 
-def look_at(root: str, env: dict[str, str], asked: Asked, previous: ChatLook = NOTHING) -> ChatLook:
-    """Look at the workspace's sessions again, reading each only from its cursor (blocking)."""
+def look_at(
+    root: str,
+    env: dict[str, str],
+    asked: Asked,
+    previous: ChatLook = NOTHING,
+    *,
+    deadline: float | None = None,
+) -> ChatLook:
+    """Look at the workspace's sessions again, newest first, reading each only from its cursor
+    (blocking); past `deadline` (a `time.monotonic()`), the sessions not read yet are left for
+    the next look (their last version kept, if any) and the look is `partial`."""
     found = find_transcripts(root, env, max_age_days=asked[1], now=time.time())
     sessions: dict[str, ChatSession] = {}
     left_out: list[str] = []
     total = 0
     skipped = 0
+    partial = False
     for position, transcript in enumerate(found):
+        if deadline is not None and time.monotonic() > deadline:
+            partial = True
+            kept = [
+                previous.sessions[t.path] for t in found[position:] if t.path in previous.sessions
+            ]
+            sessions.update((session.path, session) for session in kept)
+            left_out.append(
+                f"{len(found) - position} older session(s) are still being read; "
+                "ask again in a moment"
+            )
+            break
         if total >= MAX_TOTAL_CHARS:
             left = len(found) - position
             left_out.append(
@@ -235,7 +282,7 @@ def look_at(root: str, env: dict[str, str], asked: Asked, previous: ChatLook = N
         skipped += count
         sessions[session.path] = session
         total += session.chars
-    return ChatLook(sessions, left_out, time.monotonic(), asked, skipped)
+    return ChatLook(sessions, left_out, time.monotonic(), asked, skipped, partial)
 
 
 def read_session(
@@ -259,16 +306,20 @@ def read_session(
     cursor = previous.cursor if previous is not None else Cursor()
     number = previous.turns if previous is not None else 0
     session = previous.session if previous is not None else ""
+    progress = previous.progress if previous is not None else START
     new_turns: list[NumberedTurn] = []
 
-    def take(objects: list[tuple[int, dict[str, Any]]]) -> None:
-        nonlocal number, session
-        for turn in turns_of(found.agent, objects):
+    def take(objects: list[tuple[int, dict[str, Any]]], final: bool = False) -> None:
+        nonlocal number, session, progress
+        said, progress = read_turns(found.agent, objects, progress, final=final)
+        for turn in said:
             number += 1
             new_turns.append(NumberedTurn(number, turn.role, turn.text, turn.timestamp))
             session = session or turn.session
 
     cursor, skipped = read_objects(found.path, cursor, take)
+    if progress.held and time.time() - found.mtime >= QUIET_SECONDS:
+        take([], final=True)
     if previous is not None and not new_turns:
         kept = ChatSession(
             found,
@@ -279,6 +330,7 @@ def read_session(
             previous.chunks,
             previous.index,
             same=True,
+            progress=progress,
         )
         return kept, skipped
     kept_chunks, redo = grown(previous, new_turns)
@@ -286,7 +338,8 @@ def read_session(
     session = session or os.path.splitext(os.path.basename(found.path))[0]
     parts = (*kept_chunks, *chunks(redo))
     index = previous.index if previous is not None else None
-    return ChatSession(found, session, cursor, number, pending, parts, index), skipped
+    kept = ChatSession(found, session, cursor, number, pending, parts, index, progress=progress)
+    return kept, skipped
 
 
 def grown(
@@ -349,25 +402,28 @@ def read_objects(
     return Cursor(offset, skipping), skipped
 
 
-def read_turns(path: str, agent: Agent, first: int, last: int) -> list[NumberedTurn]:
+def turns_between(path: str, agent: Agent, first: int, last: int) -> list[NumberedTurn]:
     """Turns `first` to `last` of a transcript as it is now, numbered as its chunks are
     (blocking; an unterminated last line is not read, as a look does not read it).
 
     Raises:
         OSError: it cannot be read.
-        ValueError: there is no reader for its agent's transcripts.
     """
     wanted: list[NumberedTurn] = []
     number = 0
+    progress = START
 
-    def take(objects: list[tuple[int, dict[str, Any]]]) -> None:
-        nonlocal number
-        for turn in turns_of(agent, objects):
+    def take(objects: list[tuple[int, dict[str, Any]]], final: bool = False) -> None:
+        nonlocal number, progress
+        said, progress = read_turns(agent, objects, progress, final=final)
+        for turn in said:
             number += 1
             if first <= number <= last:
                 wanted.append(NumberedTurn(number, turn.role, turn.text, turn.timestamp))
 
     read_objects(path, Cursor(), take)
+    if progress.held and time.time() - os.stat(path).st_mtime >= QUIET_SECONDS:
+        take([], final=True)
     return wanted
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import tempfile
+from collections.abc import Mapping
 from pathlib import Path
 
 import anyio
@@ -21,7 +22,7 @@ from memd.server.workspaces.chat_index import (
     WorkspaceChats,
     look_at,
     read_objects,
-    read_turns,
+    turns_between,
 )
 from tests.claude_sessions import Session, session_path
 from tests.polling import until
@@ -145,13 +146,13 @@ def test_a_line_past_the_limit_is_skipped_without_holding_it(tmp_path: Path) -> 
     assert cursor == Cursor(path.stat().st_size, False)
 
 
-def test_read_turns_numbers_turns_as_the_chunks_do(tmp_path: Path) -> None:
+def test_turns_between_numbers_turns_as_the_chunks_do(tmp_path: Path) -> None:
     talk = Session(tmp_path)
     path = tmp_path / "s.jsonl"
     path.write_text(
         talk.user("one") + talk.tool_result("noise") + talk.assistant("two") + talk.user("three")
     )
-    turns = read_turns(str(path), "claude", 2, 3)
+    turns = turns_between(str(path), "claude", 2, 3)
     assert [(t.number, t.text) for t in turns] == [(2, "two"), (3, "three")]
 
 
@@ -230,3 +231,61 @@ def test_a_file_read_in_two_looks_at_any_byte_gives_the_whole_files_chunks(
         with path.open("ab") as handle:
             handle.write(whole[split:])
         assert _texts(_look(home, root, first)) == _texts(_look(home, root))
+
+
+def _codex_line(kind: str, payload: Mapping[str, object], second: int) -> str:
+    import json
+
+    stamp = f"2026-11-20T10:00:{second:02d}Z"
+    return json.dumps({"timestamp": stamp, "type": kind, "payload": payload}) + "\n"
+
+
+def test_a_codex_rollout_growing_keeps_its_session_and_never_doubles_a_turn(
+    tmp_path: Path,
+) -> None:
+    home, codex, root = tmp_path / "claude", tmp_path / "codex", tmp_path / "ws"
+    root.mkdir()
+    day = codex / "sessions" / "2026" / "11" / "20"
+    day.mkdir(parents=True)
+    path = day / "rollout-2026-11-20T10-00-00-0a1b.jsonl"
+    real = os.path.realpath(root)
+    meta = {"id": "codex-session-1", "cwd": real, "source": "cli"}
+    path.write_text(
+        _codex_line("session_meta", meta, 0)
+        + _codex_line("event_msg", {"type": "user_message", "message": "why is the yak slow"}, 1)
+        + _codex_line("response_item", {"type": "message", "role": "user", "content": []}, 1)
+    )
+    env = {"CLAUDE_CONFIG_DIR": str(home), "CODEX_HOME": str(codex)}
+    first = look_at(real, env, ASKED)
+    with path.open("a") as handle:
+        handle.write(
+            _codex_line("event_msg", {"type": "agent_message", "message": "The yak waits."}, 2)
+        )
+    os.utime(path, (os.path.getmtime(path) + 5, os.path.getmtime(path) + 5))
+    grown = look_at(real, env, ASKED, first)
+    (session,) = grown.sessions.values()
+    assert session.agent == "codex" and session.session == "codex-session-1"
+    assert [part.text for part in session.chunks] == [
+        "user: why is the yak slow\nassistant: The yak waits."
+    ]
+    assert [t.text for t in turns_between(str(path), "codex", 1, 2)] == [
+        "why is the yak slow",
+        "The yak waits.",
+    ]
+
+
+def test_a_first_look_out_of_time_serves_what_it_read_and_says_the_rest_is_coming(
+    tmp_path: Path,
+) -> None:
+    home, root = tmp_path / "claude", tmp_path / "ws"
+    root.mkdir()
+    for n in range(3):
+        talk = Session(root)
+        session_path(home, root, talk.session).write_text(talk.user(f"question {n} about otters"))
+    env = {"CLAUDE_CONFIG_DIR": str(home)}
+    real = os.path.realpath(root)
+    partial = look_at(real, env, ASKED, deadline=0.0)  # long past: nothing read in time
+    assert partial.partial and partial.sessions == {}
+    assert "3 older session(s) are still being read" in partial.left_out[0]
+    whole = look_at(real, env, ASKED, partial)
+    assert not whole.partial and len(whole.sessions) == 3
