@@ -31,6 +31,7 @@ Rules:
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 import stat
@@ -38,7 +39,7 @@ import threading
 import unicodedata
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from typing import Any, NamedTuple
+from typing import Any, BinaryIO, NamedTuple
 
 from memd.core.transcripts import Agent, codex
 from memd.core.transcripts.lines import MAX_LINE_BYTES, complete_objects
@@ -156,6 +157,23 @@ def _codex_files(env: Mapping[str, str]) -> Iterator[TranscriptFile]:
                     yield found
 
 
+def open_transcript(path: str) -> BinaryIO:
+    """`path` opened to read, refused unless it is a regular file (a FIFO put in a transcript's
+    place would block the reader forever; opening does not wait for a writer).
+
+    Raises:
+        OSError: it cannot be opened, or it is not a regular file.
+    """
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(errno.EINVAL, "not a regular file", path)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
 def _stat(path: str, agent: Agent) -> TranscriptFile | None:
     try:
         info = os.stat(path)
@@ -204,7 +222,7 @@ def _head_cwd(path: str, cwd_of: Callable[[Objects], str | None]) -> str | None:
     """`cwd_of` the complete lines of the file's first `HEAD_BYTES`, or of its first
     `MAX_LINE_BYTES` when those do not tell (a long first line, a large snapshot)."""
     try:
-        with open(path, "rb") as handle:
+        with open_transcript(path) as handle:
             head = handle.read(HEAD_BYTES)
             cwd = cwd_of(complete_objects(head).objects)
             if cwd is not None or len(head) < HEAD_BYTES:

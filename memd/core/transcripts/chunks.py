@@ -3,11 +3,17 @@
 Rules:
 - Turns are numbered 1, 2, ... in file order (`number`); a chunk covers turns `first` to
   `last`, which is what a hit's `lines` says ("first-last") and what `get` reads around.
-- A person's turn and the assistant's answer right after it are one chunk when together they
-  are at most `MAX_CHUNK_CHARS`; otherwise each turn is its own chunk, and a turn longer than
-  that is cut into pieces of at most `MAX_CHUNK_CHARS` (at a paragraph, line or sentence end
-  when there is one in its second half), each a chunk of the same turn. So a long answer never
-  crowds out the short question beside it: each piece is ranked on its own words.
+- A chunk is one exchange: a person's turn and the assistant's turns after it (its answer,
+  often several turns between tool calls), up to the next turn of the person's, as long as they
+  fit in `MAX_CHUNK_CHARS` together. An exchange too long for one chunk is packed in order,
+  turn by turn, into chunks of at most `MAX_CHUNK_CHARS` (the question stays with as much of the
+  answer as fits); a turn longer than that is cut into pieces of at most `MAX_CHUNK_CHARS` (at
+  a paragraph, line or sentence end when there is one in its second half), each a chunk of that
+  turn alone. So a long answer never crowds out the short question beside it, and a question
+  is found with the answer that came after the agent's first "let me look".
+- Only the last chunk can change when turns are appended (every earlier one was closed by a
+  turn that did not fit or by the person's next turn): chunking again from the last chunk's
+  first turn, with the new turns, gives the chunks of the whole file.
 - A chunk's text is its turns' words as "user: ..." / "assistant: ..." lines; its time is its
   first turn's (ISO-8601 as the agent wrote it, "" unknown).
 - Every secret value `memd.core.format.secrets.find_secret` finds in a turn is replaced by
@@ -60,25 +66,29 @@ def masked(text: str) -> str:
 
 
 def chunks(turns: Iterable[NumberedTurn]) -> Iterator[ChatChunk]:
-    """The chunks of a session's turns (see the module rules)."""
-    pending: NumberedTurn | None = None
+    """The chunks of a session's turns, in order (see the module rules)."""
+    packed: list[NumberedTurn] = []
+    size = 0
     for turn in turns:
         turn = turn._replace(text=masked(turn.text))
-        if pending is not None:
-            together = _line(pending) + "\n" + _line(turn)
-            if turn.role == "assistant" and len(together) <= MAX_CHUNK_CHARS:
-                roles = (pending.role, turn.role)
-                yield ChatChunk(pending.number, turn.number, together, pending.timestamp, roles)
-                pending = None
-                continue
-            yield from _alone(pending)
-            pending = None
-        if turn.role == "user" and len(_line(turn)) <= MAX_CHUNK_CHARS:
-            pending = turn
-        else:
+        line = _line(turn)
+        closes = turn.role == "user" or len(line) > MAX_CHUNK_CHARS
+        if packed and (closes or size + 1 + len(line) > MAX_CHUNK_CHARS):
+            yield _packed(packed)
+            packed, size = [], 0
+        if len(line) > MAX_CHUNK_CHARS:
             yield from _alone(turn)
-    if pending is not None:
-        yield from _alone(pending)
+            continue
+        size += (1 if packed else 0) + len(line)
+        packed.append(turn)
+    if packed:
+        yield _packed(packed)
+
+
+def _packed(turns: Sequence[NumberedTurn]) -> ChatChunk:
+    text = "\n".join(_line(turn) for turn in turns)
+    roles = tuple(turn.role for turn in turns)
+    return ChatChunk(turns[0].number, turns[-1].number, text, turns[0].timestamp, roles)
 
 
 def render(turns: Sequence[NumberedTurn]) -> str:

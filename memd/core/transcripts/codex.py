@@ -59,6 +59,10 @@ class Progress(NamedTuple):
     """`response_item` turns waiting for the file's end (no event seen yet)."""
     subagent: bool = False
     """The file is a subagent's: none of its lines is a turn."""
+    released: bool = False
+    """A `final` read gave the held turns of a file without events: its messages are its
+    conversation from then on (given at once; a later event is not a turn), so a file read as
+    complete that grows again never doubles a turn."""
 
 
 START = Progress()
@@ -77,6 +81,7 @@ def read(
     if final and not reading.events:
         found.extend(reading.held)
         reading.held = []
+        reading.released = True
     return found, reading.progress()
 
 
@@ -87,9 +92,11 @@ class _Reading:
         self.session, self.cwd, self.events = progress.session, progress.cwd, progress.events
         self.held = list(progress.held)
         self.subagent = progress.subagent
+        self.released = progress.released
 
     def progress(self) -> Progress:
-        return Progress(self.session, self.cwd, self.events, tuple(self.held), self.subagent)
+        held = tuple(self.held)
+        return Progress(self.session, self.cwd, self.events, held, self.subagent, self.released)
 
     def take(self, offset: int, line: dict[str, Any]) -> Turn | None:
         """The turn this line is, if any (envelope or bare era), noting what it tells."""
@@ -117,7 +124,7 @@ class _Reading:
             self.cwd = _string(payload.get("cwd")) or self.cwd
         elif kind == "turn_context":
             self.cwd = _string(payload.get("cwd")) or self.cwd
-        elif kind == "event_msg":
+        elif kind == "event_msg" and not self.released:
             said = _event_turn(payload)
             if said is not None:
                 self.events, self.held = True, []
@@ -128,7 +135,10 @@ class _Reading:
             if said is not None:
                 self.cwd = self.cwd or _environment_cwd(payload)
                 if said[1]:
-                    self.held.append(Turn(said[0], said[1], stamp, self.session, self.cwd, offset))
+                    turn = Turn(said[0], said[1], stamp, self.session, self.cwd, offset)
+                    if self.released:
+                        return turn
+                    self.held.append(turn)
         return None
 
 

@@ -73,6 +73,8 @@ from memd_client.errors import EntryNotFound, InvalidParams, RpcError
 _NO_TAGS: frozenset[str] = frozenset()
 AGENT_LOADS = ("CLAUDE.md", "CLAUDE.local.md", ".claude/rules/**")
 """The files Claude Code loads on its own (its prompt hook is the usual `context` caller)."""
+MAX_GET_TURNS = 200
+"""The most turns of a past session one `get` asks for (before `around`)."""
 
 
 class Methods:
@@ -352,12 +354,20 @@ class Methods:
         session = look.sessions.get(path)
         if session is None:
             return None
+        if last - first + 1 > MAX_GET_TURNS:
+            raise InvalidParams(
+                f"lines {first}-{last} asks for {last - first + 1} turns of a past session; "
+                f"ask for at most {MAX_GET_TURNS} at a time."
+            )
+        if first > session.turns:
+            raise EntryNotFound(
+                f"the past session {path} has {session.turns} turn(s); ask for lines within "
+                f"1-{session.turns}."
+            )
         start, end = max(1, first - around), last + around
         try:
-            turns = await anyio.to_thread.run_sync(
-                turns_between, session.path, session.agent, start, end
-            )
-        except (OSError, ValueError) as exc:
+            turns = await anyio.to_thread.run_sync(turns_between, session, start, end)
+        except OSError as exc:
             raise EntryNotFound(
                 f"the past session {path} cannot be read now ({exc}); query again for a "
                 "current hit."

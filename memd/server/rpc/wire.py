@@ -673,6 +673,7 @@ def not_a_source(path: str, categories: Iterable[Category]) -> EntryNotFound:
     valid = ", ".join(c.file for c in categories)
     hint = " (a user-wide memory file needs scope global)" if os.path.isabs(path) else ""
     return EntryNotFound(
-        f"{path} is neither a memory file ({valid}) nor one of this workspace's "
-        f"read-only sources{hint}; use a path as query results give it."
+        f"{path} is neither a memory file ({valid}), nor one of this workspace's "
+        f"read-only sources, nor a past session of it{hint}; use a path as query results "
+        "give it."
     )

@@ -4,29 +4,37 @@ workspace (`memd.fs.transcript_files`), each one's turns as chunks
 
 Rules:
 - One owner: the workspace (`Workspace.chats`). Nothing here ever writes; the transcripts are
-  the agents' files, outside the workspace.
-- A search is served the last look and never waits for a new one (but for the first, and that
-  one at most `FIRST_LOOK_SECONDS`: the sessions read by then, newest first, are served, and the
-  builder reads the rest at once): when the last look is `FRESH_SECONDS` old, or the config (`chat`, `chat_max_age_days`) changed, the
-  search asks for a new one and `run`, the workspace's one builder, takes it in a worker thread
-  (one hop a look, never on the event loop). There is no watcher: the files live outside the
-  workspace, and a look at an unchanged file costs one `stat`.
+  the agents' files, outside the workspace. There is no watcher (the files live outside the
+  workspace); a look at an unchanged file costs one `stat`.
+- Looks: `run`, the workspace's one builder, takes each in a worker thread (one hop a look,
+  never on the event loop); a look and its indexes never change once served. A query naming
+  "chat" is served the last look when it is under `FRESH_SECONDS` old; else it asks for the
+  next and waits for it at most `FRESH_WAIT_SECONDS` (so "what did we just decide" sees the
+  turn written a moment ago), then is served whatever look is current. The first look is
+  taken by the query itself, for at most `FIRST_LOOK_SECONDS`: the sessions read by then,
+  newest first, are served (`partial`), and the builder reads on at once. A prompt's block
+  never waits (`wait=False`). A config change (`chat`, `chat_max_age_days`) starts afresh.
 - Each session file is followed by a byte cursor: a look reads only the bytes after it, in
-  blocks of `BLOCK_BYTES` (`memd.core.transcripts.lines.complete_objects`); a line longer than
+  blocks of `BLOCK_BYTES` (`memd.core.transcripts.lines.complete_objects`), and may stop after
+  a block when its time is up (the next look goes on from there); a line longer than
   `MAX_LINE_BYTES` is skipped without ever being held whole; an unterminated last line waits
   for the next look. A file that shrank, or whose identity (device, inode) changed, is read
-  again from its start. A line that is not JSON is skipped (and counted), never an error.
+  again from its start. A line that is not JSON is skipped (and counted), never an error. A
+  file longer than `MAX_SESSION_BYTES` is read from that far before its end (`start_of`).
+  Files are opened only when regular (`transcript_files.open_transcript`: never a FIFO).
 - An agent's reader may carry state from one read to the next (`memd.core.transcripts.Progress`:
   Codex names its session once, at the start); it is kept with the cursor. A file not written
   for `QUIET_SECONDS` is read as complete (Codex's old rollouts give their held turns then).
-- Turns are numbered in file order from 1. An append re-chunks only from the last turn when it
-  was the person's (it may still pair with the answer that follows; `chunks.chunks` rules), so
-  the chunks after any number of appends are those of the whole file read at once. Each
-  session's index is updated from a fork of its last (`ranking.build_index`): an append costs
-  about its own chunks' terms, and the served look's index is left as it is.
-- Bounded: at most `transcript_files.MAX_FILES` files (the newest), at most `MAX_TOTAL_CHARS`
-  of chunk text per workspace: the sessions past it (the older ones) are left out unread, and
-  `left_out` says so. Each look lets the last go: nothing grows with the number of looks.
+  `Replay` does this for a look and for `get` alike, so their turn numbers agree.
+- Turns are numbered in file order from 1 (from where reading started). An append chunks again
+  only from the last chunk's first turn (`chunks.chunks` rules: every earlier chunk is
+  closed), so the chunks after any number of appends are those of the whole file read at once.
+  Each session's index is updated from a fork of its last (`ranking.build_index`): an append
+  costs about its own chunks' terms, and the served look's index is left as it is.
+- Bounded: at most `transcript_files.MAX_FILES` files (the newest), at most
+  `MAX_SESSION_BYTES` read of one, at most `MAX_TOTAL_CHARS` of chunk text per workspace (a
+  session past it, and the older ones, are left out unread, and `left_out` says so). Each
+  look lets the last go: nothing grows with the number of looks.
 - Off (`chat = false` in memd's config): nothing is read, the held chunks are let go, and a
   search naming "chat" finds nothing there (no error).
 
@@ -50,7 +58,7 @@ from memd.core.search.index import SearchIndex
 from memd.core.transcripts import START, Agent, Progress, read_turns
 from memd.core.transcripts.chunks import ChatChunk, NumberedTurn, chunks
 from memd.core.transcripts.lines import MAX_LINE_BYTES, complete_objects
-from memd.fs.transcript_files import TranscriptFile, find_transcripts
+from memd.fs.transcript_files import HEAD_BYTES, TranscriptFile, find_transcripts, open_transcript
 
 FRESH_SECONDS = 1.0
 """How old a look may be before a search naming "chat" asks for the next."""
@@ -58,6 +66,12 @@ MAX_TOTAL_CHARS = 32 * 1024 * 1024
 """The most chunk text one workspace's "chat" source holds: older sessions past it are left out."""
 BLOCK_BYTES = 1 << 20
 """How much of a transcript is read at once."""
+MAX_SESSION_BYTES = 8 * 1024 * 1024
+"""The most of one transcript read: a longer one is read from this far before its end (its
+newest turns, from the first whole line there), so one huge session can neither fill the
+workspace's share nor hold up a look."""
+FRESH_WAIT_SECONDS = 1.0
+"""How long a query naming "chat" waits for a look newer than `FRESH_SECONDS`."""
 FIRST_LOOK_SECONDS = 2.0
 """How long the first look (the one a query waits for) reads before it is served as it is:
 the newest sessions read so far; the builder reads the rest next."""
@@ -86,24 +100,31 @@ class ChatSession:
         session: str,
         cursor: Cursor,
         turns: int,
-        pending: NumberedTurn | None,
+        tail: Sequence[NumberedTurn],
         parts: Sequence[ChatChunk],
         previous: SearchIndex | None = None,
         *,
         same: bool = False,
         progress: Progress = START,
+        origin: int = 0,
+        released: int | None = None,
     ) -> None:
         self.path = found.path
-        self.progress = progress
-        """What the agent's reader carries from the lines read to the next (Codex's)."""
         self.agent: Agent = found.agent
         self.found = found
         self.session = session
         self.cursor = cursor
+        self.origin = origin
+        """Where its reading started (0, or `MAX_SESSION_BYTES` before the end of a longer
+        file): its turns are numbered from there."""
+        self.progress = progress
+        """What the agent's reader carries from the lines read to the next (Codex's)."""
+        self.released = released
+        """The offset at which the file was read as complete (`Replay.finish`), if it was."""
         self.turns = turns
         """How many turns the file held, read so far."""
-        self.pending = pending
-        """The last turn when it was the person's: its chunk may still grow."""
+        self.tail = tuple(tail)
+        """The turns of the last chunk, the only one an append can change."""
         self.chunks = tuple(parts)
         self.entries = tuple(
             Entry(line=number, slug=None, content=part.text)
@@ -115,6 +136,24 @@ class ChatSession:
             base = previous.forked() if previous is not None else None
             self.index = ranking.build_index(self.entries, base)
         self.chars = sum(len(part.text) for part in self.chunks)
+
+    def moved(
+        self, found: TranscriptFile, cursor: Cursor, progress: Progress, released: int | None
+    ) -> ChatSession:
+        """This session, its file read further without a new turn: the same chunks and index."""
+        return ChatSession(
+            found,
+            self.session,
+            cursor,
+            self.turns,
+            self.tail,
+            self.chunks,
+            self.index,
+            same=True,
+            progress=progress,
+            origin=self.origin,
+            released=released,
+        )
 
     @functools.cached_property
     def tags(self) -> dict[int, frozenset[str]]:
@@ -158,6 +197,8 @@ class WorkspaceChats:
         self._wanted = anyio.Event()
         self._asked: Asked | None = None
         self._next_at = 0.0
+        self._looked = anyio.Event()
+        """Set (and replaced) each time a look ends."""
 
     def stale(self, asked: Asked) -> bool:
         """Whether the last look may be out of date (see the module rules)."""
@@ -167,9 +208,9 @@ class WorkspaceChats:
         return time.monotonic() - look.at >= FRESH_SECONDS
 
     async def refresh(self, enabled: bool, max_age_days: int, *, wait: bool = True) -> ChatLook:
-        """The last look at the sessions (the first is taken here, and waited for, unless not
-        `wait`: then the first is asked of `run` and nothing is served meanwhile); asks `run`
-        for a new one when it may be out of date. Off: an empty look, nothing read."""
+        """The look at the sessions to serve (see the module rules): with `wait`, the first is
+        taken here, and a stale one waits a moment for the next; without, the first is asked
+        of `run` and nothing is served meanwhile. Off: an empty look, nothing read."""
         asked: Asked = (enabled, max_age_days)
         if not enabled:
             self.current = ChatLook({}, [], time.monotonic(), asked)
@@ -189,6 +230,10 @@ class WorkspaceChats:
         if self.stale(asked):
             self._asked = asked
             self._wanted.set()
+            if wait:
+                looked = self._looked
+                with anyio.move_on_after(FRESH_WAIT_SECONDS):
+                    await looked.wait()
         return self.current
 
     async def run(self) -> None:
@@ -230,6 +275,8 @@ class WorkspaceChats:
         self.looks += 1
         ended = time.monotonic()
         self._next_at = ended + (ended - started)
+        self._looked.set()
+        self._looked = anyio.Event()
         return look
 
 
@@ -270,30 +317,89 @@ def look_at(
             )
             break
         try:
-            read = read_session(transcript, previous.sessions.get(transcript.path))
+            session, count, ended = read_session(
+                transcript, previous.sessions.get(transcript.path), deadline
+            )
         except OSError:
-            continue  # gone or unreadable since it was found: left out, as find_transcripts does
-        except ValueError as exc:  # no reader for this agent's transcripts
-            left_out.append(f"{transcript.path} is left out: {exc}")
-            continue
-        if read is None:
-            continue
-        session, count = read
+            continue  # gone, unreadable or not a file since it was found: left out
         skipped += count
         sessions[session.path] = session
         total += session.chars
+        if not ended:
+            partial = True
+            left = len(found) - position
+            left_out.append(f"{left} session(s) are still being read; ask again in a moment")
+            unread = (previous.sessions.get(t.path) for t in found[position + 1 :])
+            sessions.update((kept.path, kept) for kept in unread if kept is not None)
+            break
     return ChatLook(sessions, left_out, time.monotonic(), asked, skipped, partial)
 
 
+class Replay:
+    """An agent's turns read from a transcript's lines in order, numbered on from `number`:
+    what a look and `get` share, so that their turn numbers agree."""
+
+    def __init__(self, agent: Agent, number: int = 0, progress: Progress = START) -> None:
+        self.agent: Agent = agent
+        self.number = number
+        self.progress = progress
+        self.session = ""
+        self.turns: list[NumberedTurn] = []
+        """The turns read by this replay, numbered."""
+
+    def take(self, objects: list[tuple[int, dict[str, Any]]], *, final: bool = False) -> None:
+        """Read the turns among the next parsed lines."""
+        said, self.progress = read_turns(self.agent, objects, self.progress, final=final)
+        for turn in said:
+            self.number += 1
+            self.turns.append(NumberedTurn(self.number, turn.role, turn.text, turn.timestamp))
+            self.session = self.session or turn.session
+
+    def quiet(self, mtime: float) -> bool:
+        """Whether turns are held that a file last written at `mtime` now gives (it has been
+        quiet `QUIET_SECONDS`: read as complete)."""
+        return bool(self.progress.held) and time.time() - mtime >= QUIET_SECONDS
+
+    def finish(self, mtime: float) -> bool:
+        """Read the file as complete if it has been quiet (see `quiet`); say whether it was."""
+        if not self.quiet(mtime):
+            return False
+        self.take([], final=True)
+        return True
+
+
+def start_of(found: TranscriptFile) -> Cursor:
+    """Where a transcript is first read: its start, or `MAX_SESSION_BYTES` before its end (the
+    first line there, whole, being the first read)."""
+    origin = max(0, found.size - MAX_SESSION_BYTES)
+    return Cursor(origin, origin > 0)
+
+
+def primed(agent: Agent, path: str, origin: int, number: int = 0) -> Replay:
+    """A replay of a transcript read from `origin`: for a Codex rollout read from inside the
+    file, its `session_meta` line (the session's id, whether it is a subagent's) is read first."""
+    replay = Replay(agent, number)
+    if agent == "codex" and origin > 0:
+        with open_transcript(path) as handle:
+            head = handle.read(HEAD_BYTES)
+        meta = [
+            found
+            for found in complete_objects(head).objects
+            if found[1].get("type") == "session_meta"
+        ]
+        replay.take(meta[:1])
+    return replay
+
+
 def read_session(
-    found: TranscriptFile, previous: ChatSession | None
-) -> tuple[ChatSession, int] | None:
+    found: TranscriptFile, previous: ChatSession | None, deadline: float | None = None
+) -> tuple[ChatSession, int, bool]:
     """One session as it is now, read from `previous`'s cursor when it is the same file and did
-    not shrink (else from the start), and how many lines were skipped (blocking).
+    not shrink (else from `start_of` it), how many lines were skipped, and whether it was read
+    to its end (not: `deadline` passed first; the next look goes on from the cursor). Blocking.
 
     Raises:
         OSError: it cannot be read.
-        ValueError: there is no reader for its agent's transcripts.
     """
     if previous is not None and (
         previous.found.identity != found.identity
@@ -301,61 +407,51 @@ def read_session(
         or previous.agent != found.agent
     ):
         previous = None
-    if previous is not None and previous.found[2:4] == found[2:4]:
-        return previous, 0  # same size and time: unchanged
-    cursor = previous.cursor if previous is not None else Cursor()
-    number = previous.turns if previous is not None else 0
-    session = previous.session if previous is not None else ""
-    progress = previous.progress if previous is not None else START
-    new_turns: list[NumberedTurn] = []
-
-    def take(objects: list[tuple[int, dict[str, Any]]], final: bool = False) -> None:
-        nonlocal number, session, progress
-        said, progress = read_turns(found.agent, objects, progress, final=final)
-        for turn in said:
-            number += 1
-            new_turns.append(NumberedTurn(number, turn.role, turn.text, turn.timestamp))
-            session = session or turn.session
-
-    cursor, skipped = read_objects(found.path, cursor, take)
-    if progress.held and time.time() - found.mtime >= QUIET_SECONDS:
-        take([], final=True)
-    if previous is not None and not new_turns:
-        kept = ChatSession(
-            found,
-            session,
-            cursor,
-            number,
-            previous.pending,
-            previous.chunks,
-            previous.index,
-            same=True,
-            progress=progress,
-        )
-        return kept, skipped
-    kept_chunks, redo = grown(previous, new_turns)
-    pending = new_turns[-1] if new_turns and new_turns[-1].role == "user" else None
-    session = session or os.path.splitext(os.path.basename(found.path))[0]
-    parts = (*kept_chunks, *chunks(redo))
-    index = previous.index if previous is not None else None
-    kept = ChatSession(found, session, cursor, number, pending, parts, index, progress=progress)
-    return kept, skipped
-
-
-def grown(
-    previous: ChatSession | None, new_turns: Sequence[NumberedTurn]
-) -> tuple[tuple[ChatChunk, ...], list[NumberedTurn]]:
-    """The chunks kept from `previous` and the turns to chunk again for an append of
-    `new_turns`: a pending last turn of the person's is chunked again with what follows."""
     if previous is None:
-        return (), list(new_turns)
-    kept = previous.chunks
-    pending = previous.pending
-    if pending is None or not new_turns:
-        return kept, list(new_turns)
-    while kept and kept[-1].first == pending.number:
-        kept = kept[:-1]
-    return kept, [pending, *new_turns]
+        cursor = start_of(found)
+        replay = primed(found.agent, found.path, cursor.offset)
+        origin = cursor.offset
+    else:
+        unchanged = (previous.found.size, previous.found.mtime) == (found.size, found.mtime)
+        if unchanged and previous.cursor.offset >= found.size:
+            replay = Replay(found.agent, previous.turns, previous.progress)
+            if not replay.quiet(found.mtime):
+                return previous, 0, True
+        cursor, origin = previous.cursor, previous.origin
+        replay = Replay(found.agent, previous.turns, previous.progress)
+        replay.session = previous.session
+    cursor, skipped, ended = read_objects(found.path, cursor, replay.take, deadline=deadline)
+    released = previous.released if previous is not None else None
+    if ended and replay.finish(found.mtime):
+        released = cursor.offset
+    session = replay.session or os.path.splitext(os.path.basename(found.path))[0]
+    if previous is not None and not replay.turns:
+        kept = previous.moved(found, cursor, replay.progress, released)
+        return kept, skipped, ended
+    if previous is None or not previous.chunks:
+        kept_chunks: tuple[ChatChunk, ...] = ()
+        redo = replay.turns
+    else:
+        first = previous.chunks[-1].first
+        kept_chunks = tuple(part for part in previous.chunks if part.first < first)
+        redo = [turn for turn in previous.tail if turn.number >= first] + replay.turns
+    made = (*kept_chunks, *chunks(redo))
+    last_first = made[-1].first if made else 0
+    tail = tuple(turn for turn in redo if turn.number >= last_first)
+    index = previous.index if previous is not None else None
+    kept = ChatSession(
+        found,
+        session,
+        cursor,
+        replay.number,
+        tail,
+        made,
+        index,
+        progress=replay.progress,
+        origin=origin,
+        released=released,
+    )
+    return kept, skipped, ended
 
 
 def read_objects(
@@ -363,22 +459,27 @@ def read_objects(
     cursor: Cursor,
     take: Callable[[list[tuple[int, dict[str, Any]]]], None],
     *,
-    block_bytes: int = BLOCK_BYTES,
+    block_bytes: int | None = None,
     max_line_bytes: int = MAX_LINE_BYTES,
-) -> tuple[Cursor, int]:
+    deadline: float | None = None,
+    until: int | None = None,
+) -> tuple[Cursor, int, bool]:
     """Read the complete lines of `path` from `cursor`, a block at a time, giving `take` each
-    block's objects; return the cursor after the last complete line and how many lines were
-    skipped (blocking; see the module rules).
+    block's objects; return the cursor after the last complete line, how many lines were
+    skipped, and whether it read to the end (not: `deadline`, a `time.monotonic()`, passed
+    after a block); with `until`, no byte from that offset on is read. Blocking; see the
+    module rules.
 
     Raises:
-        OSError: it cannot be read.
+        OSError: it cannot be read, or it is not a regular file.
     """
     offset, skipping = cursor
     skipped = 0
     buffer = b""
-    with open(path, "rb") as handle:
+    size = block_bytes or BLOCK_BYTES
+    with open_transcript(path) as handle:
         handle.seek(offset)
-        while block := handle.read(block_bytes):
+        while block := handle.read(size if until is None else min(size, until - handle.tell())):
             if skipping:
                 end = block.find(b"\n")
                 if end < 0:
@@ -399,32 +500,27 @@ def read_objects(
                 offset += len(buffer)
                 buffer = b""
                 skipping = True
-    return Cursor(offset, skipping), skipped
+            if deadline is not None and time.monotonic() > deadline:
+                return Cursor(offset, skipping), skipped, False
+    return Cursor(offset, skipping), skipped, True
 
 
-def turns_between(path: str, agent: Agent, first: int, last: int) -> list[NumberedTurn]:
-    """Turns `first` to `last` of a transcript as it is now, numbered as its chunks are
-    (blocking; an unterminated last line is not read, as a look does not read it).
+def turns_between(session: ChatSession, first: int, last: int) -> list[NumberedTurn]:
+    """Turns `first` to `last` of a session's transcript as it is now, numbered as its chunks
+    are (read from where the session's reading started; an unterminated last line is not read,
+    as a look does not read it). Blocking.
 
     Raises:
         OSError: it cannot be read.
     """
-    wanted: list[NumberedTurn] = []
-    number = 0
-    progress = START
-
-    def take(objects: list[tuple[int, dict[str, Any]]], final: bool = False) -> None:
-        nonlocal number, progress
-        said, progress = read_turns(agent, objects, progress, final=final)
-        for turn in said:
-            number += 1
-            if first <= number <= last:
-                wanted.append(NumberedTurn(number, turn.role, turn.text, turn.timestamp))
-
-    read_objects(path, Cursor(), take)
-    if progress.held and time.time() - os.stat(path).st_mtime >= QUIET_SECONDS:
-        take([], final=True)
-    return wanted
+    replay = primed(session.agent, session.path, session.origin)
+    start = Cursor(session.origin, session.origin > 0)
+    if session.released is not None:  # read as complete there: the same again
+        start, _, _ = read_objects(session.path, start, replay.take, until=session.released)
+        replay.take([], final=True)
+    read_objects(session.path, start, replay.take)
+    replay.finish(os.stat(session.path).st_mtime)
+    return [turn for turn in replay.turns if first <= turn.number <= last]
 
 
 def all_chunks(look: ChatLook) -> Iterator[tuple[ChatSession, ChatChunk]]:

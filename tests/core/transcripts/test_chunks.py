@@ -47,3 +47,26 @@ def test_a_secret_cut_across_a_long_turn_is_still_masked() -> None:
     text = "word " * 290 + TOKEN + " tail " * 300
     made = list(chunks([NumberedTurn(1, "assistant", text, "")]))
     assert not any("ghp_" in c.text for c in made)
+
+
+def test_a_question_is_found_with_the_answer_after_the_agents_first_look() -> None:
+    turns = [
+        NumberedTurn(1, "user", "The nightly importer drops rows again.", ""),
+        NumberedTurn(2, "assistant", "I'll look at the importer first.", ""),
+        NumberedTurn(3, "assistant", "Found it: thousands separators break the parser.", ""),
+        NumberedTurn(4, "user", "Fix it then.", ""),
+    ]
+    made = list(chunks(turns))
+    assert [c[:2] for c in made] == [(1, 3), (4, 4)]
+    assert "thousands separators" in made[0].text and made[0].text.startswith("user: ")
+
+
+@given(st.lists(st.tuples(roles, texts), max_size=10), st.integers(min_value=0, max_value=10))
+def test_chunking_again_from_the_last_chunk_after_an_append_gives_the_whole_files(
+    pairs: list[tuple[str, str]], cut: int
+) -> None:
+    turns = [NumberedTurn(n, role, text, "") for n, (role, text) in enumerate(pairs, 1)]  # type: ignore[arg-type]
+    before = list(chunks(turns[:cut]))
+    first = before[-1].first if before else 1
+    kept = [c for c in before if c.first < first]
+    assert kept + list(chunks(turns[first - 1 :])) == list(chunks(turns))

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import tempfile
+import time
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -14,7 +15,7 @@ from hypothesis import given, settings, strategies as st
 
 from memd.core.search import ranking
 from memd.core.search.shelves import Shelf
-from memd.core.transcripts.chunks import NumberedTurn, chunks
+from memd.fs.transcript_files import find_transcripts
 from memd.server.workspaces import chat_index
 from memd.server.workspaces.chat_index import (
     ChatLook,
@@ -140,45 +141,25 @@ def test_a_line_past_the_limit_is_skipped_without_holding_it(tmp_path: Path) -> 
     def take(objects: list[tuple[int, dict[str, object]]]) -> None:
         seen.extend(str(line["message"]["content"])[:6] for _, line in objects)  # type: ignore[index]
 
-    cursor, skipped = read_objects(str(path), Cursor(), take, block_bytes=64, max_line_bytes=1000)
-    assert seen == ["before", "after"]
+    cursor, skipped, ended = read_objects(
+        str(path), Cursor(), take, block_bytes=64, max_line_bytes=1000
+    )
+    assert seen == ["before", "after"] and ended
     assert skipped == 1
     assert cursor == Cursor(path.stat().st_size, False)
 
 
 def test_turns_between_numbers_turns_as_the_chunks_do(tmp_path: Path) -> None:
-    talk = Session(tmp_path)
-    path = tmp_path / "s.jsonl"
+    home, root = tmp_path / "claude", tmp_path / "ws"
+    root.mkdir()
+    talk = Session(root)
+    path = session_path(home, root, talk.session)
     path.write_text(
         talk.user("one") + talk.tool_result("noise") + talk.assistant("two") + talk.user("three")
     )
-    turns = turns_between(str(path), "claude", 2, 3)
+    (session,) = _look(home, root).sessions.values()
+    turns = turns_between(session, 2, 3)
     assert [(t.number, t.text) for t in turns] == [(2, "two"), (3, "three")]
-
-
-_turns = st.lists(
-    st.tuples(st.sampled_from(["user", "assistant"]), st.integers(1, 2200)), max_size=12
-)
-
-
-@settings(max_examples=60, deadline=None)
-@given(_turns, st.integers(0, 12))
-def test_chunks_after_an_append_are_those_of_the_whole(
-    shapes: list[tuple[str, int]], split: int
-) -> None:
-    """Chunking what was read, then the append (`grown`), gives the whole file's chunks."""
-    turns = [
-        NumberedTurn(n, role, f"w{n} " * (size // 4 + 1), "")  # type: ignore[arg-type]
-        for n, (role, size) in enumerate(shapes, 1)
-    ]
-    head, tail = turns[:split], turns[split:]
-
-    class Previous:
-        chunks = tuple(chunks(head))
-        pending = head[-1] if head and head[-1].role == "user" else None
-
-    kept, redo = chat_index.grown(Previous(), tail)  # type: ignore[arg-type]
-    assert (*kept, *chunks(redo)) == tuple(chunks(turns))
 
 
 @pytest.mark.anyio
@@ -268,7 +249,7 @@ def test_a_codex_rollout_growing_keeps_its_session_and_never_doubles_a_turn(
     assert [part.text for part in session.chunks] == [
         "user: why is the yak slow\nassistant: The yak waits."
     ]
-    assert [t.text for t in turns_between(str(path), "codex", 1, 2)] == [
+    assert [t.text for t in turns_between(session, 1, 2)] == [
         "why is the yak slow",
         "The yak waits.",
     ]
@@ -289,3 +270,104 @@ def test_a_first_look_out_of_time_serves_what_it_read_and_says_the_rest_is_comin
     assert "3 older session(s) are still being read" in partial.left_out[0]
     whole = look_at(real, env, ASKED, partial)
     assert not whole.partial and len(whole.sessions) == 3
+
+
+def test_a_huge_session_is_read_from_its_newest_end_and_get_agrees(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(chat_index, "MAX_SESSION_BYTES", 2000)
+    home, root = tmp_path / "claude", tmp_path / "ws"
+    root.mkdir()
+    talk = Session(root)
+    path = session_path(home, root, talk.session)
+    path.write_text("".join(talk.user(f"old question {n} about herons") for n in range(40)))
+    with path.open("a") as handle:
+        handle.write(talk.user("the newest question about cranes"))
+    (session,) = _look(home, root).sessions.values()
+    assert 0 < session.origin < path.stat().st_size
+    texts = [part.text for part in session.chunks]
+    assert texts[-1] == "user: the newest question about cranes"
+    assert "old question 0 " not in " ".join(texts)  # before the window: never read
+    last = session.chunks[-1]
+    assert [t.text for t in turns_between(session, last.first, last.last)] == [
+        "the newest question about cranes"
+    ]
+
+
+def test_a_read_out_of_time_inside_a_session_goes_on_from_its_cursor(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    home, root = tmp_path / "claude", tmp_path / "ws"
+    root.mkdir()
+    talk = Session(root)
+    path = session_path(home, root, talk.session)
+    path.write_text("".join(talk.user(f"turn {n} " + "word " * 300) for n in range(20)))
+    real, env = os.path.realpath(root), {"CLAUDE_CONFIG_DIR": str(home)}
+    (found,) = find_transcripts(real, env, max_age_days=90, now=time.time())
+    monkeypatch.setattr(chat_index, "BLOCK_BYTES", 4096)
+    cut, _, ended = chat_index.read_session(found, None, deadline=0.0)  # one block, then stops
+    assert not ended and 0 < cut.turns < 20
+    rest, _, ended = chat_index.read_session(found, cut)
+    whole, _, _ = chat_index.read_session(found, None)
+    assert ended and [c.text for c in rest.chunks] == [c.text for c in whole.chunks]
+    assert rest.turns == whole.turns == 20
+
+
+def test_a_fifo_in_a_transcripts_place_is_left_out_not_waited_on(tmp_path: Path) -> None:
+    home, root = tmp_path / "claude", tmp_path / "ws"
+    root.mkdir()
+    talk = Session(root)
+    path = session_path(home, root, talk.session)
+    path.write_text(talk.user("a real question about moles"))
+    (session,) = _look(home, root).sessions.values()
+    path.unlink()
+    os.mkfifo(path)
+    with pytest.raises(OSError, match="not a regular file"):
+        turns_between(session, 1, 1)
+    assert _look(home, root).sessions == {}
+
+
+def _rollout(codex: Path, real: str, *lines: str) -> Path:
+    day = codex / "sessions" / "2026" / "11" / "21"
+    day.mkdir(parents=True, exist_ok=True)
+    path = day / "rollout-2026-11-21T09-00-00-old.jsonl"
+    meta = _codex_line("session_meta", {"id": "old-rollout", "cwd": real}, 0)
+    path.write_text(meta + "".join(lines))
+    return path
+
+
+def _message(role: str, text: str, second: int) -> str:
+    kind = "input_text" if role == "user" else "output_text"
+    payload = {"type": "message", "role": role, "content": [{"type": kind, "text": text}]}
+    return _codex_line("response_item", payload, second)
+
+
+def test_an_old_rollout_first_seen_fresh_gives_its_turns_once_quiet_and_never_doubles(
+    tmp_path: Path,
+) -> None:
+    home, codex, root = tmp_path / "claude", tmp_path / "codex", tmp_path / "ws"
+    root.mkdir()
+    real = os.path.realpath(root)
+    path = _rollout(
+        codex, real, _message("user", "why walrus", 1), _message("assistant", "walrus ok", 2)
+    )
+    env = {"CLAUDE_CONFIG_DIR": str(home), "CODEX_HOME": str(codex)}
+    fresh = look_at(real, env, ASKED)
+    assert _texts(fresh) == []  # held: the file may still show message events
+    old = time.time() - chat_index.QUIET_SECONDS - 60
+    os.utime(path, (old, old))
+    quiet = look_at(real, env, ASKED, fresh)
+    assert _texts(quiet) == ["user: why walrus\nassistant: walrus ok"]
+    with path.open("a") as handle:
+        handle.write(_message("user", "and the heron", 3))
+        event = {"type": "user_message", "message": "and the heron"}
+        handle.write(_codex_line("event_msg", event, 3))
+    os.utime(path, (old + 10, old + 10))
+    grown = look_at(real, env, ASKED, quiet)
+    assert _texts(grown) == ["user: why walrus\nassistant: walrus ok", "user: and the heron"]
+    (session,) = grown.sessions.values()
+    assert [t.text for t in turns_between(session, 1, 3)] == [
+        "why walrus",
+        "walrus ok",
+        "and the heron",
+    ]
