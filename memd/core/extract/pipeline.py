@@ -158,7 +158,9 @@ _SECURITY = re.compile(
 # ---- sentences -------------------------------------------------------------------------------
 
 _FILLER = re.compile(
-    r"(?:please|pls|plz|also|and|but|oh|ok|okay|so|btw|fyi|just|hey|hi|hmm+|well|"
+    r"(?:please|pls|plz|also|and|but|oh|ok|okay|so|btw|fyi|fwiw|imo|just|hey|hi|hmm+|well|"
+    r"by\s+the\s+way|for\s+the\s+record|to\s+be\s+clear|just\s+so\s+you\s+know|heads\s+up|"
+    r"one\s+more\s+thing|(?:quick|side)\s+note|let'?s(?=\s+(?:always|never)\b)|"
     r"remember(?:\s+to|\s+that)?|i\s+(?:want|need)\s+you\s+to|i(?:'d|\s+would)\s+like\s+you\s+to)"
     r"\b[\s,!]*",
     re.IGNORECASE,
@@ -169,7 +171,7 @@ _STANDING_LEAD = re.compile(
     re.IGNORECASE,
 )
 _CORRECTION = re.compile(
-    r"(?:no|nope|nah|wrong|incorrect|not\s+quite)(?:\s*[,.!:;]|\s+[-–—]|\s*[–—])[\s,.!:;–—-]*"
+    r"(?:no(?:\s+no)*|nope|nah|wrong|incorrect|not\s+quite)(?:\s*[,.!:;]|\s+[-–—]|\s*[–—])[\s,.!:;–—-]*"
     r"|actually\b[\s,:]*"
     r"|that's\s+(?:wrong|not\s+right|not\s+correct|incorrect|not\s+true)\b[\s,.!:;–—-]*"
     r"|correction\s*:\s*",
@@ -354,16 +356,58 @@ def _clause(text: Text, *, corrected: bool, standing: bool) -> tuple[Kind, str] 
         if m is None:
             return None
         condition, text = text[: m.end()], text.after(m)
-    candidate = _imperative(text, standing=standing)
-    if candidate is None and condition is None:
-        candidate = correction(text, corrected=corrected)
-    if candidate is None or not _acceptable(candidate, conditional=condition is not None):
+    aside = _ASIDE.search(text.mask)
+    if aside is not None:  # "Never commit .env, it has the keys": the rule ends at the comma
+        if _TASK.search(without_code(text.mask[aside.end() :])):
+            return None  # "Use X, it is fine for now": the whole clause is scoped to the task
+        text = text[: aside.start()]
+    conditional = condition is not None
+    candidate = _candidate(text, corrected=corrected, standing=standing, conditional=conditional)
+    head = None if candidate is not None else _before_pointing_aside(text)
+    if head is not None:  # "Never hardcode the tenant id, read it from the context"
+        candidate = _candidate(head, corrected=corrected, standing=standing, conditional=conditional)
+    if candidate is None:
         return None
     content = candidate.content
     if condition is not None:
         content = condition + _lower_first(_finish_text(content))
     final = _finish(content)
     return None if final is None else (candidate.kind, final)
+
+
+def _candidate(text: Text, *, corrected: bool, standing: bool, conditional: bool) -> Candidate | None:
+    candidate = _imperative(text, standing=standing)
+    if candidate is None and not conditional:
+        candidate = correction(text, corrected=corrected)
+    if candidate is None or not _acceptable(candidate, conditional=conditional):
+        return None
+    return candidate
+
+
+# A comma clause after a rule that asks for something now: "..., please write the test that
+# way", "..., can you fix it", "..., just add a default". A reason ("..., they can contain PII")
+# stays part of the rule unless it points back with it/this/that (`_before_pointing_aside`).
+_ASIDE = re.compile(
+    r",\s*(?:please|pls|plz|thanks|thank\s+you|thx|can\s+you|could\s+you|would\s+you|"
+    r"just|then|and\s+then|don't|dont|do\s+not)\b",
+    re.IGNORECASE,
+)
+_CONTRAST_START = re.compile(
+    r"\s*(?:not|never|always|only|except|but|or|nor|instead|rather|unless|if|when|even)\b",
+    re.IGNORECASE,
+)
+
+
+def _before_pointing_aside(text: Text) -> Text | None:
+    """The clause up to the comma before its first it/them/this/that, when what follows is an
+    aside that points back ("..., read it from the request context"), not a contrast or a
+    limit ("..., not in it", "..., only for now")."""
+    mask = text.mask  # code spans are blanked to `xxx`: no word inside one counts
+    pointer = _DEICTIC.search(mask)
+    comma = -1 if pointer is None else mask.rfind(",", 0, pointer.start())
+    if comma <= 0 or _CONTRAST_START.match(mask, comma + 1) or _TASK.search(mask, comma):
+        return None
+    return text[:comma]
 
 
 def _imperative(text: Text, *, standing: bool) -> Candidate | None:
