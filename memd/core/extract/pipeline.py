@@ -465,12 +465,47 @@ _EMPTY_WORDS = words(
 def _acceptable(candidate: Candidate, *, conditional: bool) -> bool:
     mask = without_code(candidate.content.mask)
     deictic = _CONDITIONAL_DEICTIC if conditional else _DEICTIC
-    if deictic.search(mask) or _POINTER.search(mask):
+    if not _points_inside(mask, deictic) or not _same_inside(mask):
         return False
     if candidate.kind != "correction" and _TASK.search(mask):
         return False
     payload = (w.lower() for w in _WORD.findall(candidate.payload.mask))
     return any(w not in _EMPTY_WORDS for w in payload)
+
+
+# A purpose or reason inside the rule: "Always run migrations with --sql first to review them".
+_PURPOSE = re.compile(
+    r"\s(?:to|so\s+that|so|because|since|until|before|after)\s+"
+    r"(?!(?:it|them|this|that|these|those)\b)(?=\w)",
+    re.IGNORECASE,
+)
+_BACK_REFERENCE = words("it them they")
+_PURPOSE_HEAD_WORDS: Final = 3
+
+
+def _points_inside(mask: str, deictic: re.Pattern[str]) -> bool:
+    """No it/them/this/that, unless only it/them/they inside a purpose or reason clause that
+    follows a rule with its own object ("... with --sql first to review them")."""
+    first = deictic.search(mask)
+    if first is None:
+        return True
+    purpose = _PURPOSE.search(mask)
+    if purpose is None or purpose.start() > first.start():
+        return False
+    if len(mask[: purpose.start()].split()) < _PURPOSE_HEAD_WORDS:
+        return False
+    return all(m.group().lower() in _BACK_REFERENCE for m in deictic.finditer(mask))
+
+
+def _same_inside(mask: str) -> bool:
+    """No pointer into the conversation ("the second option", "here"); "the same X" only when
+    the rule names both things that share it ("the migration and the model in the same commit")."""
+    pointer = _POINTER.search(mask)
+    if pointer is None:
+        return True
+    if pointer.group().lower() != "same" or _POINTER.search(mask, pointer.end()) is not None:
+        return False
+    return re.search(r"\b(?:and|both)\b", mask[: pointer.start()], re.IGNORECASE) is not None
 
 
 _TAIL_WORD = re.compile(
