@@ -159,7 +159,7 @@ _SECURITY = re.compile(
 
 _FILLER = re.compile(
     r"(?:please|pls|plz|also|and|but|oh|ok|okay|so|btw|fyi|fwiw|imo|just|hey|hi|hmm+|well|"
-    r"by\s+the\s+way|for\s+the\s+record|to\s+be\s+clear|just\s+so\s+you\s+know|heads\s+up|"
+    r"by\s+the\s+way|for\s+the\s+record|to\s+be\s+clear|just\s+so\s+you\s+know|"
     r"one\s+more\s+thing|(?:quick|side)\s+note|let'?s(?=\s+(?:always|never)\b)|"
     r"remember(?:\s+to|\s+that)?|i\s+(?:want|need)\s+you\s+to|i(?:'d|\s+would)\s+like\s+you\s+to)"
     r"\b[\s,!]*",
@@ -365,7 +365,9 @@ def _clause(text: Text, *, corrected: bool, standing: bool) -> tuple[Kind, str] 
     candidate = _candidate(text, corrected=corrected, standing=standing, conditional=conditional)
     head = None if candidate is not None else _before_pointing_aside(text)
     if head is not None:  # "Never hardcode the tenant id, read it from the context"
-        candidate = _candidate(head, corrected=corrected, standing=standing, conditional=conditional)
+        candidate = _candidate(
+            head, corrected=corrected, standing=standing, conditional=conditional
+        )
     if candidate is None:
         return None
     content = candidate.content
@@ -375,7 +377,9 @@ def _clause(text: Text, *, corrected: bool, standing: bool) -> tuple[Kind, str] 
     return None if final is None else (candidate.kind, final)
 
 
-def _candidate(text: Text, *, corrected: bool, standing: bool, conditional: bool) -> Candidate | None:
+def _candidate(
+    text: Text, *, corrected: bool, standing: bool, conditional: bool
+) -> Candidate | None:
     candidate = _imperative(text, standing=standing)
     if candidate is None and not conditional:
         candidate = correction(text, corrected=corrected)
