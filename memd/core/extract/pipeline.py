@@ -158,7 +158,9 @@ _SECURITY = re.compile(
 # ---- sentences -------------------------------------------------------------------------------
 
 _FILLER = re.compile(
-    r"(?:please|pls|plz|also|and|but|oh|ok|okay|so|btw|fyi|just|hey|hi|hmm+|well|"
+    r"(?:please|pls|plz|also|and|but|oh|ok|okay|so|btw|fyi|fwiw|imo|just|hey|hi|hmm+|well|"
+    r"by\s+the\s+way|for\s+the\s+record|to\s+be\s+clear|just\s+so\s+you\s+know|"
+    r"one\s+more\s+thing|(?:quick|side)\s+note|let'?s(?=\s+(?:always|never)\b)|"
     r"remember(?:\s+to|\s+that)?|i\s+(?:want|need)\s+you\s+to|i(?:'d|\s+would)\s+like\s+you\s+to)"
     r"\b[\s,!]*",
     re.IGNORECASE,
@@ -169,7 +171,7 @@ _STANDING_LEAD = re.compile(
     re.IGNORECASE,
 )
 _CORRECTION = re.compile(
-    r"(?:no|nope|nah|wrong|incorrect|not\s+quite)(?:\s*[,.!:;]|\s+[-–—]|\s*[–—])[\s,.!:;–—-]*"
+    r"(?:no(?:\s+no)*|nope|nah|wrong|incorrect|not\s+quite)(?:\s*[,.!:;]|\s+[-–—]|\s*[–—])[\s,.!:;–—-]*"
     r"|actually\b[\s,:]*"
     r"|that's\s+(?:wrong|not\s+right|not\s+correct|incorrect|not\s+true)\b[\s,.!:;–—-]*"
     r"|correction\s*:\s*",
@@ -354,16 +356,62 @@ def _clause(text: Text, *, corrected: bool, standing: bool) -> tuple[Kind, str] 
         if m is None:
             return None
         condition, text = text[: m.end()], text.after(m)
-    candidate = _imperative(text, standing=standing)
-    if candidate is None and condition is None:
-        candidate = correction(text, corrected=corrected)
-    if candidate is None or not _acceptable(candidate, conditional=condition is not None):
+    aside = _ASIDE.search(text.mask)
+    if aside is not None:  # "Never commit .env, it has the keys": the rule ends at the comma
+        if _TASK.search(without_code(text.mask[aside.end() :])):
+            return None  # "Use X, it is fine for now": the whole clause is scoped to the task
+        text = text[: aside.start()]
+    conditional = condition is not None
+    candidate = _candidate(text, corrected=corrected, standing=standing, conditional=conditional)
+    head = None if candidate is not None else _before_pointing_aside(text)
+    if head is not None:  # "Never hardcode the tenant id, read it from the context"
+        candidate = _candidate(
+            head, corrected=corrected, standing=standing, conditional=conditional
+        )
+    if candidate is None:
         return None
     content = candidate.content
     if condition is not None:
         content = condition + _lower_first(_finish_text(content))
     final = _finish(content)
     return None if final is None else (candidate.kind, final)
+
+
+def _candidate(
+    text: Text, *, corrected: bool, standing: bool, conditional: bool
+) -> Candidate | None:
+    candidate = _imperative(text, standing=standing)
+    if candidate is None and not conditional:
+        candidate = correction(text, corrected=corrected)
+    if candidate is None or not _acceptable(candidate, conditional=conditional):
+        return None
+    return candidate
+
+
+# A comma clause after a rule that asks for something now: "..., please write the test that
+# way", "..., can you fix it", "..., just add a default". A reason ("..., they can contain PII")
+# stays part of the rule unless it points back with it/this/that (`_before_pointing_aside`).
+_ASIDE = re.compile(
+    r",\s*(?:please|pls|plz|thanks|thank\s+you|thx|can\s+you|could\s+you|would\s+you|"
+    r"just|then|and\s+then|don't|dont|do\s+not)\b",
+    re.IGNORECASE,
+)
+_CONTRAST_START = re.compile(
+    r"\s*(?:not|never|always|only|except|but|or|nor|instead|rather|unless|if|when|even)\b",
+    re.IGNORECASE,
+)
+
+
+def _before_pointing_aside(text: Text) -> Text | None:
+    """The clause up to the comma before its first it/them/this/that, when what follows is an
+    aside that points back ("..., read it from the request context"), not a contrast or a
+    limit ("..., not in it", "..., only for now")."""
+    mask = text.mask  # code spans are blanked to `xxx`: no word inside one counts
+    pointer = _DEICTIC.search(mask)
+    comma = -1 if pointer is None else mask.rfind(",", 0, pointer.start())
+    if comma <= 0 or _CONTRAST_START.match(mask, comma + 1) or _TASK.search(mask, comma):
+        return None
+    return text[:comma]
 
 
 def _imperative(text: Text, *, standing: bool) -> Candidate | None:
@@ -421,12 +469,47 @@ _EMPTY_WORDS = words(
 def _acceptable(candidate: Candidate, *, conditional: bool) -> bool:
     mask = without_code(candidate.content.mask)
     deictic = _CONDITIONAL_DEICTIC if conditional else _DEICTIC
-    if deictic.search(mask) or _POINTER.search(mask):
+    if not _points_inside(mask, deictic) or not _same_inside(mask):
         return False
     if candidate.kind != "correction" and _TASK.search(mask):
         return False
     payload = (w.lower() for w in _WORD.findall(candidate.payload.mask))
     return any(w not in _EMPTY_WORDS for w in payload)
+
+
+# A purpose or reason inside the rule: "Always run migrations with --sql first to review them".
+_PURPOSE = re.compile(
+    r"\s(?:to|so\s+that|so|because|since|until|before|after)\s+"
+    r"(?!(?:it|them|this|that|these|those)\b)(?=\w)",
+    re.IGNORECASE,
+)
+_BACK_REFERENCE = words("it them they")
+_PURPOSE_HEAD_WORDS: Final = 3
+
+
+def _points_inside(mask: str, deictic: re.Pattern[str]) -> bool:
+    """No it/them/this/that, unless only it/them/they inside a purpose or reason clause that
+    follows a rule with its own object ("... with --sql first to review them")."""
+    first = deictic.search(mask)
+    if first is None:
+        return True
+    purpose = _PURPOSE.search(mask)
+    if purpose is None or purpose.start() > first.start():
+        return False
+    if len(mask[: purpose.start()].split()) < _PURPOSE_HEAD_WORDS:
+        return False
+    return all(m.group().lower() in _BACK_REFERENCE for m in deictic.finditer(mask))
+
+
+def _same_inside(mask: str) -> bool:
+    """No pointer into the conversation ("the second option", "here"); "the same X" only when
+    the rule names both things that share it ("the migration and the model in the same commit")."""
+    pointer = _POINTER.search(mask)
+    if pointer is None:
+        return True
+    if pointer.group().lower() != "same" or _POINTER.search(mask, pointer.end()) is not None:
+        return False
+    return re.search(r"\b(?:and|both)\b", mask[: pointer.start()], re.IGNORECASE) is not None
 
 
 _TAIL_WORD = re.compile(

@@ -115,7 +115,7 @@ _MAKE_SURE = re.compile(
     r"make\s+sure\s+(?:to\s+|(?:that\s+)?you\s+)?(always|never)\s+(?=\w|`)", re.IGNORECASE
 )
 _YOU_MODAL = re.compile(
-    r"you\s+(?:(always|never)\s+)?(must\s+not|mustn't|must|have\s+to|need\s+to|should\s+not|"
+    r"(you|we)\s+(?:(always|never)\s+)?(must\s+not|mustn't|must|have\s+to|need\s+to|should\s+not|"
     r"shouldn't|should|'ve\s+got\s+to|gotta)\s+(?:(always|never|ever)\s+)?(?=\w|`)",
     re.IGNORECASE,
 )
@@ -246,8 +246,8 @@ def _you_modal(text: Text, standing: bool) -> Candidate | None:
     if m is None:
         return None
     payload = text.after(m)
-    adverb = (m.group(1) or m.group(3) or "").lower()
-    modal = m.group(2).lower()
+    adverb = (m.group(2) or m.group(4) or "").lower()
+    modal = m.group(3).lower()
     negated = "not" in modal or "n't" in modal
     if _EPISTEMIC.match(payload.mask) or not _verb_first(payload):
         return None
@@ -262,6 +262,8 @@ def _you_modal(text: Text, standing: bool) -> Candidate | None:
         lead = "Do not "
     else:
         lead = "Always " if adverb == "always" else ""
+    if m.group(1).lower() == "we":  # "we should never expose ids": kept as written
+        return Candidate("constraint", text, payload)
     return Candidate("constraint", Text.lit(lead) + payload, payload)
 
 
@@ -270,9 +272,64 @@ def _dont(text: Text, standing: bool) -> Candidate | None:
     if m is None or not _verb_first(text.after(m)):
         return None
     payload = text.after(m)
-    if not (standing or STANDING.search(payload.mask)):
+    if standing or STANDING.search(payload.mask):
+        return Candidate(_by_verb(payload), Text.lit("Do not ") + payload, payload)
+    instead = _COMMA_USE.search(payload.mask)  # "don't mock the DB in tests, use the container"
+    if instead is not None:
+        return Candidate("preference", Text.lit("Do not ") + payload, payload)
+    return _same_verb_contrast(payload)
+
+
+_COMMA_USE = re.compile(
+    r",\s*(?:use|pick|choose|go\s+with|stick\s+(?:with|to)|switch\s+to|opt\s+for|default\s+to)"
+    r"\s+(?=\w|`)",
+    re.IGNORECASE,
+)
+_PREPOSITION = (
+    r"(?:by|with|in|into|on|for|from|via|through|under|inside|as|at|using|per|against|within)"
+)
+_PREP_PHRASE = re.compile(rf"\b{_PREPOSITION}\s", re.IGNORECASE)
+
+
+def _same_verb_contrast(payload: Text) -> Candidate | None:
+    """ "don't key it by IP, key the rate limit by event type" -> "Key the rate limit by event
+    type, not by IP.": the same verb, contrasted in how or where (a prepositional phrase both
+    halves have), not in what is acted on ("don't rename the variable, rename the function"
+    is a one-off edit)."""
+    verb = first_word(payload)
+    comma = payload.mask.find(",")
+    if comma < 0:
         return None
-    return Candidate(_by_verb(payload), Text.lit("Do not ") + payload, payload)
+    again = re.match(rf",\s*{re.escape(verb)}\s+(?=\w|`)", payload.mask[comma:], re.IGNORECASE)
+    if again is None:
+        return None
+    refused, wanted = payload[len(verb) : comma], payload[comma + again.end() :]
+    phrase = _PREP_PHRASE.search(refused.mask)
+    if phrase is None or "," in wanted.mask:
+        return None
+    shared = re.search(rf"\b{phrase.group().strip()}\s", wanted.mask, re.IGNORECASE)
+    if shared is None or shared.start() == 0:
+        return None
+    rule = payload[comma + again.start() + 1 :].strip()
+    rule = rule[: len(rule.mask.rstrip(" .!;:"))]
+    content = rule + Text.lit(", not ") + refused[phrase.start() :].strip()
+    return Candidate(_by_verb(rule), content, wanted)
+
+
+_CONTRAST_IMPERATIVE = re.compile(rf",\s*not\s+({_PREPOSITION})\s+(?=\w|`)", re.IGNORECASE)
+
+
+def _contrast_imperative(text: Text, standing: bool) -> Candidate | None:
+    """ "Keep all feature flags in flags.yaml, not in env vars": a bare imperative contrasted in
+    a prepositional phrase the rule itself has, a standing convention about where or how."""
+    if _SUBJECT_START.match(text.mask) or not _verb_first(text):
+        return None
+    m = _CONTRAST_IMPERATIVE.search(text.mask)
+    if m is None or "," in text.mask[: m.start()]:
+        return None
+    if re.search(rf"\b{m.group(1)}\s", text.mask[: m.start()], re.IGNORECASE) is None:
+        return None
+    return Candidate(_by_verb(text), text, text)
 
 
 def _we_always(text: Text, standing: bool) -> Candidate | None:
@@ -311,6 +368,7 @@ IMPERATIVES: Final[tuple[Matcher, ...]] = (
     _dont,
     _we_always,
     _use,
+    _contrast_imperative,
     _standing_imperative,
 )
 

@@ -14,6 +14,7 @@ from memd.core.extract.pipeline import MAX_CONTENT, Found, Kind, category_of, ex
 from memd.core.format.categories import Category, parse_category
 from memd.core.format.secrets import has_secret
 from tests.budget import examples
+from tests.core.extract.conversational_messages import CONVERSATIONAL, CONVERSATIONAL_NEGATIVES
 from tests.core.extract.extract_messages import (
     HELD_OUT,
     HELD_OUT_1,
@@ -713,3 +714,86 @@ def test_a_100_kb_message_is_handled(text: str) -> None:
     # Linear time by construction (bounded clauses, single-pass scanners); no timing assert.
     found = extract(text)
     assert len(found) <= 1
+
+
+# ---- conversational messages (issue 36 capture) ----------------------------------------------
+
+CONVERSATIONAL_PRECISION_FLOOR = 0.84
+CONVERSATIONAL_RECALL_FLOOR = 0.80
+
+
+def test_conversational_held_out_set_meets_its_floors() -> None:
+    """Measured on `conversational_messages.py`, labelled before the rules changed. The base
+    (6212778) scored TP=16 FP=5 FN=18; the 5 FPs of both are rules kept with their reason
+    ("..., keeps the history clean") where the labels cut it (docs/extract.md)."""
+    positives = [case for case in CONVERSATIONAL if case[1]]
+    assert len(CONVERSATIONAL) >= 60 and 25 <= len(positives) <= 45
+    assert not any(labels for _, labels in CONVERSATIONAL_NEGATIVES)
+    tp, fp, fn = _score(CONVERSATIONAL)
+    precision, recall = tp / (tp + fp), tp / (tp + fn)
+    report = f"TP={tp} FP={fp} FN={fn} precision={precision:.3f} recall={recall:.3f}"
+    print(report)  # noqa: T201
+    assert precision >= CONVERSATIONAL_PRECISION_FLOOR, report
+    assert recall >= CONVERSATIONAL_RECALL_FLOOR, report
+    assert not any(extract(text) for text, _ in CONVERSATIONAL_NEGATIVES)
+
+
+@pytest.mark.parametrize(
+    ("text", "label"),
+    [
+        (
+            "I prefer pytest fixtures over unittest setUp methods, please write the regression "
+            "test that way.",
+            (
+                "preference",
+                Category.PREFERENCE,
+                "Prefer pytest fixtures over unittest setUp methods.",
+            ),
+        ),
+        (
+            "actually, we should use Decimal for money everywhere, not float",
+            (
+                "constraint",
+                Category.INSTRUCTION,
+                "We should use Decimal for money everywhere, not float.",
+            ),
+        ),
+        (
+            "Never commit the .env file, it has the Stripe keys.",
+            ("constraint", Category.SECURITY, "Never commit the .env file."),
+        ),
+        (
+            "Always run alembic migrations with --sql first to review them.",
+            (
+                "constraint",
+                Category.INSTRUCTION,
+                "Always run alembic migrations with --sql first to review them.",
+            ),
+        ),
+        (
+            "Don't key it by IP, key the rate limit by event type.",
+            ("constraint", Category.INSTRUCTION, "Key the rate limit by event type, not by IP."),
+        ),
+    ],
+)
+def test_the_new_users_session_sentences_are_found(
+    text: str, label: tuple[Kind, Category, str]
+) -> None:
+    assert _one(text) == label
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Don't rename the variable, rename the function.",
+        "Run only the unit tests, not the e2e ones.",
+        "Use the legacy client, it is fine for now.",
+        "Always use it, to be safe.",
+        "let's look at the importer first",
+        "he said we should use Decimal everywhere",
+        "we need to fix the import in api.py",
+        "Never mind, the same thing happened again.",
+    ],
+)
+def test_conversational_look_alikes_yield_nothing(text: str) -> None:
+    assert extract(text) == []
