@@ -19,7 +19,6 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Final, Literal
 
-from memd.core.format.archive import ArchiveLine
 from memd.core.review.inbox_format import clean_reason
 
 REJECTED: Final = "rejected in review"
@@ -52,11 +51,11 @@ def same_text_key(text: str) -> str:
     return words.rstrip(_FINAL_PUNCTUATION + " ")
 
 
-def rejected_before(records: Iterable[ArchiveLine]) -> dict[str, str]:
-    """Each text rejected in review among the archive's `records` (`same_text_key`), with the
-    newest date it was rejected on (records in file order: the later wins)."""
+def rejected_before(records: Iterable[tuple[str, str, str]]) -> dict[str, str]:
+    """Each text rejected in review among the archive's records (`(date, reason, content)`, in
+    file order), keyed by `same_text_key`, with the newest date it was rejected on."""
     found: dict[str, str] = {}
-    for record in records:
-        if record.reason.startswith(REJECTED):
-            found[same_text_key(record.content)] = record.date
+    for date, reason, content in records:
+        if reason.startswith(REJECTED):
+            found[same_text_key(content)] = date
     return found

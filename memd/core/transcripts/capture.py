@@ -23,7 +23,6 @@ Rules:
 
 from __future__ import annotations
 
-import os
 from typing import NamedTuple
 
 from memd.core.transcripts import Agent, detect, turns_of
@@ -97,10 +96,21 @@ def person_turns(
 def outside(cwd: str, root: str) -> bool:
     """Whether the directory `cwd` (absolute) lies outside the workspace `root`: neither it nor
     below it. An unknown `cwd` ("") or a relative one is not outside (nothing says it is)."""
-    if not cwd or not os.path.isabs(cwd):
+    if not cwd.startswith("/"):
         return False
-    here, top = os.path.normpath(cwd), os.path.normpath(root)
-    return here != top and not here.startswith(top.rstrip(os.sep) + os.sep)
+    top = _parts(root)
+    return _parts(cwd)[: len(top)] != top
+
+
+def _parts(path: str) -> list[str]:
+    """The names of an absolute POSIX path, "." and ".." resolved as text (no links)."""
+    parts: list[str] = []
+    for name in path.split("/"):
+        if name == "..":
+            parts = parts[:-1]
+        elif name not in ("", "."):
+            parts.append(name)
+    return parts
 
 
 def _cut(text: str) -> str:

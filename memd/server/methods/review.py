@@ -270,7 +270,10 @@ async def _rejected_before(workspace: Workspace) -> dict[str, str]:
         if not os.path.exists(path):
             return {}
         found = storage.read_text(path, follow_links=False, max_bytes=workspace.max_archive_bytes)
-        return {} if found is None else proposals.rejected_before(archive_lines(found[0]))
+        if found is None:
+            return {}
+        records = archive_lines(found[0])
+        return proposals.rejected_before((r.date, r.reason, r.content) for r in records)
 
     try:
         return await anyio.to_thread.run_sync(read)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
@@ -55,7 +56,7 @@ def test_what_is_not_a_readable_file_is_refused(tmp_path: Path, name: str, why: 
         read_transcript(str(tmp_path / name), None)
 
 
-def _codex(kind: str, payload: dict[str, object]) -> str:
+def _codex(kind: str, payload: Mapping[str, object]) -> str:
     stamp = "2026-11-20T10:00:00.000Z"
     return json.dumps({"timestamp": stamp, "type": kind, "payload": payload}) + "\n"
 
