@@ -349,10 +349,18 @@ def extract(
     store: bool,
     propose: bool = False,
     transcript: str | os.PathLike[str] | None = None,
+    since_last: bool = False,
+    workspace_only: bool = False,
 ) -> Call:
     """Build an `extract` call (`transcript` made absolute)."""
     path = None if transcript is None else os.path.abspath(transcript)
     params = p.ExtractParams(
-        workspace=workspace, text=text, store=store, propose=propose, transcript=path
+        workspace=workspace,
+        text=text,
+        store=store,
+        propose=propose,
+        transcript=path,
+        since_last=since_last,
+        workspace_only=workspace_only,
     )
     return Call("extract", params, p.ExtractResult)

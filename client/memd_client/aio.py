@@ -477,13 +477,16 @@ class AsyncClient(ClientBase):
         workspace: str | os.PathLike[str] | None = None,
         propose: bool = False,
         transcript: str | os.PathLike[str] | None = None,
+        since_last: bool = False,
+        workspace_only: bool = False,
     ) -> p.ExtractResult:
         """Find memories (preferences, corrections, constraints) in a message, or in the
         person's turns of a session transcript (`transcript`: its path, made absolute here, read
         by the daemon instead of `text`); store them too with `store=True`, or queue them into
-        the review inbox with `propose=True`."""
+        the review inbox with `propose=True`. `since_last` and `workspace_only` are the capture
+        hook's (see `ExtractParams`)."""
         ws = _calls.workspace_path(workspace, self.workspace)
-        call = _calls.extract(ws, text, store, propose, transcript)
+        call = _calls.extract(ws, text, store, propose, transcript, since_last, workspace_only)
         result: p.ExtractResult = await self.call(call)
         return result
 

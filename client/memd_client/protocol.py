@@ -1270,6 +1270,13 @@ class ExtractParams(_Params):
     propose: bool = False
     """Queue each candidate into the review inbox (`proposed`) instead of storing it; not with
     `store`."""
+    since_last: bool = False
+    """With `transcript` and `store` or `propose` (the capture hook sets it): read only what was
+    appended since this daemon's last such call on the same file. Without it the whole window is
+    read every time (what is stored or waiting already is skipped anyway)."""
+    workspace_only: bool = False
+    """With `transcript` (the capture hook sets it): a session that ran outside the workspace
+    (its `cwd`) is listed but nothing of it is stored or queued; `message` says so."""
 
 
 CandidateKind = Literal["preference", "correction", "constraint"]

@@ -9,10 +9,15 @@ Rules:
 - It takes `hook_event_name`, `transcript_path` and `cwd` (the workspace is found from `cwd` as
   every verb finds one). Only SessionEnd and PreCompact do anything; any other event, or an
   input without an absolute `transcript_path`, does nothing.
-- It sends one `extract` with the transcript and `propose`, starting a daemon if none runs
-  (within AUTOSTART_TIMEOUT) and waiting at most REQUEST_TIMEOUT for the answer. The daemon
-  reads the file; a repeat (PreCompact fires several times, SessionEnd follows) queues nothing
-  twice (see `memd.server.methods.capture`).
+- It sends one `extract` with the transcript, `propose`, `since_last` and `workspace_only`,
+  starting a daemon if none runs (within AUTOSTART_TIMEOUT), and waits at most REQUEST_TIMEOUT
+  for the answer: Claude Code waits for PreCompact before it compacts, and the daemon finishes
+  a request whose client left (the candidates still land in the inbox). The daemon reads the
+  file; a repeat (PreCompact fires several times, SessionEnd follows) reads only what was
+  appended (see `memd.server.methods.capture`).
+- A session that ran outside the workspace found from the input (its transcript's `cwd`) is
+  never queued: the daemon lists it only, and the hook logs that it skipped it. No answer within
+  REQUEST_TIMEOUT is not a failure (nothing is logged).
 - It prints NOTHING and ALWAYS exits 0, whatever happens (no daemon, bad JSON, a missing file, a
   timeout, `chat = false`): exit 2 at PreCompact would block the compaction, and anything on
   stdout or stderr is noise in the agent's session. Its stdout and stderr are pointed at
@@ -37,8 +42,9 @@ STDIN_DEADLINE = 2.0
 """Seconds the hook waits for its JSON input, in all."""
 AUTOSTART_TIMEOUT = 5.0
 """Seconds the hook may spend starting a daemon."""
-REQUEST_TIMEOUT = 6.0
-"""Seconds the hook waits for the daemon's answer (the daemon finishes the work regardless)."""
+REQUEST_TIMEOUT = 1.0
+"""Seconds the hook waits for the daemon's answer: enough to send the request and hear a quick
+answer (the daemon finishes the work regardless)."""
 MAX_INPUT_BYTES = 1 << 20
 EVENTS = frozenset({"SessionEnd", "PreCompact"})
 """The hook events that capture (the others do nothing)."""
@@ -153,6 +159,7 @@ def _capture(socket_path: str | None, workspace: str | None, autostart: bool) ->
     if capture is None:
         return
     from memd_client import Client, MemdError, find_workspace
+    from memd_client.errors import RequestTimeout
 
     try:
         root = workspace or find_workspace(capture.cwd)
@@ -164,7 +171,13 @@ def _capture(socket_path: str | None, workspace: str | None, autostart: bool) ->
             autostart_timeout=AUTOSTART_TIMEOUT,
             client_name="memd-capture-hook",
         ) as client:
-            client.extract(transcript=capture.transcript, propose=True)
+            result = client.extract(
+                transcript=capture.transcript, propose=True, since_last=True, workspace_only=True
+            )
+        if result.proposed is None:  # the session ran elsewhere: listed, nothing queued
+            _log(f"capture hook ({capture.event}, {capture.transcript}): {result.message}")
+    except RequestTimeout:
+        return  # expected for a long session: the daemon finishes it without us
     except (MemdError, OSError) as exc:
         message = exc.message if isinstance(exc, MemdError) else str(exc)
         _log(f"capture hook ({capture.event}, {capture.transcript}): {message}")

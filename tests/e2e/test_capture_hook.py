@@ -11,6 +11,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -150,6 +151,17 @@ def inbox(socket: Path, workspace: Path) -> list[str]:
         return [entry.content for entry in client.inbox().entries]
 
 
+def wait_for_inbox(socket: Path, workspace: Path, count: int) -> list[str]:
+    """The inbox once it holds `count` entries (the hook may leave before the daemon is done;
+    gives up after 60 s and returns what waits then)."""
+    deadline = time.monotonic() + 60
+    waiting = inbox(socket, workspace)
+    while len(waiting) < count and time.monotonic() < deadline:
+        time.sleep(0.05)  # polling for the daemon's work, not a fixed wait
+        waiting = inbox(socket, workspace)
+    return waiting
+
+
 @pytest.mark.parametrize("event", ["SessionEnd", "PreCompact"])
 def test_the_hook_queues_the_persons_rules_once(
     daemon: DaemonProcess, workspace: Path, transcript: Path, event: str
@@ -162,7 +174,7 @@ def test_the_hook_queues_the_persons_rules_once(
         stdin=hook_input(event, transcript, workspace),
     )
     assert (result.returncode, result.stdout, result.stderr) == (0, "", "")
-    waiting = inbox(daemon.socket_path, workspace)
+    waiting = wait_for_inbox(daemon.socket_path, workspace, 3)
     assert sorted(waiting) == sorted(
         [
             "Prefer pnpm over npm for this repo.",
@@ -194,13 +206,13 @@ def test_a_repeat_reads_only_what_was_appended(
         append=True,
     )
     with Client(daemon.socket_path, workspace=workspace) as client:
-        later = client.extract(transcript=transcript, propose=True)
+        later = client.extract(transcript=transcript, propose=True, since_last=True)
     assert [c.content for c in later.candidates] == ["Always pin Docker images by digest."]
     assert "after what an earlier capture read" in later.message
     assert later.proposed is not None
     assert [o.action for o in later.proposed.outcomes] == ["queued"]
     with Client(daemon.socket_path, workspace=workspace) as client:
-        nothing = client.extract(transcript=transcript, propose=True)
+        nothing = client.extract(transcript=transcript, propose=True, since_last=True)
         listed = client.extract(transcript=transcript)  # a listing reads the whole file
     assert nothing.candidates == [] and nothing.message.startswith("Nothing new in ")
     assert len(listed.candidates) == 4
@@ -307,7 +319,7 @@ def test_one_object_is_read_without_waiting_for_the_end(
         os.close(read_end)
         os.close(write_end)
     assert (process.returncode, process.stdout, process.stderr) == (0, b"", b"")
-    assert len(inbox(daemon.socket_path, workspace)) == 3
+    assert len(wait_for_inbox(daemon.socket_path, workspace, 3)) == 3
 
 
 def test_the_cli_lists_stores_and_reports_json(
@@ -405,7 +417,7 @@ def test_the_installed_command_is_silent_without_memd_and_captures_with_it(
             timeout=60,
         )
         assert (result.returncode, result.stdout, result.stderr) == (0, "", "")
-    assert len(inbox(daemon.socket_path, workspace)) == 3
+    assert len(wait_for_inbox(daemon.socket_path, workspace, 3)) == 3
 
 
 def test_the_workspace_is_found_from_the_sessions_cwd(
@@ -416,4 +428,96 @@ def test_the_workspace_is_found_from_the_sessions_cwd(
     stdin = hook_input("SessionEnd", transcript, below)  # the session ran in a subdirectory
     result = memd(daemon.socket_path, "extract", "--hook", "claude", stdin=stdin, cwd=Path("/"))
     assert (result.returncode, result.stdout, result.stderr) == (0, "", "")
-    assert len(inbox(daemon.socket_path, workspace)) == 3
+    assert len(wait_for_inbox(daemon.socket_path, workspace, 3)) == 3
+
+
+def test_a_text_rejected_in_review_is_not_proposed_again_after_a_restart(
+    short_tmp: Path, workspace: Path, transcript: Path
+) -> None:
+    first = start_daemon(short_tmp, name="first.sock")
+    try:
+        with Client(first.socket_path, workspace=workspace) as client:
+            client.extract(transcript=transcript, propose=True)
+            (env,) = [e for e in client.inbox().entries if ".env" in e.content]
+            client.resolve(env.id, "reject", reason="we keep .env out by other means")
+    finally:
+        assert first.stop() == 0, first.stderr()
+    second = start_daemon(short_tmp, name="second.sock")  # no cursor survives
+    try:
+        with Client(second.socket_path, workspace=workspace) as client:
+            again = client.extract(transcript=transcript, propose=True)
+            similar = client.extract("Never commit the .env.local file.", propose=True)
+            shouted = client.extract("NEVER commit the .env file!", propose=True)
+            waiting = [entry.content for entry in client.inbox().entries]
+    finally:
+        assert second.stop() == 0, second.stderr()
+    assert again.proposed is not None
+    outcomes = {o.content: o for o in again.proposed.outcomes}
+    rejected = outcomes["Never commit the .env file."]
+    assert rejected.action == "skipped" and rejected.message.startswith("rejected before on 20")
+    assert rejected.message.endswith("; not queued again.")
+    assert similar.proposed is not None and similar.proposed.outcomes[0].action == "queued"
+    assert shouted.proposed is not None
+    assert "rejected before" in shouted.proposed.outcomes[0].message
+    assert "Never commit the .env file." not in waiting
+    assert len(waiting) == 3  # pnpm, Helm and the similar (not identical) .env.local rule
+
+
+def test_manual_runs_read_the_whole_transcript_every_time(
+    daemon: DaemonProcess, workspace: Path, transcript: Path
+) -> None:
+    proposed = memd(
+        daemon.socket_path, "extract", "--transcript", str(transcript), "--propose", cwd=workspace
+    )
+    assert proposed.returncode == 0, proposed.stderr
+    stored = memd(
+        daemon.socket_path, "extract", "--transcript", str(transcript), "--store", cwd=workspace
+    )
+    assert stored.returncode == 0, stored.stderr
+    assert "Nothing new" not in stored.stdout
+    assert "Looked at 3 of the person's turns" in stored.stdout
+    with Client(daemon.socket_path, workspace=workspace) as client:
+        assert len(client.list().entries) == 3
+
+
+def test_the_hook_leaves_before_a_slow_capture_ends_and_its_candidates_still_land(
+    short_tmp: Path, workspace: Path, transcript: Path
+) -> None:
+    config = short_tmp / "config.toml"
+    config.write_text("semantic = false\nlock_timeout = 120.0\n")
+    daemon = start_daemon(short_tmp, "--config", str(config), name="slow.sock")
+    memory = workspace / ".memory"
+    memory.mkdir()
+    lock = memory / ".lock"  # HackLM holds the lock: the daemon's queueing waits for it
+    lock.write_text(json.dumps({"pid": os.getpid(), "ts": int(time.time() * 1000)}))
+    try:
+        stdin = hook_input("PreCompact", transcript, workspace)
+        result = memd(daemon.socket_path, "extract", "--hook", "claude", stdin=stdin)
+        assert (result.returncode, result.stdout, result.stderr) == (0, "", "")
+        assert not (memory / "inbox.md").exists()  # the hook left; the capture waits
+        lock.unlink()
+        assert len(wait_for_inbox(daemon.socket_path, workspace, 3)) == 3
+    finally:
+        lock.unlink(missing_ok=True)
+        assert daemon.stop() == 0, daemon.stderr()
+
+
+def test_another_workspaces_session_is_said_and_never_queued_by_the_hook(
+    daemon: DaemonProcess, workspace: Path, short_tmp: Path
+) -> None:
+    (workspace / ".git").mkdir()
+    elsewhere = short_tmp / "other-project"
+    elsewhere.mkdir()
+    path = write_transcript(short_tmp / "other.jsonl", session_lines(elsewhere))
+    listed = memd(daemon.socket_path, "extract", "--transcript", str(path), cwd=workspace)
+    assert listed.returncode == 0, listed.stderr
+    assert f"This session ran in {elsewhere}, not in this workspace" in listed.stdout
+    assert "Never commit the .env file." in listed.stdout  # still read: a person may mean it
+    log = Path(os.environ["XDG_STATE_HOME"]) / "memd" / "memd.log"
+    log.parent.mkdir(parents=True, exist_ok=True)
+    log.write_text("")
+    stdin = hook_input("SessionEnd", path, workspace)  # the hook resolved this workspace
+    result = memd(daemon.socket_path, "extract", "--hook", "claude", stdin=stdin)
+    assert (result.returncode, result.stdout, result.stderr) == (0, "", "")
+    assert inbox(daemon.socket_path, workspace) == []
+    assert "not in this workspace" in log.read_text()

@@ -13,6 +13,12 @@ Rules:
   parses. `end` is the offset just past the last line that parsed, so a later read from there
   (a cursor) starts on a line and never misses a line that was still being written.
 - A file whose agent cannot be told (`agent` None) yields no turns, never an error.
+- A read that starts past a Codex rollout's first line (a cursor, or the end window) is also
+  given that line (`head`, at most MAX_HEAD_BYTES; only whole lines count): its `session_meta`
+  says whether the rollout is a subagent's, whose "user" turns are the parent agent's words,
+  never the person's. A Claude Code file's head is not used (its lines stand alone).
+- `cwd` is the directory the session ran in, from the first of the read's turns that names one
+  ("" unknown); `outside` tells whether it lies outside a workspace (unknown is not outside).
 """
 
 from __future__ import annotations
@@ -24,6 +30,9 @@ from memd.core.transcripts.lines import complete_objects
 
 MAX_TRANSCRIPT_BYTES = 8 * 1024 * 1024
 """The most of a transcript read at once: its last 8 MiB (a long session's newest turns)."""
+MAX_HEAD_BYTES = 256 * 1024
+"""The most of a transcript's first line(s) read beside a later window (a Codex
+`session_meta`, whose instructions can run to tens of KiB)."""
 MAX_TURNS = 200
 """The most of the person's turns looked at in one call: the newest."""
 MAX_TURN_CHARS = 8_000
@@ -48,6 +57,8 @@ class PersonTurns(NamedTuple):
     """The file offset just past the last line that parsed (the read's start if none did)."""
     left_out: int
     """The person's turns older than the newest MAX_TURNS, not looked at."""
+    cwd: str = ""
+    """The directory the session ran in (the first turn read that names one; "" unknown)."""
 
 
 def person_turns(
@@ -56,23 +67,50 @@ def person_turns(
     start: int,
     on_line: bool,
     agent: Agent | None = None,
+    head: bytes = b"",
     max_turns: int = MAX_TURNS,
 ) -> PersonTurns:
     """The person's turns in `data`, read from offset `start` of its file (`on_line`: `start`
     is a line's start; else the bytes up to the first line break are skipped). `agent` is whose
-    transcript it is when known (a cursor's later read may hold no line that tells)."""
+    transcript it is when known (a cursor's later read may hold no line that tells). `head` is
+    the file's start when `data` does not begin there (see the rules: a Codex rollout's
+    `session_meta` is read before `data`)."""
     skip = 0
     if not on_line:
         cut = data.find(b"\n")
         skip = len(data) if cut < 0 else cut + 1
     read = complete_objects(data[skip:], start=start + skip, final=True)
     end = read.objects[-1][0] if read.objects else start
-    agent = agent or detect(read.objects)
+    first = complete_objects(head, start=0).objects[:1] if head and start > 0 else []
+    agent = agent or detect(read.objects) or detect(first)
     if agent is None:
         return PersonTurns(None, [], end, 0)
-    texts = [_cut(turn.text) for turn in turns_of(agent, read.objects) if turn.role == "user"]
+    objects = [*first, *read.objects] if agent == "codex" else read.objects
+    said = [turn for turn in turns_of(agent, objects) if turn.role == "user"]
+    cwd = next((turn.cwd for turn in said if turn.cwd), "")
+    texts = [_cut(turn.text) for turn in said]
     left_out = max(0, len(texts) - max_turns)
-    return PersonTurns(agent, texts[left_out:], end, left_out)
+    return PersonTurns(agent, texts[left_out:], end, left_out, cwd)
+
+
+def outside(cwd: str, root: str) -> bool:
+    """Whether the directory `cwd` (absolute) lies outside the workspace `root`: neither it nor
+    below it. An unknown `cwd` ("") or a relative one is not outside (nothing says it is)."""
+    if not cwd.startswith("/"):
+        return False
+    top = _parts(root)
+    return _parts(cwd)[: len(top)] != top
+
+
+def _parts(path: str) -> list[str]:
+    """The names of an absolute POSIX path, "." and ".." resolved as text (no links)."""
+    parts: list[str] = []
+    for name in path.split("/"):
+        if name == "..":
+            parts = parts[:-1]
+        elif name not in ("", "."):
+            parts.append(name)
+    return parts
 
 
 def _cut(text: str) -> str:

@@ -6,16 +6,21 @@ Rules:
 - `transcript` must be the absolute path of a regular file memd can read; anything else is
   InvalidParams whose one sentence says what to pass instead. Opening never blocks (a FIFO
   put in the file's place is refused, not waited on).
-- At most the file's last MAX_TRANSCRIPT_BYTES are read, in one worker-thread hop.
-- A capture (`store` or `propose`) remembers where it stopped reading (`Cursors`: per file
-  path, the file's identity and the offset past its last parsed line; bounded, least recently
-  used dropped first), only once every candidate was stored or queued (a store that failed
-  is tried again by the next capture). The next capture of
+- At most the file's last MAX_TRANSCRIPT_BYTES are read, in one worker-thread hop; when that
+  starts past the file's start, its first MAX_HEAD_BYTES too (a Codex rollout's `session_meta`
+  says whether it is a subagent's, see `memd.core.transcripts.capture`).
+- Only the capture hook's calls (`since_last`, with `store` or `propose`) use and move a
+  cursor (`Cursors`: per file path, the file's identity and the offset past its last parsed
+  line; bounded, least recently used dropped first), and only once every candidate was stored
+  or queued (a store that failed is tried again by the next capture). The hook's next call on
   the same file reads only what was appended since: Claude Code's PreCompact hook fires several
-  times per compaction and SessionEnd follows, and a turn already captured (its candidate
-  perhaps rejected in review since) is not proposed again while this daemon runs. A file that
-  was replaced (another inode) or shrank is read again from its end window. A listing (neither
-  flag) reads the whole window and moves no cursor.
+  times per compaction and SessionEnd follows. A file that was replaced (another inode) or
+  shrank is read again from its end window. Every other call (a person's `memd extract
+  --transcript F`, with or without `--store`/`--propose`) reads the whole window every time:
+  what is already stored or waiting is skipped by the write decision and the inbox, and a text
+  rejected in review is not queued again (`memd.server.methods.review`), across restarts too.
+- A session that ran outside the workspace (its turns' `cwd`) is still read, and the message
+  says so; with `workspace_only` (the hook) nothing of it is stored or queued.
 """
 
 from __future__ import annotations
@@ -107,19 +112,30 @@ def read_transcript(path: str, cursor: Cursor | None) -> TranscriptRead:
         identity = (info.st_dev, info.st_ino)
         same = cursor is not None and cursor.identity == identity and cursor.end <= info.st_size
         start = person.window(info.st_size, cursor.end if same and cursor else 0)
+        head = file.read(min(start, person.MAX_HEAD_BYTES)) if start > 0 else b""
         file.seek(start)
         data = file.read(info.st_size - start)
     on_line = start == 0 or (same and cursor is not None and start == cursor.end)
     agent = cursor.agent if same and cursor is not None else None
     try:
-        turns = person.person_turns(data, start=start, on_line=on_line, agent=agent)
+        turns = person.person_turns(data, start=start, on_line=on_line, agent=agent, head=head)
     except ValueError as exc:  # an agent's format memd has no reader for yet
         raise InvalidParams(f"transcript {path}: {exc}; extract its text instead.") from None
     return TranscriptRead(turns, Cursor(identity, turns.end, turns.agent), bool(same))
 
 
-def summary(path: str, read: TranscriptRead) -> str:
-    """One sentence saying what of the transcript was looked at."""
+def summary(path: str, read: TranscriptRead, root: str, *, queued_none: bool = False) -> str:
+    """What of the transcript was looked at, in a sentence; when the session ran outside the
+    workspace `root`, a second one says so (`queued_none`: and that nothing of it was kept)."""
+    said = _looked_at(path, read)
+    cwd = read.turns.cwd
+    if person.outside(cwd, root):
+        said += f" This session ran in {cwd}, not in this workspace ({root})"
+        said += "; nothing of it was stored or queued." if queued_none else "."
+    return said
+
+
+def _looked_at(path: str, read: TranscriptRead) -> str:
     turns = read.turns
     if turns.agent is None:
         return f"{path} holds no coding agent's session lines memd knows; nothing was read."

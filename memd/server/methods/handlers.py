@@ -32,6 +32,7 @@ from memd.core.format.mdformat import Entry
 from memd.core.search import file_scope, given, procedure_layer, prompt_block
 from memd.core.search.shelves import origin
 from memd.core.sources.source_globs import MAX_SOURCE_ENTRIES, parse_entry
+from memd.core.transcripts.capture import outside
 from memd.core.transcripts.chunks import render
 from memd.core.writes import transitions
 from memd.core.writes.cleanup import every_citation_gone
@@ -739,7 +740,7 @@ class Methods:
             )
         from memd.core.extract import pipeline
 
-        capturing = params.store or params.propose
+        capturing = params.since_last and (params.store or params.propose)
         cursor = self.cursors.get(path) if capturing else None
 
         def read_and_extract() -> tuple[capture.TranscriptRead, list[Any]]:
@@ -747,8 +748,11 @@ class Methods:
             return read, [found for text in read.turns.texts for found in pipeline.extract(text)]
 
         read, found = await anyio.to_thread.run_sync(read_and_extract)
+        elsewhere = params.workspace_only and outside(read.turns.cwd, workspace.root)
+        if elsewhere:  # listed only: the hook never keeps another workspace's session
+            params = msgspec.structs.replace(params, store=False, propose=False)
         result = await self._extract(workspace, params, found)
-        result.message = capture.summary(path, read)
+        result.message = capture.summary(path, read, workspace.root, queued_none=elsewhere)
         if capturing and not any(c.error is not None for c in result.candidates):
             self.cursors.set(path, read.cursor)  # a failed store is tried again next time
         return result

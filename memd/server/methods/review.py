@@ -17,8 +17,12 @@ Rules:
   message says which entry already says it), one it refuses is "refused" with why; else it is
   appended durably ("queued", with its inbox id), its reason naming the source
   (`memd.core.review.proposals`); one already waiting (the same inbox id) is "skipped", its
-  message and inbox id naming the entry that waits, so proposing twice queues once. Whoever
-  proposes, nothing is stored until a person accepts.
+  message and inbox id naming the entry that waits, so proposing twice queues once. One whose
+  text a person rejected before (the archive's "rejected in review" records,
+  `proposals.rejected_before`: the same text, never a merely similar one) is "skipped", its
+  message saying when; the archive is read once per `propose`, in a worker thread, at most
+  `max_archive_bytes` of it (one memd cannot read skips nothing: the proposal is queued).
+  Whoever proposes, nothing is stored until a person accepts.
 - A "prune" proposal (cleanup's would-prune and check's stale entries) is queued only while its
   entry is in the file under that slug saying exactly that text; accepting deletes it only if
   it still does (else it stays waiting, and the message says the entry changed).
@@ -31,21 +35,26 @@ Rules:
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Literal
 
+import anyio
 import msgspec
 
-from memd.core.format.archive import ArchivedEntry
+from memd.core.format.archive import ArchivedEntry, archive_lines
 from memd.core.format.categories import Category
 from memd.core.review import inbox_format, policy, proposals
 from memd.core.review.inbox_format import InboxItem
 from memd.core.writes import transitions
+from memd.fs import storage
 from memd.server.methods import provenance
 from memd.server.workspaces.workspace import Workspace
 from memd_client import protocol as p
 from memd_client.errors import EntryNotFound, RpcError
+
+log = logging.getLogger(__name__)
 
 StoreInto = Callable[..., Awaitable[p.StoreResult]]
 
@@ -151,7 +160,7 @@ async def _resolve(
             category=category,
             slug=item.slug,
             content=item.content,
-            reason=f"rejected in review ({item.reason}): {why}",
+            reason=f"{proposals.REJECTED} ({item.reason}): {why}",
         )
         await workspace.inbox.take(item.id, archive=record)
         return p.ResolveResult(
@@ -231,8 +240,9 @@ async def propose(
     workspace: Workspace, params: p.ProposeParams, store_into: StoreInto
 ) -> p.ProposeResult:
     """Queue each proposal into the inbox after its dry run (see the module rules)."""
+    rejected = await _rejected_before(workspace) if params.proposals else {}
     outcomes = [
-        await _propose_one(workspace, params.source, proposal, store_into)
+        await _propose_one(workspace, params.source, proposal, store_into, rejected)
         for proposal in params.proposals
     ]
     return p.ProposeResult(
@@ -252,11 +262,32 @@ def propose_message(outcomes: list[p.ProposalOutcome]) -> str:
     return f"Proposals: {told}.{after}"
 
 
+async def _rejected_before(workspace: Workspace) -> dict[str, str]:
+    """The texts rejected in review in the workspace's archive, with when (see the rules)."""
+
+    def read() -> dict[str, str]:
+        path = workspace.archive_path
+        if not os.path.exists(path):
+            return {}
+        found = storage.read_text(path, follow_links=False, max_bytes=workspace.max_archive_bytes)
+        if found is None:
+            return {}
+        records = archive_lines(found[0])
+        return proposals.rejected_before((r.date, r.reason, r.content) for r in records)
+
+    try:
+        return await anyio.to_thread.run_sync(read)
+    except (RpcError, OSError) as exc:
+        log.warning("%s: rejected texts not read (%s); proposals are queued", workspace.root, exc)
+        return {}
+
+
 async def _propose_one(
     workspace: Workspace,
     source: proposals.ProposalSource,
     proposal: p.Proposal,
     store_into: StoreInto,
+    rejected: Mapping[str, str],
 ) -> p.ProposalOutcome:
     def outcome(action: Literal["skipped", "refused"], message: str) -> p.ProposalOutcome:
         return p.ProposalOutcome(
@@ -278,6 +309,9 @@ async def _propose_one(
         return outcome("refused", exc.message)
     if checked.action == "skipped":
         return outcome("skipped", checked.message)
+    when = rejected.get(proposals.same_text_key(checked.content))
+    if when is not None:
+        return outcome("skipped", f"rejected before on {when}; not queued again.")
     reason = proposals.proposal_reason(source, proposal.reason)
     current = _entry_text(workspace, category, proposal.slug)
     if current is not None:

@@ -109,3 +109,55 @@ def test_a_codex_rollout_gives_the_persons_words_only() -> None:
     assert found.texts == ["Retries for the payment client stay at 3.", "Now the API timeouts."]
     later = person_turns(data[len(data) // 2 :], start=len(data) // 2, on_line=False)
     assert later.agent == "codex" and later.texts[-1] == "Now the API timeouts."
+
+
+def _codex(kind: str, payload: dict[str, Any]) -> bytes:
+    stamp = "2026-11-20T10:00:00.000Z"
+    return json.dumps({"timestamp": stamp, "type": kind, "payload": payload}).encode() + b"\n"
+
+
+def _rollout(source: Any) -> bytes:
+    meta = {"id": "s1", "cwd": "/work/app", "source": source, "instructions": "x" * 5000}
+    turns = [
+        _codex("event_msg", {"type": "user_message", "message": f"Never touch module {n}."})
+        for n in range(20)
+    ]
+    return _codex("session_meta", meta) + b"".join(turns)
+
+
+def test_a_later_read_of_a_subagent_rollout_sees_its_session_meta() -> None:
+    data = _rollout({"subagent": "review"})
+    middle = len(data) - 200
+    blind = person_turns(data[middle:], start=middle, on_line=False)
+    assert blind.texts  # without the head, the parent agent's words look like the person's
+    found = person_turns(data[middle:], start=middle, on_line=False, head=data[:65536])
+    assert (found.agent, found.texts) == ("codex", [])
+
+
+def test_a_later_read_of_a_persons_rollout_keeps_its_turns_and_cwd() -> None:
+    data = _rollout("cli")
+    middle = len(data) - 200
+    found = person_turns(data[middle:], start=middle, on_line=False, head=data[:65536])
+    assert found.texts and found.texts[-1] == "Never touch module 19."
+    assert found.cwd == "/work/app"
+    assert found.end == len(data)
+
+
+def test_a_claude_files_head_is_not_read_as_a_turn() -> None:
+    first, second = line("user", "Use uv."), line("user", "Use ruff.")
+    found = person_turns(second, start=len(first), on_line=True, head=first)
+    assert found.texts == ["Use ruff."]
+
+
+@given(st.sampled_from(["/work/app", "/work/app/", "/work/app/src", "/work/app/./src/.."]))
+def test_a_directory_at_or_below_the_root_is_inside(cwd: str) -> None:
+    assert not capture.outside(cwd, "/work/app")
+
+
+@given(st.sampled_from(["/work/apple", "/work", "/other/app", "/work/app/../x"]))
+def test_a_directory_elsewhere_is_outside(cwd: str) -> None:
+    assert capture.outside(cwd, "/work/app")
+
+
+def test_an_unknown_directory_is_not_outside() -> None:
+    assert not capture.outside("", "/work/app") and not capture.outside("rel", "/work/app")

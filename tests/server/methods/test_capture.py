@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
 
-from memd.server.methods.capture import Cursor, Cursors, read_transcript
+from memd.server.methods.capture import Cursor, Cursors, read_transcript, summary
 from memd_client.errors import InvalidParams
 
 
@@ -53,3 +54,38 @@ def test_what_is_not_a_readable_file_is_refused(tmp_path: Path, name: str, why: 
     (tmp_path / "dir").mkdir()
     with pytest.raises(InvalidParams, match=why):
         read_transcript(str(tmp_path / name), None)
+
+
+def _codex(kind: str, payload: Mapping[str, object]) -> str:
+    stamp = "2026-11-20T10:00:00.000Z"
+    return json.dumps({"timestamp": stamp, "type": kind, "payload": payload}) + "\n"
+
+
+def test_a_subagent_rollout_read_from_a_cursor_is_still_a_subagents(tmp_path: Path) -> None:
+    path = tmp_path / "rollout.jsonl"
+    meta = {"id": "s1", "cwd": str(tmp_path), "source": {"subagent": "review"}}
+    said = {"type": "user_message", "message": "Never push to main."}
+    path.write_text(_codex("session_meta", meta) + _codex("event_msg", said))
+    first = read_transcript(str(path), None)
+    assert (first.turns.agent, first.turns.texts) == ("codex", [])
+    with path.open("a") as file:  # the parent agent speaks again
+        file.write(_codex("event_msg", {"type": "user_message", "message": "Always use tabs."}))
+    later = read_transcript(str(path), first.cursor)
+    assert later.already_read and later.turns.texts == []
+
+
+def test_the_summary_says_a_session_ran_elsewhere(tmp_path: Path) -> None:
+    path = tmp_path / "session.jsonl"
+    said = {
+        "type": "user",
+        "sessionId": "s",
+        "cwd": "/elsewhere/app",
+        "message": {"role": "user", "content": "Use uv."},
+    }
+    path.write_text(json.dumps(said) + "\n")
+    read = read_transcript(str(path), None)
+    assert "ran in /elsewhere/app, not in this workspace" in summary(str(path), read, "/work/x")
+    assert "nothing of it was stored or queued" in summary(
+        str(path), read, "/work/x", queued_none=True
+    )
+    assert "ran in" not in summary(str(path), read, "/elsewhere")
