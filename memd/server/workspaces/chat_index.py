@@ -428,16 +428,7 @@ def read_session(
     if previous is not None and not replay.turns:
         kept = previous.moved(found, cursor, replay.progress, released)
         return kept, skipped, ended
-    if previous is None or not previous.chunks:
-        kept_chunks: tuple[ChatChunk, ...] = ()
-        redo = replay.turns
-    else:
-        first = previous.chunks[-1].first
-        kept_chunks = tuple(part for part in previous.chunks if part.first < first)
-        redo = [turn for turn in previous.tail if turn.number >= first] + replay.turns
-    made = (*kept_chunks, *chunks(redo))
-    last_first = made[-1].first if made else 0
-    tail = tuple(turn for turn in redo if turn.number >= last_first)
+    made, tail = rechunked(previous, replay.turns)
     index = previous.index if previous is not None else None
     kept = ChatSession(
         found,
@@ -452,6 +443,24 @@ def read_session(
         released=released,
     )
     return kept, skipped, ended
+
+
+def rechunked(
+    previous: ChatSession | None, new_turns: Sequence[NumberedTurn]
+) -> tuple[tuple[ChatChunk, ...], tuple[NumberedTurn, ...]]:
+    """A session's chunks after `new_turns` were read, and the turns of its last chunk: the
+    chunks of `previous` but its last kept, the last made again with the new turns."""
+    if previous is None or not previous.chunks:
+        kept: tuple[ChatChunk, ...] = ()
+        redo = list(new_turns)
+    else:
+        first = previous.chunks[-1].first
+        kept = tuple(part for part in previous.chunks if part.first < first)
+        redo = [turn for turn in previous.tail if turn.number >= first]
+        redo.extend(new_turns)
+    made = (*kept, *chunks(redo))
+    last_first = made[-1].first if made else 0
+    return made, tuple(turn for turn in redo if turn.number >= last_first)
 
 
 def read_objects(
