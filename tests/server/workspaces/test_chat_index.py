@@ -371,3 +371,26 @@ def test_an_old_rollout_first_seen_fresh_gives_its_turns_once_quiet_and_never_do
         "walrus ok",
         "and the heron",
     ]
+
+
+@pytest.mark.anyio
+async def test_a_search_after_the_last_look_aged_waits_for_the_next_and_sees_a_new_turn(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(chat_index, "FRESH_SECONDS", 0.0)  # every look is already old
+    monkeypatch.setattr(chat_index, "FRESH_WAIT_SECONDS", 30.0)  # a slow machine still waits
+    home, root = tmp_path / "claude", tmp_path / "ws"
+    root.mkdir()
+    talk = Session(root)
+    path = session_path(home, root, talk.session)
+    path.write_text(talk.user("what did we decide about the lynx cache"))
+    chats = WorkspaceChats(str(root), env=lambda: {"CLAUDE_CONFIG_DIR": str(home)})
+    with anyio.fail_after(60):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(chats.run)
+            await chats.refresh(True, 90)
+            with path.open("a") as handle:
+                handle.write(talk.assistant("We decided to drop the lynx cache."))
+            seen = await chats.refresh(True, 90)  # the very next search
+            assert any("drop the lynx cache" in text for text in _texts(seen))
+            chats.stop()
