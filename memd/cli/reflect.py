@@ -7,6 +7,8 @@ Rules:
   assistant's prose, in order, each as `user: ...` or `assistant: ...`; tool calls and results,
   thinking, slash-command records, injected context and subagents' turns are left out, and a
   broken line is skipped. Anything else is plain text, as it is.
+- Every secret value in it is masked (`memd.core.transcripts.chunks.masked`) before it is sent:
+  the model never sees one, whatever `[llm] command` is.
 - Only the END of a long transcript is sent (the newest MAX_TRANSCRIPT characters).
 - The daemon's `reflect` asks its model and puts the proposals, each dry-run through the write
   decision, into the review inbox (`memd review` walks them). Nothing is stored here.
@@ -17,6 +19,7 @@ from __future__ import annotations
 import sys
 
 from memd.core.transcripts import detect, turns_of
+from memd.core.transcripts.chunks import masked
 from memd.core.transcripts.lines import complete_objects
 from memd_client import Client, protocol as p
 
@@ -26,8 +29,7 @@ def transcript_text(raw: str) -> str:
     said = _turns_said(raw)
     if said is not None:
         raw = said
-    raw = raw.strip()
-    return raw[-p.MAX_TRANSCRIPT :]
+    return masked(raw.strip()[-2 * p.MAX_TRANSCRIPT :])[-p.MAX_TRANSCRIPT :]
 
 
 def _turns_said(raw: str) -> str | None:

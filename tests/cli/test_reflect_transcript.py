@@ -106,3 +106,11 @@ def test_a_transcript_with_no_conversation_says_what_to_pass(tmp_path: Path) -> 
     path.write_text(jsonl([claude("user", "<command-name>/clear</command-name>")]))
     with pytest.raises(ValueError, match="Claude Code or Codex transcript"):
         read_transcript(str(path))
+
+
+def test_a_secret_value_in_a_transcript_never_reaches_the_model() -> None:
+    from memd.cli.reflect import transcript_text
+
+    token = "ghp_" + "Ab1" * 12
+    sent = transcript_text(f"We deploy with {token} for now.\nPrefer small commits.")
+    assert token not in sent and "[secret]" in sent and "Prefer small commits." in sent
