@@ -36,6 +36,7 @@ import sys
 import time
 from typing import Any, NamedTuple
 
+from memd.cli import hook
 from memd.cli.hook import Plan
 
 STDIN_DEADLINE = 2.0
@@ -62,16 +63,7 @@ class Capture(NamedTuple):
 def fast_plan(argv: list[str]) -> Plan | None:
     """The plan if `argv` is the plain capture hook command, with at most `--socket PATH`
     before or after it (None: it is not; the full command line parser runs)."""
-    rest = list(argv)
-    socket_path = None
-    if rest[:1] == ["--socket"] and len(rest) >= 2:
-        socket_path, rest = rest[1], rest[2:]
-    if rest[:3] != COMMAND:
-        return None
-    rest = rest[3:]
-    if rest[:1] == ["--socket"] and len(rest) == 2 and socket_path is None:
-        socket_path, rest = rest[1], []
-    return Plan(socket_path) if not rest else None
+    return hook.fast_plan(argv, COMMAND)
 
 
 def read_one_object(fd: int, deadline: float) -> Any:

@@ -57,15 +57,16 @@ class Plan(NamedTuple):
     socket: str | None
 
 
-def fast_plan(argv: list[str]) -> Plan | None:
-    """Return the plan if `argv` is the plain hook command (with at most `--socket PATH`)."""
+def fast_plan(argv: list[str], command: list[str] = COMMAND) -> Plan | None:
+    """Return the plan if `argv` is the plain hook `command` (with at most `--socket PATH`
+    before or after it; None: it is not, and the full command line parser runs)."""
     socket_path = None
     rest = list(argv)
     if rest[:1] == ["--socket"] and len(rest) >= 2:
         socket_path, rest = rest[1], rest[2:]
-    if rest[:3] != COMMAND:
+    if rest[: len(command)] != command:
         return None
-    rest = rest[3:]
+    rest = rest[len(command) :]
     if rest[:1] == ["--socket"] and len(rest) == 2 and socket_path is None:
         socket_path, rest = rest[1], []
     return Plan(socket_path) if not rest else None
