@@ -15,7 +15,7 @@ Retrieval protocol:
   chat index runs: `memd.fs.transcript_files.find_transcripts` (the files of the workspace),
   `lines.complete_objects` -> `transcripts.detect` / `turns_of` -> turns numbered from 1 ->
   `chunks.chunks`, each file's chunks one `ranking.build_index` over `Entry(line=i,
-  content=chunk.text)` keyed by `Shelf("file", path)`, all files ranked together by
+  content=chunk.text)` keyed by `Shelf("chat", path)`, all files ranked together by
   `ranking.search` (limit 10). With `--daemon`, the LoCoMo questions are also asked of a real
   `memd serve` with `sources=["chat"]` (needs the daemon's chat index; without it that row
   says why it is missing).
@@ -298,7 +298,7 @@ def index_workspace(workspace: Path, config_dir: Path) -> list[IndexedFile]:
 
 def memd_rank(files: Sequence[IndexedFile], query: str) -> list[tuple[str, ChatChunk]]:
     """The top `TOP` chunks for `query` over every file (path, chunk), best first."""
-    by_key = {Shelf("file", f.path): f for f in files}
+    by_key = {Shelf("chat", f.path): f for f in files}
     result = ranking.search([(k, f.search_index) for k, f in by_key.items()], query, limit=TOP)
     return [(hit.key.path, by_key[hit.key].chunks[hit.entry.line - 1]) for hit in result.hits]
 
@@ -321,7 +321,7 @@ def turn_rank(
     indexes: Sequence[tuple[str, SearchIndex]], query: str
 ) -> list[tuple[str, ChatChunk]]:
     """The top `TOP` whole turns for `query` (each as a chunk of its one turn), best first."""
-    keyed = [(Shelf("file", path), index) for path, index in indexes]
+    keyed = [(Shelf("chat", path), index) for path, index in indexes]
     hits = ranking.search(keyed, query, limit=TOP).hits
     return [(h.key.path, ChatChunk(h.entry.line, h.entry.line, "", "", ())) for h in hits]
 
