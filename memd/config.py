@@ -20,7 +20,7 @@ The file is TOML, at `--config PATH` or else `$XDG_CONFIG_HOME/memd/config.toml`
     sources = ["docs/adr/*.md", "~/notes/*.md", "!AGENTS.md"]   # read-only sources (below)
     episode_half_life_days = 90  # an episode's rank halves every this many days (decay)
     episode_max_age_days = 180   # cleanup archives older episodes nobody recalled since
-    chat = true                 # search coding agents' past sessions in the workspace ("chat")
+    chat = true                 # read coding agents' past sessions of the workspace ("chat")
     chat_max_age_days = 90      # sessions last written longer ago than this are left out
 
     [[categories]]              # a custom category for every workspace (repeat the table)
