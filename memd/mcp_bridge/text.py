@@ -39,6 +39,7 @@ from memd.core.format.render import (
 )
 from memd.core.search.outcomes import Record
 from memd.core.search.procedure_layer import record_note
+from memd.core.text.excerpt import excerpt
 from memd.mcp_bridge.printable import printable
 from memd_client import protocol as p
 
@@ -181,10 +182,12 @@ def _hit_line(hit: p.QueryHit) -> str:
     label = entry_label(hit.category, hit.slug)
     if hit.source == "file":
         label = f"[{hit.path}:{hit.lines}]"
-    if hit.source == "chat":
+    content = hit.content
+    if hit.source == "chat":  # an excerpt: getMemory with its file and lines reads the turns
         when = f" {hit.at}" if hit.at else ""
         label = f"[past session {hit.session}{when}: {hit.path} turns {hit.lines}]"
-    line = f"- {label} {hit.content} (score {hit.score:.2f})"
+        content = excerpt(content)
+    line = f"- {label} {content} (score {hit.score:.2f})"
     if hit.status == "stale":
         line += f" (stale: {hit.stale})"
     if hit.archived:

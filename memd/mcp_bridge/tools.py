@@ -662,10 +662,11 @@ def _write_tools(
 
 
 _QUERY_SOURCES = (
-    "Where to search (default all): 'memory' (the project's .memory/), 'global' (the user's "
-    "memory for every project), 'file' (the project's instruction files: CLAUDE.md, AGENTS.md, "
-    "rules files, MEMORY.md), 'chat' (past sessions of coding agents in this project: what "
-    "was said, not curated rules; only when named)."
+    "Where to search (default: memory, global and file): 'memory' (the project's .memory/), "
+    "'global' (the user's memory for every project), 'file' (the project's instruction files: "
+    "CLAUDE.md, AGENTS.md, rules files, MEMORY.md), 'chat' (past sessions of coding agents in "
+    "this project: what was said, not curated rules; only when named; each hit is an excerpt, "
+    "getMemory with its file and lines reads the turns)."
 )
 _QUERY_FILE = (
     "A file the task is about (relative to the project): entries scoped to it with "

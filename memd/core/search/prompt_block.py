@@ -58,6 +58,7 @@ from memd.core.format.render import entry_text
 from memd.core.search import procedure_layer
 from memd.core.search.outcomes import Record
 from memd.core.search.procedure_layer import ProcedureHit
+from memd.core.text.excerpt import excerpt
 
 
 def layer_a(categories: Iterable[Category]) -> tuple[Category, ...]:
@@ -410,7 +411,8 @@ def _add_chats(
     for hit in chats[:CHAT_LIMIT]:
         when = f", {hit.at}" if hit.at else ""
         where = f"{hit.first}-{hit.last}"
-        line = f"- {visible(hit.text)} (session {visible(hit.session)}, turns {where}{when})"
+        said = visible(excerpt(hit.text))
+        line = f"- {said} (session {visible(hit.session)}, turns {where}{when})"
         heading = () if any(p.layer == "chat" for p in placed) else (CHAT_HEADING,)
         if fits(*heading, line):
             lines.extend([*heading, line])

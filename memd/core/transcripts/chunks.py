@@ -9,13 +9,16 @@ Rules:
   turn by turn, into chunks of at most `MAX_CHUNK_CHARS` (the question stays with as much of the
   answer as fits); a turn longer than that is cut into pieces of at most `MAX_CHUNK_CHARS` (at
   a paragraph, line or sentence end when there is one in its second half), each a chunk of that
-  turn alone. So a long answer never crowds out the short question beside it, and a question
-  is found with the answer that came after the agent's first "let me look".
+  turn alone. A question is found with the answer that came after the agent's first "let me
+  look"; how long each exchange is stays visible to the ranking's length normalisation, so long
+  answers do not crowd out the short turns that hold an answer (see `MAX_CHUNK_CHARS`).
 - Only the last chunk can change when turns are appended (every earlier one was closed by a
   turn that did not fit or by the person's next turn): chunking again from the last chunk's
   first turn, with the new turns, gives the chunks of the whole file.
 - A chunk's text is its turns' words as "user: ..." / "assistant: ..." lines; its time is its
   first turn's (ISO-8601 as the agent wrote it, "" unknown).
+- Where space is short (a prompt's block, an agent's query results), a chunk is shown as its
+  `memd.core.text.excerpt.excerpt`: one line, at most 600 characters; `get` reads the turns whole.
 - Every secret value `memd.core.format.secrets.find_secret` finds in a turn is replaced by
   `MASK` before the turn is chunked (or rendered): nothing searchable or shown ever holds it.
 """
@@ -28,8 +31,12 @@ from typing import Literal, NamedTuple
 
 from memd.core.format.secrets import find_secret
 
-MAX_CHUNK_CHARS = 1500
-"""The longest chunk's text, in characters (a turn past it is cut into pieces)."""
+MAX_CHUNK_CHARS = 6000
+"""The longest chunk's text, in characters (a turn past it is cut into pieces): about a page,
+so an exchange of a question and a full answer stays whole and only pasted logs and dumps are
+cut. Pieces of one answer are alike in length, which weakens BM25's length normalisation
+(`ranking.length_normalisation`) and lets them bury short turns: cutting at 1,500 characters
+cost a fifth of the turn recall on long answers (docs/performance.md, issue 36)."""
 MASK = "[secret]"
 """What a secret value is replaced by."""
 

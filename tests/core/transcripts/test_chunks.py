@@ -4,7 +4,14 @@ from __future__ import annotations
 
 from hypothesis import given, strategies as st
 
-from memd.core.transcripts.chunks import MASK, MAX_CHUNK_CHARS, NumberedTurn, chunks, render
+from memd.core.text.excerpt import excerpt
+from memd.core.transcripts.chunks import (
+    MASK,
+    MAX_CHUNK_CHARS,
+    NumberedTurn,
+    chunks,
+    render,
+)
 
 TOKEN = "ghp_" + "Ab1" * 12
 
@@ -27,7 +34,7 @@ def test_a_question_and_its_short_answer_are_one_chunk_and_a_long_answer_is_cut(
         NumberedTurn(1, "user", "Why did the auth test fail?", "2026-11-01T10:00:00Z"),
         NumberedTurn(2, "assistant", "The clock skew check.", "2026-11-01T10:00:05Z"),
         NumberedTurn(3, "user", "And the cache?", "2026-11-01T10:01:00Z"),
-        NumberedTurn(4, "assistant", "It was stale. " * 400, "2026-11-01T10:01:30Z"),
+        NumberedTurn(4, "assistant", "It was stale. " * 1000, "2026-11-01T10:01:30Z"),
     ]
     made = list(chunks(turns))
     assert made[0][:2] == (1, 2) and made[0].timestamp == "2026-11-01T10:00:00Z"
@@ -44,7 +51,7 @@ def test_a_secret_value_is_masked_in_chunks_and_in_what_get_shows() -> None:
 
 
 def test_a_secret_cut_across_a_long_turn_is_still_masked() -> None:
-    text = "word " * 290 + TOKEN + " tail " * 300
+    text = "word " * (MAX_CHUNK_CHARS // 5 - 10) + TOKEN + " tail " * 300
     made = list(chunks([NumberedTurn(1, "assistant", text, "")]))
     assert not any("ghp_" in c.text for c in made)
 
@@ -70,3 +77,11 @@ def test_chunking_again_from_the_last_chunk_after_an_append_gives_the_whole_file
     first = before[-1].first if before else 1
     kept = [c for c in before if c.first < first]
     assert kept + list(chunks(turns[first - 1 :])) == list(chunks(turns))
+
+
+def test_an_excerpt_is_one_line_within_its_limit_and_says_it_was_cut() -> None:
+    text = "user: Why is the build slow?\nassistant: " + "Because the cache is cold. " * 50
+    short = excerpt(text, 120)
+    assert "\n" not in short and len(short) <= 120 and short.endswith("…")
+    assert short.startswith("user: Why is the build slow? / assistant: Because")
+    assert excerpt("user: hi\nassistant: hello", 120) == "user: hi / assistant: hello"
