@@ -47,7 +47,7 @@ from __future__ import annotations
 import functools
 import os
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
 import anyio
@@ -300,14 +300,7 @@ def look_at(
     for position, transcript in enumerate(found):
         if deadline is not None and time.monotonic() > deadline:
             partial = True
-            kept = [
-                previous.sessions[t.path] for t in found[position:] if t.path in previous.sessions
-            ]
-            sessions.update((session.path, session) for session in kept)
-            left_out.append(
-                f"{len(found) - position} older session(s) are still being read; "
-                "ask again in a moment"
-            )
+            _keep_unread(found[position:], previous, sessions, left_out)
             break
         if total >= MAX_TOTAL_CHARS:
             left = len(found) - position
@@ -327,12 +320,24 @@ def look_at(
         total += session.chars
         if not ended:
             partial = True
-            left = len(found) - position
-            left_out.append(f"{left} session(s) are still being read; ask again in a moment")
-            unread = (previous.sessions.get(t.path) for t in found[position + 1 :])
-            sessions.update((kept.path, kept) for kept in unread if kept is not None)
+            _keep_unread(found[position:], previous, sessions, left_out)
             break
     return ChatLook(sessions, left_out, time.monotonic(), asked, skipped, partial)
+
+
+def _keep_unread(
+    unread: Sequence[TranscriptFile],
+    previous: ChatLook,
+    sessions: dict[str, ChatSession],
+    left_out: list[str],
+) -> None:
+    """A look out of time: the sessions it did not (finish) read keep their last version, if
+    any (one read in part keeps what was read), and `left_out` says the rest is coming."""
+    for transcript in unread:
+        kept = sessions.get(transcript.path) or previous.sessions.get(transcript.path)
+        if kept is not None:
+            sessions[transcript.path] = kept
+    left_out.append(f"{len(unread)} older session(s) are still being read; ask again in a moment")
 
 
 class Replay:
@@ -355,30 +360,35 @@ class Replay:
             self.turns.append(NumberedTurn(self.number, turn.role, turn.text, turn.timestamp))
             self.session = self.session or turn.session
 
-    def quiet(self, mtime: float) -> bool:
-        """Whether turns are held that a file last written at `mtime` now gives (it has been
-        quiet `QUIET_SECONDS`: read as complete)."""
-        return bool(self.progress.held) and time.time() - mtime >= QUIET_SECONDS
-
     def finish(self, mtime: float) -> bool:
         """Read the file as complete if it has been quiet (see `quiet`); say whether it was."""
-        if not self.quiet(mtime):
+        if not quiet(self.progress, mtime):
             return False
         self.take([], final=True)
         return True
 
 
+def quiet(progress: Progress, mtime: float) -> bool:
+    """Whether a reader holds turns that a file last written at `mtime` now gives (it has been
+    quiet `QUIET_SECONDS`: read as complete)."""
+    return bool(progress.held) and time.time() - mtime >= QUIET_SECONDS
+
+
 def start_of(found: TranscriptFile) -> Cursor:
     """Where a transcript is first read: its start, or `MAX_SESSION_BYTES` before its end (the
     first line there, whole, being the first read)."""
-    origin = max(0, found.size - MAX_SESSION_BYTES)
+    return reading_from(max(0, found.size - MAX_SESSION_BYTES))
+
+
+def reading_from(origin: int) -> Cursor:
+    """The cursor that starts reading at `origin`: inside a line unless it is the file's start."""
     return Cursor(origin, origin > 0)
 
 
-def primed(agent: Agent, path: str, origin: int, number: int = 0) -> Replay:
+def primed(agent: Agent, path: str, origin: int) -> Replay:
     """A replay of a transcript read from `origin`: for a Codex rollout read from inside the
     file, its `session_meta` line (the session's id, whether it is a subagent's) is read first."""
-    replay = Replay(agent, number)
+    replay = Replay(agent)
     if agent == "codex" and origin > 0:
         with open_transcript(path) as handle:
             head = handle.read(HEAD_BYTES)
@@ -413,10 +423,9 @@ def read_session(
         origin = cursor.offset
     else:
         unchanged = (previous.found.size, previous.found.mtime) == (found.size, found.mtime)
-        if unchanged and previous.cursor.offset >= found.size:
-            replay = Replay(found.agent, previous.turns, previous.progress)
-            if not replay.quiet(found.mtime):
-                return previous, 0, True
+        read_all = previous.cursor.offset >= found.size
+        if unchanged and read_all and not quiet(previous.progress, found.mtime):
+            return previous, 0, True
         cursor, origin = previous.cursor, previous.origin
         replay = Replay(found.agent, previous.turns, previous.progress)
         replay.session = previous.session
@@ -523,17 +532,10 @@ def turns_between(session: ChatSession, first: int, last: int) -> list[NumberedT
         OSError: it cannot be read.
     """
     replay = primed(session.agent, session.path, session.origin)
-    start = Cursor(session.origin, session.origin > 0)
+    start = reading_from(session.origin)
     if session.released is not None:  # read as complete there: the same again
         start, _, _ = read_objects(session.path, start, replay.take, until=session.released)
         replay.take([], final=True)
     read_objects(session.path, start, replay.take)
     replay.finish(os.stat(session.path).st_mtime)
     return [turn for turn in replay.turns if first <= turn.number <= last]
-
-
-def all_chunks(look: ChatLook) -> Iterator[tuple[ChatSession, ChatChunk]]:
-    """Every chunk of a look, with its session."""
-    for session in look.sessions.values():
-        for part in session.chunks:
-            yield session, part
