@@ -219,7 +219,6 @@ class Daemon:
                 socket_path=self.socket_path,
                 semantic=semantic,
                 second_opinion=self._second_opinion,
-                transcripts_allowed=lambda: self.settings.chat,
             )
             dispatcher = Dispatcher(methods.table, quick=methods.quick, max_batch=MAX_IN_FLIGHT)
             try:

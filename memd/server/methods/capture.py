@@ -60,11 +60,13 @@ class Cursors:
             self._cursors.move_to_end(path)
         return found
 
-    def set(self, path: str, cursor: Cursor) -> None:
-        """Remember `cursor` for `path`, dropping the least recently used past the limit; a
-        cursor behind the one kept for the same file (two captures at once) is not kept."""
+    def set(self, path: str, cursor: Cursor, *, from_kept: bool = True) -> None:
+        """Remember `cursor` for `path`, dropping the least recently used past the limit. A
+        read that went on from the kept cursor (`from_kept`) never moves it back (two captures
+        at once); one that did not (the file shrank or was replaced) replaces it."""
         kept = self._cursors.get(path)
-        if kept is None or kept.identity != cursor.identity or kept.end < cursor.end:
+        forward = kept is None or kept.identity != cursor.identity or kept.end < cursor.end
+        if forward or not from_kept:
             self._cursors[path] = cursor
         self._cursors.move_to_end(path)
         while len(self._cursors) > self._limit:

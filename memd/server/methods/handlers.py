@@ -19,7 +19,7 @@ import datetime
 import os
 import posixpath
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any, NamedTuple
 
 import anyio
@@ -89,11 +89,8 @@ class Methods:
         socket_path: str,
         semantic: SemanticService | None = None,
         second_opinion: SecondOpinion | None = None,
-        transcripts_allowed: Callable[[], bool] = lambda: True,
     ) -> None:
         self.registry = registry
-        self.transcripts_allowed = transcripts_allowed
-        """Whether the daemon's settings let it read session transcripts (`chat`)."""
         self.cursors = capture.Cursors()
         """How far `extract` captures read each transcript."""
         self.second_opinion = second_opinion or SecondOpinion()
@@ -732,10 +729,10 @@ class Methods:
         """`extract` of a transcript: read it and extract each of the person's turns in one
         worker-thread hop (from this daemon's last capture of it, for a capture), keep the
         cursor once every candidate is stored or queued (`memd.server.methods.capture`)."""
-        if not self.transcripts_allowed():
+        if not self.registry.limits.chat:
             raise InvalidParams(
                 "memd's config says `chat = false`, so it reads no session transcripts; set "
-                "`chat = true` in memd's config.toml (then `memd serve --reload`), or extract "
+                "`chat = true` in memd's config.toml (then `kill -HUP` the daemon), or extract "
                 "the text instead."
             )
         from memd.core.extract import pipeline
@@ -754,7 +751,8 @@ class Methods:
         result = await self._extract(workspace, params, found)
         result.message = capture.summary(path, read, workspace.root, queued_none=elsewhere)
         if capturing and not any(c.error is not None for c in result.candidates):
-            self.cursors.set(path, read.cursor)  # a failed store is tried again next time
+            # a failed store is tried again next time
+            self.cursors.set(path, read.cursor, from_kept=read.already_read)
         return result
 
     async def _extract(

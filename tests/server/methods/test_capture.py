@@ -45,6 +45,29 @@ def test_a_replaced_file_is_read_again(tmp_path: Path) -> None:
     assert again.turns.texts == ["Use uv."] and not again.already_read
 
 
+def test_a_file_cut_shorter_in_place_keeps_its_new_cursor_and_loses_no_later_turn(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "session.jsonl"
+
+    def said(text: str) -> str:
+        line = {"type": "user", "sessionId": "s", "message": {"role": "user", "content": text}}
+        return json.dumps(line) + "\n"
+
+    cursors = Cursors()
+    path.write_text(said("Use uv for every install.") + said("Prefer pytest fixtures."))
+    first = read_transcript(str(path), None)
+    cursors.set(str(path), first.cursor, from_kept=first.already_read)
+    path.write_text(said("Use ruff."))  # cut shorter in place (same inode)
+    cut = read_transcript(str(path), cursors.get(str(path)))
+    assert cut.turns.texts == ["Use ruff."] and not cut.already_read
+    cursors.set(str(path), cut.cursor, from_kept=cut.already_read)
+    with path.open("a") as handle:
+        handle.write(said("Never commit .env files.") + said("Run the linter first."))
+    later = read_transcript(str(path), cursors.get(str(path)))
+    assert later.turns.texts == ["Never commit .env files.", "Run the linter first."]
+
+
 @pytest.mark.parametrize(
     ("name", "why"),
     [("missing.jsonl", "does not exist"), ("fifo", "not a regular file"), ("dir", "regular")],
