@@ -35,6 +35,7 @@ because each handler feeds the feed's state.
 """
 
 import contextlib
+import errno
 import logging
 import os
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -43,7 +44,10 @@ from typing import TYPE_CHECKING, Any, Literal
 import anyio
 import msgspec
 
+from memd.core.format.limits import MAX_FILE_BYTES
 from memd.core.review.inbox_format import INBOX_FILE
+from memd.fs import storage
+from memd.fs.storage import Fingerprint, fingerprint_of
 from memd.mcp_bridge.workspace import Workspace, pick_workspace
 from memd_client import MemdError, protocol as p
 from memd_client.errors import InvalidParams
@@ -136,24 +140,31 @@ def memory_files(scope: ResourceScope, stats: p.StatsResult, inbox: str | None) 
     return files
 
 
-def _signature(path: str) -> tuple[int, int, int] | None:
-    """A file's (inode, size, mtime in ns), or None when it cannot be seen."""
+def _signature(path: str) -> Fingerprint | None:
+    """A file's fingerprint, or None when it cannot be seen."""
     try:
-        st = os.stat(path)
+        return fingerprint_of(os.stat(path))
     except OSError:
         return None
-    return (st.st_ino, st.st_size, st.st_mtime_ns)
 
 
-def _signatures(paths: dict[str, str]) -> dict[str, tuple[int, int, int] | None]:
+def _signatures(paths: dict[str, str]) -> dict[str, Fingerprint | None]:
     """`_signature` of each path, by URI."""
     return {uri: _signature(path) for uri, path in paths.items()}
 
 
 def _read(path: str) -> str:
-    """A memory file's text (undecodable bytes replaced: HackLM files are UTF-8)."""
-    with open(path, encoding="utf-8", errors="replace") as handle:
-        return handle.read()
+    """A memory file's text, read as the daemon reads one (`storage.read_text`: never through
+    a link a cloned repository planted, never a FIFO, at most `MAX_FILE_BYTES`).
+
+    Raises:
+        OSError: it is gone.
+        MemdError: it cannot be used (the message says why).
+    """
+    read = storage.read_text(path, follow_links=False, max_bytes=MAX_FILE_BYTES)
+    if read is None:
+        raise FileNotFoundError(errno.ENOENT, "no such file", path)
+    return read[0]
 
 
 class ResourceFeed:
@@ -193,19 +204,15 @@ class ResourceFeed:
             MemdError: the daemon cannot be reached or refused the call.
         """
         async with self.bridge.client(ws, autostart=autostart) as client:
-            stats = await client.stats()
-            inbox = await client.inbox()
+            listed: list[tuple[ResourceScope, p.StatsResult]] = [("project", await client.stats())]
             # Asked only once it holds entries: `stats` of "global" would create it.
-            user_wide = (await client.list(sources=["global"])).entries
-            if user_wide:
-                global_stats = await client.stats(scope="global")
-                global_inbox = await client.inbox(scope="global")
-        paths = [inbox.file, global_inbox.file] if user_wide else [inbox.file]
-        seen = await anyio.to_thread.run_sync(lambda: [os.path.isfile(f) for f in paths])
-        files = memory_files("project", stats, inbox.file if seen[0] else None)
-        if user_wide:
-            inbox_path = global_inbox.file if seen[1] else None
-            files += memory_files("global", global_stats, inbox_path)
+            if (await client.list(sources=["global"])).entries:
+                listed.append(("global", await client.stats(scope="global")))
+        inboxes = [os.path.join(stats.workspace, ".memory", INBOX_FILE) for _, stats in listed]
+        seen = await anyio.to_thread.run_sync(lambda: [os.path.isfile(f) for f in inboxes])
+        files: list[MemoryFile] = []
+        for (scope, stats), inbox, exists in zip(listed, inboxes, seen, strict=True):
+            files += memory_files(scope, stats, inbox if exists else None)
         return files
 
     async def _refresh(self, ws: Workspace) -> None:
@@ -301,6 +308,8 @@ class ResourceFeed:
                     message=f"{uri} cannot be read ({exc.strerror or exc}); list the "
                     "resources again.",
                 ) from None
+            except MemdError as exc:
+                raise MCPError(code=INTERNAL_ERROR, message=f"{uri}: {exc}") from None
             return ReadResourceResult(
                 contents=[TextResourceContents(uri=uri, text=text, mime_type=MIME_TYPE)]
             )
@@ -412,7 +421,7 @@ class ResourceFeed:
 
     async def _inbox_poll(self, ws: Workspace) -> None:
         """Look at the inboxes' files every INBOX_POLL seconds; a change is an update."""
-        last: dict[str, tuple[int, int, int] | None] = {}
+        last: dict[str, Fingerprint | None] = {}
         while True:
             inboxes = [f for f in self.listed.values() if not f.category]
             paths = {f.uri: f.path for f in inboxes}
