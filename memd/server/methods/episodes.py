@@ -177,7 +177,7 @@ async def search_archive(
     use it."""
     path = workspace.archive_path
     try:
-        found = await anyio.to_thread.run_sync(_read_archive, path, workspace.max_archive_bytes)
+        found = await anyio.to_thread.run_sync(read_archive, path, workspace.max_archive_bytes)
     except RpcError as exc:
         return [], [p.FileProblem(category="", file=ARCHIVE_FILE, code=exc.code, message=str(exc))]
     except OSError as exc:
@@ -202,7 +202,7 @@ async def search_archive(
     return hits, []
 
 
-def _read_archive(path: str, max_bytes: int) -> tuple[ArchiveLine, ...]:
+def read_archive(path: str, max_bytes: int) -> tuple[ArchiveLine, ...]:
     """The records of the archive at `path` (blocking; none when it does not exist).
 
     Raises:

@@ -43,13 +43,13 @@ from typing import Literal
 import anyio
 import msgspec
 
-from memd.core.format.archive import ArchivedEntry, archive_lines
+from memd.core.format.archive import ArchivedEntry
 from memd.core.format.categories import Category
 from memd.core.review import inbox_format, policy, proposals
 from memd.core.review.inbox_format import InboxItem
 from memd.core.writes import transitions
-from memd.fs import storage
 from memd.server.methods import provenance
+from memd.server.methods.episodes import read_archive
 from memd.server.workspaces.workspace import Workspace
 from memd_client import protocol as p
 from memd_client.errors import EntryNotFound, RpcError
@@ -266,13 +266,7 @@ async def _rejected_before(workspace: Workspace) -> dict[str, str]:
     """The texts rejected in review in the workspace's archive, with when (see the rules)."""
 
     def read() -> dict[str, str]:
-        path = workspace.archive_path
-        if not os.path.exists(path):
-            return {}
-        found = storage.read_text(path, follow_links=False, max_bytes=workspace.max_archive_bytes)
-        if found is None:
-            return {}
-        records = archive_lines(found[0])
+        records = read_archive(workspace.archive_path, workspace.max_archive_bytes)
         return proposals.rejected_before((r.date, r.reason, r.content) for r in records)
 
     try:
