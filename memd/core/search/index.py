@@ -303,26 +303,24 @@ class SearchIndex:
     def _phrase(self, term: str) -> TermView | None:
         """The view of the phrase term `term` (derived, then cached until an entry holding its
         words changes; the cache holds at most `_VIEW_BUDGET_MIN` or 4 postings per entry), or
-        None when it is no phrase or no entry holds it."""
-        try:
+        None when it is no phrase or no entry holds it. While the index is read elsewhere (see
+        `reading`), the cache is only looked at, as `view`'s is: a derived phrase is not kept."""
+        if term in self._phrases:
             return self._phrases[term]
-        except KeyError:
-            pass
         words = split_phrase(term)
         if words is None:
             return None
         postings = self._derived(*words)
         found = TermView(postings) if postings else None
-        # A search in a worker thread may add or drop a phrase meanwhile: an eviction that
-        # races it (the dict changed under its iterator) is skipped, and the next one evicts.
+        if self._readers:
+            return found
         phrases = self._phrases
         phrases[term] = found
         self._phrase_postings += found.size if found is not None else 1
         budget = max(_VIEW_BUDGET_MIN, 4 * len(self._entries))
         while self._phrase_postings > budget and len(phrases) > 1:
-            with contextlib.suppress(StopIteration, KeyError, RuntimeError):
-                dropped = phrases.pop(next(iter(phrases)))
-                self._phrase_postings -= dropped.size if dropped is not None else 1
+            dropped = phrases.pop(next(iter(phrases)))
+            self._phrase_postings -= dropped.size if dropped is not None else 1
         return found
 
     def _derived(self, first: str, second: str) -> Postings:
