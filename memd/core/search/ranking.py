@@ -427,9 +427,8 @@ def _search_best(plan: _Plan, limit: int, boost: Boost[Any] | None) -> SearchRes
         )  # hold its words too: all in `several`, so there is nothing left to walk)
     # Walks and pairs go best first across all categories, so that most of them stop at once.
     pending.sort(key=lambda item: item[0], reverse=True)
-    most = MAX_BOOST if boost is not None else 1.0
     for top, walked, docs, found, how in pending:
-        if best.beats(round(min(1.0, top * most), DECIMALS)):
+        if found.cannot_reach(top):
             break  # none of these entries can make a hit, nor can any after them
         if isinstance(how, _Scorer):  # a pair's entries (`docs`), scored
             _offer_sorted(found, how.scored(docs))
@@ -519,17 +518,9 @@ class _Scorer:
         self.saturation = saturation
         self.scale = scale
 
-    def __call__(self, doc: int) -> float:
-        value = 0.0
-        saturation = self.saturation
-        for class_of, gain in self.lookups:
-            klass = class_of(doc)
-            if klass is not None:
-                value += gain * saturation[klass]
-        return min(1.0, value * self.scale)
-
     def scored(self, docs: Iterable[int]) -> list[tuple[float, int]]:
-        """Each of `docs` with its score, as `__call__` gives it (one loop, no call per doc)."""
+        """Each of `docs` with its score: its terms' gains times their saturations, summed in
+        the plan's order, times the scale, at most 1."""
         saturation, scale, lookups = self.saturation, self.scale, self.lookups
         scored = []
         for doc in docs:
@@ -563,7 +554,6 @@ def _walk_classes(walk: _Walk, scale: float, several: set[int], found: _Found) -
     postings, gain = walk.view.postings, walk.gain
     best, boost, most = found.best, found.boost, found.most
     limit, number, category, entry_of = best.limit, found.number, found.category, found.index.entry
-    candidates, finals = best.candidates, best.finals
     for level, (_, start, stop) in zip(walk.levels, walk.spans[: walk.matching], strict=False):
         score = min(1.0, gain * level * scale)
         if best.beats(round(min(1.0, score * most), DECIMALS)):
@@ -587,11 +577,7 @@ def _walk_classes(walk: _Walk, scale: float, several: set[int], found: _Found) -
                 # adding it would change neither the hits nor the scores to beat): skipped.
                 if taken < limit:
                     taken += 1
-                    candidates.append((-rounded, number, entry.line, entry))  # `best.add`
-                    if len(finals) < limit:
-                        heapq.heappush(finals, rounded)
-                    elif rounded > finals[0]:
-                        heapq.heapreplace(finals, rounded)
+                    best.add(rounded, number, entry)
                 continue
             best.add(round(min(1.0, score * factor), DECIMALS), number, entry)
 
@@ -620,21 +606,6 @@ class _Found:
         """True when `limit` matches better than `score` (before the boost) are known, so no
         match scoring at most that can be a hit."""
         return self.best.beats(round(min(1.0, score * self.most), DECIMALS))
-
-    def consider(self, score: float, doc: int) -> bool:
-        """Offer a match unless `limit` better ones are known; False when it could not be a hit
-        even boosted (so no lower score can either)."""
-        if self.cannot_reach(score):
-            return False
-        self.offer(score, doc)
-        return True
-
-    def offer(self, score: float, doc: int) -> None:
-        """Add a match (by document number, with its score before the boost)."""
-        entry = self.index.entry(doc)
-        if self.boost is not None:
-            score = min(1.0, score * self.boost(self.category, entry))
-        self.best.add(round(score, DECIMALS), self.number, entry)
 
 
 class _Walk:
