@@ -41,7 +41,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, BinaryIO, NamedTuple
 
-from memd.core.transcripts import Agent, codex
+from memd.core.transcripts import Agent, codex, within as within
 from memd.core.transcripts.lines import MAX_LINE_BYTES, complete_objects
 
 MAX_FILES = 2000
@@ -91,13 +91,6 @@ def encode_claude(path: str) -> str:
     """A directory's name under Claude Code's `projects/`: its path (NFC), each character
     outside `[a-zA-Z0-9]` as `-` (uncut: `_claude_folder_prefix` applies the length rule)."""
     return _NOT_ALNUM.sub("-", unicodedata.normalize("NFC", path))
-
-
-def within(cwd: str, root: str) -> bool:
-    """Whether a session's `cwd` is the workspace `root` or below it (NFC, normalised)."""
-    cwd = unicodedata.normalize("NFC", os.path.normpath(cwd))
-    root = unicodedata.normalize("NFC", os.path.normpath(root))
-    return cwd == root or cwd.startswith(root.rstrip(os.sep) + os.sep)
 
 
 def find_transcripts(

@@ -6,6 +6,7 @@ format is one new module and one line in `turns_of`), and the chunks the "chat" 
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Iterable, Iterator
 from typing import Any, Literal
 
@@ -41,6 +42,24 @@ def detect(objects: Iterable[tuple[int, dict[str, Any]]]) -> Agent | None:
     return None
 
 
+def within(cwd: str, root: str) -> bool:
+    """Whether a session's directory `cwd` is the workspace `root` or below it, both absolute
+    POSIX paths compared as text ("." and ".." resolved, no links followed) in Unicode NFC."""
+    top = _parts(root)
+    return _parts(cwd)[: len(top)] == top
+
+
+def _parts(path: str) -> list[str]:
+    """The names of an absolute POSIX path in NFC, "." and ".." resolved as text."""
+    parts: list[str] = []
+    for name in unicodedata.normalize("NFC", path).split("/"):
+        if name == "..":
+            parts = parts[:-1]
+        elif name not in ("", "."):
+            parts.append(name)
+    return parts
+
+
 def turns_of(agent: Agent, objects: Iterable[tuple[int, dict[str, Any]]]) -> Iterator[Turn]:
     """The conversation turns among one of `agent`'s transcripts' parsed lines, read as a whole
     file (a growing file read with a cursor uses `read_turns`)."""
@@ -70,4 +89,13 @@ def read_turns(
     return codex.read(objects, progress, final=final)
 
 
-__all__ = ["START", "Agent", "Progress", "Turn", "detect", "read_turns", "turns_of"]
+__all__ = [
+    "START",
+    "Agent",
+    "Progress",
+    "Turn",
+    "detect",
+    "read_turns",
+    "turns_of",
+    "within",
+]

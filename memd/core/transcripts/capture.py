@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from memd.core.transcripts import Agent, detect, turns_of
+from memd.core.transcripts import Agent, detect, turns_of, within
 from memd.core.transcripts.lines import complete_objects
 
 MAX_TRANSCRIPT_BYTES = 8 * 1024 * 1024
@@ -95,22 +95,9 @@ def person_turns(
 
 def outside(cwd: str, root: str) -> bool:
     """Whether the directory `cwd` (absolute) lies outside the workspace `root`: neither it nor
-    below it. An unknown `cwd` ("") or a relative one is not outside (nothing says it is)."""
-    if not cwd.startswith("/"):
-        return False
-    top = _parts(root)
-    return _parts(cwd)[: len(top)] != top
-
-
-def _parts(path: str) -> list[str]:
-    """The names of an absolute POSIX path, "." and ".." resolved as text (no links)."""
-    parts: list[str] = []
-    for name in path.split("/"):
-        if name == "..":
-            parts = parts[:-1]
-        elif name not in ("", "."):
-            parts.append(name)
-    return parts
+    below it (`within`). An unknown `cwd` ("") or a relative one is not outside (nothing says
+    it is)."""
+    return cwd.startswith("/") and not within(cwd, root)
 
 
 def _cut(text: str) -> str:
