@@ -109,6 +109,9 @@ def test_an_idle_workspace_unloads_and_comes_back_on_the_next_request(
             with client.subscribe(lambda event: None, workspace=busy):
                 assert inotify_watches(pid) == 4
                 until(lambda: client.status().workspaces == [str(busy)], "the unload")
+                # Out of the registry at once; counted once it has stopped (its actors and
+                # builders end a moment later).
+                until(lambda: client.status().workspaces_unloaded == 1, "the unload's end")
                 status = client.status()
                 assert status.workspaces_unloaded == 1
                 assert inotify_watches(pid) == 2  # the subscribed one keeps its two
